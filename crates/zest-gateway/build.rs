@@ -1,0 +1,12 @@
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // The gateway protocol is Zeebe's own `gateway.proto` (zeebe-gateway-protocol 8.8.0,
+    // Apache-2.0), vendored unchanged so message and field numbers match the official clients.
+    // protox compiles it in-process: no system protoc is needed.
+    println!("cargo:rerun-if-changed=../../proto/gateway.proto");
+    let fds = protox::compile(["gateway.proto"], ["../../proto"])?;
+    tonic_prost_build::configure()
+        .build_client(true)
+        .build_server(true)
+        .compile_fds(fds)?;
+    Ok(())
+}

@@ -1,0 +1,9 @@
+//! BPMN model: parses BPMN 2.0 XML with Zeebe's `zeebe:` extensions, validates it and builds the
+//! executable graph the engine runs. Pure: no I/O, no clock.
+
+mod model;
+mod parse;
+pub mod time;
+
+pub use model::*;
+pub use parse::parse_bpmn;

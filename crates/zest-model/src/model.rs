@@ -1,0 +1,176 @@
+use std::collections::HashMap;
+use std::fmt;
+
+pub use zest_protocol::{BpmnElementType, BpmnEventType};
+
+/// Index of an element in `Process::elements`.
+pub type ElementIdx = usize;
+/// Index of a sequence flow in `Process::flows`.
+pub type FlowIdx = usize;
+
+/// An expression as written in the model: a FEEL expression (written with a leading `=`) or a
+/// static value (anything else).
+#[derive(Debug, Clone)]
+pub enum Expression {
+    /// A static value, as written.
+    Static(String),
+    /// A FEEL expression, parsed at deploy time.
+    Feel(zest_feel::Expression),
+}
+
+impl Expression {
+    /// Parses model text: `=expr` is FEEL, anything else is a static value.
+    pub fn from_model(text: &str) -> Result<Expression, zest_feel::FeelError> {
+        match text.trim_start().strip_prefix('=') {
+            Some(feel) => Ok(Expression::Feel(zest_feel::Expression::parse(feel)?)),
+            None => Ok(Expression::Static(text.to_string())),
+        }
+    }
+
+    /// The text as written in the model.
+    pub fn source(&self) -> String {
+        match self {
+            Expression::Static(s) => s.clone(),
+            Expression::Feel(e) => format!("={}", e.source()),
+        }
+    }
+}
+
+/// A `zeebe:input` or `zeebe:output` mapping.
+#[derive(Debug, Clone)]
+pub struct Mapping {
+    pub source: Expression,
+    /// Target variable, possibly a path `a.b.c` that merges into nested contexts.
+    pub target: String,
+}
+
+/// `zeebe:taskDefinition`.
+#[derive(Debug, Clone)]
+pub struct TaskDefinition {
+    pub job_type: Expression,
+    /// Defaults to the static value "3" when absent.
+    pub retries: Expression,
+}
+
+#[derive(Debug, Clone)]
+pub enum TimerDefinition {
+    /// `bpmn:timeDuration`: ISO 8601 duration (static or FEEL).
+    Duration(Expression),
+    /// `bpmn:timeDate`: ISO 8601 date-time (static or FEEL).
+    Date(Expression),
+    /// `bpmn:timeCycle`: `R[n]/duration` or cron (static or FEEL).
+    Cycle(Expression),
+}
+
+/// What an element does when the engine reaches it. One variant per element behaviour.
+#[derive(Debug, Clone)]
+pub enum ElementKind {
+    Process,
+    NoneStartEvent,
+    NoneEndEvent,
+    ServiceTask,
+    ExclusiveGateway,
+    ParallelGateway,
+    TimerIntermediateCatchEvent,
+}
+
+#[derive(Debug, Clone)]
+pub struct Element {
+    pub id: String,
+    pub name: Option<String>,
+    pub kind: ElementKind,
+    pub element_type: BpmnElementType,
+    pub event_type: BpmnEventType,
+    /// The enclosing scope (process or sub-process); `None` only for the process itself.
+    pub flow_scope: Option<ElementIdx>,
+    pub incoming: Vec<FlowIdx>,
+    pub outgoing: Vec<FlowIdx>,
+    /// `default` attribute of a gateway or activity.
+    pub default_flow: Option<FlowIdx>,
+    pub inputs: Vec<Mapping>,
+    pub outputs: Vec<Mapping>,
+    pub task_definition: Option<TaskDefinition>,
+    /// `zeebe:taskHeaders`, in document order.
+    pub task_headers: Vec<(String, String)>,
+    pub timer: Option<TimerDefinition>,
+    /// Start events directly inside this scope (for the process: its none start event).
+    pub start_events: Vec<ElementIdx>,
+    /// 1-based line of the element's start tag in the XML.
+    pub line: u32,
+}
+
+#[derive(Debug, Clone)]
+pub struct SequenceFlow {
+    pub id: String,
+    pub source: ElementIdx,
+    pub target: ElementIdx,
+    pub condition: Option<Expression>,
+    pub line: u32,
+}
+
+/// One executable process of a deployed resource.
+#[derive(Debug, Clone)]
+pub struct Process {
+    pub id: String,
+    pub name: Option<String>,
+    /// `elements[0]` is the process itself.
+    pub elements: Vec<Element>,
+    pub flows: Vec<SequenceFlow>,
+    pub by_id: HashMap<String, ElementIdx>,
+}
+
+impl Process {
+    pub const ROOT: ElementIdx = 0;
+
+    pub fn element(&self, idx: ElementIdx) -> &Element {
+        &self.elements[idx]
+    }
+
+    pub fn element_by_id(&self, id: &str) -> Option<(ElementIdx, &Element)> {
+        self.by_id.get(id).map(|&i| (i, &self.elements[i]))
+    }
+
+    pub fn flow(&self, idx: FlowIdx) -> &SequenceFlow {
+        &self.flows[idx]
+    }
+}
+
+/// A problem found while parsing or validating a resource.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub element_id: Option<String>,
+    pub line: u32,
+    pub column: u32,
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.element_id {
+            Some(id) => write!(f, "- Element: {id} (line {}): {}", self.line, self.message),
+            None => write!(f, "- line {}, column {}: {}", self.line, self.column, self.message),
+        }
+    }
+}
+
+/// Why a resource cannot be deployed; the message lists every problem.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelError {
+    pub resource_name: String,
+    pub problems: Vec<Problem>,
+}
+
+impl fmt::Display for ModelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "'{}': {} problem(s) found:", self.resource_name, self.problems.len())?;
+        for (i, p) in self.problems.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{p}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ModelError {}

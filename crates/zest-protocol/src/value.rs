@@ -1,0 +1,360 @@
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::ValueType;
+
+pub const DEFAULT_TENANT: &str = "<default>";
+
+/// BPMN element types with Zeebe's names (records carry them as `bpmnElementType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum BpmnElementType {
+    Unspecified,
+    Process,
+    SubProcess,
+    EventSubProcess,
+    StartEvent,
+    IntermediateCatchEvent,
+    IntermediateThrowEvent,
+    BoundaryEvent,
+    EndEvent,
+    ServiceTask,
+    ReceiveTask,
+    UserTask,
+    ManualTask,
+    Task,
+    ExclusiveGateway,
+    InclusiveGateway,
+    ParallelGateway,
+    EventBasedGateway,
+    SequenceFlow,
+    MultiInstanceBody,
+    CallActivity,
+    BusinessRuleTask,
+    ScriptTask,
+    SendTask,
+    AdHocSubProcess,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum BpmnEventType {
+    Unspecified,
+    None,
+    Timer,
+    Message,
+    Error,
+    Signal,
+    Escalation,
+    Terminate,
+    Link,
+    Compensation,
+    Conditional,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeploymentResource {
+    pub resource_name: String,
+    pub resource: Vec<u8>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcessMetadata {
+    pub bpmn_process_id: String,
+    pub version: i32,
+    pub process_definition_key: i64,
+    pub resource_name: String,
+    pub checksum: Vec<u8>,
+    pub duplicate: bool,
+    pub tenant_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct DeploymentRecord {
+    pub resources: Vec<DeploymentResource>,
+    pub processes_metadata: Vec<ProcessMetadata>,
+    pub tenant_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcessRecord {
+    pub bpmn_process_id: String,
+    pub version: i32,
+    pub process_definition_key: i64,
+    pub resource_name: String,
+    pub checksum: Vec<u8>,
+    pub resource: Vec<u8>,
+    pub tenant_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcessInstanceRecord {
+    pub bpmn_process_id: String,
+    pub version: i32,
+    pub process_definition_key: i64,
+    pub process_instance_key: i64,
+    pub element_id: String,
+    pub flow_scope_key: i64,
+    pub bpmn_element_type: BpmnElementType,
+    pub bpmn_event_type: BpmnEventType,
+    pub parent_process_instance_key: i64,
+    pub parent_element_instance_key: i64,
+    pub tenant_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ProcessInstanceCreationRecord {
+    pub bpmn_process_id: String,
+    /// -1: latest version.
+    pub version: i32,
+    pub process_definition_key: i64,
+    /// A JSON object (text); empty means no variables.
+    pub variables: String,
+    pub process_instance_key: i64,
+    pub fetch_variables: Vec<String>,
+    pub tenant_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ProcessInstanceResultRecord {
+    pub bpmn_process_id: String,
+    pub process_definition_key: i64,
+    pub version: i32,
+    pub process_instance_key: i64,
+    pub variables: String,
+    pub tenant_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct JobRecord {
+    pub job_type: String,
+    pub worker: String,
+    pub retries: i32,
+    pub retry_backoff: i64,
+    pub recurring_time: i64,
+    /// Epoch millis when an activated job times out; -1 when not activated.
+    pub deadline: i64,
+    pub timeout: i64,
+    pub custom_headers: BTreeMap<String, String>,
+    /// A JSON object (text): completion/fail variables on commands, fetched variables on
+    /// activation.
+    pub variables: String,
+    pub error_message: String,
+    pub error_code: String,
+    pub element_id: String,
+    pub element_instance_key: i64,
+    pub process_instance_key: i64,
+    pub bpmn_process_id: String,
+    pub process_definition_version: i32,
+    pub process_definition_key: i64,
+    pub tenant_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct JobBatchRecord {
+    pub job_type: String,
+    pub worker: String,
+    pub timeout: i64,
+    pub max_jobs_to_activate: i32,
+    pub fetch_variables: Vec<String>,
+    pub job_keys: Vec<i64>,
+    pub jobs: Vec<JobRecord>,
+    pub truncated: bool,
+    pub tenant_ids: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VariableRecord {
+    pub name: String,
+    /// JSON text of the value.
+    pub value: String,
+    pub scope_key: i64,
+    pub process_instance_key: i64,
+    pub process_definition_key: i64,
+    pub bpmn_process_id: String,
+    pub tenant_id: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum VariableDocumentUpdateSemantic {
+    Local,
+    Propagate,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VariableDocumentRecord {
+    pub scope_key: i64,
+    pub update_semantics: VariableDocumentUpdateSemantic,
+    pub variables: String,
+    pub tenant_id: String,
+}
+
+/// Zeebe's incident error types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorType {
+    Unknown,
+    IoMappingError,
+    JobNoRetries,
+    ExecutionListenerNoRetries,
+    ConditionError,
+    ExtractValueError,
+    CalledElementError,
+    UnhandledErrorEvent,
+    MessageSizeExceeded,
+    CalledDecisionError,
+    DecisionEvaluationError,
+    FormNotFound,
+    ResourceNotFound,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IncidentRecord {
+    pub error_type: ErrorType,
+    pub error_message: String,
+    pub bpmn_process_id: String,
+    pub process_definition_key: i64,
+    pub process_instance_key: i64,
+    pub element_id: String,
+    pub element_instance_key: i64,
+    /// -1 when the incident is not about a job.
+    pub job_key: i64,
+    pub variable_scope_key: i64,
+    pub tenant_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimerRecord {
+    pub element_instance_key: i64,
+    pub process_instance_key: i64,
+    pub process_definition_key: i64,
+    pub due_date: i64,
+    pub target_element_id: String,
+    pub repetitions: i32,
+    pub tenant_id: String,
+}
+
+/// The typed value of a record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum RecordValue {
+    Deployment(DeploymentRecord),
+    Process(ProcessRecord),
+    ProcessInstance(ProcessInstanceRecord),
+    ProcessInstanceCreation(ProcessInstanceCreationRecord),
+    ProcessInstanceResult(ProcessInstanceResultRecord),
+    Job(JobRecord),
+    JobBatch(JobBatchRecord),
+    Variable(VariableRecord),
+    VariableDocument(VariableDocumentRecord),
+    Incident(IncidentRecord),
+    Timer(TimerRecord),
+}
+
+impl RecordValue {
+    pub fn value_type(&self) -> ValueType {
+        match self {
+            RecordValue::Deployment(_) => ValueType::Deployment,
+            RecordValue::Process(_) => ValueType::Process,
+            RecordValue::ProcessInstance(_) => ValueType::ProcessInstance,
+            RecordValue::ProcessInstanceCreation(_) => ValueType::ProcessInstanceCreation,
+            RecordValue::ProcessInstanceResult(_) => ValueType::ProcessInstanceResult,
+            RecordValue::Job(_) => ValueType::Job,
+            RecordValue::JobBatch(_) => ValueType::JobBatch,
+            RecordValue::Variable(_) => ValueType::Variable,
+            RecordValue::VariableDocument(_) => ValueType::VariableDocument,
+            RecordValue::Incident(_) => ValueType::Incident,
+            RecordValue::Timer(_) => ValueType::Timer,
+        }
+    }
+
+    /// Zeebe-style JSON of the value (camelCase field names; JSON documents inlined).
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::{json, Value};
+        fn doc(s: &str) -> Value {
+            if s.is_empty() {
+                json!({})
+            } else {
+                serde_json::from_str(s).unwrap_or(Value::String(s.to_string()))
+            }
+        }
+        match self {
+            RecordValue::Deployment(d) => json!({
+                "resources": d.resources.iter().map(|r| json!({"resourceName": r.resource_name})).collect::<Vec<_>>(),
+                "processesMetadata": d.processes_metadata.iter().map(|p| json!({
+                    "bpmnProcessId": p.bpmn_process_id, "version": p.version,
+                    "processDefinitionKey": p.process_definition_key, "resourceName": p.resource_name,
+                    "duplicate": p.duplicate, "tenantId": p.tenant_id})).collect::<Vec<_>>(),
+                "tenantId": d.tenant_id,
+            }),
+            RecordValue::Process(p) => json!({
+                "bpmnProcessId": p.bpmn_process_id, "version": p.version,
+                "processDefinitionKey": p.process_definition_key, "resourceName": p.resource_name,
+                "tenantId": p.tenant_id,
+            }),
+            RecordValue::ProcessInstance(p) => json!({
+                "bpmnProcessId": p.bpmn_process_id, "version": p.version,
+                "processDefinitionKey": p.process_definition_key,
+                "processInstanceKey": p.process_instance_key, "elementId": p.element_id,
+                "flowScopeKey": p.flow_scope_key, "bpmnElementType": p.bpmn_element_type,
+                "bpmnEventType": p.bpmn_event_type,
+                "parentProcessInstanceKey": p.parent_process_instance_key,
+                "parentElementInstanceKey": p.parent_element_instance_key,
+                "tenantId": p.tenant_id,
+            }),
+            RecordValue::ProcessInstanceCreation(c) => json!({
+                "bpmnProcessId": c.bpmn_process_id, "version": c.version,
+                "processDefinitionKey": c.process_definition_key,
+                "processInstanceKey": c.process_instance_key, "variables": doc(&c.variables),
+                "fetchVariables": c.fetch_variables, "tenantId": c.tenant_id,
+            }),
+            RecordValue::ProcessInstanceResult(r) => json!({
+                "bpmnProcessId": r.bpmn_process_id, "version": r.version,
+                "processDefinitionKey": r.process_definition_key,
+                "processInstanceKey": r.process_instance_key, "variables": doc(&r.variables),
+                "tenantId": r.tenant_id,
+            }),
+            RecordValue::Job(j) => json!({
+                "type": j.job_type, "worker": j.worker, "retries": j.retries,
+                "retryBackoff": j.retry_backoff, "recurringTime": j.recurring_time,
+                "deadline": j.deadline, "timeout": j.timeout, "customHeaders": j.custom_headers,
+                "variables": doc(&j.variables), "errorMessage": j.error_message,
+                "errorCode": j.error_code, "elementId": j.element_id,
+                "elementInstanceKey": j.element_instance_key,
+                "processInstanceKey": j.process_instance_key, "bpmnProcessId": j.bpmn_process_id,
+                "processDefinitionVersion": j.process_definition_version,
+                "processDefinitionKey": j.process_definition_key, "tenantId": j.tenant_id,
+            }),
+            RecordValue::JobBatch(b) => json!({
+                "type": b.job_type, "worker": b.worker, "timeout": b.timeout,
+                "maxJobsToActivate": b.max_jobs_to_activate, "jobKeys": b.job_keys,
+                "truncated": b.truncated, "tenantIds": b.tenant_ids,
+            }),
+            RecordValue::Variable(v) => json!({
+                "name": v.name, "value": v.value, "scopeKey": v.scope_key,
+                "processInstanceKey": v.process_instance_key,
+                "processDefinitionKey": v.process_definition_key,
+                "bpmnProcessId": v.bpmn_process_id, "tenantId": v.tenant_id,
+            }),
+            RecordValue::VariableDocument(d) => json!({
+                "scopeKey": d.scope_key, "updateSemantics": d.update_semantics,
+                "variables": doc(&d.variables), "tenantId": d.tenant_id,
+            }),
+            RecordValue::Incident(i) => json!({
+                "errorType": i.error_type, "errorMessage": i.error_message,
+                "bpmnProcessId": i.bpmn_process_id, "processDefinitionKey": i.process_definition_key,
+                "processInstanceKey": i.process_instance_key, "elementId": i.element_id,
+                "elementInstanceKey": i.element_instance_key, "jobKey": i.job_key,
+                "variableScopeKey": i.variable_scope_key, "tenantId": i.tenant_id,
+            }),
+            RecordValue::Timer(t) => json!({
+                "elementInstanceKey": t.element_instance_key,
+                "processInstanceKey": t.process_instance_key,
+                "processDefinitionKey": t.process_definition_key, "dueDate": t.due_date,
+                "targetElementId": t.target_element_id, "repetitions": t.repetitions,
+                "tenantId": t.tenant_id,
+            }),
+        }
+    }
+}
