@@ -1,1 +1,216 @@
+//! The broker: runs the partitions of this node. Per partition, a processing loop takes
+//! commands from bounded queues, runs them through the engine in groups, appends each group as
+//! one replicated log entry (one fsync for many commands), and answers clients once the entry
+//! is committed and applied. A scheduler turns due timers, job deadlines and retry backoffs
+//! into commands without blocking processing.
 
+mod metrics;
+mod partition;
+mod scheduler;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{broadcast, mpsc, oneshot};
+use zest_protocol::{partition_of_key, PartitionId, Record};
+use zest_storage::{Store, StoreConfig};
+
+pub use metrics::Metrics;
+pub use zest_cluster::RaftSettings;
+
+#[derive(Debug, Clone)]
+pub struct BrokerConfig {
+    pub node_id: u64,
+    pub data_dir: PathBuf,
+    pub partitions: u32,
+    /// Address advertised in the topology (the gateway's).
+    pub advertised_address: String,
+    /// Capacity of each partition's queue of client commands; a full queue answers
+    /// RESOURCE_EXHAUSTED (backpressure).
+    pub command_queue: usize,
+    /// Most commands processed into one log entry.
+    pub max_group: usize,
+    /// How often the scheduler looks for due timers, job deadlines and backoffs.
+    pub scheduler_interval: Duration,
+    pub store: StoreConfig,
+    pub raft: RaftSettings,
+}
+
+impl Default for BrokerConfig {
+    fn default() -> Self {
+        BrokerConfig {
+            node_id: 0,
+            data_dir: PathBuf::from("data"),
+            partitions: 1,
+            advertised_address: "127.0.0.1:26500".into(),
+            command_queue: 2048,
+            max_group: 512,
+            scheduler_interval: Duration::from_millis(100),
+            store: StoreConfig::default(),
+            raft: RaftSettings::default(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BrokerError {
+    #[error("Expected to handle the request, but partition {0} is overloaded (backpressure); retry later")]
+    Backpressure(PartitionId),
+    #[error("Expected to handle the request, but partition {0} is not available: {1}")]
+    Unavailable(PartitionId, String),
+    #[error("Expected to route the request to partition {0}, but this node has no such partition")]
+    NoSuchPartition(PartitionId),
+}
+
+/// A command for a partition and where to send its answer.
+pub(crate) struct Submission {
+    pub record: Record,
+    pub reply: Option<oneshot::Sender<Record>>,
+}
+
+pub struct Broker {
+    config: BrokerConfig,
+    store: Store,
+    partitions: Vec<partition::PartitionHandle>,
+    jobs_available: broadcast::Sender<String>,
+    round_robin: AtomicU32,
+    pub metrics: Arc<Metrics>,
+}
+
+/// One partition as the topology shows it.
+#[derive(Debug, Clone)]
+pub struct PartitionInfo {
+    pub partition_id: PartitionId,
+    pub is_leader: bool,
+    pub healthy: bool,
+}
+
+impl Broker {
+    /// Opens the store, starts every partition (recovering from snapshot and log) and waits
+    /// until each is leader and has replayed its log.
+    pub async fn start(config: BrokerConfig) -> anyhow::Result<Broker> {
+        let store = Store::open(&config.data_dir, &config.store)?;
+        let metrics = Arc::new(Metrics::new()?);
+        let (jobs_available, _) = broadcast::channel(1024);
+        let mut partitions = Vec::new();
+        for pid in 1..=config.partitions {
+            let handle = partition::start(
+                pid,
+                &config,
+                &store,
+                jobs_available.clone(),
+                metrics.clone(),
+            )
+            .await?;
+            partitions.push(handle);
+        }
+        Ok(Broker {
+            config,
+            store,
+            partitions,
+            jobs_available,
+            round_robin: AtomicU32::new(0),
+            metrics,
+        })
+    }
+
+    pub fn config(&self) -> &BrokerConfig {
+        &self.config
+    }
+
+    pub fn partition_count(&self) -> u32 {
+        self.config.partitions
+    }
+
+    /// The partition of a new process instance: round-robin, as Zeebe does.
+    pub fn next_partition(&self) -> PartitionId {
+        (self.round_robin.fetch_add(1, Ordering::Relaxed) % self.config.partitions) + 1
+    }
+
+    /// The partition that owns an entity key.
+    pub fn partition_of(&self, key: i64) -> PartitionId {
+        partition_of_key(key)
+    }
+
+    /// Sends a client command and waits until it is processed and committed. Returns the event
+    /// that answers it, or its rejection record.
+    pub async fn submit(
+        &self,
+        partition: PartitionId,
+        record: Record,
+    ) -> Result<Record, BrokerError> {
+        let p = self
+            .partitions
+            .get((partition as usize).wrapping_sub(1))
+            .ok_or(BrokerError::NoSuchPartition(partition))?;
+        let (tx, rx) = oneshot::channel();
+        match p.client_tx.try_send(Submission {
+            record,
+            reply: Some(tx),
+        }) {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                self.metrics
+                    .backpressure_rejections
+                    .with_label_values(&[&partition.to_string()])
+                    .inc();
+                return Err(BrokerError::Backpressure(partition));
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => {
+                return Err(BrokerError::Unavailable(
+                    partition,
+                    "the partition is shutting down".into(),
+                ))
+            }
+        }
+        rx.await.map_err(|_| {
+            BrokerError::Unavailable(
+                partition,
+                "the command was not answered; the partition may have restarted".into(),
+            )
+        })
+    }
+
+    /// Notifications of job types that became activatable.
+    pub fn subscribe_jobs(&self) -> broadcast::Receiver<String> {
+        self.jobs_available.subscribe()
+    }
+
+    pub async fn topology(&self) -> Vec<PartitionInfo> {
+        let mut out = Vec::new();
+        for p in &self.partitions {
+            out.push(PartitionInfo {
+                partition_id: p.id,
+                is_leader: p.raft.current_leader().await == Some(self.config.node_id),
+                healthy: !p.client_tx.is_closed(),
+            });
+        }
+        out
+    }
+
+    /// True when every partition has a leader and has recovered.
+    pub async fn is_ready(&self) -> bool {
+        for p in &self.partitions {
+            if p.raft.current_leader().await.is_none() || p.client_tx.is_closed() {
+                return false;
+            }
+        }
+        true
+    }
+
+    pub fn disk_space(&self) -> u64 {
+        self.store.disk_space()
+    }
+
+    /// Stops accepting commands, lets in-flight groups finish, stops consensus and syncs.
+    pub async fn shutdown(self) {
+        for p in self.partitions {
+            p.stop().await;
+        }
+        if let Err(e) = self.store.sync() {
+            tracing::error!("final sync failed: {e}");
+        }
+    }
+}

@@ -1,1 +1,162 @@
+//! Consensus for partitions: each partition is one openraft group whose log holds batches of
+//! records, and whose state machine applies their events to the partition's fjall state through
+//! the engine's appliers. A single node runs one-member groups, so the replicated path is the
+//! one always in use.
+//!
+//! Transport between nodes is the seam for the cluster issue: [`NoPeers`] is the network of a
+//! one-member group (it has nobody to talk to and says so if asked).
 
+mod log_store;
+mod state_machine;
+
+use std::collections::BTreeMap;
+use std::io::Cursor;
+use std::sync::Arc;
+
+use openraft::error::{InstallSnapshotError, NetworkError, RPCError, RaftError};
+use openraft::network::{RPCOption, RaftNetwork, RaftNetworkFactory};
+use openraft::raft::{
+    AppendEntriesRequest, AppendEntriesResponse, InstallSnapshotRequest, InstallSnapshotResponse,
+    VoteRequest, VoteResponse,
+};
+use openraft::{BasicNode, Config, Raft, SnapshotPolicy};
+use serde::{Deserialize, Serialize};
+use zest_protocol::Record;
+use zest_storage::PartitionStore;
+
+pub use log_store::LogStore;
+pub use state_machine::{AppliedInfo, StateMachine};
+
+pub type NodeId = u64;
+
+/// The application data of a log entry: one processing batch.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RecordBatch {
+    pub records: Vec<Record>,
+}
+
+impl std::fmt::Display for RecordBatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RecordBatch({} records)", self.records.len())
+    }
+}
+
+openraft::declare_raft_types!(
+    pub TypeConfig:
+        D = RecordBatch,
+        R = (),
+        NodeId = NodeId,
+        Node = BasicNode,
+        Entry = openraft::Entry<TypeConfig>,
+        SnapshotData = Cursor<Vec<u8>>,
+        AsyncRuntime = openraft::TokioRuntime,
+);
+
+pub type ZestRaft = Raft<TypeConfig>;
+
+#[derive(Debug, Clone)]
+pub struct RaftSettings {
+    /// Entries between snapshots; the log before a snapshot is compacted.
+    pub snapshot_every: u64,
+    /// Entries kept in the log behind the last snapshot.
+    pub keep_behind_snapshot: u64,
+}
+
+impl Default for RaftSettings {
+    fn default() -> Self {
+        RaftSettings {
+            snapshot_every: 20_000,
+            keep_behind_snapshot: 1_000,
+        }
+    }
+}
+
+/// A running partition group on this node.
+pub struct PartitionRaft {
+    pub raft: ZestRaft,
+    pub applied: Arc<AppliedInfo>,
+}
+
+/// Starts the openraft group of a partition on this node; a fresh one-member group initialises
+/// itself and elects this node.
+pub async fn start_partition(
+    node_id: NodeId,
+    address: &str,
+    partition_id: u32,
+    store: PartitionStore,
+    snapshot_dir: std::path::PathBuf,
+    settings: &RaftSettings,
+) -> anyhow::Result<PartitionRaft> {
+    let config = Config {
+        cluster_name: format!("zest-partition-{partition_id}"),
+        heartbeat_interval: 100,
+        election_timeout_min: 300,
+        election_timeout_max: 600,
+        snapshot_policy: SnapshotPolicy::LogsSinceLast(settings.snapshot_every),
+        max_in_snapshot_log_to_keep: settings.keep_behind_snapshot,
+        max_payload_entries: 64,
+        ..Default::default()
+    };
+    let config = Arc::new(config.validate()?);
+    let log = LogStore::new(store.clone());
+    let sm = StateMachine::open(partition_id, store, snapshot_dir)?;
+    let applied = sm.applied_info();
+    let raft = Raft::new(node_id, config, NoPeers, log, sm).await?;
+    if !raft.is_initialized().await? {
+        let mut members = BTreeMap::new();
+        members.insert(
+            node_id,
+            BasicNode {
+                addr: address.to_string(),
+            },
+        );
+        raft.initialize(members).await?;
+    }
+    Ok(PartitionRaft { raft, applied })
+}
+
+/// The network of a one-member group: there are no peers to reach.
+#[derive(Clone, Default)]
+pub struct NoPeers;
+
+#[derive(Debug, thiserror::Error)]
+#[error("node {0} is not reachable: this node runs one-member partition groups")]
+struct NoTransport(NodeId);
+
+impl RaftNetworkFactory<TypeConfig> for NoPeers {
+    type Network = NoPeerConnection;
+    async fn new_client(&mut self, target: NodeId, _node: &BasicNode) -> Self::Network {
+        NoPeerConnection(target)
+    }
+}
+
+pub struct NoPeerConnection(NodeId);
+
+impl RaftNetwork<TypeConfig> for NoPeerConnection {
+    async fn append_entries(
+        &mut self,
+        _rpc: AppendEntriesRequest<TypeConfig>,
+        _option: RPCOption,
+    ) -> Result<AppendEntriesResponse<NodeId>, RPCError<NodeId, BasicNode, RaftError<NodeId>>> {
+        Err(RPCError::Network(NetworkError::new(&NoTransport(self.0))))
+    }
+
+    async fn install_snapshot(
+        &mut self,
+        _rpc: InstallSnapshotRequest<TypeConfig>,
+        _option: RPCOption,
+    ) -> Result<
+        InstallSnapshotResponse<NodeId>,
+        RPCError<NodeId, BasicNode, RaftError<NodeId, InstallSnapshotError>>,
+    > {
+        Err(RPCError::Network(NetworkError::new(&NoTransport(self.0))))
+    }
+
+    async fn vote(
+        &mut self,
+        _rpc: VoteRequest<NodeId>,
+        _option: RPCOption,
+    ) -> Result<VoteResponse<NodeId>, RPCError<NodeId, BasicNode, RaftError<NodeId>>> {
+        Err(RPCError::Network(NetworkError::new(&NoTransport(self.0))))
+    }
+}

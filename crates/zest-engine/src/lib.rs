@@ -1,1 +1,25 @@
+//! The deterministic engine: (state, command, timestamp) -> (records, responses, side effects).
+//!
+//! No I/O, no clock, no threads, no randomness, no output that depends on hash-map order. The
+//! broker feeds it commands and a timestamp; it reads state through [`state::StateRead`], writes
+//! only through event appliers into a [`state::Txn`], and returns the records to append.
+//!
+//! Layout: one module per concern. `engine` holds the processing loop and the record writers;
+//! `appliers` is the only code that mutates state; `bpmn` holds one behaviour per element kind;
+//! `jobs`, `deployment`, `instance` hold the processors of the other value types;
+//! `variables` implements Zeebe's variable scoping and propagation.
 
+mod appliers;
+mod bpmn;
+mod deployment;
+mod engine;
+mod instance;
+mod jobs;
+mod models;
+pub mod state;
+pub mod types;
+mod variables;
+
+pub use appliers::apply_event;
+pub use engine::*;
+pub use models::Models;

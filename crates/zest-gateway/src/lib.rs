@@ -1,1 +1,23 @@
+//! The gRPC gateway: Zeebe's `gateway_protocol.Gateway` service (same messages, field numbers,
+//! semantics and status codes), translating requests into commands for the broker's partitions
+//! and records back into responses.
 
+mod convert;
+mod service;
+
+pub mod proto {
+    #![allow(clippy::all, clippy::pedantic, missing_docs)]
+    tonic::include_proto!("gateway_protocol");
+}
+
+pub use service::{GatewayConfig, GatewayService};
+
+/// The tonic server of the gateway service, with the message size limit applied.
+pub fn server(service: GatewayService) -> proto::gateway_server::GatewayServer<GatewayService> {
+    let limit = service.config().max_message_size;
+    proto::gateway_server::GatewayServer::new(service)
+        // Requests up to 4x the limit are decoded so that the handler can answer with a clear
+        // RESOURCE_EXHAUSTED naming the limit; beyond that tonic refuses them itself.
+        .max_decoding_message_size(limit.saturating_mul(4))
+        .max_encoding_message_size(limit.saturating_mul(4))
+}

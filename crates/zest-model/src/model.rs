@@ -148,7 +148,11 @@ impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.element_id {
             Some(id) => write!(f, "- Element: {id} (line {}): {}", self.line, self.message),
-            None => write!(f, "- line {}, column {}: {}", self.line, self.column, self.message),
+            None => write!(
+                f,
+                "- line {}, column {}: {}",
+                self.line, self.column, self.message
+            ),
         }
     }
 }
@@ -162,7 +166,12 @@ pub struct ModelError {
 
 impl fmt::Display for ModelError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "'{}': {} problem(s) found:", self.resource_name, self.problems.len())?;
+        writeln!(
+            f,
+            "'{}': {} problem(s) found:",
+            self.resource_name,
+            self.problems.len()
+        )?;
         for (i, p) in self.problems.iter().enumerate() {
             if i > 0 {
                 writeln!(f)?;

@@ -1,2 +1,1107 @@
+//! BPMN XML -> [`Process`]: parsing, Zeebe extensions and deploy-time validation.
+//!
+//! Every problem is collected (never only the first); the result is either all executable
+//! processes of the resource or a [`ModelError`] listing every problem, sorted by position.
+
+use std::collections::{HashMap, HashSet};
+
+use roxmltree::{Document, Node};
+
 use crate::model::*;
-pub fn parse_bpmn(_resource_name: &str, _xml: &[u8]) -> Result<Vec<Process>, ModelError> { todo!() }
+use crate::time;
+
+/// Namespace of BPMN 2.0 model elements.
+const BPMN_NS: &str = "http://www.omg.org/spec/BPMN/20100524/MODEL";
+/// Namespace of Zeebe's extension elements.
+const ZEEBE_NS: &str = "http://camunda.org/schema/zeebe/1.0";
+
+const UNSUPPORTED: &str = "is not supported by this version of Zest";
+const UNSUPPORTED_PL: &str = "are not supported by this version of Zest";
+
+/// Flow nodes of BPMN 2.0 that may appear in a process; the ones without a builder below are
+/// reported as unsupported.
+const FLOW_NODES: &[&str] = &[
+    "startEvent",
+    "endEvent",
+    "intermediateCatchEvent",
+    "intermediateThrowEvent",
+    "boundaryEvent",
+    "implicitThrowEvent",
+    "task",
+    "serviceTask",
+    "userTask",
+    "manualTask",
+    "scriptTask",
+    "businessRuleTask",
+    "sendTask",
+    "receiveTask",
+    "callActivity",
+    "subProcess",
+    "adHocSubProcess",
+    "transaction",
+    "exclusiveGateway",
+    "parallelGateway",
+    "inclusiveGateway",
+    "eventBasedGateway",
+    "complexGateway",
+    "callChoreography",
+    "choreographyTask",
+    "subChoreography",
+];
+
+const EVENT_DEFINITIONS: &[&str] = &[
+    "timerEventDefinition",
+    "messageEventDefinition",
+    "errorEventDefinition",
+    "signalEventDefinition",
+    "escalationEventDefinition",
+    "terminateEventDefinition",
+    "linkEventDefinition",
+    "compensateEventDefinition",
+    "conditionalEventDefinition",
+    "cancelEventDefinition",
+    "eventDefinitionRef",
+];
+
+/// Parses a BPMN resource and returns its executable processes, or every problem found.
+pub fn parse_bpmn(resource_name: &str, xml: &[u8]) -> Result<Vec<Process>, ModelError> {
+    let fail = |problems: Vec<Problem>| ModelError {
+        resource_name: resource_name.to_string(),
+        problems,
+    };
+
+    let text = match std::str::from_utf8(xml) {
+        Ok(t) => t,
+        Err(e) => {
+            // The valid prefix is UTF-8; locate the first bad byte in it.
+            let valid = std::str::from_utf8(&xml[..e.valid_up_to()]).unwrap_or_default();
+            let (line, column) = LineIndex::new(valid).pos(valid.len());
+            return Err(fail(vec![Problem {
+                element_id: None,
+                line,
+                column,
+                message: format!("XML is not well-formed: the resource is not valid UTF-8 ({e})"),
+            }]));
+        }
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+
+    let doc = match Document::parse(text) {
+        Ok(doc) => doc,
+        Err(e) => {
+            let pos = e.pos();
+            return Err(fail(vec![Problem {
+                element_id: None,
+                line: pos.row,
+                column: pos.col,
+                message: format!("XML is not well-formed: {e}"),
+            }]));
+        }
+    };
+
+    let mut ctx = Ctx {
+        lines: LineIndex::new(text),
+        problems: Vec::new(),
+    };
+    let root = doc.root_element();
+    if !is_bpmn(root, "definitions") {
+        let found = match root.tag_name().namespace() {
+            Some(ns) => format!("'{}' in namespace '{ns}'", root.tag_name().name()),
+            None => format!("'{}' without namespace", root.tag_name().name()),
+        };
+        ctx.problem(
+            None,
+            root,
+            format!(
+                "the root element must be 'definitions' in namespace '{BPMN_NS}', but is {found}"
+            ),
+        );
+        return Err(fail(ctx.problems));
+    }
+
+    check_duplicate_ids(&mut ctx, root);
+
+    let mut processes = Vec::new();
+    let mut executable_count = 0;
+    for node in root.children().filter(|n| is_bpmn(*n, "process")) {
+        let executable = node
+            .attribute("isExecutable")
+            .is_some_and(|v| matches!(v.trim(), "true" | "1"));
+        if executable {
+            executable_count += 1;
+            if let Some(p) = ProcessBuilder::new(&mut ctx).build(node) {
+                processes.push(p);
+            }
+        }
+    }
+    if executable_count == 0 {
+        ctx.problem(
+            None,
+            root,
+            "no executable process: the resource must contain at least one process with \
+             isExecutable=\"true\" (Must contain at least one executable process)",
+        );
+    }
+
+    if ctx.problems.is_empty() {
+        Ok(processes)
+    } else {
+        ctx.problems.sort_by_key(|p| (p.line, p.column));
+        Err(fail(ctx.problems))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Positions and problems
+
+/// Byte offset -> 1-based line and column (in characters), like `roxmltree`'s `text_pos_at` but
+/// without rescanning the whole text for every node.
+struct LineIndex<'t> {
+    text: &'t str,
+    line_starts: Vec<usize>,
+}
+
+impl<'t> LineIndex<'t> {
+    fn new(text: &'t str) -> Self {
+        let mut line_starts = vec![0];
+        line_starts.extend(
+            text.bytes()
+                .enumerate()
+                .filter(|(_, b)| *b == b'\n')
+                .map(|(i, _)| i + 1),
+        );
+        LineIndex { text, line_starts }
+    }
+
+    fn pos(&self, byte: usize) -> (u32, u32) {
+        let byte = byte.min(self.text.len());
+        let line = self.line_starts.partition_point(|&s| s <= byte).max(1);
+        let start = self.line_starts[line - 1];
+        let col = self.text.get(start..byte).map_or(0, |s| s.chars().count()) + 1;
+        (
+            u32::try_from(line).unwrap_or(u32::MAX),
+            u32::try_from(col).unwrap_or(u32::MAX),
+        )
+    }
+}
+
+struct Ctx<'t> {
+    lines: LineIndex<'t>,
+    problems: Vec<Problem>,
+}
+
+impl Ctx<'_> {
+    fn line(&self, node: Node) -> u32 {
+        self.lines.pos(node.range().start).0
+    }
+
+    fn problem(&mut self, element_id: Option<&str>, node: Node, message: impl Into<String>) {
+        let (line, column) = self.lines.pos(node.range().start);
+        self.problems.push(Problem {
+            element_id: element_id.map(str::to_string),
+            line,
+            column,
+            message: message.into(),
+        });
+    }
+
+    /// Parses model text as an [`Expression`]; a FEEL error becomes a problem.
+    fn expression(&mut self, id: &str, node: Node, what: &str, text: &str) -> Option<Expression> {
+        match Expression::from_model(text) {
+            Ok(e) => Some(e),
+            Err(e) => {
+                self.problem(
+                    Some(id),
+                    node,
+                    // The FEEL error names the expression already.
+                    format!("{what}: {}", e.message),
+                );
+                None
+            }
+        }
+    }
+}
+
+fn is_in(node: Node, ns: &str, name: &str) -> bool {
+    node.is_element() && node.tag_name().namespace() == Some(ns) && node.tag_name().name() == name
+}
+
+fn is_bpmn(node: Node, name: &str) -> bool {
+    is_in(node, BPMN_NS, name)
+}
+
+fn children_in<'a, 'input>(
+    node: Node<'a, 'input>,
+    ns: &'static str,
+) -> impl Iterator<Item = Node<'a, 'input>> {
+    node.children()
+        .filter(move |n| n.is_element() && n.tag_name().namespace() == Some(ns))
+}
+
+/// Concatenated text of the direct text (and CDATA) children.
+fn text_of(node: Node) -> String {
+    node.children()
+        .filter(|n| n.is_text())
+        .filter_map(|n| n.text())
+        .collect()
+}
+
+fn non_empty_attr<'a>(node: Node<'a, '_>, name: &str) -> Option<&'a str> {
+    node.attribute(name).filter(|v| !v.trim().is_empty())
+}
+
+/// Every BPMN-namespace element id must be unique in the resource (they are `xs:ID`s).
+fn check_duplicate_ids(ctx: &mut Ctx, root: Node) {
+    let mut seen: HashMap<&str, u32> = HashMap::new();
+    for node in root
+        .descendants()
+        .filter(|n| n.is_element() && n.tag_name().namespace() == Some(BPMN_NS))
+    {
+        let Some(id) = node.attribute("id") else {
+            continue;
+        };
+        let line = ctx.line(node);
+        match seen.get(id) {
+            Some(first) => {
+                let first = *first;
+                ctx.problem(
+                    Some(id),
+                    node,
+                    format!("Duplicate id '{id}': already used on line {first}"),
+                );
+            }
+            None => {
+                seen.insert(id, line);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Processes
+
+struct PendingFlow<'a, 'input> {
+    node: Node<'a, 'input>,
+    id: &'a str,
+    source: Option<&'a str>,
+    target: Option<&'a str>,
+    condition: Option<Expression>,
+    /// Whether a `conditionExpression` child exists (even one that failed to parse).
+    has_condition_node: bool,
+}
+
+struct ProcessBuilder<'c, 't, 'a, 'input> {
+    ctx: &'c mut Ctx<'t>,
+    elements: Vec<Element>,
+    /// The XML node of each element (same index).
+    nodes: Vec<Node<'a, 'input>>,
+    by_id: HashMap<String, ElementIdx>,
+    /// Ids of flow nodes that are not supported (already reported); flows touching them are
+    /// dropped without further noise.
+    unsupported: HashSet<&'a str>,
+    pending_flows: Vec<PendingFlow<'a, 'input>>,
+    /// Ids of every `sequenceFlow` of the process, resolved or not.
+    all_flow_ids: HashSet<&'a str>,
+    /// Per resolved flow (same index as the flows): its XML node and whether it has a
+    /// `conditionExpression` child.
+    flow_nodes: Vec<(Node<'a, 'input>, bool)>,
+    /// Number of start events (of any kind) directly in the process.
+    start_event_count: usize,
+    /// Per element: outgoing flows dropped because their target is unsupported or missing.
+    dropped_outgoing: HashMap<ElementIdx, usize>,
+}
+
+impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
+    fn new(ctx: &'c mut Ctx<'t>) -> Self {
+        ProcessBuilder {
+            ctx,
+            elements: Vec::new(),
+            nodes: Vec::new(),
+            by_id: HashMap::new(),
+            unsupported: HashSet::new(),
+            pending_flows: Vec::new(),
+            all_flow_ids: HashSet::new(),
+            flow_nodes: Vec::new(),
+            start_event_count: 0,
+            dropped_outgoing: HashMap::new(),
+        }
+    }
+
+    fn build(mut self, node: Node<'a, 'input>) -> Option<Process> {
+        let line = self.ctx.line(node);
+        let Some(id) = non_empty_attr(node, "id") else {
+            self.ctx
+                .problem(None, node, "the process has no 'id' attribute");
+            return None;
+        };
+        let mut process = new_element(
+            id,
+            node,
+            ElementKind::Process,
+            BpmnElementType::Process,
+            BpmnEventType::Unspecified,
+            line,
+        );
+        process.flow_scope = None;
+        self.push(process, node);
+        self.extensions(id, node, &Allowed::NONE);
+
+        for child in node.children().filter(|n| n.is_element()) {
+            if child.tag_name().namespace() != Some(BPMN_NS) {
+                continue; // foreign extensions at process level
+            }
+            let name = child.tag_name().name();
+            if name == "sequenceFlow" {
+                self.sequence_flow(child);
+            } else if FLOW_NODES.contains(&name) {
+                self.flow_node(child);
+            }
+            // Everything else (documentation, laneSet, textAnnotation, association, dataObject,
+            // dataObjectReference, dataStoreReference, ioSpecification, property, group, ...)
+            // carries no behaviour.
+        }
+
+        let flows = self.resolve_flows();
+        self.resolve_defaults(&flows);
+        self.validate(&flows);
+
+        let ProcessBuilder {
+            elements, by_id, ..
+        } = self;
+        Some(Process {
+            id: id.to_string(),
+            name: elements[0].name.clone(),
+            elements,
+            flows,
+            by_id,
+        })
+    }
+
+    fn push(&mut self, element: Element, node: Node<'a, 'input>) -> ElementIdx {
+        let idx = self.elements.len();
+        self.by_id.entry(element.id.clone()).or_insert(idx);
+        self.elements.push(element);
+        self.nodes.push(node);
+        idx
+    }
+
+    fn flow_node(&mut self, node: Node<'a, 'input>) {
+        let kind_name = node.tag_name().name();
+        if kind_name == "startEvent" {
+            self.start_event_count += 1;
+        }
+        let Some(id) = non_empty_attr(node, "id") else {
+            self.ctx.problem(
+                None,
+                node,
+                format!("the element '{kind_name}' has no 'id' attribute"),
+            );
+            return;
+        };
+        let line = self.ctx.line(node);
+        let event_defs: Vec<Node> = children_in(node, BPMN_NS)
+            .filter(|n| EVENT_DEFINITIONS.contains(&n.tag_name().name()))
+            .collect();
+
+        let unsupported_event = |defs: &[Node]| {
+            let names: Vec<String> = defs
+                .iter()
+                .map(|d| format!("'{}'", d.tag_name().name()))
+                .collect();
+            format!(
+                "the element kind '{kind_name}' with {} {UNSUPPORTED}",
+                names.join(", ")
+            )
+        };
+
+        let mut element = match kind_name {
+            "startEvent" if event_defs.is_empty() => new_element(
+                id,
+                node,
+                ElementKind::NoneStartEvent,
+                BpmnElementType::StartEvent,
+                BpmnEventType::None,
+                line,
+            ),
+            "endEvent" if event_defs.is_empty() => new_element(
+                id,
+                node,
+                ElementKind::NoneEndEvent,
+                BpmnElementType::EndEvent,
+                BpmnEventType::None,
+                line,
+            ),
+            "startEvent" | "endEvent" => {
+                let msg = unsupported_event(&event_defs);
+                return self.unsupported(id, node, msg);
+            }
+            "intermediateCatchEvent" => match event_defs.as_slice() {
+                [def] if is_bpmn(*def, "timerEventDefinition") => {
+                    let mut e = new_element(
+                        id,
+                        node,
+                        ElementKind::TimerIntermediateCatchEvent,
+                        BpmnElementType::IntermediateCatchEvent,
+                        BpmnEventType::Timer,
+                        line,
+                    );
+                    e.timer = self.timer(id, *def, true);
+                    e
+                }
+                [def] => {
+                    let msg = unsupported_event(std::slice::from_ref(def));
+                    return self.unsupported(id, node, msg);
+                }
+                _ => {
+                    let msg = "Must have exactly one event definition".to_string();
+                    return self.unsupported(id, node, msg);
+                }
+            },
+            "serviceTask" => new_element(
+                id,
+                node,
+                ElementKind::ServiceTask,
+                BpmnElementType::ServiceTask,
+                BpmnEventType::Unspecified,
+                line,
+            ),
+            "exclusiveGateway" => new_element(
+                id,
+                node,
+                ElementKind::ExclusiveGateway,
+                BpmnElementType::ExclusiveGateway,
+                BpmnEventType::Unspecified,
+                line,
+            ),
+            "parallelGateway" => new_element(
+                id,
+                node,
+                ElementKind::ParallelGateway,
+                BpmnElementType::ParallelGateway,
+                BpmnEventType::Unspecified,
+                line,
+            ),
+            other => {
+                let msg = format!("the element kind '{other}' {UNSUPPORTED}");
+                return self.unsupported(id, node, msg);
+            }
+        };
+
+        let allowed = match element.kind {
+            ElementKind::ServiceTask => Allowed::SERVICE_TASK,
+            ElementKind::NoneStartEvent => Allowed::OUTPUTS,
+            ElementKind::NoneEndEvent => Allowed::INPUTS,
+            ElementKind::TimerIntermediateCatchEvent => Allowed::IO,
+            _ => Allowed::NONE,
+        };
+        let ext = self.extensions(id, node, &allowed);
+
+        if matches!(element.kind, ElementKind::ServiceTask) {
+            for child in children_in(node, BPMN_NS) {
+                let name = child.tag_name().name();
+                if name == "multiInstanceLoopCharacteristics"
+                    || name == "standardLoopCharacteristics"
+                {
+                    let what = if name == "multiInstanceLoopCharacteristics" {
+                        "multi-instance"
+                    } else {
+                        "loop"
+                    };
+                    self.ctx
+                        .problem(Some(id), child, format!("{what} ('{name}') {UNSUPPORTED}"));
+                }
+            }
+            if node
+                .attribute("isForCompensation")
+                .is_some_and(|v| v.trim() == "true")
+            {
+                self.ctx.problem(
+                    Some(id),
+                    node,
+                    format!("compensation handlers (isForCompensation) {UNSUPPORTED_PL}"),
+                );
+            }
+            element.task_definition = self.task_definition(id, node, &ext.task_definitions);
+            element.task_headers = ext.headers;
+        }
+        element.inputs = ext.inputs;
+        element.outputs = ext.outputs;
+        self.push(element, node);
+    }
+
+    fn unsupported(&mut self, id: &'a str, node: Node, message: String) {
+        self.ctx.problem(Some(id), node, message);
+        self.unsupported.insert(id);
+    }
+
+    fn task_definition(&mut self, id: &str, owner: Node, defs: &[Node]) -> Option<TaskDefinition> {
+        let [def] = defs else {
+            let at = defs.get(1).copied().unwrap_or(owner);
+            self.ctx.problem(
+                Some(id),
+                at,
+                "Must have exactly one 'zeebe:taskDefinition' extension element",
+            );
+            return None;
+        };
+        let job_type = match non_empty_attr(*def, "type") {
+            None => {
+                self.ctx.problem(
+                    Some(id),
+                    *def,
+                    "Attribute 'type' must be present and not empty",
+                );
+                None
+            }
+            Some(t) => self.ctx.expression(id, *def, "Attribute 'type'", t),
+        };
+        let retries = match non_empty_attr(*def, "retries") {
+            None => Some(Expression::Static("3".to_string())),
+            Some(r) => {
+                match self.ctx.expression(id, *def, "Attribute 'retries'", r) {
+                    Some(Expression::Static(s)) if s.trim().parse::<i32>().is_err() => {
+                        self.ctx.problem(
+                        Some(id),
+                        *def,
+                        format!("Attribute 'retries' must be an integer or an expression, but is '{s}'"),
+                    );
+                        None
+                    }
+                    Some(Expression::Static(s)) => Some(Expression::Static(s.trim().to_string())),
+                    other => other,
+                }
+            }
+        };
+        Some(TaskDefinition {
+            job_type: job_type?,
+            retries: retries?,
+        })
+    }
+
+    /// `bpmn:timerEventDefinition`: exactly one of timeDuration, timeDate, timeCycle. Static
+    /// values are validated now.
+    fn timer(&mut self, id: &str, def: Node, intermediate: bool) -> Option<TimerDefinition> {
+        let parts: Vec<Node> = children_in(def, BPMN_NS)
+            .filter(|n| {
+                matches!(
+                    n.tag_name().name(),
+                    "timeDuration" | "timeDate" | "timeCycle"
+                )
+            })
+            .collect();
+        let [part] = parts.as_slice() else {
+            self.ctx.problem(
+                Some(id),
+                def,
+                "Must be exactly one type of timer: timeDuration, timeDate or timeCycle",
+            );
+            return None;
+        };
+        let kind = part.tag_name().name();
+        if intermediate && kind == "timeCycle" {
+            self.ctx.problem(
+                Some(id),
+                *part,
+                "Intermediate timer catch event must have either a time duration or a time date.",
+            );
+            return None;
+        }
+        let text = text_of(*part);
+        let text = text.trim();
+        let what = format!("Element '{kind}'");
+        let expr = self.ctx.expression(id, *part, &what, text)?;
+        if let Expression::Static(s) = &expr {
+            let check = match kind {
+                "timeDuration" => time::parse_duration(s)
+                    .map(|_| ())
+                    .map_err(|e| ("duration", e)),
+                "timeDate" => time::parse_date_time(s)
+                    .map(|_| ())
+                    .map_err(|e| ("date", e)),
+                _ => time::parse_cycle(s).map(|_| ()).map_err(|e| ("cycle", e)),
+            };
+            if let Err((label, e)) = check {
+                self.ctx
+                    .problem(Some(id), *part, format!("Invalid timer {label} '{s}': {e}"));
+                return None;
+            }
+        }
+        Some(match kind {
+            "timeDuration" => TimerDefinition::Duration(expr),
+            "timeDate" => TimerDefinition::Date(expr),
+            _ => TimerDefinition::Cycle(expr),
+        })
+    }
+
+    /// Reads `zeebe:*` extension elements of `owner`.
+    fn extensions(
+        &mut self,
+        id: &str,
+        owner: Node<'a, 'input>,
+        allowed: &Allowed,
+    ) -> Extensions<'a, 'input> {
+        let mut ext = Extensions::default();
+        let mut io_mappings = 0;
+        let mut header_lists = 0;
+        let kind_name = owner.tag_name().name();
+        let ext_nodes =
+            children_in(owner, BPMN_NS).filter(|n| n.tag_name().name() == "extensionElements");
+        for ext_node in ext_nodes {
+            for child in children_in(ext_node, ZEEBE_NS) {
+                match child.tag_name().name() {
+                    "taskDefinition" if allowed.task => ext.task_definitions.push(child),
+                    "taskHeaders" if allowed.task => {
+                        header_lists += 1;
+                        if header_lists > 1 {
+                            self.ctx.problem(
+                                Some(id),
+                                child,
+                                "Must have at most one 'zeebe:taskHeaders' extension element",
+                            );
+                            continue;
+                        }
+                        self.headers(id, child, &mut ext.headers);
+                    }
+                    "ioMapping" if allowed.inputs || allowed.outputs => {
+                        io_mappings += 1;
+                        if io_mappings > 1 {
+                            self.ctx.problem(
+                                Some(id),
+                                child,
+                                "Must have at most one 'zeebe:ioMapping' extension element",
+                            );
+                            continue;
+                        }
+                        self.io_mapping(id, child, allowed, &mut ext);
+                    }
+                    "ioMapping" => {
+                        self.ctx.problem(
+                            Some(id),
+                            child,
+                            format!("input/output mappings ('zeebe:ioMapping') on '{kind_name}' elements {UNSUPPORTED_PL}"),
+                        );
+                    }
+                    // Ignored: metadata without behaviour; job-worker extensions on elements that
+                    // do not create jobs (Zeebe ignores them there too).
+                    "properties" | "versionTag" | "taskDefinition" | "taskHeaders" => {}
+                    "executionListeners" => {
+                        self.ctx.problem(
+                            Some(id),
+                            child,
+                            format!(
+                                "execution listeners ('zeebe:executionListeners') {UNSUPPORTED_PL}"
+                            ),
+                        );
+                    }
+                    other => {
+                        self.ctx.problem(
+                            Some(id),
+                            child,
+                            format!("the extension element 'zeebe:{other}' on '{kind_name}' elements {UNSUPPORTED}"),
+                        );
+                    }
+                }
+            }
+        }
+        ext
+    }
+
+    fn io_mapping(&mut self, id: &str, io: Node, allowed: &Allowed, ext: &mut Extensions) {
+        let kind_name = io
+            .ancestors()
+            .find(|n| {
+                n.tag_name().namespace() == Some(BPMN_NS)
+                    && n.tag_name().name() != "extensionElements"
+            })
+            .map_or("", |n| n.tag_name().name());
+        for m in children_in(io, ZEEBE_NS) {
+            let name = m.tag_name().name();
+            let is_input = match name {
+                "input" => true,
+                "output" => false,
+                _ => continue,
+            };
+            if is_input && !allowed.inputs {
+                self.ctx.problem(
+                    Some(id),
+                    m,
+                    format!(
+                        "input mappings ('zeebe:input') on '{kind_name}' elements {UNSUPPORTED_PL}"
+                    ),
+                );
+                continue;
+            }
+            if !is_input && !allowed.outputs {
+                self.ctx.problem(
+                    Some(id),
+                    m,
+                    format!("output mappings ('zeebe:output') on '{kind_name}' elements {UNSUPPORTED_PL}"),
+                );
+                continue;
+            }
+            let target = match non_empty_attr(m, "target") {
+                Some(t) => Some(t.trim().to_string()),
+                None => {
+                    self.ctx.problem(
+                        Some(id),
+                        m,
+                        "Attribute 'target' must be present and not empty",
+                    );
+                    None
+                }
+            };
+            let source = match non_empty_attr(m, "source") {
+                Some(s) => self.ctx.expression(id, m, "Attribute 'source'", s),
+                // An input without a source creates a local variable with value null.
+                None if is_input => self.ctx.expression(id, m, "Attribute 'source'", "=null"),
+                None => {
+                    self.ctx.problem(
+                        Some(id),
+                        m,
+                        "Attribute 'source' must be present and not empty",
+                    );
+                    None
+                }
+            };
+            if let (Some(source), Some(target)) = (source, target) {
+                let mapping = Mapping { source, target };
+                if is_input {
+                    ext.inputs.push(mapping);
+                } else {
+                    ext.outputs.push(mapping);
+                }
+            }
+        }
+    }
+
+    fn headers(&mut self, id: &str, list: Node, out: &mut Vec<(String, String)>) {
+        for h in children_in(list, ZEEBE_NS).filter(|n| n.tag_name().name() == "header") {
+            match non_empty_attr(h, "key") {
+                Some(key) => out.push((
+                    key.to_string(),
+                    h.attribute("value").unwrap_or("").to_string(),
+                )),
+                None => self.ctx.problem(
+                    Some(id),
+                    h,
+                    "Attribute 'key' of 'zeebe:header' must be present and not empty",
+                ),
+            }
+        }
+    }
+
+    fn sequence_flow(&mut self, node: Node<'a, 'input>) {
+        let Some(id) = non_empty_attr(node, "id") else {
+            self.ctx.problem(
+                None,
+                node,
+                "the element 'sequenceFlow' has no 'id' attribute",
+            );
+            return;
+        };
+        self.all_flow_ids.insert(id);
+        let mut condition = None;
+        let mut has_condition_node = false;
+        for c in children_in(node, BPMN_NS).filter(|n| n.tag_name().name() == "conditionExpression")
+        {
+            has_condition_node = true;
+            let text = text_of(c);
+            let t = text.trim();
+            if t.is_empty() {
+                self.ctx
+                    .problem(Some(id), c, "Condition expression must not be empty");
+            } else if !t.starts_with('=') {
+                self.ctx.problem(
+                    Some(id),
+                    c,
+                    format!(
+                        "Expected expression but found static value '{t}'. An expression must start with '=' (e.g. '={t}')."
+                    ),
+                );
+            } else {
+                condition = self.ctx.expression(id, c, "Condition", t);
+            }
+        }
+        let attr = |name| {
+            node.attribute(name)
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+        };
+        self.pending_flows.push(PendingFlow {
+            node,
+            id,
+            source: attr("sourceRef"),
+            target: attr("targetRef"),
+            condition,
+            has_condition_node,
+        });
+    }
+
+    /// Looks up a flow node of this process (never the process itself).
+    fn flow_node_idx(&self, id: &str) -> Option<ElementIdx> {
+        self.by_id.get(id).copied().filter(|&i| i != Process::ROOT)
+    }
+
+    fn resolve_flows(&mut self) -> Vec<SequenceFlow> {
+        let pending = std::mem::take(&mut self.pending_flows);
+        let mut flows = Vec::new();
+        for f in pending {
+            let mut ends = [None, None];
+            for (i, (attr, reference)) in [("sourceRef", f.source), ("targetRef", f.target)]
+                .into_iter()
+                .enumerate()
+            {
+                match reference {
+                    None => {
+                        self.ctx.problem(
+                            Some(f.id),
+                            f.node,
+                            format!("Attribute '{attr}' must reference a valid flow node: sequence flow '{}' has no '{attr}'", f.id),
+                        );
+                    }
+                    Some(r) => match self.flow_node_idx(r) {
+                        Some(idx) => ends[i] = Some(idx),
+                        None if self.unsupported.contains(r) => {}
+                        None => {
+                            self.ctx.problem(
+                                Some(f.id),
+                                f.node,
+                                format!(
+                                    "Attribute '{attr}' must reference a valid flow node: sequence flow '{}' references missing element '{r}'",
+                                    f.id
+                                ),
+                            );
+                        }
+                    },
+                }
+            }
+            let [Some(source), Some(target)] = ends else {
+                if let [Some(source), None] = ends {
+                    *self.dropped_outgoing.entry(source).or_default() += 1;
+                }
+                continue;
+            };
+            let idx = flows.len();
+            flows.push(SequenceFlow {
+                id: f.id.to_string(),
+                source,
+                target,
+                condition: f.condition,
+                line: self.ctx.line(f.node),
+            });
+            self.flow_nodes.push((f.node, f.has_condition_node));
+            self.elements[source].outgoing.push(idx);
+            self.elements[target].incoming.push(idx);
+        }
+        flows
+    }
+
+    fn resolve_defaults(&mut self, flows: &[SequenceFlow]) {
+        let by_id: HashMap<&str, FlowIdx> = flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.id.as_str(), i))
+            .collect();
+        for idx in 1..self.elements.len() {
+            let node = self.nodes[idx];
+            let Some(default) = node
+                .attribute("default")
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+            else {
+                continue;
+            };
+            let id = self.elements[idx].id.clone();
+            match by_id.get(default) {
+                Some(&f) if flows[f].source == idx => self.elements[idx].default_flow = Some(f),
+                Some(_) => {
+                    let msg = if matches!(
+                        self.elements[idx].kind,
+                        ElementKind::ExclusiveGateway | ElementKind::ParallelGateway
+                    ) {
+                        "Default flow must start at gateway".to_string()
+                    } else {
+                        format!("Default flow must start at element '{id}'")
+                    };
+                    self.ctx.problem(
+                        Some(&id),
+                        node,
+                        format!("{msg}: sequence flow '{default}' does not start here"),
+                    );
+                }
+                // A flow dropped because it touches an unsupported element is already reported.
+                None if self.all_flow_ids.contains(default) => {}
+                None => {
+                    self.ctx.problem(Some(&id), node, format!("Default flow '{default}' does not reference a sequence flow of this process"));
+                }
+            }
+        }
+    }
+
+    fn validate(&mut self, flows: &[SequenceFlow]) {
+        let process_node = self.nodes[0];
+        let process_id = self.elements[0].id.clone();
+        let none_starts: Vec<ElementIdx> = (1..self.elements.len())
+            .filter(|&i| matches!(self.elements[i].kind, ElementKind::NoneStartEvent))
+            .collect();
+        if self.start_event_count == 0 {
+            self.ctx.problem(
+                Some(&process_id),
+                process_node,
+                "Must have at least one start event",
+            );
+        } else if none_starts.len() > 1 {
+            self.ctx.problem(
+                Some(&process_id),
+                process_node,
+                "Multiple none start events are not allowed",
+            );
+        }
+        self.elements[0].start_events = none_starts;
+
+        for idx in 1..self.elements.len() {
+            let e = &self.elements[idx];
+            let (id, node) = (e.id.clone(), self.nodes[idx]);
+            let dropped_outgoing = self.dropped_outgoing.get(&idx).copied().unwrap_or(0);
+            let outgoing_count = e.outgoing.len() + dropped_outgoing;
+            match e.kind {
+                ElementKind::NoneStartEvent if !e.incoming.is_empty() => {
+                    self.ctx.problem(
+                        Some(&id),
+                        node,
+                        "Start events must not have incoming sequence flows",
+                    );
+                }
+                ElementKind::NoneEndEvent if !e.outgoing.is_empty() => {
+                    self.ctx.problem(
+                        Some(&id),
+                        node,
+                        "End events must not have outgoing sequence flows to other elements.",
+                    );
+                }
+                ElementKind::ExclusiveGateway | ElementKind::ParallelGateway
+                    if outgoing_count == 0 =>
+                {
+                    self.ctx.problem(
+                        Some(&id),
+                        node,
+                        "Gateway must have at least one outgoing sequence flow",
+                    );
+                }
+                ElementKind::ExclusiveGateway if outgoing_count > 1 => {
+                    let default = e.default_flow;
+                    // A flow whose condition failed to parse is reported already.
+                    let missing: Vec<FlowIdx> = e
+                        .outgoing
+                        .iter()
+                        .copied()
+                        .filter(|&f| Some(f) != default && !self.flow_nodes[f].1)
+                        .collect();
+                    for f in missing {
+                        self.flow_problem(
+                            f,
+                            flows,
+                            "Must have a condition or be default flow".to_string(),
+                        );
+                    }
+                }
+                _ => {}
+            }
+        }
+
+        // Conditions are only evaluated by exclusive gateways.
+        for (f, flow) in flows.iter().enumerate() {
+            if self.flow_nodes[f].1
+                && !matches!(
+                    self.elements[flow.source].kind,
+                    ElementKind::ExclusiveGateway
+                )
+            {
+                let source_kind = self.nodes[flow.source].tag_name().name();
+                self.flow_problem(
+                    f,
+                    flows,
+                    format!(
+                        "conditions on sequence flows leaving '{source_kind}' elements {UNSUPPORTED_PL}; only flows leaving an exclusive gateway may have a condition"
+                    ),
+                );
+            }
+        }
+    }
+
+    fn flow_problem(&mut self, f: FlowIdx, flows: &[SequenceFlow], message: String) {
+        let node = self.flow_nodes[f].0;
+        self.ctx.problem(Some(&flows[f].id), node, message);
+    }
+}
+
+/// Which zeebe extensions an element kind understands.
+struct Allowed {
+    task: bool,
+    inputs: bool,
+    outputs: bool,
+}
+
+impl Allowed {
+    const NONE: Allowed = Allowed {
+        task: false,
+        inputs: false,
+        outputs: false,
+    };
+    const SERVICE_TASK: Allowed = Allowed {
+        task: true,
+        inputs: true,
+        outputs: true,
+    };
+    const IO: Allowed = Allowed {
+        task: false,
+        inputs: true,
+        outputs: true,
+    };
+    const INPUTS: Allowed = Allowed {
+        task: false,
+        inputs: true,
+        outputs: false,
+    };
+    const OUTPUTS: Allowed = Allowed {
+        task: false,
+        inputs: false,
+        outputs: true,
+    };
+}
+
+#[derive(Default)]
+struct Extensions<'a, 'input> {
+    task_definitions: Vec<Node<'a, 'input>>,
+    headers: Vec<(String, String)>,
+    inputs: Vec<Mapping>,
+    outputs: Vec<Mapping>,
+}
+
+fn new_element(
+    id: &str,
+    node: Node,
+    kind: ElementKind,
+    element_type: BpmnElementType,
+    event_type: BpmnEventType,
+    line: u32,
+) -> Element {
+    Element {
+        id: id.to_string(),
+        name: node.attribute("name").map(str::to_string),
+        kind,
+        element_type,
+        event_type,
+        flow_scope: Some(Process::ROOT),
+        incoming: Vec::new(),
+        outgoing: Vec::new(),
+        default_flow: None,
+        inputs: Vec::new(),
+        outputs: Vec::new(),
+        task_definition: None,
+        task_headers: Vec::new(),
+        timer: None,
+        start_events: Vec::new(),
+        line,
+    }
+}

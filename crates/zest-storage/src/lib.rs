@@ -1,1 +1,364 @@
+//! Embedded storage on fjall: one database per node (the data directory), and per partition
+//! the engine's state keyspaces, the replicated log and the consensus metadata.
+//!
+//! What lives where:
+//! - the log (`p{N}_log`): every replicated entry (a batch of records), fsynced on append; it is
+//!   the write-ahead log of the state, so state writes are never fsynced on their own;
+//! - state (`p{N}_{kind}`): what the engine's appliers wrote, up to the applied log index that
+//!   is stored in the same atomic write batch (`p{N}_sm`);
+//! - consensus metadata (`p{N}_raft`): vote, committed index, last purged log id.
+//!
+//! fjall recovers a prefix of its atomic batches after a crash, so state is always consistent
+//! with some applied index at or before the durable end of the log; replay of the log from that
+//! index restores the rest.
 
+use std::path::Path;
+use std::sync::Arc;
+
+use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
+use zest_engine::state::{Ks, StateRead, Writes};
+
+pub use fjall::Error as FjallError;
+
+/// Name under which snapshots carry the state machine's metadata.
+pub const SM_KEYSPACE: &str = "__sm";
+
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    #[error("storage error: {0}")]
+    Fjall(#[from] fjall::Error),
+    #[error("storage error: {0}")]
+    Other(String),
+}
+
+pub type Result<T> = std::result::Result<T, StorageError>;
+
+/// Memory limits of the embedded store.
+#[derive(Debug, Clone)]
+pub struct StoreConfig {
+    /// Block cache size in bytes.
+    pub cache_bytes: u64,
+    /// Upper bound of the journal in bytes (at least 64 MiB); reaching it forces memtables to
+    /// be flushed, which bounds write-buffer memory too.
+    pub journal_bytes: u64,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        StoreConfig {
+            cache_bytes: 32 * 1024 * 1024,
+            journal_bytes: 64 * 1024 * 1024,
+        }
+    }
+}
+
+/// The node's database.
+#[derive(Clone)]
+pub struct Store {
+    db: Database,
+}
+
+impl Store {
+    pub fn open(dir: &Path, config: &StoreConfig) -> Result<Store> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| StorageError::Other(format!("cannot create {}: {e}", dir.display())))?;
+        let db = Database::builder(dir.join("db"))
+            .cache_size(config.cache_bytes)
+            .max_journaling_size(config.journal_bytes.max(64 * 1024 * 1024))
+            .manual_journal_persist(true)
+            .open()?;
+        Ok(Store { db })
+    }
+
+    pub fn partition(&self, partition_id: u32) -> Result<PartitionStore> {
+        let open = |name: &str| {
+            self.db.keyspace(
+                &format!("p{partition_id}_{name}"),
+                KeyspaceCreateOptions::default,
+            )
+        };
+        let mut state = Vec::with_capacity(Ks::ALL.len());
+        for ks in Ks::ALL {
+            state.push(open(ks.name())?);
+        }
+        Ok(PartitionStore {
+            inner: Arc::new(Inner {
+                db: self.db.clone(),
+                state,
+                log: open("log")?,
+                raft: open("raft")?,
+                sm: open("sm")?,
+            }),
+        })
+    }
+
+    /// Bytes on disk (journal and tables).
+    pub fn disk_space(&self) -> u64 {
+        self.db.disk_space().unwrap_or(0)
+    }
+
+    /// Makes everything written so far durable (fsync of the journal).
+    pub fn sync(&self) -> Result<()> {
+        self.db.persist(PersistMode::SyncAll)?;
+        Ok(())
+    }
+}
+
+struct Inner {
+    db: Database,
+    state: Vec<Keyspace>,
+    log: Keyspace,
+    raft: Keyspace,
+    sm: Keyspace,
+}
+
+/// One partition's keyspaces. Cheap to clone.
+#[derive(Clone)]
+pub struct PartitionStore {
+    inner: Arc<Inner>,
+}
+
+fn ks_index(ks: Ks) -> usize {
+    Ks::ALL.iter().position(|k| *k == ks).unwrap_or(0)
+}
+
+impl StateRead for PartitionStore {
+    fn get(&self, ks: Ks, key: &[u8]) -> Option<Vec<u8>> {
+        match self.inner.state[ks_index(ks)].get(key) {
+            Ok(v) => v.map(|v| v.to_vec()),
+            Err(e) => {
+                tracing::error!("state read failed in {}: {e}", ks.name());
+                None
+            }
+        }
+    }
+
+    fn scan_prefix(&self, ks: Ks, prefix: &[u8], f: &mut dyn FnMut(&[u8], &[u8]) -> bool) {
+        for guard in self.inner.state[ks_index(ks)].prefix(prefix) {
+            match guard.into_inner() {
+                Ok((k, v)) => {
+                    if !f(&k, &v) {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    tracing::error!("state scan failed in {}: {e}", ks.name());
+                    break;
+                }
+            }
+        }
+    }
+}
+
+impl PartitionStore {
+    /// Writes state changes and the state machine's metadata in one atomic batch (no fsync: the
+    /// log is the write-ahead log).
+    pub fn commit_state(&self, writes: Writes, sm_meta: &[(&[u8], Vec<u8>)]) -> Result<()> {
+        let mut batch = self.inner.db.batch();
+        for ((ks, k), v) in writes.0 {
+            let keyspace = &self.inner.state[ks_index(ks)];
+            match v {
+                Some(v) => batch.insert(keyspace, k, v),
+                None => batch.remove(keyspace, k),
+            }
+        }
+        for (k, v) in sm_meta {
+            batch.insert(&self.inner.sm, k.to_vec(), v.clone());
+        }
+        batch.commit()?;
+        Ok(())
+    }
+
+    pub fn sm_get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self.inner.sm.get(key)?.map(|v| v.to_vec()))
+    }
+
+    /// Every state entry and the state machine's metadata (as keyspace `__sm`), read from one
+    /// consistent snapshot: (keyspace name, key, value).
+    pub fn dump_state(&self) -> Result<Vec<(String, Vec<u8>, Vec<u8>)>> {
+        let snapshot = self.inner.db.snapshot();
+        let mut out = Vec::new();
+        for (i, ks) in Ks::ALL.iter().enumerate() {
+            use fjall::Readable;
+            for guard in snapshot.iter(&self.inner.state[i]) {
+                let (k, v) = guard.into_inner()?;
+                out.push((ks.name().to_string(), k.to_vec(), v.to_vec()));
+            }
+        }
+        {
+            use fjall::Readable;
+            for guard in snapshot.iter(&self.inner.sm) {
+                let (k, v) = guard.into_inner()?;
+                out.push((SM_KEYSPACE.to_string(), k.to_vec(), v.to_vec()));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Replaces all state with `entries` (snapshot installation).
+    pub fn replace_state(
+        &self,
+        entries: Vec<(String, Vec<u8>, Vec<u8>)>,
+        sm_meta: &[(&[u8], Vec<u8>)],
+    ) -> Result<()> {
+        for ks in &self.inner.state {
+            ks.clear()?;
+        }
+        self.inner.sm.clear()?;
+        let mut batch = self.inner.db.batch();
+        for (name, k, v) in entries {
+            if name == SM_KEYSPACE {
+                batch.insert(&self.inner.sm, k, v);
+            } else if let Some(ks) = Ks::ALL.iter().find(|ks| ks.name() == name) {
+                batch.insert(&self.inner.state[ks_index(*ks)], k, v);
+            }
+        }
+        for (k, v) in sm_meta {
+            batch.insert(&self.inner.sm, k.to_vec(), v.clone());
+        }
+        batch.commit()?;
+        Ok(())
+    }
+
+    // ---- log ----
+
+    /// Appends log entries (index, bytes) and fsyncs them.
+    pub fn log_append(&self, entries: Vec<(u64, Vec<u8>)>) -> Result<()> {
+        let mut batch = self.inner.db.batch();
+        for (index, bytes) in entries {
+            batch.insert(&self.inner.log, index.to_be_bytes().to_vec(), bytes);
+        }
+        batch.commit()?;
+        self.inner.db.persist(PersistMode::SyncData)?;
+        Ok(())
+    }
+
+    /// Entries with index in `[from, to)`.
+    pub fn log_range(&self, from: u64, to: u64) -> Result<Vec<(u64, Vec<u8>)>> {
+        let mut out = Vec::new();
+        if from >= to {
+            return Ok(out);
+        }
+        for guard in self.inner.log.range(from.to_be_bytes()..to.to_be_bytes()) {
+            let (k, v) = guard.into_inner()?;
+            out.push((index_of(&k), v.to_vec()));
+        }
+        Ok(out)
+    }
+
+    pub fn log_last(&self) -> Result<Option<(u64, Vec<u8>)>> {
+        match self.inner.log.last_key_value() {
+            Some(g) => {
+                let (k, v) = g.into_inner()?;
+                Ok(Some((index_of(&k), v.to_vec())))
+            }
+            None => Ok(None),
+        }
+    }
+
+    pub fn log_first_index(&self) -> Result<Option<u64>> {
+        match self.inner.log.first_key_value() {
+            Some(g) => Ok(Some(index_of(&g.key()?))),
+            None => Ok(None),
+        }
+    }
+
+    /// Removes entries with index >= `from` (conflicting entries from an old leader).
+    pub fn log_truncate(&self, from: u64) -> Result<()> {
+        let keys: Vec<_> = self
+            .inner
+            .log
+            .range(from.to_be_bytes()..)
+            .map(|g| g.key())
+            .collect::<std::result::Result<_, _>>()?;
+        let mut batch = self.inner.db.batch();
+        for k in keys {
+            batch.remove(&self.inner.log, k);
+        }
+        batch.commit()?;
+        self.inner.db.persist(PersistMode::SyncData)?;
+        Ok(())
+    }
+
+    /// Removes entries with index <= `upto` (compaction after a snapshot).
+    pub fn log_purge(&self, upto: u64) -> Result<()> {
+        let keys: Vec<_> = self
+            .inner
+            .log
+            .range(..=upto.to_be_bytes())
+            .map(|g| g.key())
+            .collect::<std::result::Result<_, _>>()?;
+        let mut batch = self.inner.db.batch();
+        for k in keys {
+            batch.remove(&self.inner.log, k);
+        }
+        batch.commit()?;
+        Ok(())
+    }
+
+    pub fn raft_get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        Ok(self.inner.raft.get(key)?.map(|v| v.to_vec()))
+    }
+
+    /// Writes consensus metadata durably.
+    pub fn raft_put(&self, key: &str, value: Vec<u8>) -> Result<()> {
+        self.inner.raft.insert(key, value)?;
+        self.inner.db.persist(PersistMode::SyncData)?;
+        Ok(())
+    }
+
+    /// Writes consensus metadata without fsync (it becomes durable with the next sync).
+    pub fn raft_put_nosync(&self, key: &str, value: Vec<u8>) -> Result<()> {
+        self.inner.raft.insert(key, value)?;
+        Ok(())
+    }
+
+    pub fn log_disk_space(&self) -> u64 {
+        self.inner.log.disk_space()
+    }
+
+    pub fn state_disk_space(&self) -> u64 {
+        self.inner.state.iter().map(|k| k.disk_space()).sum()
+    }
+}
+
+fn index_of(k: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    if k.len() == 8 {
+        b.copy_from_slice(k);
+    }
+    u64::from_be_bytes(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zest_engine::state::Txn;
+
+    #[test]
+    fn state_and_log_survive_reopen() {
+        let dir = std::env::temp_dir().join(format!("zest-storage-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        {
+            let store = Store::open(&dir, &StoreConfig::default()).unwrap();
+            let p = store.partition(1).unwrap();
+            let mut txn = Txn::new(&p);
+            txn.put_raw(Ks::Jobs, vec![1], vec![42]);
+            p.commit_state(txn.into_writes(), &[(b"applied", vec![7])])
+                .unwrap();
+            p.log_append(vec![(1, vec![1]), (2, vec![2]), (3, vec![3])])
+                .unwrap();
+            p.log_truncate(3).unwrap();
+            p.log_purge(1).unwrap();
+            store.sync().unwrap();
+        }
+        let store = Store::open(&dir, &StoreConfig::default()).unwrap();
+        let p = store.partition(1).unwrap();
+        assert_eq!(p.get(Ks::Jobs, &[1]), Some(vec![42]));
+        assert_eq!(p.sm_get(b"applied").unwrap(), Some(vec![7]));
+        assert_eq!(p.log_range(0, 10).unwrap(), vec![(2, vec![2])]);
+        assert_eq!(p.log_first_index().unwrap(), Some(2));
+        assert_eq!(p.log_last().unwrap().map(|(i, _)| i), Some(2));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,1 +1,174 @@
-fn main() {}
+//! The `zest` binary: `zest start` runs a node (broker + gateway + management endpoints);
+//! `zest deploy`, `zest create` and `zest status` are small clients of the gateway protocol.
+
+mod client;
+mod config;
+mod management;
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use zest_broker::Broker;
+use zest_gateway::{GatewayConfig, GatewayService};
+
+#[derive(Parser)]
+#[command(
+    name = "zest",
+    version,
+    about = "Zest: a Zeebe-compatible BPMN workflow engine"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a node: broker, gRPC gateway and management endpoints, with embedded storage.
+    Start(config::StartArgs),
+    /// Deploy BPMN resources.
+    Deploy {
+        #[command(flatten)]
+        target: client::Target,
+        /// Files to deploy (.bpmn)
+        #[arg(required = true)]
+        files: Vec<std::path::PathBuf>,
+    },
+    /// Create a process instance.
+    Create {
+        #[command(flatten)]
+        target: client::Target,
+        /// BPMN process id
+        process_id: String,
+        /// Variables as a JSON object, or @file.json
+        #[arg(long)]
+        vars: Option<String>,
+        /// Wait for the instance to complete and print its variables
+        #[arg(long)]
+        with_result: bool,
+        /// Version of the process (latest when absent)
+        #[arg(long)]
+        version: Option<i32>,
+    },
+    /// Show the cluster topology.
+    Status {
+        #[command(flatten)]
+        target: client::Target,
+    },
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        match cli.command {
+            Command::Start(args) => start(args).await,
+            Command::Deploy { target, files } => client::deploy(&target, &files).await,
+            Command::Create {
+                target,
+                process_id,
+                vars,
+                with_result,
+                version,
+            } => client::create(&target, &process_id, vars.as_deref(), with_result, version).await,
+            Command::Status { target } => client::status(&target).await,
+        }
+    })
+}
+
+async fn start(args: config::StartArgs) -> anyhow::Result<()> {
+    let cfg = config::resolve(args)?;
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_new(&cfg.log_filter)
+                .unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    tracing::info!(data_dir = %cfg.broker.data_dir.display(), partitions = cfg.broker.partitions, "starting Zest");
+    let started = std::time::Instant::now();
+    let broker = Arc::new(
+        Broker::start(cfg.broker.clone())
+            .await
+            .context("starting the broker")?,
+    );
+    let gateway_addr: std::net::SocketAddr =
+        cfg.gateway_address.parse().context("gateway address")?;
+    let management_addr: std::net::SocketAddr = cfg
+        .management_address
+        .parse()
+        .context("management address")?;
+    let service = GatewayService::new(
+        broker.clone(),
+        GatewayConfig {
+            max_message_size: cfg.max_message_size,
+            ..Default::default()
+        },
+    );
+    let grpc_listener = tokio::net::TcpListener::bind(gateway_addr)
+        .await
+        .with_context(|| format!("binding the gateway to {gateway_addr}"))?;
+    let mgmt_listener = tokio::net::TcpListener::bind(management_addr)
+        .await
+        .with_context(|| format!("binding management to {management_addr}"))?;
+    let (shutdown_tx, shutdown_rx) = tokio::sync::watch::channel(false);
+    let mut grpc_shutdown = shutdown_rx.clone();
+    let grpc = tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(zest_gateway::server(service))
+            .serve_with_incoming_shutdown(
+                tokio_stream::wrappers::TcpListenerStream::new(grpc_listener),
+                async move {
+                    let _ = grpc_shutdown.changed().await;
+                },
+            ),
+    );
+    let mgmt = tokio::spawn(management::serve(
+        mgmt_listener,
+        broker.clone(),
+        shutdown_rx.clone(),
+    ));
+    println!(
+        "READY gateway={gateway_addr} management={management_addr} (started in {:?})",
+        started.elapsed()
+    );
+    tracing::info!("ready: gateway on {gateway_addr}, management on {management_addr}");
+    wait_for_signal().await;
+    tracing::info!("shutting down");
+    let _ = shutdown_tx.send(true);
+    let _ = grpc.await;
+    let _ = mgmt.await;
+    match Arc::try_unwrap(broker) {
+        Ok(b) => b.shutdown().await,
+        Err(_) => tracing::warn!(
+            "broker still in use at shutdown; the log is durable, state is rebuilt on start"
+        ),
+    }
+    tracing::info!("stopped");
+    Ok(())
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = tokio::signal::ctrl_c().await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -1,0 +1,212 @@
+//! openraft log storage on the partition's fjall log keyspace. Appends are fsynced before
+//! openraft is told they are durable; openraft batches concurrent writes into one append, so
+//! many client commands share one fsync (group commit).
+
+use std::fmt::Debug;
+use std::ops::{Bound, RangeBounds};
+
+use anyerror::AnyError;
+use openraft::storage::{LogFlushed, LogState, RaftLogReader, RaftLogStorage};
+use openraft::{Entry, EntryPayload, LogId, OptionalSend, StorageError, StorageIOError, Vote};
+use serde::{Deserialize, Serialize};
+use zest_protocol::codec;
+use zest_storage::PartitionStore;
+
+use crate::{NodeId, RecordBatch, TypeConfig};
+
+/// How an entry is kept on disk: its log id and payload kind as JSON (small, rare types), the
+/// record batch in the binary codec.
+#[derive(Serialize, Deserialize)]
+struct StoredEntry {
+    log_id: String,
+    kind: u8,
+    data: Vec<u8>,
+}
+
+pub(crate) fn encode_entry(e: &Entry<TypeConfig>) -> Vec<u8> {
+    let (kind, data) = match &e.payload {
+        EntryPayload::Blank => (0, Vec::new()),
+        EntryPayload::Normal(b) => (1, codec::encode(b)),
+        EntryPayload::Membership(m) => (2, serde_json::to_vec(m).unwrap_or_default()),
+    };
+    codec::encode(&StoredEntry {
+        log_id: serde_json::to_string(&e.log_id).unwrap_or_default(),
+        kind,
+        data,
+    })
+}
+
+pub(crate) fn decode_entry(bytes: &[u8]) -> Result<Entry<TypeConfig>, String> {
+    let s: StoredEntry = codec::decode(bytes).map_err(|e| e.to_string())?;
+    let log_id: LogId<NodeId> = serde_json::from_str(&s.log_id).map_err(|e| e.to_string())?;
+    let payload = match s.kind {
+        0 => EntryPayload::Blank,
+        1 => {
+            EntryPayload::Normal(codec::decode::<RecordBatch>(&s.data).map_err(|e| e.to_string())?)
+        }
+        2 => EntryPayload::Membership(serde_json::from_slice(&s.data).map_err(|e| e.to_string())?),
+        k => return Err(format!("unknown log entry kind {k}")),
+    };
+    Ok(Entry { log_id, payload })
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct Msg(String);
+
+fn io_err(e: impl std::fmt::Display) -> AnyError {
+    AnyError::new(&Msg(e.to_string()))
+}
+
+#[derive(Clone)]
+pub struct LogStore {
+    store: PartitionStore,
+}
+
+impl LogStore {
+    pub fn new(store: PartitionStore) -> Self {
+        LogStore { store }
+    }
+
+    fn get_json<T: serde::de::DeserializeOwned>(
+        &self,
+        key: &str,
+    ) -> Result<Option<T>, StorageError<NodeId>> {
+        match self
+            .store
+            .raft_get(key)
+            .map_err(|e| StorageIOError::read(io_err(e)))?
+        {
+            Some(v) => Ok(Some(
+                serde_json::from_slice(&v).map_err(|e| StorageIOError::read(io_err(e)))?,
+            )),
+            None => Ok(None),
+        }
+    }
+
+    fn put_json<T: Serialize>(&self, key: &str, v: &T) -> Result<(), StorageError<NodeId>> {
+        let bytes = serde_json::to_vec(v).map_err(|e| StorageIOError::write(io_err(e)))?;
+        self.store
+            .raft_put(key, bytes)
+            .map_err(|e| StorageIOError::write(io_err(e)).into())
+    }
+}
+
+impl RaftLogReader<TypeConfig> for LogStore {
+    async fn try_get_log_entries<RB: RangeBounds<u64> + Clone + Debug + OptionalSend>(
+        &mut self,
+        range: RB,
+    ) -> Result<Vec<Entry<TypeConfig>>, StorageError<NodeId>> {
+        let from = match range.start_bound() {
+            Bound::Included(&i) => i,
+            Bound::Excluded(&i) => i + 1,
+            Bound::Unbounded => 0,
+        };
+        let to = match range.end_bound() {
+            Bound::Included(&i) => i + 1,
+            Bound::Excluded(&i) => i,
+            Bound::Unbounded => u64::MAX,
+        };
+        let raw = self
+            .store
+            .log_range(from, to)
+            .map_err(|e| StorageIOError::read_logs(io_err(e)))?;
+        raw.into_iter()
+            .map(|(_, b)| decode_entry(&b).map_err(|e| StorageIOError::read_logs(io_err(e)).into()))
+            .collect()
+    }
+}
+
+impl RaftLogStorage<TypeConfig> for LogStore {
+    type LogReader = LogStore;
+
+    async fn get_log_state(&mut self) -> Result<LogState<TypeConfig>, StorageError<NodeId>> {
+        let last_purged: Option<LogId<NodeId>> = self.get_json("last_purged")?;
+        let last = match self
+            .store
+            .log_last()
+            .map_err(|e| StorageIOError::read_logs(io_err(e)))?
+        {
+            Some((_, b)) => Some(
+                decode_entry(&b)
+                    .map_err(|e| StorageIOError::read_logs(io_err(e)))?
+                    .log_id,
+            ),
+            None => last_purged,
+        };
+        Ok(LogState {
+            last_purged_log_id: last_purged,
+            last_log_id: last,
+        })
+    }
+
+    async fn get_log_reader(&mut self) -> Self::LogReader {
+        self.clone()
+    }
+
+    async fn save_vote(&mut self, vote: &Vote<NodeId>) -> Result<(), StorageError<NodeId>> {
+        self.put_json("vote", vote)
+    }
+
+    async fn read_vote(&mut self) -> Result<Option<Vote<NodeId>>, StorageError<NodeId>> {
+        self.get_json("vote")
+    }
+
+    async fn save_committed(
+        &mut self,
+        committed: Option<LogId<NodeId>>,
+    ) -> Result<(), StorageError<NodeId>> {
+        // Not fsynced on its own: the next append or vote persists it; after a crash openraft
+        // re-establishes the commit index from the log.
+        let bytes = serde_json::to_vec(&committed).map_err(|e| StorageIOError::write(io_err(e)))?;
+        self.store
+            .raft_put_nosync("committed", bytes)
+            .map_err(|e| StorageIOError::write(io_err(e)).into())
+    }
+
+    async fn read_committed(&mut self) -> Result<Option<LogId<NodeId>>, StorageError<NodeId>> {
+        Ok(self
+            .get_json::<Option<LogId<NodeId>>>("committed")?
+            .flatten())
+    }
+
+    async fn append<I>(
+        &mut self,
+        entries: I,
+        callback: LogFlushed<TypeConfig>,
+    ) -> Result<(), StorageError<NodeId>>
+    where
+        I: IntoIterator<Item = Entry<TypeConfig>> + OptionalSend,
+        I::IntoIter: OptionalSend,
+    {
+        let batch: Vec<(u64, Vec<u8>)> = entries
+            .into_iter()
+            .map(|e| (e.log_id.index, encode_entry(&e)))
+            .collect();
+        let store = self.store.clone();
+        // fsync off the async runtime's worker threads
+        let res = tokio::task::spawn_blocking(move || store.log_append(batch))
+            .await
+            .map_err(|e| std::io::Error::other(e.to_string()))
+            .and_then(|r| r.map_err(|e| std::io::Error::other(e.to_string())));
+        let failed = res.as_ref().err().map(|e| e.to_string());
+        callback.log_io_completed(res);
+        match failed {
+            Some(e) => Err(StorageIOError::write_logs(io_err(e)).into()),
+            None => Ok(()),
+        }
+    }
+
+    async fn truncate(&mut self, log_id: LogId<NodeId>) -> Result<(), StorageError<NodeId>> {
+        self.store
+            .log_truncate(log_id.index)
+            .map_err(|e| StorageIOError::write_logs(io_err(e)).into())
+    }
+
+    async fn purge(&mut self, log_id: LogId<NodeId>) -> Result<(), StorageError<NodeId>> {
+        self.put_json("last_purged", &log_id)?;
+        self.store
+            .log_purge(log_id.index)
+            .map_err(|e| StorageIOError::write_logs(io_err(e)).into())
+    }
+}

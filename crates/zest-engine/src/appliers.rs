@@ -1,0 +1,408 @@
+//! Event appliers: the only code that changes state. Processing applies each event as it is
+//! written; replay and followers apply the same events from the log and reach the same state.
+
+use std::collections::BTreeMap;
+
+use zest_model::{BpmnElementType, ElementKind, Process};
+use zest_protocol::{partition_of_key, Intent, Record, RecordValue};
+
+use crate::engine::META_MAX_KEY;
+use crate::models::Models;
+use crate::state::{key_i64, KeyBuf, Ks, Txn};
+use crate::types::*;
+
+pub fn apply_event(txn: &mut Txn<'_>, models: &mut Models, r: &Record) {
+    if r.key > 0 && partition_of_key(r.key) == r.partition_id {
+        let max: i64 = txn.get(Ks::Meta, META_MAX_KEY).unwrap_or(0);
+        if r.key > max {
+            txn.put(Ks::Meta, META_MAX_KEY.to_vec(), &r.key);
+        }
+    }
+    match &r.value {
+        RecordValue::Process(p) if r.intent == Intent::Created => {
+            txn.put(
+                Ks::Processes,
+                key_i64(r.key),
+                &StoredProcess { record: p.clone() },
+            );
+            let latest: Option<LatestVersion> =
+                txn.get(Ks::ProcessLatest, p.bpmn_process_id.as_bytes());
+            if latest.map(|l| l.version < p.version).unwrap_or(true) {
+                txn.put(
+                    Ks::ProcessLatest,
+                    p.bpmn_process_id.as_bytes().to_vec(),
+                    &LatestVersion {
+                        version: p.version,
+                        key: r.key,
+                    },
+                );
+            }
+            txn.put(
+                Ks::ProcessVersions,
+                version_key(&p.bpmn_process_id, p.version),
+                &r.key,
+            );
+        }
+        RecordValue::ProcessInstanceCreation(c) if r.intent == Intent::Created => {
+            if r.request_id >= 0 {
+                txn.put(
+                    Ks::AwaitingResults,
+                    key_i64(c.process_instance_key),
+                    &AwaitingResult {
+                        request_id: r.request_id,
+                        request_stream_id: r.request_stream_id,
+                        fetch_variables: c.fetch_variables.clone(),
+                    },
+                );
+            }
+        }
+        RecordValue::ProcessInstance(pi) => apply_process_instance(txn, models, r, pi),
+        RecordValue::Job(j) => apply_job(txn, r, j),
+        RecordValue::JobBatch(b) if r.intent == Intent::Activated => {
+            for (job_key, job) in b.job_keys.iter().zip(b.jobs.iter()) {
+                let Some(mut stored): Option<StoredJob> = txn.get(Ks::Jobs, &key_i64(*job_key))
+                else {
+                    continue;
+                };
+                txn.delete(
+                    Ks::JobsActivatable,
+                    activatable_key(&stored.record.job_type, *job_key),
+                );
+                stored.state = JobState::Activated;
+                stored.record.worker = job.worker.clone();
+                stored.record.deadline = job.deadline;
+                stored.record.timeout = job.timeout;
+                txn.put_raw(
+                    Ks::JobDeadlines,
+                    due_key(job.deadline, *job_key),
+                    Vec::new(),
+                );
+                txn.put(Ks::Jobs, key_i64(*job_key), &stored);
+            }
+        }
+        RecordValue::Variable(v) => {
+            txn.put(
+                Ks::Variables,
+                variable_key(v.scope_key, &v.name),
+                &StoredVariable {
+                    key: r.key,
+                    value: v.value.clone(),
+                },
+            );
+        }
+        RecordValue::Incident(i) => match r.intent {
+            Intent::Created => {
+                let failed_step = if i.job_key > 0 {
+                    FailedStep::Job
+                } else {
+                    let inst: Option<ElementInstance> =
+                        txn.get(Ks::ElementInstances, &key_i64(i.element_instance_key));
+                    match inst.map(|e| e.state) {
+                        Some(Intent::ElementCompleting) => FailedStep::CompleteElement,
+                        _ => FailedStep::ActivateElement,
+                    }
+                };
+                txn.put(
+                    Ks::Incidents,
+                    key_i64(r.key),
+                    &StoredIncident {
+                        record: i.clone(),
+                        failed_step,
+                    },
+                );
+                let index_key = if i.job_key > 0 {
+                    i.job_key
+                } else {
+                    i.element_instance_key
+                };
+                txn.put(Ks::IncidentIndex, key_i64(index_key), &r.key);
+            }
+            Intent::Resolved => {
+                txn.delete(Ks::Incidents, key_i64(r.key));
+                let index_key = if i.job_key > 0 {
+                    i.job_key
+                } else {
+                    i.element_instance_key
+                };
+                txn.delete(Ks::IncidentIndex, key_i64(index_key));
+                if i.job_key > 0 {
+                    if let Some(mut job) = txn.get::<StoredJob>(Ks::Jobs, &key_i64(i.job_key)) {
+                        if matches!(job.state, JobState::Failed | JobState::ErrorThrown) {
+                            job.state = JobState::Activatable;
+                            txn.put_raw(
+                                Ks::JobsActivatable,
+                                activatable_key(&job.record.job_type, i.job_key),
+                                Vec::new(),
+                            );
+                            txn.put(Ks::Jobs, key_i64(i.job_key), &job);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        },
+        RecordValue::Timer(t) => match r.intent {
+            Intent::Created => {
+                txn.put(Ks::Timers, key_i64(r.key), t);
+                txn.put_raw(Ks::TimerDueDates, due_key(t.due_date, r.key), Vec::new());
+                update_instance(txn, t.element_instance_key, |e| e.timer_key = r.key);
+            }
+            Intent::Triggered | Intent::Canceled => {
+                txn.delete(Ks::Timers, key_i64(r.key));
+                txn.delete(Ks::TimerDueDates, due_key(t.due_date, r.key));
+                update_instance(txn, t.element_instance_key, |e| e.timer_key = -1);
+            }
+            _ => {}
+        },
+        _ => {}
+    }
+}
+
+fn apply_process_instance(
+    txn: &mut Txn<'_>,
+    models: &mut Models,
+    r: &Record,
+    pi: &zest_protocol::ProcessInstanceRecord,
+) {
+    match r.intent {
+        Intent::ElementActivating => {
+            let inst = ElementInstance {
+                key: r.key,
+                parent_key: pi.flow_scope_key,
+                state: Intent::ElementActivating,
+                record: pi.clone(),
+                job_key: -1,
+                timer_key: -1,
+                active_children: 0,
+                active_flows: 0,
+                join_tokens: BTreeMap::new(),
+            };
+            txn.put(Ks::ElementInstances, key_i64(r.key), &inst);
+            if pi.flow_scope_key > 0 {
+                txn.put_raw(
+                    Ks::ElementChildren,
+                    child_key(pi.flow_scope_key, r.key),
+                    Vec::new(),
+                );
+                let model = models.get(txn, pi.process_definition_key);
+                update_instance(txn, pi.flow_scope_key, |scope| {
+                    scope.active_children += 1;
+                    if let Some(model) = &model {
+                        consume_tokens(model, &pi.element_id, scope);
+                    }
+                });
+            }
+        }
+        Intent::ElementActivated | Intent::ElementCompleting | Intent::ElementTerminating => {
+            update_instance(txn, r.key, |e| e.state = r.intent);
+        }
+        Intent::ElementCompleted | Intent::ElementTerminated => {
+            txn.delete(Ks::ElementInstances, key_i64(r.key));
+            // local variables go with their scope
+            let vars = txn.scan_prefix(Ks::Variables, &key_i64(r.key), usize::MAX);
+            for (k, _) in vars {
+                txn.delete(Ks::Variables, k);
+            }
+            if pi.flow_scope_key > 0 {
+                txn.delete(Ks::ElementChildren, child_key(pi.flow_scope_key, r.key));
+                update_instance(txn, pi.flow_scope_key, |scope| {
+                    scope.active_children = scope.active_children.saturating_sub(1);
+                });
+            } else {
+                txn.delete(Ks::AwaitingResults, key_i64(r.key));
+            }
+        }
+        Intent::SequenceFlowTaken => {
+            let model = models.get(txn, pi.process_definition_key);
+            update_instance(txn, pi.flow_scope_key, |scope| {
+                scope.active_flows += 1;
+                if let Some(model) = &model {
+                    if let Some(target) = join_target(model, &pi.element_id) {
+                        *scope
+                            .join_tokens
+                            .entry(join_token_key(&target, &pi.element_id))
+                            .or_insert(0) += 1;
+                    }
+                }
+            });
+        }
+        _ => {}
+    }
+}
+
+/// The parallel gateway a flow leads to, if that gateway joins several flows.
+pub(crate) fn join_target(model: &Process, flow_id: &str) -> Option<String> {
+    let flow = model.flows.iter().find(|f| f.id == flow_id)?;
+    let target = model.element(flow.target);
+    (target.element_type == BpmnElementType::ParallelGateway && target.incoming.len() > 1)
+        .then(|| target.id.clone())
+}
+
+pub(crate) fn join_token_key(join_id: &str, flow_id: &str) -> String {
+    format!("{join_id}\u{0}{flow_id}")
+}
+
+/// An element reached by sequence flows consumes the tokens that activated it.
+fn consume_tokens(model: &Process, element_id: &str, scope: &mut ElementInstance) {
+    let Some((_, element)) = model.element_by_id(element_id) else {
+        return;
+    };
+    if element.incoming.is_empty() {
+        return;
+    }
+    if matches!(element.kind, ElementKind::ParallelGateway) && element.incoming.len() > 1 {
+        for &f in &element.incoming {
+            let k = join_token_key(&element.id, &model.flow(f).id);
+            if let Some(n) = scope.join_tokens.get_mut(&k) {
+                *n -= 1;
+                if *n == 0 {
+                    scope.join_tokens.remove(&k);
+                }
+            }
+        }
+        scope.active_flows = scope
+            .active_flows
+            .saturating_sub(element.incoming.len() as u32);
+    } else {
+        scope.active_flows = scope.active_flows.saturating_sub(1);
+    }
+}
+
+fn apply_job(txn: &mut Txn<'_>, r: &Record, j: &zest_protocol::JobRecord) {
+    let key = key_i64(r.key);
+    match r.intent {
+        Intent::Created => {
+            txn.put(
+                Ks::Jobs,
+                key.clone(),
+                &StoredJob {
+                    state: JobState::Activatable,
+                    record: j.clone(),
+                },
+            );
+            txn.put_raw(
+                Ks::JobsActivatable,
+                activatable_key(&j.job_type, r.key),
+                Vec::new(),
+            );
+            update_instance(txn, j.element_instance_key, |e| e.job_key = r.key);
+        }
+        Intent::Completed | Intent::Canceled => {
+            if let Some(stored) = txn.get::<StoredJob>(Ks::Jobs, &key) {
+                remove_job_indexes(txn, r.key, &stored);
+                txn.delete(Ks::Jobs, key);
+                update_instance(txn, stored.record.element_instance_key, |e| e.job_key = -1);
+            }
+        }
+        _ => {
+            let Some(mut stored) = txn.get::<StoredJob>(Ks::Jobs, &key) else {
+                return;
+            };
+            remove_job_indexes(txn, r.key, &stored);
+            match r.intent {
+                Intent::Failed => {
+                    stored.record.retries = j.retries;
+                    stored.record.error_message = j.error_message.clone();
+                    stored.record.retry_backoff = j.retry_backoff;
+                    stored.record.recurring_time = j.recurring_time;
+                    stored.record.deadline = -1;
+                    stored.state = if j.retries > 0 {
+                        if j.retry_backoff > 0 {
+                            JobState::FailedBackoff
+                        } else {
+                            JobState::Activatable
+                        }
+                    } else {
+                        JobState::Failed
+                    };
+                }
+                Intent::TimedOut | Intent::RecurredAfterBackoff => {
+                    stored.record.deadline = -1;
+                    stored.state = JobState::Activatable;
+                }
+                Intent::RetriesUpdated => stored.record.retries = j.retries,
+                Intent::ErrorThrown => {
+                    stored.state = JobState::ErrorThrown;
+                    stored.record.error_code = j.error_code.clone();
+                    stored.record.error_message = j.error_message.clone();
+                    stored.record.deadline = -1;
+                }
+                Intent::TimeoutUpdated => {
+                    stored.record.deadline = j.deadline;
+                    stored.record.timeout = j.timeout;
+                }
+                _ => {}
+            }
+            add_job_indexes(txn, r.key, &stored);
+            txn.put(Ks::Jobs, key, &stored);
+        }
+    }
+}
+
+fn remove_job_indexes(txn: &mut Txn<'_>, job_key: i64, job: &StoredJob) {
+    match job.state {
+        JobState::Activatable => txn.delete(
+            Ks::JobsActivatable,
+            activatable_key(&job.record.job_type, job_key),
+        ),
+        JobState::Activated => txn.delete(Ks::JobDeadlines, due_key(job.record.deadline, job_key)),
+        JobState::FailedBackoff => {
+            txn.delete(Ks::JobBackoffs, due_key(job.record.recurring_time, job_key))
+        }
+        JobState::Failed | JobState::ErrorThrown => {}
+    }
+}
+
+fn add_job_indexes(txn: &mut Txn<'_>, job_key: i64, job: &StoredJob) {
+    match job.state {
+        JobState::Activatable => txn.put_raw(
+            Ks::JobsActivatable,
+            activatable_key(&job.record.job_type, job_key),
+            Vec::new(),
+        ),
+        JobState::Activated => txn.put_raw(
+            Ks::JobDeadlines,
+            due_key(job.record.deadline, job_key),
+            Vec::new(),
+        ),
+        JobState::FailedBackoff => txn.put_raw(
+            Ks::JobBackoffs,
+            due_key(job.record.recurring_time, job_key),
+            Vec::new(),
+        ),
+        JobState::Failed | JobState::ErrorThrown => {}
+    }
+}
+
+pub(crate) fn update_instance(txn: &mut Txn<'_>, key: i64, f: impl FnOnce(&mut ElementInstance)) {
+    let k = key_i64(key);
+    if let Some(mut inst) = txn.get::<ElementInstance>(Ks::ElementInstances, &k) {
+        f(&mut inst);
+        txn.put(Ks::ElementInstances, k, &inst);
+    }
+}
+
+pub fn version_key(bpmn_process_id: &str, version: i32) -> Vec<u8> {
+    KeyBuf::new()
+        .str(bpmn_process_id)
+        .i64(version as i64)
+        .build()
+}
+
+pub fn activatable_key(job_type: &str, job_key: i64) -> Vec<u8> {
+    KeyBuf::new().str(job_type).i64(job_key).build()
+}
+
+pub fn due_key(due: i64, key: i64) -> Vec<u8> {
+    KeyBuf::new().i64(due).i64(key).build()
+}
+
+pub fn child_key(parent: i64, child: i64) -> Vec<u8> {
+    KeyBuf::new().i64(parent).i64(child).build()
+}
+
+pub fn variable_key(scope: i64, name: &str) -> Vec<u8> {
+    let mut k = key_i64(scope);
+    k.extend_from_slice(name.as_bytes());
+    k
+}

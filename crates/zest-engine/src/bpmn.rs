@@ -1,0 +1,555 @@
+//! Element behaviours: what each element kind does when it is activated, completed or
+//! terminated. Shared steps (input/output mappings, taking flows, incidents) live here too.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use zest_model::{ElementIdx, ElementKind, Expression, Process, TimerDefinition};
+use zest_protocol::{
+    ErrorType, IncidentRecord, Intent, JobRecord, ProcessInstanceRecord,
+    ProcessInstanceResultRecord, Record, RecordValue, TimerRecord,
+};
+
+use crate::appliers::join_token_key;
+use crate::engine::{Ctx, ProcResult, Rejection, SideEffect};
+use crate::state::{key_i64, read_i64, Ks};
+use crate::types::{AwaitingResult, ElementInstance, StoredJob};
+use crate::variables;
+
+/// Loads an element instance with its process model and element index.
+pub(crate) fn load(
+    ctx: &mut Ctx<'_, '_, '_>,
+    key: i64,
+) -> Option<(ElementInstance, Arc<Process>, ElementIdx)> {
+    let inst: ElementInstance = ctx.txn.get(Ks::ElementInstances, &key_i64(key))?;
+    let model = ctx
+        .models
+        .get(ctx.txn, inst.record.process_definition_key)?;
+    let (idx, _) = model.element_by_id(&inst.record.element_id)?;
+    Some((inst, model, idx))
+}
+
+fn pi_value(r: &ProcessInstanceRecord) -> RecordValue {
+    RecordValue::ProcessInstance(r.clone())
+}
+
+/// The record of a child element of `scope` in the same process instance.
+pub(crate) fn child_record(
+    scope: &ProcessInstanceRecord,
+    scope_key: i64,
+    model: &Process,
+    idx: ElementIdx,
+) -> ProcessInstanceRecord {
+    let el = model.element(idx);
+    ProcessInstanceRecord {
+        element_id: el.id.clone(),
+        flow_scope_key: scope_key,
+        bpmn_element_type: el.element_type,
+        bpmn_event_type: el.event_type,
+        ..scope.clone()
+    }
+}
+
+/// Evaluates a model expression in the scope of `scope_key`. Static values are strings.
+pub(crate) fn evaluate(
+    ctx: &Ctx<'_, '_, '_>,
+    expr: &Expression,
+    scope_key: i64,
+) -> Result<Value, String> {
+    match expr {
+        Expression::Static(s) => Ok(Value::String(s.clone())),
+        Expression::Feel(e) => {
+            let vars = variables::visible(ctx, scope_key);
+            e.evaluate(&vars).map_err(|err| {
+                format!(
+                    "Expected to evaluate expression '{}', but {}",
+                    e.source(),
+                    err.message
+                )
+            })
+        }
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "NULL",
+        Value::Bool(_) => "BOOLEAN",
+        Value::Number(_) => "NUMBER",
+        Value::String(_) => "STRING",
+        Value::Array(_) => "ARRAY",
+        Value::Object(_) => "OBJECT",
+    }
+}
+
+fn expect_string(expr: &Expression, v: Value) -> Result<String, String> {
+    match v {
+        Value::String(s) => Ok(s),
+        other => Err(format!(
+            "Expected result of the expression '{}' to be 'STRING', but was '{}'.",
+            expr.source(),
+            type_name(&other)
+        )),
+    }
+}
+
+/// ACTIVATE_ELEMENT: the element instance starts its lifecycle.
+pub fn activate_element(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
+    let RecordValue::ProcessInstance(pi) = &cmd.value else {
+        unreachable!("dispatch guarantees the value type")
+    };
+    if pi.flow_scope_key > 0 {
+        let scope: Option<ElementInstance> = ctx
+            .txn
+            .get(Ks::ElementInstances, &key_i64(pi.flow_scope_key));
+        if !scope.map(|s| s.is_active()).unwrap_or(false) {
+            return Err(Rejection::invalid_state(format!(
+                "Expected to activate element '{}' in flow scope '{}', but the flow scope is not active",
+                pi.element_id, pi.flow_scope_key
+            )));
+        }
+    }
+    ctx.event(cmd.key, Intent::ElementActivating, pi_value(pi));
+    on_activate(ctx, cmd.key)
+}
+
+/// The part of activation after ELEMENT_ACTIVATING; re-run when an incident on it is resolved.
+pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
+    let Some((inst, model, idx)) = load(ctx, key) else {
+        return Err(Rejection::not_found(format!(
+            "Expected element instance with key '{key}' to exist, but it does not"
+        )));
+    };
+    let el = model.element(idx);
+    // input mappings: evaluated in the flow scope, stored as local variables
+    if !el.inputs.is_empty() {
+        let mut doc = Map::new();
+        for m in &el.inputs {
+            match evaluate(
+                ctx,
+                &m.source,
+                if inst.parent_key > 0 {
+                    inst.parent_key
+                } else {
+                    key
+                },
+            ) {
+                Ok(v) => {
+                    let visible = variables::visible(ctx, inst.parent_key);
+                    variables::set_path(&mut doc, &m.target, v, &visible);
+                }
+                Err(msg) => return raise_incident(ctx, &inst, ErrorType::IoMappingError, msg, -1),
+            }
+        }
+        variables::set_local_document(ctx, key, &doc, None);
+    }
+    match el.kind {
+        ElementKind::Process => {
+            ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
+            for &start in &el.start_events {
+                let rec = child_record(&inst.record, key, &model, start);
+                let child_key = ctx.next_key();
+                ctx.command(child_key, Intent::ActivateElement, pi_value(&rec));
+            }
+            Ok(())
+        }
+        ElementKind::NoneStartEvent | ElementKind::NoneEndEvent | ElementKind::ParallelGateway => {
+            ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
+            ctx.event(key, Intent::ElementCompleting, pi_value(&inst.record));
+            on_complete(ctx, key)
+        }
+        ElementKind::ExclusiveGateway => {
+            // choose the flow before changing anything, so a failure leaves the gateway ACTIVATING
+            let flow = match choose_exclusive_flow(ctx, &model, idx, key) {
+                Ok(f) => f,
+                Err(msg) => return raise_incident(ctx, &inst, ErrorType::ConditionError, msg, -1),
+            };
+            ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
+            ctx.event(key, Intent::ElementCompleting, pi_value(&inst.record));
+            ctx.event(key, Intent::ElementCompleted, pi_value(&inst.record));
+            match flow {
+                Some(f) => take_flow(ctx, &inst, &model, f),
+                None => complete_scope_if_done(ctx, inst.parent_key),
+            }
+        }
+        ElementKind::ServiceTask => {
+            let Some(def) = &el.task_definition else {
+                return Err(Rejection::invalid_state(format!(
+                    "service task '{}' has no task definition",
+                    el.id
+                )));
+            };
+            let job_type = match evaluate(ctx, &def.job_type, key)
+                .and_then(|v| expect_string(&def.job_type, v))
+            {
+                Ok(t) if !t.is_empty() => t,
+                Ok(_) => {
+                    let msg = format!("Expected result of the expression '{}' to be a non-empty string, but was empty.", def.job_type.source());
+                    return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1);
+                }
+                Err(msg) => {
+                    return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1)
+                }
+            };
+            let retries = match evaluate(ctx, &def.retries, key) {
+                Ok(Value::Number(n)) if n.as_i64().is_some() => n.as_i64().unwrap_or(3) as i32,
+                Ok(Value::String(s)) if s.trim().parse::<i32>().is_ok() => {
+                    s.trim().parse::<i32>().unwrap_or(3)
+                }
+                Ok(other) => {
+                    let msg = format!(
+                        "Expected result of the expression '{}' to be 'NUMBER', but was '{}'.",
+                        def.retries.source(),
+                        type_name(&other)
+                    );
+                    return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1);
+                }
+                Err(msg) => {
+                    return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1)
+                }
+            };
+            let job = JobRecord {
+                job_type: job_type.clone(),
+                retries,
+                deadline: -1,
+                custom_headers: el.task_headers.iter().cloned().collect(),
+                variables: String::new(),
+                element_id: el.id.clone(),
+                element_instance_key: key,
+                process_instance_key: inst.record.process_instance_key,
+                bpmn_process_id: inst.record.bpmn_process_id.clone(),
+                process_definition_version: inst.record.version,
+                process_definition_key: inst.record.process_definition_key,
+                tenant_id: inst.record.tenant_id.clone(),
+                ..Default::default()
+            };
+            let job_key = ctx.next_key();
+            ctx.event(job_key, Intent::Created, RecordValue::Job(job));
+            ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
+            ctx.side_effect(SideEffect::JobsAvailable(job_type));
+            Ok(())
+        }
+        ElementKind::TimerIntermediateCatchEvent => {
+            let due = match &el.timer {
+                Some(t) => timer_due_date(ctx, t, key),
+                None => Err("timer catch event without timer definition".to_string()),
+            };
+            let due = match due {
+                Ok(d) => d,
+                Err(msg) => {
+                    return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1)
+                }
+            };
+            let timer = TimerRecord {
+                element_instance_key: key,
+                process_instance_key: inst.record.process_instance_key,
+                process_definition_key: inst.record.process_definition_key,
+                due_date: due,
+                target_element_id: el.id.clone(),
+                repetitions: 1,
+                tenant_id: inst.record.tenant_id.clone(),
+            };
+            let timer_key = ctx.next_key();
+            ctx.event(timer_key, Intent::Created, RecordValue::Timer(timer));
+            ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
+            Ok(())
+        }
+    }
+}
+
+fn timer_due_date(
+    ctx: &Ctx<'_, '_, '_>,
+    timer: &TimerDefinition,
+    scope: i64,
+) -> Result<i64, String> {
+    match timer {
+        TimerDefinition::Duration(e) => {
+            let v = evaluate(ctx, e, scope).and_then(|v| expect_string(e, v))?;
+            let ms = zest_model::time::parse_duration(&v)
+                .map_err(|err| format!("Invalid duration '{v}': {err}"))?;
+            Ok(ctx.now + ms.max(0))
+        }
+        TimerDefinition::Date(e) => {
+            let v = evaluate(ctx, e, scope).and_then(|v| expect_string(e, v))?;
+            zest_model::time::parse_date_time(&v)
+                .map_err(|err| format!("Invalid date-time '{v}': {err}"))
+        }
+        TimerDefinition::Cycle(e) => {
+            let v = evaluate(ctx, e, scope).and_then(|v| expect_string(e, v))?;
+            let cycle = zest_model::time::parse_cycle(&v)
+                .map_err(|err| format!("Invalid time cycle '{v}': {err}"))?;
+            Ok(cycle.start.unwrap_or(ctx.now) + cycle.interval_ms.max(0))
+        }
+    }
+}
+
+fn choose_exclusive_flow(
+    ctx: &Ctx<'_, '_, '_>,
+    model: &Process,
+    idx: ElementIdx,
+    key: i64,
+) -> Result<Option<usize>, String> {
+    let el = model.element(idx);
+    if el.outgoing.is_empty() {
+        return Ok(None);
+    }
+    if el.outgoing.len() == 1 && model.flow(el.outgoing[0]).condition.is_none() {
+        return Ok(Some(el.outgoing[0]));
+    }
+    for &f in &el.outgoing {
+        if Some(f) == el.default_flow {
+            continue;
+        }
+        let flow = model.flow(f);
+        let Some(cond) = &flow.condition else {
+            continue;
+        };
+        match evaluate(ctx, cond, key)? {
+            Value::Bool(true) => return Ok(Some(f)),
+            Value::Bool(false) | Value::Null => {}
+            other => {
+                return Err(format!(
+                    "Expected result of the expression '{}' to be 'BOOLEAN', but was '{}'.",
+                    cond.source(),
+                    type_name(&other)
+                ))
+            }
+        }
+    }
+    match el.default_flow {
+        Some(f) => Ok(Some(f)),
+        None => Err(
+            "Expected at least one condition to evaluate to true, or to have a default flow"
+                .to_string(),
+        ),
+    }
+}
+
+/// COMPLETE_ELEMENT: a waiting element (task, timer, process scope) completes.
+pub fn complete_element(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
+    let Some(inst) = ctx
+        .txn
+        .get::<ElementInstance>(Ks::ElementInstances, &key_i64(key))
+    else {
+        return Err(Rejection::not_found(format!(
+            "Expected to complete element instance with key '{key}', but no such element was found"
+        )));
+    };
+    if inst.state != Intent::ElementActivated {
+        return Err(Rejection::invalid_state(format!(
+            "Expected element instance with key '{key}' to be in state ELEMENT_ACTIVATED, but it is in state {}",
+            inst.state.name()
+        )));
+    }
+    ctx.event(key, Intent::ElementCompleting, pi_value(&inst.record));
+    on_complete(ctx, key)
+}
+
+/// The part of completion after ELEMENT_COMPLETING; re-run when an incident on it is resolved.
+pub fn on_complete(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
+    let Some((inst, model, idx)) = load(ctx, key) else {
+        return Err(Rejection::not_found(format!(
+            "Expected element instance with key '{key}' to exist, but it does not"
+        )));
+    };
+    let el = model.element(idx);
+    if !el.outputs.is_empty() {
+        let visible = variables::visible(ctx, key);
+        let mut doc = Map::new();
+        for m in &el.outputs {
+            let v = match &m.source {
+                Expression::Static(s) => Ok(Value::String(s.clone())),
+                Expression::Feel(e) => e.evaluate(&visible).map_err(|err| {
+                    format!(
+                        "Expected to evaluate expression '{}', but {}",
+                        e.source(),
+                        err.message
+                    )
+                }),
+            };
+            match v {
+                Ok(v) => variables::set_path(&mut doc, &m.target, v, &visible),
+                Err(msg) => return raise_incident(ctx, &inst, ErrorType::IoMappingError, msg, -1),
+            }
+        }
+        if inst.parent_key > 0 {
+            variables::merge_propagate(ctx, inst.parent_key, &doc);
+        } else {
+            variables::set_local_document(ctx, key, &doc, None);
+        }
+    }
+    if matches!(el.kind, ElementKind::Process) {
+        let awaiting: Option<AwaitingResult> = ctx.txn.get(Ks::AwaitingResults, &key_i64(key));
+        let result_vars = awaiting
+            .as_ref()
+            .map(|a| variables::visible_selected(ctx, key, &a.fetch_variables));
+        ctx.event(key, Intent::ElementCompleted, pi_value(&inst.record));
+        if let (Some(a), Some(vars)) = (awaiting, result_vars) {
+            let result = ProcessInstanceResultRecord {
+                bpmn_process_id: inst.record.bpmn_process_id.clone(),
+                process_definition_key: inst.record.process_definition_key,
+                version: inst.record.version,
+                process_instance_key: key,
+                variables: Value::Object(vars).to_string(),
+                tenant_id: inst.record.tenant_id.clone(),
+            };
+            let record = ctx.response_only_record(
+                key,
+                Intent::Completed,
+                RecordValue::ProcessInstanceResult(result),
+            );
+            ctx.respond_to(a.request_id, a.request_stream_id, record);
+        }
+        return Ok(());
+    }
+    ctx.event(key, Intent::ElementCompleted, pi_value(&inst.record));
+    if el.outgoing.is_empty() || matches!(el.kind, ElementKind::NoneEndEvent) {
+        return complete_scope_if_done(ctx, inst.parent_key);
+    }
+    if matches!(el.kind, ElementKind::ExclusiveGateway) {
+        return Ok(()); // flows were taken during activation
+    }
+    for &f in &el.outgoing.clone() {
+        take_flow(ctx, &inst, &model, f)?;
+    }
+    Ok(())
+}
+
+/// Takes a sequence flow out of a completed element and activates its target (a parallel join
+/// waits until a token arrived on each incoming flow).
+fn take_flow(
+    ctx: &mut Ctx<'_, '_, '_>,
+    from: &ElementInstance,
+    model: &Arc<Process>,
+    flow_idx: usize,
+) -> ProcResult {
+    let flow = model.flow(flow_idx);
+    let scope_key = from.parent_key;
+    let flow_record = ProcessInstanceRecord {
+        element_id: flow.id.clone(),
+        flow_scope_key: scope_key,
+        bpmn_element_type: zest_model::BpmnElementType::SequenceFlow,
+        bpmn_event_type: zest_model::BpmnEventType::Unspecified,
+        ..from.record.clone()
+    };
+    let flow_key = ctx.next_key();
+    ctx.event(flow_key, Intent::SequenceFlowTaken, pi_value(&flow_record));
+    let target = model.element(flow.target);
+    if matches!(target.kind, ElementKind::ParallelGateway) && target.incoming.len() > 1 {
+        let scope: Option<ElementInstance> = ctx.txn.get(Ks::ElementInstances, &key_i64(scope_key));
+        let Some(scope) = scope else { return Ok(()) };
+        let ready = target.incoming.iter().all(|&f| {
+            scope
+                .join_tokens
+                .get(&join_token_key(&target.id, &model.flow(f).id))
+                .copied()
+                .unwrap_or(0)
+                > 0
+        });
+        if !ready {
+            return Ok(());
+        }
+    }
+    let scope_record = ProcessInstanceRecord {
+        flow_scope_key: scope_key,
+        ..from.record.clone()
+    };
+    let rec = child_record(&scope_record, scope_key, model, flow.target);
+    let key = ctx.next_key();
+    ctx.command(key, Intent::ActivateElement, pi_value(&rec));
+    Ok(())
+}
+
+/// Completes a scope once no token is left in it.
+fn complete_scope_if_done(ctx: &mut Ctx<'_, '_, '_>, scope_key: i64) -> ProcResult {
+    if scope_key <= 0 {
+        return Ok(());
+    }
+    let Some(scope) = ctx
+        .txn
+        .get::<ElementInstance>(Ks::ElementInstances, &key_i64(scope_key))
+    else {
+        return Ok(());
+    };
+    if scope.state == Intent::ElementActivated
+        && scope.active_children == 0
+        && scope.active_flows == 0
+    {
+        ctx.command(scope_key, Intent::CompleteElement, pi_value(&scope.record));
+    }
+    Ok(())
+}
+
+/// Raises an incident on an element instance (or its job), leaving it where it stopped.
+pub(crate) fn raise_incident(
+    ctx: &mut Ctx<'_, '_, '_>,
+    inst: &ElementInstance,
+    error_type: ErrorType,
+    message: String,
+    job_key: i64,
+) -> ProcResult {
+    let incident = IncidentRecord {
+        error_type,
+        error_message: message,
+        bpmn_process_id: inst.record.bpmn_process_id.clone(),
+        process_definition_key: inst.record.process_definition_key,
+        process_instance_key: inst.record.process_instance_key,
+        element_id: inst.record.element_id.clone(),
+        element_instance_key: inst.key,
+        job_key,
+        variable_scope_key: inst.key,
+        tenant_id: inst.record.tenant_id.clone(),
+    };
+    let key = ctx.next_key();
+    ctx.event(key, Intent::Created, RecordValue::Incident(incident));
+    Ok(())
+}
+
+/// Terminates an element instance and everything inside it: its job, timer, incidents and
+/// children.
+pub(crate) fn terminate(ctx: &mut Ctx<'_, '_, '_>, key: i64) {
+    let Some(inst) = ctx
+        .txn
+        .get::<ElementInstance>(Ks::ElementInstances, &key_i64(key))
+    else {
+        return;
+    };
+    ctx.event(key, Intent::ElementTerminating, pi_value(&inst.record));
+    let children = ctx
+        .txn
+        .scan_prefix(Ks::ElementChildren, &key_i64(key), usize::MAX);
+    for (k, _) in children {
+        terminate(ctx, read_i64(&k, 8));
+    }
+    if inst.job_key > 0 {
+        if let Some(job) = ctx.txn.get::<StoredJob>(Ks::Jobs, &key_i64(inst.job_key)) {
+            resolve_incident_of(ctx, inst.job_key);
+            ctx.event(inst.job_key, Intent::Canceled, RecordValue::Job(job.record));
+        }
+    }
+    if inst.timer_key > 0 {
+        if let Some(timer) = ctx
+            .txn
+            .get::<TimerRecord>(Ks::Timers, &key_i64(inst.timer_key))
+        {
+            ctx.event(inst.timer_key, Intent::Canceled, RecordValue::Timer(timer));
+        }
+    }
+    resolve_incident_of(ctx, key);
+    ctx.event(key, Intent::ElementTerminated, pi_value(&inst.record));
+}
+
+fn resolve_incident_of(ctx: &mut Ctx<'_, '_, '_>, index_key: i64) {
+    if let Some(incident_key) = ctx.txn.get::<i64>(Ks::IncidentIndex, &key_i64(index_key)) {
+        if let Some(inc) = ctx
+            .txn
+            .get::<crate::types::StoredIncident>(Ks::Incidents, &key_i64(incident_key))
+        {
+            ctx.event(
+                incident_key,
+                Intent::Resolved,
+                RecordValue::Incident(inc.record),
+            );
+        }
+    }
+}

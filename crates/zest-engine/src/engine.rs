@@ -1,0 +1,380 @@
+use std::collections::VecDeque;
+
+use zest_protocol::{
+    encode_key, Intent, PartitionId, Position, Record, RecordType, RecordValue, RejectionType,
+    ValueType,
+};
+
+use crate::appliers::apply_event;
+use crate::models::Models;
+use crate::state::{Ks, Txn};
+use crate::{bpmn, deployment, instance, jobs};
+
+/// Why a command is rejected; becomes a COMMAND_REJECTION record and the client's error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejection {
+    pub kind: RejectionType,
+    pub reason: String,
+}
+
+impl Rejection {
+    pub fn new(kind: RejectionType, reason: impl Into<String>) -> Self {
+        Rejection {
+            kind,
+            reason: reason.into(),
+        }
+    }
+    pub fn not_found(reason: impl Into<String>) -> Self {
+        Self::new(RejectionType::NotFound, reason)
+    }
+    pub fn invalid_argument(reason: impl Into<String>) -> Self {
+        Self::new(RejectionType::InvalidArgument, reason)
+    }
+    pub fn invalid_state(reason: impl Into<String>) -> Self {
+        Self::new(RejectionType::InvalidState, reason)
+    }
+}
+
+pub type ProcResult<T = ()> = Result<T, Rejection>;
+
+/// A response to a client request, sent by the broker once the records are committed.
+#[derive(Debug, Clone)]
+pub struct Response {
+    pub request_id: i64,
+    pub request_stream_id: i32,
+    /// The event that answers the request, or the command's rejection.
+    pub record: Record,
+}
+
+/// Work for the broker after the batch is committed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SideEffect {
+    /// Jobs of this type became activatable: wake parked ActivateJobs requests and streams.
+    JobsAvailable(String),
+}
+
+/// What processing one command produced: the records to append (the command first), the
+/// responses to send and the side effects to run once they are committed.
+#[derive(Debug, Default)]
+pub struct ProcessingResult {
+    pub records: Vec<Record>,
+    pub responses: Vec<Response>,
+    pub side_effects: Vec<SideEffect>,
+}
+
+impl ProcessingResult {
+    /// True when the batch changes nothing and needs no log entry (e.g. a job activation that
+    /// found no jobs): only the command and maybe its response.
+    pub fn is_read_only(&self) -> bool {
+        self.records
+            .iter()
+            .all(|r| r.record_type == RecordType::Command)
+            && self.records.len() <= 1
+    }
+}
+
+/// The stream processor's engine for one partition.
+pub struct Engine {
+    partition_id: PartitionId,
+    models: Models,
+}
+
+/// Meta key of the highest key generated on this partition.
+pub(crate) const META_MAX_KEY: &[u8] = b"max_key";
+
+impl Engine {
+    pub fn new(partition_id: PartitionId) -> Engine {
+        Engine {
+            partition_id,
+            models: Models::default(),
+        }
+    }
+
+    pub fn partition_id(&self) -> PartitionId {
+        self.partition_id
+    }
+
+    /// Forgets cached models (after a snapshot install replaced state).
+    pub fn reset_caches(&mut self) {
+        self.models.clear();
+    }
+
+    /// Processes one command and every command it causes, until all tokens reach wait states.
+    /// `next_position` is the position of the first record to write; it is advanced past the
+    /// records returned. On rejection, nothing but the rejected command and its rejection is
+    /// written, and the txn holds no writes of this command.
+    pub fn process(
+        &mut self,
+        txn: &mut Txn<'_>,
+        mut command: Record,
+        now: i64,
+        next_position: &mut Position,
+    ) -> ProcessingResult {
+        let start_position = *next_position;
+        command.position = start_position;
+        command.partition_id = self.partition_id;
+        command.timestamp = now;
+        command.record_type = RecordType::Command;
+        let mut ctx = Ctx {
+            txn,
+            models: &mut self.models,
+            partition_id: self.partition_id,
+            now,
+            records: Vec::new(),
+            queue: VecDeque::new(),
+            result: ProcessingResult::default(),
+            next_position: start_position + 1,
+            source_position: -1,
+            request_id: command.request_id,
+            request_stream_id: command.request_stream_id,
+        };
+        ctx.records.push(command.clone());
+        ctx.queue.push_back(0);
+        let mut failure: Option<Rejection> = None;
+        while let Some(idx) = ctx.queue.pop_front() {
+            let cmd = ctx.records[idx].clone();
+            ctx.source_position = cmd.position as i64;
+            let outcome =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(&mut ctx, &cmd)));
+            let res = match outcome {
+                Ok(r) => r,
+                Err(_) => Err(Rejection::new(
+                    RejectionType::ProcessingError,
+                    format!("Expected to process command {:?} {:?} without errors, but an internal error occurred", cmd.value_type, cmd.intent),
+                )),
+            };
+            if let Err(rej) = res {
+                if idx != 0 {
+                    tracing::error!(
+                        "follow-up command {:?} {:?} (key {}) was rejected: {}; the whole batch is rolled back",
+                        cmd.value_type, cmd.intent, cmd.key, rej.reason
+                    );
+                    failure = Some(Rejection::new(RejectionType::ProcessingError, rej.reason));
+                } else {
+                    failure = Some(rej);
+                }
+                break;
+            }
+        }
+        if let Some(rej) = failure {
+            ctx.txn.rollback_command();
+            let mut rejection = command.clone();
+            rejection.position = start_position + 1;
+            rejection.record_type = RecordType::CommandRejection;
+            rejection.rejection_type = rej.kind;
+            rejection.rejection_reason = rej.reason;
+            rejection.source_record_position = start_position as i64;
+            let mut result = ProcessingResult {
+                records: vec![command.clone(), rejection.clone()],
+                ..Default::default()
+            };
+            if command.request_id >= 0 {
+                result.responses.push(Response {
+                    request_id: command.request_id,
+                    request_stream_id: command.request_stream_id,
+                    record: rejection,
+                });
+            }
+            *next_position = start_position + 2;
+            return result;
+        }
+        ctx.txn.commit_command();
+        *next_position = ctx.next_position;
+        let mut result = ctx.result;
+        result.records = ctx.records;
+        result
+    }
+
+    /// Applies the events of committed records to state (replay, followers, and the leader once
+    /// its batch is committed). Runs no command logic.
+    pub fn apply(&mut self, txn: &mut Txn<'_>, records: &[Record]) {
+        for r in records {
+            if r.record_type == RecordType::Event {
+                apply_event(txn, &mut self.models, r);
+            }
+        }
+        txn.commit_command();
+    }
+}
+
+fn dispatch(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
+    use Intent::*;
+    match (&cmd.value, cmd.intent) {
+        (RecordValue::Deployment(d), Create) => deployment::create(ctx, cmd, d),
+        (RecordValue::ProcessInstanceCreation(c), Create | CreateWithAwaitingResult) => {
+            instance::create(ctx, cmd, c)
+        }
+        (RecordValue::ProcessInstance(_), Cancel) => instance::cancel(ctx, cmd),
+        (RecordValue::ProcessInstance(_), ActivateElement) => bpmn::activate_element(ctx, cmd),
+        (RecordValue::ProcessInstance(_), CompleteElement) => bpmn::complete_element(ctx, cmd.key),
+        (RecordValue::Job(j), Complete) => jobs::complete(ctx, cmd, j),
+        (RecordValue::Job(j), Fail) => jobs::fail(ctx, cmd, j),
+        (RecordValue::Job(j), ThrowError) => jobs::throw_error(ctx, cmd, j),
+        (RecordValue::Job(j), UpdateRetries) => jobs::update_retries(ctx, cmd, j),
+        (RecordValue::Job(j), UpdateTimeout) => jobs::update_timeout(ctx, cmd, j),
+        (RecordValue::Job(_), TimeOut) => jobs::time_out(ctx, cmd),
+        (RecordValue::Job(_), RecurAfterBackoff) => jobs::recur(ctx, cmd),
+        (RecordValue::JobBatch(b), Activate) => jobs::activate(ctx, cmd, b),
+        (RecordValue::VariableDocument(d), Update) => instance::set_variables(ctx, cmd, d),
+        (RecordValue::Incident(_), Resolve) => instance::resolve_incident(ctx, cmd),
+        (RecordValue::Timer(_), Trigger) => instance::trigger_timer(ctx, cmd),
+        (v, intent) => Err(Rejection::invalid_argument(format!(
+            "Expected a supported command, but got {} {:?}",
+            v.value_type().name(),
+            intent
+        ))),
+    }
+}
+
+/// The processing context of one batch: record writers, key generator, responses.
+pub(crate) struct Ctx<'e, 't, 'b> {
+    pub txn: &'t mut Txn<'b>,
+    pub models: &'e mut Models,
+    pub partition_id: PartitionId,
+    pub now: i64,
+    records: Vec<Record>,
+    queue: VecDeque<usize>,
+    result: ProcessingResult,
+    next_position: Position,
+    source_position: i64,
+    request_id: i64,
+    request_stream_id: i32,
+}
+
+impl Ctx<'_, '_, '_> {
+    /// A new key on this partition.
+    pub fn next_key(&mut self) -> i64 {
+        let max: i64 = self.txn.get(Ks::Meta, META_MAX_KEY).unwrap_or(0);
+        let base = encode_key(self.partition_id, 0);
+        let key = max.max(base) + 1;
+        self.txn.put(Ks::Meta, META_MAX_KEY.to_vec(), &key);
+        key
+    }
+
+    fn record(
+        &mut self,
+        record_type: RecordType,
+        key: i64,
+        intent: Intent,
+        value: RecordValue,
+    ) -> Record {
+        let position = self.next_position;
+        self.next_position += 1;
+        Record {
+            position,
+            partition_id: self.partition_id,
+            key,
+            timestamp: self.now,
+            record_type,
+            value_type: value.value_type(),
+            intent,
+            rejection_type: RejectionType::NullVal,
+            rejection_reason: String::new(),
+            source_record_position: self.source_position,
+            request_id: -1,
+            request_stream_id: -1,
+            value,
+        }
+    }
+
+    /// Writes an event and applies it to state at once, so later steps of the batch see it.
+    pub fn event(&mut self, key: i64, intent: Intent, value: RecordValue) -> Record {
+        let r = self.record(RecordType::Event, key, intent, value);
+        apply_event(self.txn, self.models, &r);
+        self.records.push(r.clone());
+        r
+    }
+
+    /// Like `event`, but the event carries the request of the batch's client command (used
+    /// where state must remember the requester, e.g. create-with-result).
+    pub fn event_for_request(&mut self, key: i64, intent: Intent, value: RecordValue) -> Record {
+        let mut r = self.record(RecordType::Event, key, intent, value);
+        r.request_id = self.request_id;
+        r.request_stream_id = self.request_stream_id;
+        apply_event(self.txn, self.models, &r);
+        self.records.push(r.clone());
+        r
+    }
+
+    /// Writes a follow-up command, processed later in the same batch.
+    pub fn command(&mut self, key: i64, intent: Intent, value: RecordValue) {
+        let r = self.record(RecordType::Command, key, intent, value);
+        self.records.push(r);
+        self.queue.push_back(self.records.len() - 1);
+    }
+
+    /// Answers the client command of this batch with `record`.
+    pub fn respond(&mut self, cmd: &Record, record: Record) {
+        if cmd.request_id >= 0 {
+            self.result.responses.push(Response {
+                request_id: cmd.request_id,
+                request_stream_id: cmd.request_stream_id,
+                record,
+            });
+        }
+    }
+
+    /// Answers a request other than the batch's own (e.g. a create-with-result waiting for the
+    /// instance to complete).
+    pub fn respond_to(&mut self, request_id: i64, request_stream_id: i32, record: Record) {
+        self.result.responses.push(Response {
+            request_id,
+            request_stream_id,
+            record,
+        });
+    }
+
+    pub fn side_effect(&mut self, effect: SideEffect) {
+        if !self.result.side_effects.contains(&effect) {
+            self.result.side_effects.push(effect);
+        }
+    }
+
+    /// A record that is only sent to a client, never written (e.g. a process instance result).
+    pub fn response_only_record(&self, key: i64, intent: Intent, value: RecordValue) -> Record {
+        Record {
+            position: 0,
+            partition_id: self.partition_id,
+            key,
+            timestamp: self.now,
+            record_type: RecordType::Event,
+            value_type: value.value_type(),
+            intent,
+            rejection_type: RejectionType::NullVal,
+            rejection_reason: String::new(),
+            source_record_position: self.source_position,
+            request_id: -1,
+            request_stream_id: -1,
+            value,
+        }
+    }
+}
+
+/// Builds a client command record (the broker fills in position, partition and timestamp).
+pub fn new_command(
+    key: i64,
+    intent: Intent,
+    value: RecordValue,
+    request_id: i64,
+    request_stream_id: i32,
+) -> Record {
+    Record {
+        position: 0,
+        partition_id: 0,
+        key,
+        timestamp: 0,
+        record_type: RecordType::Command,
+        value_type: value.value_type(),
+        intent,
+        rejection_type: RejectionType::NullVal,
+        rejection_reason: String::new(),
+        source_record_position: -1,
+        request_id,
+        request_stream_id,
+        value,
+    }
+}
+
+pub fn is_value_type(r: &Record, vt: ValueType) -> bool {
+    r.value_type == vt
+}

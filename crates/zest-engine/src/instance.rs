@@ -1,0 +1,255 @@
+//! Process instance commands: create, cancel, set variables, resolve incidents, trigger timers.
+
+use zest_protocol::{
+    BpmnElementType, BpmnEventType, Intent, ProcessInstanceCreationRecord, ProcessInstanceRecord,
+    Record, RecordValue, VariableDocumentRecord, VariableDocumentUpdateSemantic, DEFAULT_TENANT,
+};
+
+use crate::appliers::version_key;
+use crate::bpmn;
+use crate::engine::{Ctx, ProcResult, Rejection, SideEffect};
+use crate::state::{key_i64, Ks};
+use crate::types::{
+    ElementInstance, FailedStep, LatestVersion, StoredIncident, StoredJob, StoredProcess,
+};
+use crate::variables::{self, ScopeInfoSeed};
+
+pub fn create(
+    ctx: &mut Ctx<'_, '_, '_>,
+    cmd: &Record,
+    c: &ProcessInstanceCreationRecord,
+) -> ProcResult {
+    let stored: StoredProcess = if c.process_definition_key > 0 {
+        ctx.txn
+            .get(Ks::Processes, &key_i64(c.process_definition_key))
+            .ok_or_else(|| {
+                Rejection::not_found(format!(
+                    "Expected to find process definition with key '{}', but none found",
+                    c.process_definition_key
+                ))
+            })?
+    } else {
+        if c.bpmn_process_id.is_empty() {
+            return Err(Rejection::invalid_argument(
+                "Expected at least a bpmnProcessId or a key greater than -1, but none given",
+            ));
+        }
+        let key = if c.version < 0 {
+            ctx.txn
+                .get::<LatestVersion>(Ks::ProcessLatest, c.bpmn_process_id.as_bytes())
+                .map(|l| l.key)
+        } else {
+            ctx.txn.get::<i64>(
+                Ks::ProcessVersions,
+                &version_key(&c.bpmn_process_id, c.version),
+            )
+        };
+        let not_found = || {
+            if c.version < 0 {
+                Rejection::not_found(format!(
+                    "Expected to find process definition with process ID '{}', but none found",
+                    c.bpmn_process_id
+                ))
+            } else {
+                Rejection::not_found(format!(
+                    "Expected to find process definition with process ID '{}' and version '{}', but none found",
+                    c.bpmn_process_id, c.version
+                ))
+            }
+        };
+        let key = key.ok_or_else(not_found)?;
+        ctx.txn
+            .get(Ks::Processes, &key_i64(key))
+            .ok_or_else(not_found)?
+    };
+    let doc = variables::parse_document(&c.variables).map_err(|e| {
+        Rejection::invalid_argument(format!("Property 'variables' is invalid: {e}"))
+    })?;
+    let p = &stored.record;
+    let pi_key = ctx.next_key();
+    let seed = ScopeInfoSeed {
+        process_instance_key: pi_key,
+        process_definition_key: p.process_definition_key,
+        bpmn_process_id: p.bpmn_process_id.clone(),
+        tenant_id: p.tenant_id.clone(),
+    };
+    variables::set_local_document(ctx, pi_key, &doc, Some(&seed));
+    let created = ProcessInstanceCreationRecord {
+        bpmn_process_id: p.bpmn_process_id.clone(),
+        version: p.version,
+        process_definition_key: p.process_definition_key,
+        variables: c.variables.clone(),
+        process_instance_key: pi_key,
+        fetch_variables: c.fetch_variables.clone(),
+        tenant_id: if p.tenant_id.is_empty() {
+            DEFAULT_TENANT.to_string()
+        } else {
+            p.tenant_id.clone()
+        },
+    };
+    let value = RecordValue::ProcessInstanceCreation(created);
+    let event = if cmd.intent == Intent::CreateWithAwaitingResult {
+        ctx.event_for_request(pi_key, Intent::Created, value)
+    } else {
+        ctx.event(pi_key, Intent::Created, value)
+    };
+    let process_record = ProcessInstanceRecord {
+        bpmn_process_id: p.bpmn_process_id.clone(),
+        version: p.version,
+        process_definition_key: p.process_definition_key,
+        process_instance_key: pi_key,
+        element_id: p.bpmn_process_id.clone(),
+        flow_scope_key: -1,
+        bpmn_element_type: BpmnElementType::Process,
+        bpmn_event_type: BpmnEventType::Unspecified,
+        parent_process_instance_key: -1,
+        parent_element_instance_key: -1,
+        tenant_id: p.tenant_id.clone(),
+    };
+    ctx.command(
+        pi_key,
+        Intent::ActivateElement,
+        RecordValue::ProcessInstance(process_record),
+    );
+    if cmd.intent != Intent::CreateWithAwaitingResult {
+        ctx.respond(cmd, event);
+    }
+    Ok(())
+}
+
+pub fn cancel(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
+    let inst: Option<ElementInstance> = ctx.txn.get(Ks::ElementInstances, &key_i64(cmd.key));
+    let inst = match inst {
+        Some(i) if i.parent_key <= 0 && i.record.bpmn_element_type == BpmnElementType::Process => i,
+        _ => return Err(Rejection::not_found(format!(
+            "Expected to cancel a process instance with key '{}', but no such process was found",
+            cmd.key
+        ))),
+    };
+    if inst.state == Intent::ElementTerminating {
+        return Err(Rejection::invalid_state(format!(
+            "Expected to cancel a process instance with key '{}', but it is already being terminated",
+            cmd.key
+        )));
+    }
+    let awaiting: Option<crate::types::AwaitingResult> =
+        ctx.txn.get(Ks::AwaitingResults, &key_i64(cmd.key));
+    bpmn::terminate(ctx, cmd.key);
+    let record = ctx.response_only_record(
+        cmd.key,
+        Intent::ElementTerminated,
+        RecordValue::ProcessInstance(inst.record.clone()),
+    );
+    ctx.respond(cmd, record.clone());
+    if let Some(a) = awaiting {
+        // a create-with-result waiting for this instance learns it was terminated
+        let mut rejection = record;
+        rejection.record_type = zest_protocol::RecordType::CommandRejection;
+        rejection.rejection_type = zest_protocol::RejectionType::InvalidState;
+        rejection.rejection_reason = format!(
+            "Process instance '{}' was terminated before it completed",
+            cmd.key
+        );
+        ctx.respond_to(a.request_id, a.request_stream_id, rejection);
+    }
+    Ok(())
+}
+
+pub fn set_variables(
+    ctx: &mut Ctx<'_, '_, '_>,
+    cmd: &Record,
+    d: &VariableDocumentRecord,
+) -> ProcResult {
+    let inst: Option<ElementInstance> = ctx.txn.get(Ks::ElementInstances, &key_i64(d.scope_key));
+    if !inst.map(|i| i.is_active()).unwrap_or(false) {
+        return Err(Rejection::not_found(format!(
+            "Expected to update variables for element with key '{}', but no such element was found",
+            d.scope_key
+        )));
+    }
+    let doc = variables::parse_document(&d.variables).map_err(|e| {
+        Rejection::invalid_argument(format!("Property 'variables' is invalid: {e}"))
+    })?;
+    let key = ctx.next_key();
+    let event = ctx.event(
+        key,
+        Intent::Updated,
+        RecordValue::VariableDocument(d.clone()),
+    );
+    match d.update_semantics {
+        VariableDocumentUpdateSemantic::Local => {
+            variables::set_local_document(ctx, d.scope_key, &doc, None)
+        }
+        VariableDocumentUpdateSemantic::Propagate => {
+            variables::merge_propagate(ctx, d.scope_key, &doc)
+        }
+    }
+    ctx.respond(cmd, event);
+    Ok(())
+}
+
+pub fn resolve_incident(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
+    let Some(incident) = ctx
+        .txn
+        .get::<StoredIncident>(Ks::Incidents, &key_i64(cmd.key))
+    else {
+        return Err(Rejection::not_found(format!(
+            "Expected to resolve incident with key '{}', but no such incident was found",
+            cmd.key
+        )));
+    };
+    let event = ctx.event(
+        cmd.key,
+        Intent::Resolved,
+        RecordValue::Incident(incident.record.clone()),
+    );
+    let elem_key = incident.record.element_instance_key;
+    match incident.failed_step {
+        FailedStep::Job => {
+            if let Some(job) = ctx
+                .txn
+                .get::<StoredJob>(Ks::Jobs, &key_i64(incident.record.job_key))
+            {
+                ctx.side_effect(SideEffect::JobsAvailable(job.record.job_type));
+            }
+        }
+        FailedStep::ActivateElement => bpmn::on_activate(ctx, elem_key)?,
+        FailedStep::CompleteElement => bpmn::on_complete(ctx, elem_key)?,
+    }
+    ctx.respond(cmd, event);
+    Ok(())
+}
+
+pub fn trigger_timer(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
+    let Some(timer) = ctx
+        .txn
+        .get::<zest_protocol::TimerRecord>(Ks::Timers, &key_i64(cmd.key))
+    else {
+        return Err(Rejection::not_found(format!(
+            "Expected to trigger timer with key '{}', but no such timer was found",
+            cmd.key
+        )));
+    };
+    if timer.due_date > ctx.now {
+        return Err(Rejection::invalid_state(format!(
+            "Expected timer with key '{}' to be due, but it is not",
+            cmd.key
+        )));
+    }
+    ctx.event(
+        cmd.key,
+        Intent::Triggered,
+        RecordValue::Timer(timer.clone()),
+    );
+    if let Some(inst) = ctx
+        .txn
+        .get::<ElementInstance>(Ks::ElementInstances, &key_i64(timer.element_instance_key))
+    {
+        ctx.command(
+            inst.key,
+            Intent::CompleteElement,
+            RecordValue::ProcessInstance(inst.record),
+        );
+    }
+    Ok(())
+}

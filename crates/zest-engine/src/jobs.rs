@@ -1,0 +1,282 @@
+//! Job processors: activation, completion, failure, errors, retries, timeouts, backoff.
+
+use serde_json::Value;
+use zest_protocol::{ErrorType, Intent, JobBatchRecord, JobRecord, Record, RecordValue};
+
+use crate::bpmn;
+use crate::engine::{Ctx, ProcResult, Rejection, SideEffect};
+use crate::state::{key_i64, read_i64, Ks};
+use crate::types::{ElementInstance, JobState, StoredJob};
+use crate::variables;
+
+/// Upper bound of the variables carried by one activation response, under the gateway's
+/// default 4 MiB message limit with room for the rest of the message.
+const MAX_BATCH_VARIABLES_BYTES: usize = 3 * 1024 * 1024;
+
+fn load_job(ctx: &Ctx<'_, '_, '_>, key: i64, action: &str) -> ProcResult<StoredJob> {
+    ctx.txn
+        .get::<StoredJob>(Ks::Jobs, &key_i64(key))
+        .ok_or_else(|| {
+            Rejection::not_found(format!(
+                "Expected to {action} job with key '{key}', but no such job was found"
+            ))
+        })
+}
+
+fn state_name(s: JobState) -> &'static str {
+    match s {
+        JobState::Activatable => "ACTIVATABLE",
+        JobState::Activated => "ACTIVATED",
+        JobState::FailedBackoff | JobState::Failed => "FAILED",
+        JobState::ErrorThrown => "ERROR_THROWN",
+    }
+}
+
+/// JOB_BATCH ACTIVATE: hands out up to `max_jobs_to_activate` activatable jobs of a type.
+pub fn activate(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, batch: &JobBatchRecord) -> ProcResult {
+    if batch.job_type.is_empty() {
+        return Err(Rejection::invalid_argument(
+            "Expected to activate jobs of a non-empty type, but type was empty",
+        ));
+    }
+    if batch.max_jobs_to_activate < 1 {
+        return Err(Rejection::invalid_argument(format!(
+            "Expected to activate job batch with max jobs to activate to be greater than zero, but it was '{}'",
+            batch.max_jobs_to_activate
+        )));
+    }
+    if batch.timeout < 1 {
+        return Err(Rejection::invalid_argument(format!(
+            "Expected to activate job batch with timeout to be greater than zero, but it was '{}'",
+            batch.timeout
+        )));
+    }
+    let prefix = crate::state::KeyBuf::new().str(&batch.job_type).build();
+    let candidates = ctx.txn.scan_prefix(
+        Ks::JobsActivatable,
+        &prefix,
+        batch.max_jobs_to_activate as usize,
+    );
+    let mut logged = batch.clone();
+    let mut answered = batch.clone();
+    let mut bytes = 0usize;
+    for (k, _) in candidates {
+        let job_key = read_i64(&k, prefix.len());
+        let Some(stored) = ctx.txn.get::<StoredJob>(Ks::Jobs, &key_i64(job_key)) else {
+            continue;
+        };
+        let vars = variables::visible_selected(
+            ctx,
+            stored.record.element_instance_key,
+            &batch.fetch_variables,
+        );
+        let vars_text = Value::Object(vars).to_string();
+        if bytes + vars_text.len() > MAX_BATCH_VARIABLES_BYTES && !answered.jobs.is_empty() {
+            answered.truncated = true;
+            logged.truncated = true;
+            break;
+        }
+        bytes += vars_text.len();
+        let mut job = stored.record.clone();
+        job.worker = batch.worker.clone();
+        job.deadline = ctx.now + batch.timeout;
+        job.timeout = batch.timeout;
+        logged.job_keys.push(job_key);
+        logged.jobs.push(JobRecord {
+            variables: String::new(),
+            ..job.clone()
+        });
+        answered.job_keys.push(job_key);
+        answered.jobs.push(JobRecord {
+            variables: vars_text,
+            ..job
+        });
+    }
+    if logged.jobs.is_empty() {
+        // nothing to activate: a read-only answer, nothing is written
+        let record =
+            ctx.response_only_record(-1, Intent::Activated, RecordValue::JobBatch(answered));
+        ctx.respond(cmd, record);
+        return Ok(());
+    }
+    let key = ctx.next_key();
+    let mut event = ctx.event(key, Intent::Activated, RecordValue::JobBatch(logged));
+    event.value = RecordValue::JobBatch(answered);
+    ctx.respond(cmd, event);
+    Ok(())
+}
+
+pub fn complete(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) -> ProcResult {
+    let job = load_job(ctx, cmd.key, "complete")?;
+    if !matches!(job.state, JobState::Activatable | JobState::Activated) {
+        return Err(Rejection::invalid_state(format!(
+            "Expected to complete job with key '{}', but it is in state '{}'",
+            cmd.key,
+            state_name(job.state)
+        )));
+    }
+    let doc = variables::parse_document(&j.variables).map_err(Rejection::invalid_argument)?;
+    let mut record = job.record.clone();
+    record.variables = j.variables.clone();
+    let event = ctx.event(cmd.key, Intent::Completed, RecordValue::Job(record));
+    let elem_key = job.record.element_instance_key;
+    let inst: Option<ElementInstance> = ctx.txn.get(Ks::ElementInstances, &key_i64(elem_key));
+    if let Some(inst) = inst {
+        if !doc.is_empty() {
+            let has_outputs = bpmn::load(ctx, elem_key)
+                .map(|(_, m, i)| !m.element(i).outputs.is_empty())
+                .unwrap_or(false);
+            if has_outputs {
+                variables::set_local_document(ctx, elem_key, &doc, None);
+            } else {
+                variables::merge_propagate(ctx, elem_key, &doc);
+            }
+        }
+        ctx.command(
+            elem_key,
+            Intent::CompleteElement,
+            RecordValue::ProcessInstance(inst.record),
+        );
+    }
+    ctx.respond(cmd, event);
+    Ok(())
+}
+
+pub fn fail(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) -> ProcResult {
+    let job = load_job(ctx, cmd.key, "fail")?;
+    if job.state != JobState::Activated {
+        return Err(Rejection::invalid_state(format!(
+            "Expected to fail activated job with key '{}', but it is in state '{}'",
+            cmd.key,
+            state_name(job.state)
+        )));
+    }
+    let doc = variables::parse_document(&j.variables).map_err(Rejection::invalid_argument)?;
+    let mut record = job.record.clone();
+    record.retries = j.retries;
+    record.error_message = j.error_message.clone();
+    record.retry_backoff = j.retry_backoff.max(0);
+    record.recurring_time = if j.retry_backoff > 0 {
+        ctx.now + j.retry_backoff
+    } else {
+        -1
+    };
+    record.variables = j.variables.clone();
+    let event = ctx.event(cmd.key, Intent::Failed, RecordValue::Job(record.clone()));
+    if !doc.is_empty() {
+        variables::set_local_document(ctx, job.record.element_instance_key, &doc, None);
+    }
+    if j.retries <= 0 {
+        if let Some(inst) = ctx.txn.get::<ElementInstance>(
+            Ks::ElementInstances,
+            &key_i64(job.record.element_instance_key),
+        ) {
+            let msg = if j.error_message.is_empty() {
+                "No more retries left.".to_string()
+            } else {
+                j.error_message.clone()
+            };
+            bpmn::raise_incident(ctx, &inst, ErrorType::JobNoRetries, msg, cmd.key)?;
+        }
+    } else if j.retry_backoff <= 0 {
+        ctx.side_effect(SideEffect::JobsAvailable(job.record.job_type.clone()));
+    }
+    ctx.respond(cmd, event);
+    Ok(())
+}
+
+pub fn throw_error(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) -> ProcResult {
+    let job = load_job(ctx, cmd.key, "throw an error for")?;
+    if !matches!(job.state, JobState::Activatable | JobState::Activated) {
+        return Err(Rejection::invalid_state(format!(
+            "Expected to throw an error for job with key '{}', but it is in state '{}'",
+            cmd.key,
+            state_name(job.state)
+        )));
+    }
+    let mut record = job.record.clone();
+    record.error_code = j.error_code.clone();
+    record.error_message = j.error_message.clone();
+    record.variables = j.variables.clone();
+    let event = ctx.event(cmd.key, Intent::ErrorThrown, RecordValue::Job(record));
+    // No error catch events exist yet in the supported elements: the error is unhandled.
+    if let Some(inst) = ctx.txn.get::<ElementInstance>(
+        Ks::ElementInstances,
+        &key_i64(job.record.element_instance_key),
+    ) {
+        let msg = format!(
+            "Expected to throw an error event with the code '{}' with message '{}', but it was not caught. No error events are available in the scope.",
+            j.error_code, j.error_message
+        );
+        bpmn::raise_incident(ctx, &inst, ErrorType::UnhandledErrorEvent, msg, cmd.key)?;
+    }
+    ctx.respond(cmd, event);
+    Ok(())
+}
+
+pub fn update_retries(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) -> ProcResult {
+    let job = load_job(ctx, cmd.key, "update retries of")?;
+    if j.retries < 1 {
+        return Err(Rejection::invalid_argument(format!(
+            "Expected to update retries for job with key '{}' with a positive amount of retries, but the amount given was '{}'",
+            cmd.key, j.retries
+        )));
+    }
+    let mut record = job.record.clone();
+    record.retries = j.retries;
+    let event = ctx.event(cmd.key, Intent::RetriesUpdated, RecordValue::Job(record));
+    ctx.respond(cmd, event);
+    Ok(())
+}
+
+pub fn update_timeout(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) -> ProcResult {
+    let job = load_job(ctx, cmd.key, "update timeout of")?;
+    if job.state != JobState::Activated {
+        return Err(Rejection::invalid_state(format!(
+            "Expected to update the timeout of job with key '{}', but it is not active",
+            cmd.key
+        )));
+    }
+    let mut record = job.record.clone();
+    record.timeout = j.timeout;
+    record.deadline = ctx.now + j.timeout;
+    let event = ctx.event(cmd.key, Intent::TimeoutUpdated, RecordValue::Job(record));
+    ctx.respond(cmd, event);
+    Ok(())
+}
+
+/// Written by the scheduler when an activated job's deadline passed.
+pub fn time_out(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
+    let job = load_job(ctx, cmd.key, "time out")?;
+    if job.state != JobState::Activated || job.record.deadline > ctx.now {
+        return Err(Rejection::invalid_state(format!(
+            "Expected to time out activated job with key '{}', but it is not timed out",
+            cmd.key
+        )));
+    }
+    ctx.event(
+        cmd.key,
+        Intent::TimedOut,
+        RecordValue::Job(job.record.clone()),
+    );
+    ctx.side_effect(SideEffect::JobsAvailable(job.record.job_type));
+    Ok(())
+}
+
+/// Written by the scheduler when a failed job's retry backoff passed.
+pub fn recur(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
+    let job = load_job(ctx, cmd.key, "recur")?;
+    if job.state != JobState::FailedBackoff {
+        return Err(Rejection::invalid_state(format!(
+            "Expected job with key '{}' to wait for its backoff, but it does not",
+            cmd.key
+        )));
+    }
+    ctx.event(
+        cmd.key,
+        Intent::RecurredAfterBackoff,
+        RecordValue::Job(job.record.clone()),
+    );
+    ctx.side_effect(SideEffect::JobsAvailable(job.record.job_type));
+    Ok(())
+}

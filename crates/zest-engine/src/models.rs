@@ -1,0 +1,47 @@
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use zest_model::Process;
+
+use crate::state::{key_i64, Ks, Txn};
+use crate::types::StoredProcess;
+
+/// Parsed process models by definition key: a cache of what state holds (the deployed XML),
+/// so it never changes what the engine computes, only how fast.
+#[derive(Default)]
+pub struct Models {
+    by_key: HashMap<i64, Arc<Process>>,
+}
+
+impl Models {
+    pub fn get(&mut self, txn: &Txn<'_>, process_definition_key: i64) -> Option<Arc<Process>> {
+        if let Some(p) = self.by_key.get(&process_definition_key) {
+            return Some(p.clone());
+        }
+        let stored: StoredProcess = txn.get(Ks::Processes, &key_i64(process_definition_key))?;
+        let processes =
+            match zest_model::parse_bpmn(&stored.record.resource_name, &stored.record.resource) {
+                Ok(p) => p,
+                Err(e) => {
+                    tracing::error!(
+                        "stored process {process_definition_key} no longer parses: {e}"
+                    );
+                    return None;
+                }
+            };
+        let process = processes
+            .into_iter()
+            .find(|p| p.id == stored.record.bpmn_process_id)?;
+        let process = Arc::new(process);
+        self.by_key.insert(process_definition_key, process.clone());
+        Some(process)
+    }
+
+    pub fn insert(&mut self, process_definition_key: i64, process: Arc<Process>) {
+        self.by_key.insert(process_definition_key, process);
+    }
+
+    pub fn clear(&mut self) {
+        self.by_key.clear();
+    }
+}

@@ -1,0 +1,344 @@
+//! The engine's view of partition state: named keyspaces of ordered byte keys, read through
+//! [`StateRead`] and written only through [`Txn`], an in-memory overlay that the storage layer
+//! later flushes in one write batch. The engine never does I/O itself.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+use serde::{de::DeserializeOwned, Serialize};
+use zest_protocol::codec;
+
+/// State kinds. Each is one keyspace in the store; keys are ordered bytes (big-endian numbers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Ks {
+    /// Partition-wide counters (max key, ...).
+    Meta,
+    /// process definition key -> StoredProcess
+    Processes,
+    /// bpmn process id -> latest (version, key)
+    ProcessLatest,
+    /// (bpmn process id, version) -> process definition key
+    ProcessVersions,
+    /// element instance key -> ElementInstance
+    ElementInstances,
+    /// (flow scope key, child key) -> ()
+    ElementChildren,
+    /// (scope key, name) -> StoredVariable
+    Variables,
+    /// job key -> StoredJob
+    Jobs,
+    /// (job type, job key) -> ()
+    JobsActivatable,
+    /// (deadline, job key) -> ()
+    JobDeadlines,
+    /// (recurring time, job key) -> ()
+    JobBackoffs,
+    /// timer key -> TimerRecord
+    Timers,
+    /// (due date, timer key) -> ()
+    TimerDueDates,
+    /// incident key -> StoredIncident
+    Incidents,
+    /// element instance key or job key -> incident key
+    IncidentIndex,
+    /// process instance key -> AwaitingResult
+    AwaitingResults,
+}
+
+impl Ks {
+    pub const ALL: [Ks; 16] = [
+        Ks::Meta,
+        Ks::Processes,
+        Ks::ProcessLatest,
+        Ks::ProcessVersions,
+        Ks::ElementInstances,
+        Ks::ElementChildren,
+        Ks::Variables,
+        Ks::Jobs,
+        Ks::JobsActivatable,
+        Ks::JobDeadlines,
+        Ks::JobBackoffs,
+        Ks::Timers,
+        Ks::TimerDueDates,
+        Ks::Incidents,
+        Ks::IncidentIndex,
+        Ks::AwaitingResults,
+    ];
+
+    /// Stable name, used as the storage keyspace name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Ks::Meta => "meta",
+            Ks::Processes => "processes",
+            Ks::ProcessLatest => "process_latest",
+            Ks::ProcessVersions => "process_versions",
+            Ks::ElementInstances => "element_instances",
+            Ks::ElementChildren => "element_children",
+            Ks::Variables => "variables",
+            Ks::Jobs => "jobs",
+            Ks::JobsActivatable => "jobs_activatable",
+            Ks::JobDeadlines => "job_deadlines",
+            Ks::JobBackoffs => "job_backoffs",
+            Ks::Timers => "timers",
+            Ks::TimerDueDates => "timer_due_dates",
+            Ks::Incidents => "incidents",
+            Ks::IncidentIndex => "incident_index",
+            Ks::AwaitingResults => "awaiting_results",
+        }
+    }
+}
+
+/// Read access to committed state, implemented by the storage layer (and by a plain map in
+/// tests).
+pub trait StateRead {
+    fn get(&self, ks: Ks, key: &[u8]) -> Option<Vec<u8>>;
+    /// Calls `f` for each entry whose key starts with `prefix`, in key order, until `f`
+    /// returns false.
+    fn scan_prefix(&self, ks: Ks, prefix: &[u8], f: &mut dyn FnMut(&[u8], &[u8]) -> bool);
+}
+
+/// An in-memory state, for tests and for the engine's unit tests.
+#[derive(Debug, Default, Clone)]
+pub struct MemState {
+    pub map: BTreeMap<(Ks, Vec<u8>), Vec<u8>>,
+}
+
+impl MemState {
+    pub fn apply(&mut self, writes: Writes) {
+        for ((ks, k), v) in writes.0 {
+            match v {
+                Some(v) => {
+                    self.map.insert((ks, k), v);
+                }
+                None => {
+                    self.map.remove(&(ks, k));
+                }
+            }
+        }
+    }
+}
+
+impl StateRead for MemState {
+    fn get(&self, ks: Ks, key: &[u8]) -> Option<Vec<u8>> {
+        self.map.get(&(ks, key.to_vec())).cloned()
+    }
+
+    fn scan_prefix(&self, ks: Ks, prefix: &[u8], f: &mut dyn FnMut(&[u8], &[u8]) -> bool) {
+        for ((_, k), v) in self.map.range((ks, prefix.to_vec())..) {
+            if !k.starts_with(prefix) {
+                break;
+            }
+            if !f(k, v) {
+                break;
+            }
+        }
+        // keys of other keyspaces sort after (ks is the first tuple field); the prefix check
+        // above stops at the first key of this keyspace that no longer matches, and keys of a
+        // later keyspace never share it because the range starts inside `ks`.
+    }
+}
+
+/// The writes of a transaction: `None` deletes.
+#[derive(Debug, Default, Clone)]
+pub struct Writes(pub BTreeMap<(Ks, Vec<u8>), Option<Vec<u8>>>);
+
+impl Writes {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
+/// A transaction over committed state: reads see its own writes first. Two layers: `outer`
+/// holds the writes of earlier commands of the same group, `inner` those of the command being
+/// processed, so a failing command can be rolled back alone.
+pub struct Txn<'a> {
+    base: &'a dyn StateRead,
+    outer: BTreeMap<(Ks, Vec<u8>), Option<Vec<u8>>>,
+    inner: BTreeMap<(Ks, Vec<u8>), Option<Vec<u8>>>,
+}
+
+impl<'a> Txn<'a> {
+    pub fn new(base: &'a dyn StateRead) -> Txn<'a> {
+        Txn {
+            base,
+            outer: BTreeMap::new(),
+            inner: BTreeMap::new(),
+        }
+    }
+
+    /// Keeps the writes of the current command.
+    pub fn commit_command(&mut self) {
+        let inner = std::mem::take(&mut self.inner);
+        self.outer.extend(inner);
+    }
+
+    /// Drops the writes of the current command.
+    pub fn rollback_command(&mut self) {
+        self.inner.clear();
+    }
+
+    /// All writes (the current command's included).
+    pub fn into_writes(mut self) -> Writes {
+        self.commit_command();
+        Writes(self.outer)
+    }
+
+    pub fn get_raw(&self, ks: Ks, key: &[u8]) -> Option<Vec<u8>> {
+        let k = (ks, key.to_vec());
+        if let Some(v) = self.inner.get(&k) {
+            return v.clone();
+        }
+        if let Some(v) = self.outer.get(&k) {
+            return v.clone();
+        }
+        self.base.get(ks, key)
+    }
+
+    pub fn put_raw(&mut self, ks: Ks, key: Vec<u8>, value: Vec<u8>) {
+        self.inner.insert((ks, key), Some(value));
+    }
+
+    pub fn delete(&mut self, ks: Ks, key: Vec<u8>) {
+        self.inner.insert((ks, key), None);
+    }
+
+    pub fn get<T: DeserializeOwned>(&self, ks: Ks, key: &[u8]) -> Option<T> {
+        let bytes = self.get_raw(ks, key)?;
+        match codec::decode(&bytes) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                tracing::error!(keyspace = ks.name(), "undecodable state value: {e}");
+                None
+            }
+        }
+    }
+
+    pub fn put<T: Serialize>(&mut self, ks: Ks, key: Vec<u8>, value: &T) {
+        self.put_raw(ks, key, codec::encode(value));
+    }
+
+    /// Entries with the given prefix in key order, own writes merged over the base, up to
+    /// `limit` entries.
+    pub fn scan_prefix(&self, ks: Ks, prefix: &[u8], limit: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
+        // Merge: collect overlay entries for the prefix, then walk the base and skip keys the
+        // overlay shadows. Overlays are small (one group of commands), the base is not.
+        let mut overlay: BTreeMap<Vec<u8>, Option<Vec<u8>>> = BTreeMap::new();
+        for layer in [&self.outer, &self.inner] {
+            let start = (ks, prefix.to_vec());
+            for ((k_ks, k), v) in layer.range((Bound::Included(start), Bound::Unbounded)) {
+                if *k_ks != ks || !k.starts_with(prefix) {
+                    break;
+                }
+                overlay.insert(k.clone(), v.clone());
+            }
+        }
+        let mut out: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+        for (k, v) in &overlay {
+            if let Some(v) = v {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+        // We need `limit` live entries; base entries shadowed by deletes don't count.
+        let mut taken = 0usize;
+        let mut last_base_key: Option<Vec<u8>> = None;
+        self.base.scan_prefix(ks, prefix, &mut |k, v| {
+            if !overlay.contains_key(k) {
+                out.insert(k.to_vec(), v.to_vec());
+                taken += 1;
+            }
+            last_base_key = Some(k.to_vec());
+            taken < limit
+        });
+        // Overlay entries beyond the last base key read may sort after entries we did not
+        // read; keep only the first `limit` in order, which is correct as long as every
+        // base key before the cut was seen (it was: the scan is ordered).
+        let _ = last_base_key;
+        out.into_iter().take(limit).collect()
+    }
+}
+
+/// Big-endian key building.
+pub struct KeyBuf(Vec<u8>);
+
+impl KeyBuf {
+    pub fn new() -> Self {
+        KeyBuf(Vec::with_capacity(24))
+    }
+    pub fn i64(mut self, v: i64) -> Self {
+        // flip the sign bit so negative numbers sort before positive ones
+        self.0
+            .extend_from_slice(&((v as u64) ^ (1 << 63)).to_be_bytes());
+        self
+    }
+    /// A string followed by a 0 separator (strings in keys never contain NUL).
+    pub fn str(mut self, s: &str) -> Self {
+        self.0.extend_from_slice(s.as_bytes());
+        self.0.push(0);
+        self
+    }
+    pub fn build(self) -> Vec<u8> {
+        self.0
+    }
+}
+
+impl Default for KeyBuf {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+pub fn key_i64(v: i64) -> Vec<u8> {
+    KeyBuf::new().i64(v).build()
+}
+
+/// Decodes an i64 written by [`KeyBuf::i64`] at `offset`.
+pub fn read_i64(key: &[u8], offset: usize) -> i64 {
+    let mut b = [0u8; 8];
+    if key.len() >= offset + 8 {
+        b.copy_from_slice(&key[offset..offset + 8]);
+    }
+    (u64::from_be_bytes(b) ^ (1 << 63)) as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlay_shadows_base_and_scans_in_order() {
+        let mut base = MemState::default();
+        for i in 0..5 {
+            base.map.insert((Ks::Jobs, key_i64(i)), vec![i as u8]);
+        }
+        base.map.insert((Ks::Timers, key_i64(1)), vec![9]);
+        let mut txn = Txn::new(&base);
+        txn.delete(Ks::Jobs, key_i64(1));
+        txn.put_raw(Ks::Jobs, key_i64(7), vec![7]);
+        txn.commit_command();
+        txn.put_raw(Ks::Jobs, key_i64(2), vec![22]);
+        let got: Vec<u8> = txn
+            .scan_prefix(Ks::Jobs, &[], 10)
+            .into_iter()
+            .map(|(_, v)| v[0])
+            .collect();
+        assert_eq!(got, vec![0, 22, 3, 4, 7]);
+        txn.rollback_command();
+        let got: Vec<u8> = txn
+            .scan_prefix(Ks::Jobs, &[], 3)
+            .into_iter()
+            .map(|(_, v)| v[0])
+            .collect();
+        assert_eq!(got, vec![0, 2, 3]);
+        assert_eq!(txn.get_raw(Ks::Timers, &key_i64(1)), Some(vec![9]));
+    }
+
+    #[test]
+    fn negative_keys_sort_first() {
+        assert!(key_i64(-1) < key_i64(0));
+        assert!(key_i64(1) < key_i64(1 << 40));
+        assert_eq!(read_i64(&key_i64(-5), 0), -5);
+    }
+}

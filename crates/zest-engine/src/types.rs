@@ -1,0 +1,94 @@
+//! Values kept in state (encoded with the protocol codec).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use zest_protocol::{IncidentRecord, Intent, JobRecord, ProcessInstanceRecord, ProcessRecord};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StoredProcess {
+    pub record: ProcessRecord,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct LatestVersion {
+    pub version: i32,
+    pub key: i64,
+}
+
+/// Lifecycle state of an element instance: the intent of its last lifecycle event.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ElementInstance {
+    pub key: i64,
+    /// Key of the flow scope's element instance; -1 for a process instance.
+    pub parent_key: i64,
+    pub state: Intent,
+    pub record: ProcessInstanceRecord,
+    /// Job of a service task while it waits; -1 otherwise.
+    pub job_key: i64,
+    /// Timer of a timer catch event while it waits; -1 otherwise.
+    pub timer_key: i64,
+    /// Child element instances not yet completed or terminated.
+    pub active_children: u32,
+    /// Sequence flows taken inside this scope whose target is not yet activated.
+    pub active_flows: u32,
+    /// Tokens waiting at parallel joins: "joinId\u{0}flowId" -> count.
+    pub join_tokens: BTreeMap<String, u32>,
+}
+
+impl ElementInstance {
+    pub fn is_active(&self) -> bool {
+        matches!(
+            self.state,
+            Intent::ElementActivating | Intent::ElementActivated | Intent::ElementCompleting
+        )
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum JobState {
+    Activatable,
+    Activated,
+    /// Failed with retries left and waiting for its backoff.
+    FailedBackoff,
+    /// Failed without retries, or an error was thrown that nothing caught: an incident waits.
+    Failed,
+    ErrorThrown,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StoredJob {
+    pub state: JobState,
+    pub record: JobRecord,
+}
+
+/// The command an incident's resolution retries.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum FailedStep {
+    /// Re-run the element's activation (input mappings, job creation, gateway routing, ...).
+    ActivateElement,
+    /// Re-run the element's completion (output mappings, outgoing flows).
+    CompleteElement,
+    /// A job incident: resolving makes the job activatable again.
+    Job,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StoredIncident {
+    pub record: IncidentRecord,
+    pub failed_step: FailedStep,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StoredVariable {
+    pub key: i64,
+    /// JSON text.
+    pub value: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AwaitingResult {
+    pub request_id: i64,
+    pub request_stream_id: i32,
+    pub fetch_variables: Vec<String>,
+}

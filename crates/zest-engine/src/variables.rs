@@ -1,0 +1,262 @@
+//! Zeebe's variable scoping: each element instance is a scope; a scope sees its own variables
+//! and those of its parents (inner names shadow outer ones). Propagation sets a variable in the
+//! nearest scope that already has it, or else in the process instance scope.
+
+use serde_json::{Map, Value};
+use zest_protocol::{Intent, RecordValue, VariableRecord};
+
+use crate::appliers::variable_key;
+use crate::engine::Ctx;
+use crate::state::{key_i64, Ks};
+use crate::types::{ElementInstance, StoredVariable};
+
+/// The scope chain from `scope_key` outwards: (scope key, its element instance if it exists).
+fn scope_chain(ctx: &Ctx<'_, '_, '_>, scope_key: i64) -> Vec<i64> {
+    let mut chain = Vec::with_capacity(4);
+    let mut scope = scope_key;
+    while scope > 0 {
+        chain.push(scope);
+        match ctx
+            .txn
+            .get::<ElementInstance>(Ks::ElementInstances, &key_i64(scope))
+        {
+            Some(inst) => scope = inst.parent_key,
+            None => break,
+        }
+    }
+    chain
+}
+
+fn local_raw(ctx: &Ctx<'_, '_, '_>, scope_key: i64) -> Vec<(String, StoredVariable)> {
+    let prefix = key_i64(scope_key);
+    ctx.txn
+        .scan_prefix(Ks::Variables, &prefix, usize::MAX)
+        .into_iter()
+        .filter_map(|(k, v)| {
+            let name = String::from_utf8(k[prefix.len()..].to_vec()).ok()?;
+            let var: StoredVariable = zest_protocol::codec::decode(&v).ok()?;
+            Some((name, var))
+        })
+        .collect()
+}
+
+fn parse(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or(Value::Null)
+}
+
+/// All variables visible from `scope_key`.
+pub fn visible(ctx: &Ctx<'_, '_, '_>, scope_key: i64) -> Map<String, Value> {
+    let mut out = Map::new();
+    for scope in scope_chain(ctx, scope_key) {
+        for (name, var) in local_raw(ctx, scope) {
+            if !out.contains_key(&name) {
+                out.insert(name, parse(&var.value));
+            }
+        }
+    }
+    out
+}
+
+/// The variables named in `names` visible from `scope_key` (all of them when `names` is empty).
+pub fn visible_selected(
+    ctx: &Ctx<'_, '_, '_>,
+    scope_key: i64,
+    names: &[String],
+) -> Map<String, Value> {
+    if names.is_empty() {
+        return visible(ctx, scope_key);
+    }
+    let chain = scope_chain(ctx, scope_key);
+    let mut out = Map::new();
+    for name in names {
+        for &scope in &chain {
+            if let Some(var) = ctx
+                .txn
+                .get::<StoredVariable>(Ks::Variables, &variable_key(scope, name))
+            {
+                out.insert(name.clone(), parse(&var.value));
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Context of the process instance a scope belongs to, for the variable records.
+struct ScopeInfo {
+    process_instance_key: i64,
+    process_definition_key: i64,
+    bpmn_process_id: String,
+    tenant_id: String,
+}
+
+fn scope_info(
+    ctx: &Ctx<'_, '_, '_>,
+    scope_key: i64,
+    fallback: Option<&ScopeInfoSeed>,
+) -> ScopeInfo {
+    if let Some(inst) = ctx
+        .txn
+        .get::<ElementInstance>(Ks::ElementInstances, &key_i64(scope_key))
+    {
+        return ScopeInfo {
+            process_instance_key: inst.record.process_instance_key,
+            process_definition_key: inst.record.process_definition_key,
+            bpmn_process_id: inst.record.bpmn_process_id,
+            tenant_id: inst.record.tenant_id,
+        };
+    }
+    match fallback {
+        Some(s) => ScopeInfo {
+            process_instance_key: s.process_instance_key,
+            process_definition_key: s.process_definition_key,
+            bpmn_process_id: s.bpmn_process_id.clone(),
+            tenant_id: s.tenant_id.clone(),
+        },
+        None => ScopeInfo {
+            process_instance_key: scope_key,
+            process_definition_key: -1,
+            bpmn_process_id: String::new(),
+            tenant_id: zest_protocol::DEFAULT_TENANT.to_string(),
+        },
+    }
+}
+
+/// Process data for variables of a scope whose element instance does not exist yet (the
+/// variables of a process instance are created before its ELEMENT_ACTIVATING).
+pub struct ScopeInfoSeed {
+    pub process_instance_key: i64,
+    pub process_definition_key: i64,
+    pub bpmn_process_id: String,
+    pub tenant_id: String,
+}
+
+/// Sets a variable in exactly this scope: CREATED if new, UPDATED if its value changed.
+pub fn set_local(
+    ctx: &mut Ctx<'_, '_, '_>,
+    scope_key: i64,
+    name: &str,
+    value: &Value,
+    seed: Option<&ScopeInfoSeed>,
+) {
+    let text = value.to_string();
+    let existing: Option<StoredVariable> =
+        ctx.txn.get(Ks::Variables, &variable_key(scope_key, name));
+    let info = scope_info(ctx, scope_key, seed);
+    let record = |text: String| {
+        RecordValue::Variable(VariableRecord {
+            name: name.to_string(),
+            value: text,
+            scope_key,
+            process_instance_key: info.process_instance_key,
+            process_definition_key: info.process_definition_key,
+            bpmn_process_id: info.bpmn_process_id.clone(),
+            tenant_id: info.tenant_id.clone(),
+        })
+    };
+    match existing {
+        Some(var) if var.value == text => {}
+        Some(var) => {
+            ctx.event(var.key, Intent::Updated, record(text));
+        }
+        None => {
+            let key = ctx.next_key();
+            ctx.event(key, Intent::Created, record(text));
+        }
+    }
+}
+
+pub fn set_local_document(
+    ctx: &mut Ctx<'_, '_, '_>,
+    scope_key: i64,
+    doc: &Map<String, Value>,
+    seed: Option<&ScopeInfoSeed>,
+) {
+    for (name, value) in doc {
+        set_local(ctx, scope_key, name, value, seed);
+    }
+}
+
+/// Merges a document starting at `scope_key`: each variable is set where it is already
+/// defined (nearest scope first), else in the outermost scope (the process instance).
+pub fn merge_propagate(ctx: &mut Ctx<'_, '_, '_>, scope_key: i64, doc: &Map<String, Value>) {
+    let chain = scope_chain(ctx, scope_key);
+    let Some(&root) = chain.last() else { return };
+    for (name, value) in doc {
+        let target = chain
+            .iter()
+            .copied()
+            .find(|&s| {
+                ctx.txn
+                    .get_raw(Ks::Variables, &variable_key(s, name))
+                    .is_some()
+            })
+            .unwrap_or(root);
+        set_local(ctx, target, name, value, None);
+    }
+}
+
+/// Parses a JSON variables document; empty text is an empty document.
+pub fn parse_document(text: &str) -> Result<Map<String, Value>, String> {
+    if text.trim().is_empty() {
+        return Ok(Map::new());
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(Value::Null) => Ok(Map::new()),
+        Ok(other) => Err(format!(
+            "Expected document to be a root level object, but was '{}'",
+            match other {
+                Value::Array(_) => "ARRAY",
+                Value::String(_) => "STRING",
+                Value::Number(_) => "NUMBER",
+                Value::Bool(_) => "BOOLEAN",
+                _ => "UNKNOWN",
+            }
+        )),
+        Err(e) => Err(format!(
+            "Expected document to be valid JSON, but it was not: {e}"
+        )),
+    }
+}
+
+/// Sets `value` at a target path `a.b.c` in `doc`, merging into existing contexts.
+pub fn set_path(
+    doc: &mut Map<String, Value>,
+    path: &str,
+    value: Value,
+    visible: &Map<String, Value>,
+) {
+    let mut parts = path.split('.');
+    let Some(first) = parts.next() else { return };
+    let rest: Vec<&str> = parts.collect();
+    if rest.is_empty() {
+        doc.insert(first.to_string(), value);
+        return;
+    }
+    let mut root = doc
+        .get(first)
+        .cloned()
+        .or_else(|| visible.get(first).cloned())
+        .filter(|v| v.is_object())
+        .unwrap_or_else(|| Value::Object(Map::new()));
+    let mut cur = &mut root;
+    for (i, part) in rest.iter().enumerate() {
+        let obj = match cur {
+            Value::Object(o) => o,
+            _ => return,
+        };
+        if i == rest.len() - 1 {
+            obj.insert(part.to_string(), value);
+            break;
+        }
+        let entry = obj
+            .entry(part.to_string())
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !entry.is_object() {
+            *entry = Value::Object(Map::new());
+        }
+        cur = entry;
+    }
+    doc.insert(first.to_string(), root);
+}

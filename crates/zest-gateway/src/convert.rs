@@ -1,0 +1,102 @@
+//! Records <-> protocol messages, and rejections -> gRPC statuses (as Zeebe's gateway maps them).
+
+use serde_json::Value;
+use tonic::{Code, Status};
+use zest_broker::BrokerError;
+use zest_protocol::{JobRecord, Record, RecordType, RejectionType};
+
+use crate::proto;
+
+/// Zeebe's mapping of rejection types to status codes; the message keeps Zeebe's shape:
+/// "Command 'CREATE' rejected with code 'NOT_FOUND': ...".
+pub fn rejection_status(r: &Record) -> Status {
+    let code = match r.rejection_type {
+        RejectionType::InvalidArgument => Code::InvalidArgument,
+        RejectionType::NotFound => Code::NotFound,
+        RejectionType::AlreadyExists => Code::AlreadyExists,
+        RejectionType::InvalidState => Code::FailedPrecondition,
+        RejectionType::ExceededBatchRecordSize => Code::ResourceExhausted,
+        RejectionType::ProcessingError | RejectionType::NullVal => Code::Internal,
+    };
+    let rtype = serde_json::to_value(r.rejection_type)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    Status::new(
+        code,
+        format!(
+            "Command '{}' rejected with code '{}': {}",
+            r.intent.name(),
+            rtype,
+            r.rejection_reason
+        ),
+    )
+}
+
+pub fn broker_status(e: BrokerError) -> Status {
+    match e {
+        BrokerError::Backpressure(_) => Status::resource_exhausted(e.to_string()),
+        BrokerError::Unavailable(..) => Status::unavailable(e.to_string()),
+        BrokerError::NoSuchPartition(_) => Status::not_found(e.to_string()),
+    }
+}
+
+/// Checks the answer of a command: a rejection becomes its status.
+pub fn expect_event(r: Record) -> Result<Record, Status> {
+    if r.record_type == RecordType::CommandRejection {
+        Err(rejection_status(&r))
+    } else {
+        Ok(r)
+    }
+}
+
+/// Validates a variables document: empty, or a JSON object. Returns it normalised.
+pub fn variables_document(text: &str, property: &str) -> Result<String, Status> {
+    if text.trim().is_empty() {
+        return Ok(String::new());
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(_)) => Ok(text.to_string()),
+        Ok(Value::Null) => Ok(String::new()),
+        Ok(other) => Err(Status::invalid_argument(format!(
+            "Property '{property}' is invalid: Expected document to be a root level object, but was '{}'",
+            match other {
+                Value::Array(_) => "ARRAY",
+                Value::String(_) => "STRING",
+                Value::Number(_) => "NUMBER",
+                Value::Bool(_) => "BOOLEAN",
+                _ => "UNKNOWN",
+            }
+        ))),
+        Err(e) => Err(Status::invalid_argument(format!(
+            "Property '{property}' is invalid: Expected document to be valid JSON, but it was not: {e}"
+        ))),
+    }
+}
+
+pub fn activated_job(key: i64, j: &JobRecord) -> proto::ActivatedJob {
+    proto::ActivatedJob {
+        key,
+        r#type: j.job_type.clone(),
+        process_instance_key: j.process_instance_key,
+        bpmn_process_id: j.bpmn_process_id.clone(),
+        process_definition_version: j.process_definition_version,
+        process_definition_key: j.process_definition_key,
+        element_id: j.element_id.clone(),
+        element_instance_key: j.element_instance_key,
+        custom_headers: serde_json::to_string(&j.custom_headers).unwrap_or_else(|_| "{}".into()),
+        worker: j.worker.clone(),
+        retries: j.retries,
+        deadline: j.deadline,
+        variables: if j.variables.is_empty() {
+            "{}".into()
+        } else {
+            j.variables.clone()
+        },
+        tenant_id: j.tenant_id.clone(),
+        user_task: None,
+        kind: proto::activated_job::JobKind::BpmnElement as i32,
+        listener_event_type: proto::activated_job::ListenerEventType::Unspecified as i32,
+        tags: Vec::new(),
+    }
+}

@@ -1,0 +1,689 @@
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::Stream;
+use prost::Message;
+use tokio::sync::broadcast::error::RecvError;
+use tonic::{Request, Response, Status};
+use zest_broker::Broker;
+use zest_engine::new_command;
+use zest_protocol::{
+    BpmnElementType, BpmnEventType, DeploymentRecord, DeploymentResource, ErrorType,
+    IncidentRecord, Intent, JobBatchRecord, JobRecord, PartitionId, ProcessInstanceCreationRecord,
+    ProcessInstanceRecord, Record, RecordValue, VariableDocumentRecord,
+    VariableDocumentUpdateSemantic, DEFAULT_TENANT,
+};
+
+use crate::convert::{activated_job, broker_status, expect_event, variables_document};
+use crate::proto;
+use crate::proto::gateway_server::Gateway;
+
+#[derive(Debug, Clone)]
+pub struct GatewayConfig {
+    /// Largest request accepted, in bytes (Zeebe's default: 4 MiB).
+    pub max_message_size: usize,
+    /// Long-polling time of ActivateJobs when the request gives none (requestTimeout 0).
+    pub default_long_polling: Duration,
+    /// How long CreateProcessInstanceWithResult waits when the request gives no timeout.
+    pub default_request_timeout: Duration,
+    /// Version reported by Topology.
+    pub version: String,
+}
+
+impl Default for GatewayConfig {
+    fn default() -> Self {
+        GatewayConfig {
+            max_message_size: 4 * 1024 * 1024,
+            default_long_polling: Duration::from_secs(10),
+            default_request_timeout: Duration::from_secs(15),
+            version: "8.8.0".into(),
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct GatewayService {
+    broker: Arc<Broker>,
+    config: GatewayConfig,
+}
+
+type BoxStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'static>>;
+
+impl GatewayService {
+    pub fn new(broker: Arc<Broker>, config: GatewayConfig) -> Self {
+        GatewayService { broker, config }
+    }
+
+    pub fn config(&self) -> &GatewayConfig {
+        &self.config
+    }
+
+    fn check_size<M: Message>(&self, msg: &M) -> Result<(), Status> {
+        let len = msg.encoded_len();
+        if len > self.config.max_message_size {
+            return Err(Status::resource_exhausted(format!(
+                "Expected the request to be at most {} bytes (the maximum message size), but it was {len} bytes",
+                self.config.max_message_size
+            )));
+        }
+        Ok(())
+    }
+
+    async fn submit(&self, partition: PartitionId, command: Record) -> Result<Record, Status> {
+        let answer = self
+            .broker
+            .submit(partition, command)
+            .await
+            .map_err(broker_status)?;
+        expect_event(answer)
+    }
+
+    /// The partition of a key, or NOT_FOUND with the command's wording when no partition has it.
+    fn route(&self, key: i64, not_found: impl FnOnce() -> String) -> Result<PartitionId, Status> {
+        let p = self.broker.partition_of(key);
+        if key <= 0 || p < 1 || p > self.broker.partition_count() {
+            return Err(Status::not_found(not_found()));
+        }
+        Ok(p)
+    }
+
+    async fn deploy(
+        &self,
+        resources: Vec<DeploymentResource>,
+        tenant: String,
+    ) -> Result<(i64, DeploymentRecord), Status> {
+        if resources.is_empty() {
+            return Err(Status::invalid_argument(
+                "Expected to deploy at least one resource, but none given",
+            ));
+        }
+        let value = RecordValue::Deployment(DeploymentRecord {
+            resources,
+            processes_metadata: Vec::new(),
+            tenant_id: tenant,
+        });
+        let event = self
+            .submit(1, new_command(-1, Intent::Create, value, -1, -1))
+            .await?;
+        match event.value {
+            RecordValue::Deployment(d) => Ok((event.key, d)),
+            _ => Err(Status::internal("unexpected answer to a deployment")),
+        }
+    }
+
+    fn creation_record(
+        &self,
+        r: &proto::CreateProcessInstanceRequest,
+    ) -> Result<ProcessInstanceCreationRecord, Status> {
+        if !r.start_instructions.is_empty() {
+            return Err(Status::invalid_argument(
+                "Start instructions are not supported by this version of Zest yet; create the instance without them",
+            ));
+        }
+        if r.bpmn_process_id.is_empty() && r.process_definition_key <= 0 {
+            return Err(Status::invalid_argument(
+                "Expected at least a bpmnProcessId or a key greater than -1, but none given",
+            ));
+        }
+        Ok(ProcessInstanceCreationRecord {
+            bpmn_process_id: r.bpmn_process_id.clone(),
+            version: if r.version == 0 { -1 } else { r.version },
+            process_definition_key: r.process_definition_key,
+            variables: variables_document(&r.variables, "variables")?,
+            process_instance_key: -1,
+            fetch_variables: Vec::new(),
+            tenant_id: tenant(&r.tenant_id),
+        })
+    }
+}
+
+fn tenant(t: &str) -> String {
+    if t.is_empty() {
+        DEFAULT_TENANT.to_string()
+    } else {
+        t.to_string()
+    }
+}
+
+fn process_metadata(d: &DeploymentRecord) -> Vec<proto::ProcessMetadata> {
+    d.processes_metadata
+        .iter()
+        .map(|p| proto::ProcessMetadata {
+            bpmn_process_id: p.bpmn_process_id.clone(),
+            version: p.version,
+            process_definition_key: p.process_definition_key,
+            resource_name: p.resource_name.clone(),
+            tenant_id: p.tenant_id.clone(),
+        })
+        .collect()
+}
+
+fn job_command(key: i64, intent: Intent, job: JobRecord) -> Record {
+    new_command(key, intent, RecordValue::Job(job), -1, -1)
+}
+
+fn unsupported(what: &str) -> Status {
+    Status::unimplemented(format!(
+        "{what} is not supported by this version of Zest yet"
+    ))
+}
+
+#[tonic::async_trait]
+impl Gateway for GatewayService {
+    type ActivateJobsStream = BoxStream<proto::ActivateJobsResponse>;
+    type StreamActivatedJobsStream = BoxStream<proto::ActivatedJob>;
+
+    async fn activate_jobs(
+        &self,
+        request: Request<proto::ActivateJobsRequest>,
+    ) -> Result<Response<Self::ActivateJobsStream>, Status> {
+        let r = request.into_inner();
+        if r.r#type.trim().is_empty() {
+            return Err(Status::invalid_argument(
+                "Expected to activate jobs of a type, but the type was blank",
+            ));
+        }
+        if r.max_jobs_to_activate < 1 {
+            return Err(Status::invalid_argument(format!(
+                "Expected to activate at least one job, but maxJobsToActivate was {}",
+                r.max_jobs_to_activate
+            )));
+        }
+        if r.timeout < 1 {
+            return Err(Status::invalid_argument(format!(
+                "Expected to activate jobs with a timeout of at least 1 ms, but it was {}",
+                r.timeout
+            )));
+        }
+        let long_polling = match r.request_timeout {
+            0 => Some(self.config.default_long_polling),
+            t if t < 0 => None,
+            t => Some(Duration::from_millis(t as u64)),
+        };
+        let deadline = long_polling.map(|d| tokio::time::Instant::now() + d);
+        let this = self.clone();
+        let stream = async_stream(move |tx| async move {
+            // Subscribe before the first attempt so that no notification is missed.
+            let mut notifications = this.broker.subscribe_jobs();
+            loop {
+                let mut jobs = Vec::new();
+                let mut remaining = r.max_jobs_to_activate;
+                for partition in 1..=this.broker.partition_count() {
+                    if remaining < 1 {
+                        break;
+                    }
+                    let batch = JobBatchRecord {
+                        job_type: r.r#type.clone(),
+                        worker: r.worker.clone(),
+                        timeout: r.timeout,
+                        max_jobs_to_activate: remaining,
+                        fetch_variables: r.fetch_variable.clone(),
+                        tenant_ids: r.tenant_ids.clone(),
+                        ..Default::default()
+                    };
+                    let cmd =
+                        new_command(-1, Intent::Activate, RecordValue::JobBatch(batch), -1, -1);
+                    match this.submit(partition, cmd).await {
+                        Ok(event) => {
+                            if let RecordValue::JobBatch(b) = event.value {
+                                remaining -= b.jobs.len() as i32;
+                                jobs.extend(
+                                    b.job_keys
+                                        .iter()
+                                        .zip(b.jobs.iter())
+                                        .map(|(k, j)| activated_job(*k, j)),
+                                );
+                            }
+                        }
+                        Err(status) => {
+                            let _ = tx.send(Err(status)).await;
+                            return;
+                        }
+                    }
+                }
+                if !jobs.is_empty() {
+                    let _ = tx.send(Ok(proto::ActivateJobsResponse { jobs })).await;
+                    return;
+                }
+                let Some(deadline) = deadline else { return };
+                // Park until a job of this type appears, the deadline passes or the client goes.
+                loop {
+                    tokio::select! {
+                        _ = tokio::time::sleep_until(deadline) => return,
+                        _ = tx.closed() => return,
+                        n = notifications.recv() => match n {
+                            Ok(t) if t == r.r#type => break,
+                            Ok(_) => continue,
+                            Err(RecvError::Lagged(_)) => break,
+                            Err(RecvError::Closed) => return,
+                        }
+                    }
+                }
+            }
+        });
+        Ok(Response::new(stream))
+    }
+
+    async fn stream_activated_jobs(
+        &self,
+        _request: Request<proto::StreamActivatedJobsRequest>,
+    ) -> Result<Response<Self::StreamActivatedJobsStream>, Status> {
+        Err(unsupported(
+            "Job streaming (StreamActivatedJobs); use ActivateJobs (polling)",
+        ))
+    }
+
+    async fn cancel_process_instance(
+        &self,
+        request: Request<proto::CancelProcessInstanceRequest>,
+    ) -> Result<Response<proto::CancelProcessInstanceResponse>, Status> {
+        let r = request.into_inner();
+        let key = r.process_instance_key;
+        let p = self.route(key, || format!("Command 'CANCEL' rejected with code 'NOT_FOUND': Expected to cancel a process instance with key '{key}', but no such process was found"))?;
+        let value = RecordValue::ProcessInstance(ProcessInstanceRecord {
+            bpmn_process_id: String::new(),
+            version: -1,
+            process_definition_key: -1,
+            process_instance_key: key,
+            element_id: String::new(),
+            flow_scope_key: -1,
+            bpmn_element_type: BpmnElementType::Unspecified,
+            bpmn_event_type: BpmnEventType::Unspecified,
+            parent_process_instance_key: -1,
+            parent_element_instance_key: -1,
+            tenant_id: DEFAULT_TENANT.into(),
+        });
+        self.submit(p, new_command(key, Intent::Cancel, value, -1, -1))
+            .await?;
+        Ok(Response::new(proto::CancelProcessInstanceResponse {}))
+    }
+
+    async fn complete_job(
+        &self,
+        request: Request<proto::CompleteJobRequest>,
+    ) -> Result<Response<proto::CompleteJobResponse>, Status> {
+        self.check_size(request.get_ref())?;
+        let r = request.into_inner();
+        let key = r.job_key;
+        let p = self.route(key, || format!("Command 'COMPLETE' rejected with code 'NOT_FOUND': Expected to complete job with key '{key}', but no such job was found"))?;
+        if r.result.is_some() {
+            return Err(unsupported(
+                "Job results (user task and ad-hoc corrections)",
+            ));
+        }
+        let job = JobRecord {
+            variables: variables_document(&r.variables, "variables")?,
+            ..Default::default()
+        };
+        self.submit(p, job_command(key, Intent::Complete, job))
+            .await?;
+        Ok(Response::new(proto::CompleteJobResponse {}))
+    }
+
+    async fn create_process_instance(
+        &self,
+        request: Request<proto::CreateProcessInstanceRequest>,
+    ) -> Result<Response<proto::CreateProcessInstanceResponse>, Status> {
+        self.check_size(request.get_ref())?;
+        let r = request.into_inner();
+        let creation = self.creation_record(&r)?;
+        let partition = self.broker.next_partition();
+        let event = self
+            .submit(
+                partition,
+                new_command(
+                    -1,
+                    Intent::Create,
+                    RecordValue::ProcessInstanceCreation(creation),
+                    -1,
+                    -1,
+                ),
+            )
+            .await?;
+        let RecordValue::ProcessInstanceCreation(c) = event.value else {
+            return Err(Status::internal(
+                "unexpected answer to a process instance creation",
+            ));
+        };
+        Ok(Response::new(proto::CreateProcessInstanceResponse {
+            process_definition_key: c.process_definition_key,
+            bpmn_process_id: c.bpmn_process_id,
+            version: c.version,
+            process_instance_key: c.process_instance_key,
+            tenant_id: c.tenant_id,
+            tags: Vec::new(),
+        }))
+    }
+
+    async fn create_process_instance_with_result(
+        &self,
+        request: Request<proto::CreateProcessInstanceWithResultRequest>,
+    ) -> Result<Response<proto::CreateProcessInstanceWithResultResponse>, Status> {
+        self.check_size(request.get_ref())?;
+        let r = request.into_inner();
+        let Some(inner) = r.request else {
+            return Err(Status::invalid_argument(
+                "Expected a 'request' to create a process instance, but none was given",
+            ));
+        };
+        let mut creation = self.creation_record(&inner)?;
+        creation.fetch_variables = r.fetch_variables.clone();
+        let timeout = if r.request_timeout > 0 {
+            Duration::from_millis(r.request_timeout as u64)
+        } else {
+            self.config.default_request_timeout
+        };
+        let partition = self.broker.next_partition();
+        let cmd = new_command(
+            -1,
+            Intent::CreateWithAwaitingResult,
+            RecordValue::ProcessInstanceCreation(creation),
+            -1,
+            -1,
+        );
+        let answer = match tokio::time::timeout(timeout, self.submit(partition, cmd)).await {
+            Ok(a) => a?,
+            Err(_) => {
+                return Err(Status::deadline_exceeded(format!(
+                    "Time out between gateway and broker: Request ProcessInstanceCreationRequest to partition {partition} timed out after {timeout:?}; the process instance did not complete in time"
+                )))
+            }
+        };
+        let RecordValue::ProcessInstanceResult(res) = answer.value else {
+            return Err(Status::internal(
+                "unexpected answer to a process instance creation with result",
+            ));
+        };
+        Ok(Response::new(
+            proto::CreateProcessInstanceWithResultResponse {
+                process_definition_key: res.process_definition_key,
+                bpmn_process_id: res.bpmn_process_id,
+                version: res.version,
+                process_instance_key: res.process_instance_key,
+                variables: res.variables,
+                tenant_id: res.tenant_id,
+                tags: Vec::new(),
+            },
+        ))
+    }
+
+    async fn evaluate_decision(
+        &self,
+        _request: Request<proto::EvaluateDecisionRequest>,
+    ) -> Result<Response<proto::EvaluateDecisionResponse>, Status> {
+        Err(unsupported("Decision evaluation (EvaluateDecision)"))
+    }
+
+    async fn deploy_process(
+        &self,
+        request: Request<proto::DeployProcessRequest>,
+    ) -> Result<Response<proto::DeployProcessResponse>, Status> {
+        self.check_size(request.get_ref())?;
+        let r = request.into_inner();
+        let resources = r
+            .processes
+            .into_iter()
+            .map(|p| DeploymentResource {
+                resource_name: p.name,
+                resource: p.definition,
+            })
+            .collect();
+        let (key, d) = self.deploy(resources, DEFAULT_TENANT.into()).await?;
+        Ok(Response::new(proto::DeployProcessResponse {
+            key,
+            processes: process_metadata(&d),
+        }))
+    }
+
+    async fn deploy_resource(
+        &self,
+        request: Request<proto::DeployResourceRequest>,
+    ) -> Result<Response<proto::DeployResourceResponse>, Status> {
+        self.check_size(request.get_ref())?;
+        let r = request.into_inner();
+        let tenant_id = tenant(&r.tenant_id);
+        let resources = r
+            .resources
+            .into_iter()
+            .map(|p| DeploymentResource {
+                resource_name: p.name,
+                resource: p.content,
+            })
+            .collect();
+        let (key, d) = self.deploy(resources, tenant_id.clone()).await?;
+        let deployments = process_metadata(&d)
+            .into_iter()
+            .map(|m| proto::Deployment {
+                metadata: Some(proto::deployment::Metadata::Process(m)),
+            })
+            .collect();
+        Ok(Response::new(proto::DeployResourceResponse {
+            key,
+            deployments,
+            tenant_id,
+        }))
+    }
+
+    async fn fail_job(
+        &self,
+        request: Request<proto::FailJobRequest>,
+    ) -> Result<Response<proto::FailJobResponse>, Status> {
+        self.check_size(request.get_ref())?;
+        let r = request.into_inner();
+        let key = r.job_key;
+        let p = self.route(key, || format!("Command 'FAIL' rejected with code 'NOT_FOUND': Expected to fail job with key '{key}', but no such job was found"))?;
+        let job = JobRecord {
+            retries: r.retries,
+            error_message: r.error_message,
+            retry_backoff: r.retry_back_off,
+            variables: variables_document(&r.variables, "variables")?,
+            ..Default::default()
+        };
+        self.submit(p, job_command(key, Intent::Fail, job)).await?;
+        Ok(Response::new(proto::FailJobResponse {}))
+    }
+
+    async fn throw_error(
+        &self,
+        request: Request<proto::ThrowErrorRequest>,
+    ) -> Result<Response<proto::ThrowErrorResponse>, Status> {
+        self.check_size(request.get_ref())?;
+        let r = request.into_inner();
+        let key = r.job_key;
+        let p = self.route(key, || format!("Command 'THROW_ERROR' rejected with code 'NOT_FOUND': Expected to throw an error for job with key '{key}', but no such job was found"))?;
+        if r.error_code.trim().is_empty() {
+            return Err(Status::invalid_argument(
+                "Expected to throw an error with an error code, but the errorCode was blank",
+            ));
+        }
+        let job = JobRecord {
+            error_code: r.error_code,
+            error_message: r.error_message,
+            variables: variables_document(&r.variables, "variables")?,
+            ..Default::default()
+        };
+        self.submit(p, job_command(key, Intent::ThrowError, job))
+            .await?;
+        Ok(Response::new(proto::ThrowErrorResponse {}))
+    }
+
+    async fn publish_message(
+        &self,
+        _request: Request<proto::PublishMessageRequest>,
+    ) -> Result<Response<proto::PublishMessageResponse>, Status> {
+        Err(unsupported("Messages (PublishMessage)"))
+    }
+
+    async fn resolve_incident(
+        &self,
+        request: Request<proto::ResolveIncidentRequest>,
+    ) -> Result<Response<proto::ResolveIncidentResponse>, Status> {
+        let key = request.into_inner().incident_key;
+        let p = self.route(key, || format!("Command 'RESOLVE' rejected with code 'NOT_FOUND': Expected to resolve incident with key '{key}', but no such incident was found"))?;
+        let value = RecordValue::Incident(IncidentRecord {
+            error_type: ErrorType::Unknown,
+            error_message: String::new(),
+            bpmn_process_id: String::new(),
+            process_definition_key: -1,
+            process_instance_key: -1,
+            element_id: String::new(),
+            element_instance_key: -1,
+            job_key: -1,
+            variable_scope_key: -1,
+            tenant_id: DEFAULT_TENANT.into(),
+        });
+        self.submit(p, new_command(key, Intent::Resolve, value, -1, -1))
+            .await?;
+        Ok(Response::new(proto::ResolveIncidentResponse {}))
+    }
+
+    async fn set_variables(
+        &self,
+        request: Request<proto::SetVariablesRequest>,
+    ) -> Result<Response<proto::SetVariablesResponse>, Status> {
+        self.check_size(request.get_ref())?;
+        let r = request.into_inner();
+        let key = r.element_instance_key;
+        let p = self.route(key, || format!("Command 'UPDATE' rejected with code 'NOT_FOUND': Expected to update variables for element with key '{key}', but no such element was found"))?;
+        let variables = variables_document(&r.variables, "variables")?;
+        if variables.is_empty() {
+            return Err(Status::invalid_argument("Property 'variables' is invalid: Expected a document with at least one variable, but it was empty"));
+        }
+        let value = RecordValue::VariableDocument(VariableDocumentRecord {
+            scope_key: key,
+            update_semantics: if r.local {
+                VariableDocumentUpdateSemantic::Local
+            } else {
+                VariableDocumentUpdateSemantic::Propagate
+            },
+            variables,
+            tenant_id: DEFAULT_TENANT.into(),
+        });
+        let event = self
+            .submit(p, new_command(-1, Intent::Update, value, -1, -1))
+            .await?;
+        Ok(Response::new(proto::SetVariablesResponse {
+            key: event.key,
+        }))
+    }
+
+    async fn topology(
+        &self,
+        _request: Request<proto::TopologyRequest>,
+    ) -> Result<Response<proto::TopologyResponse>, Status> {
+        let cfg = self.broker.config();
+        let (host, port) = match cfg.advertised_address.rsplit_once(':') {
+            Some((h, p)) => (h.to_string(), p.parse().unwrap_or(26500)),
+            None => (cfg.advertised_address.clone(), 26500),
+        };
+        let partitions = self
+            .broker
+            .topology()
+            .await
+            .into_iter()
+            .map(|p| proto::Partition {
+                partition_id: p.partition_id as i32,
+                role: if p.is_leader {
+                    proto::partition::PartitionBrokerRole::Leader as i32
+                } else {
+                    proto::partition::PartitionBrokerRole::Follower as i32
+                },
+                health: if p.healthy {
+                    proto::partition::PartitionBrokerHealth::Healthy as i32
+                } else {
+                    proto::partition::PartitionBrokerHealth::Unhealthy as i32
+                },
+            })
+            .collect();
+        Ok(Response::new(proto::TopologyResponse {
+            brokers: vec![proto::BrokerInfo {
+                node_id: cfg.node_id as i32,
+                host,
+                port,
+                partitions,
+                version: self.config.version.clone(),
+            }],
+            cluster_size: 1,
+            partitions_count: cfg.partitions as i32,
+            replication_factor: 1,
+            gateway_version: self.config.version.clone(),
+        }))
+    }
+
+    async fn update_job_retries(
+        &self,
+        request: Request<proto::UpdateJobRetriesRequest>,
+    ) -> Result<Response<proto::UpdateJobRetriesResponse>, Status> {
+        let r = request.into_inner();
+        let key = r.job_key;
+        let p = self.route(key, || format!("Command 'UPDATE_RETRIES' rejected with code 'NOT_FOUND': Expected to update retries for job with key '{key}', but no such job was found"))?;
+        let job = JobRecord {
+            retries: r.retries,
+            ..Default::default()
+        };
+        self.submit(p, job_command(key, Intent::UpdateRetries, job))
+            .await?;
+        Ok(Response::new(proto::UpdateJobRetriesResponse {}))
+    }
+
+    async fn modify_process_instance(
+        &self,
+        _request: Request<proto::ModifyProcessInstanceRequest>,
+    ) -> Result<Response<proto::ModifyProcessInstanceResponse>, Status> {
+        Err(unsupported(
+            "Process instance modification (ModifyProcessInstance)",
+        ))
+    }
+
+    async fn migrate_process_instance(
+        &self,
+        _request: Request<proto::MigrateProcessInstanceRequest>,
+    ) -> Result<Response<proto::MigrateProcessInstanceResponse>, Status> {
+        Err(unsupported(
+            "Process instance migration (MigrateProcessInstance)",
+        ))
+    }
+
+    async fn update_job_timeout(
+        &self,
+        request: Request<proto::UpdateJobTimeoutRequest>,
+    ) -> Result<Response<proto::UpdateJobTimeoutResponse>, Status> {
+        let r = request.into_inner();
+        let key = r.job_key;
+        let p = self.route(key, || format!("Command 'UPDATE_TIMEOUT' rejected with code 'NOT_FOUND': Expected to update the timeout of job with key '{key}', but no such job was found"))?;
+        let job = JobRecord {
+            timeout: r.timeout,
+            ..Default::default()
+        };
+        self.submit(p, job_command(key, Intent::UpdateTimeout, job))
+            .await?;
+        Ok(Response::new(proto::UpdateJobTimeoutResponse {}))
+    }
+
+    async fn delete_resource(
+        &self,
+        _request: Request<proto::DeleteResourceRequest>,
+    ) -> Result<Response<proto::DeleteResourceResponse>, Status> {
+        Err(unsupported("Resource deletion (DeleteResource)"))
+    }
+
+    async fn broadcast_signal(
+        &self,
+        _request: Request<proto::BroadcastSignalRequest>,
+    ) -> Result<Response<proto::BroadcastSignalResponse>, Status> {
+        Err(unsupported("Signals (BroadcastSignal)"))
+    }
+}
+
+/// A response stream fed by a task through a bounded channel (one message in flight).
+fn async_stream<T, F, Fut>(f: F) -> BoxStream<T>
+where
+    T: Send + 'static,
+    F: FnOnce(tokio::sync::mpsc::Sender<Result<T, Status>>) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let (tx, rx) = tokio::sync::mpsc::channel(1);
+    tokio::spawn(f(tx));
+    Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx))
+}

@@ -1,0 +1,1448 @@
+//! Parser and validator tests: the benchmark workloads, one inline model per validation rule,
+//! malformed input, and a deterministic no-panic fuzz loop.
+
+use zest_model::*;
+
+const HEAD: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" id="defs">
+<bpmn:process id="p" isExecutable="true">
+"#;
+const TAIL: &str = "\n</bpmn:process>\n</bpmn:definitions>\n";
+
+/// A process `p` around `body`; the body starts on line 4.
+fn process(body: &str) -> String {
+    format!("{HEAD}{body}{TAIL}")
+}
+
+fn task(id: &str) -> String {
+    format!(
+        r#"<bpmn:serviceTask id="{id}"><bpmn:extensionElements><zeebe:taskDefinition type="t" /></bpmn:extensionElements></bpmn:serviceTask>"#
+    )
+}
+
+fn flow(id: &str, from: &str, to: &str) -> String {
+    format!(r#"<bpmn:sequenceFlow id="{id}" sourceRef="{from}" targetRef="{to}" />"#)
+}
+
+fn cond_flow(id: &str, from: &str, to: &str, cond: &str) -> String {
+    format!(
+        r#"<bpmn:sequenceFlow id="{id}" sourceRef="{from}" targetRef="{to}"><bpmn:conditionExpression xsi:type="bpmn:tFormalExpression">{cond}</bpmn:conditionExpression></bpmn:sequenceFlow>"#
+    )
+}
+
+const START: &str = r#"<bpmn:startEvent id="start" />"#;
+const END: &str = r#"<bpmn:endEvent id="end" />"#;
+
+fn parse_ok(xml: &str) -> Process {
+    match parse_bpmn("test.bpmn", xml.as_bytes()) {
+        Ok(mut ps) => {
+            assert_eq!(ps.len(), 1);
+            ps.remove(0)
+        }
+        Err(e) => panic!("expected the model to parse, got:\n{e}"),
+    }
+}
+
+fn problems(xml: &str) -> Vec<Problem> {
+    match parse_bpmn("test.bpmn", xml.as_bytes()) {
+        Ok(_) => panic!("expected the model to be rejected"),
+        Err(e) => {
+            assert_eq!(e.resource_name, "test.bpmn");
+            assert!(!e.problems.is_empty());
+            e.problems
+        }
+    }
+}
+
+/// Asserts one problem names `id` and contains `text`; returns it.
+#[track_caller]
+fn has(problems: &[Problem], id: &str, text: &str) -> Problem {
+    problems
+        .iter()
+        .find(|p| p.element_id.as_deref() == Some(id) && p.message.contains(text))
+        .cloned()
+        .unwrap_or_else(|| panic!("no problem for '{id}' containing '{text}' in {problems:#?}"))
+}
+
+/// A valid minimal process body: start -> task -> end.
+fn simple_body() -> String {
+    [
+        START,
+        &task("task"),
+        END,
+        &flow("f1", "start", "task"),
+        &flow("f2", "task", "end"),
+    ]
+    .join("\n")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Workloads
+
+fn workload(rel: &str) -> Option<Vec<u8>> {
+    let path = format!(
+        "{}/../../../shared/workloads/{rel}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    match std::fs::read(&path) {
+        Ok(b) => Some(b),
+        Err(e) => {
+            println!("NOTE: skipping workload {path}: {e}");
+            None
+        }
+    }
+}
+
+fn parse_workload(rel: &str) -> Option<Process> {
+    let xml = workload(rel)?;
+    match parse_bpmn(rel, &xml) {
+        Ok(mut ps) => {
+            assert_eq!(ps.len(), 1, "{rel}");
+            Some(ps.remove(0))
+        }
+        Err(e) => panic!("{rel} must deploy, got:\n{e}"),
+    }
+}
+
+fn reject_workload(rel: &str) -> Option<ModelError> {
+    let xml = workload(rel)?;
+    match parse_bpmn(rel, &xml) {
+        Ok(_) => panic!("{rel} must be rejected"),
+        Err(e) => Some(e),
+    }
+}
+
+fn idx(p: &Process, id: &str) -> ElementIdx {
+    p.element_by_id(id)
+        .unwrap_or_else(|| panic!("no element {id}"))
+        .0
+}
+
+fn flow_idx(p: &Process, id: &str) -> FlowIdx {
+    p.flows
+        .iter()
+        .position(|f| f.id == id)
+        .unwrap_or_else(|| panic!("no flow {id}"))
+}
+
+/// Follows the single outgoing flow of `from`.
+fn next(p: &Process, from: &str) -> String {
+    let e = p.element(idx(p, from));
+    assert_eq!(e.outgoing.len(), 1, "{from} should have one outgoing flow");
+    p.element(p.flow(e.outgoing[0]).target).id.clone()
+}
+
+fn static_text(e: &Expression) -> &str {
+    match e {
+        Expression::Static(s) => s,
+        Expression::Feel(_) => panic!("expected a static value, got {e:?}"),
+    }
+}
+
+/// Invariants every parsed process must satisfy.
+fn check_invariants(p: &Process) {
+    let root = p.element(Process::ROOT);
+    assert_eq!(root.id, p.id);
+    assert!(matches!(root.kind, ElementKind::Process));
+    assert_eq!(root.element_type, BpmnElementType::Process);
+    assert_eq!(root.event_type, BpmnEventType::Unspecified);
+    assert_eq!(root.flow_scope, None);
+    assert_eq!(root.start_events.len(), 1);
+    assert!(matches!(
+        p.element(root.start_events[0]).kind,
+        ElementKind::NoneStartEvent
+    ));
+    for (i, e) in p.elements.iter().enumerate().skip(1) {
+        assert_eq!(e.flow_scope, Some(Process::ROOT));
+        assert_eq!(p.by_id[&e.id], i);
+        assert!(e.line > 0);
+        for &f in &e.outgoing {
+            assert_eq!(p.flow(f).source, i);
+        }
+        for &f in &e.incoming {
+            assert_eq!(p.flow(f).target, i);
+        }
+    }
+    for (i, f) in p.flows.iter().enumerate() {
+        assert!(p.element(f.source).outgoing.contains(&i));
+        assert!(p.element(f.target).incoming.contains(&i));
+    }
+}
+
+#[test]
+fn one_task() {
+    let Some(p) = parse_workload("one_task.bpmn") else {
+        return;
+    };
+    check_invariants(&p);
+    assert_eq!(p.id, "benchmark");
+    assert_eq!(p.name.as_deref(), Some("One task process"));
+    assert_eq!(p.elements.len(), 4);
+    assert_eq!(p.flows.len(), 2);
+    let (_, t) = p.element_by_id("task").unwrap();
+    assert!(matches!(t.kind, ElementKind::ServiceTask));
+    assert_eq!(t.element_type, BpmnElementType::ServiceTask);
+    assert_eq!(t.event_type, BpmnEventType::Unspecified);
+    let td = t.task_definition.as_ref().unwrap();
+    assert_eq!(static_text(&td.job_type), "benchmark-task");
+    assert_eq!(static_text(&td.retries), "3");
+    assert_eq!(next(&p, "start"), "task");
+    assert_eq!(next(&p, "task"), "end");
+    let (_, s) = p.element_by_id("start").unwrap();
+    assert_eq!(
+        (s.element_type, s.event_type),
+        (BpmnElementType::StartEvent, BpmnEventType::None)
+    );
+    assert_eq!(s.line, 4);
+    let (_, e) = p.element_by_id("end").unwrap();
+    assert_eq!(
+        (e.element_type, e.event_type),
+        (BpmnElementType::EndEvent, BpmnEventType::None)
+    );
+}
+
+#[test]
+fn typical_process() {
+    let Some(p) = parse_workload("typical_process.bpmn") else {
+        return;
+    };
+    check_invariants(&p);
+    assert_eq!(p.id, "benchmark");
+    let tasks: Vec<&Element> = p
+        .elements
+        .iter()
+        .filter(|e| matches!(e.kind, ElementKind::ServiceTask))
+        .collect();
+    assert_eq!(tasks.len(), 10);
+    for t in &tasks {
+        assert_eq!(
+            static_text(&t.task_definition.as_ref().unwrap().job_type),
+            "benchmark-task"
+        );
+    }
+    let (_, gw) = p.element_by_id("Gateway_09jrxib").unwrap();
+    assert!(matches!(gw.kind, ElementKind::ExclusiveGateway));
+    assert_eq!(gw.element_type, BpmnElementType::ExclusiveGateway);
+    assert_eq!(gw.default_flow, None);
+    assert_eq!(gw.outgoing.len(), 2);
+    let conditions: Vec<String> = gw
+        .outgoing
+        .iter()
+        .map(|&f| p.flow(f).condition.as_ref().unwrap().source())
+        .collect();
+    assert_eq!(conditions, ["=var2=true", "=var2=false"]);
+    for &f in &gw.outgoing {
+        assert!(matches!(p.flow(f).condition, Some(Expression::Feel(_))));
+    }
+    let yes = p.flow(flow_idx(&p, "Flow_0z2tud8"));
+    assert_eq!(p.element(yes.target).id, "timer1");
+    let timers: Vec<&Element> = p
+        .elements
+        .iter()
+        .filter(|e| matches!(e.kind, ElementKind::TimerIntermediateCatchEvent))
+        .collect();
+    assert_eq!(timers.len(), 2);
+    for t in timers {
+        assert_eq!(t.element_type, BpmnElementType::IntermediateCatchEvent);
+        assert_eq!(t.event_type, BpmnEventType::Timer);
+        match &t.timer {
+            Some(TimerDefinition::Duration(d)) => assert_eq!(static_text(d), "PT1M"),
+            other => panic!("unexpected timer {other:?}"),
+        }
+    }
+    // task1 -> task2 -> task3 -> gateway; yes -> timer1 -> task4..6 -> timer2 -> task7..10 -> end.
+    let mut chain = vec!["start".to_string()];
+    let mut at = "start".to_string();
+    while at != "Gateway_09jrxib" {
+        at = next(&p, &at);
+        chain.push(at.clone());
+    }
+    at = "timer1".to_string();
+    chain.push(at.clone());
+    while at != "end" {
+        at = next(&p, &at);
+        chain.push(at.clone());
+    }
+    assert_eq!(
+        chain.join(","),
+        "start,task1,task2,task3,Gateway_09jrxib,timer1,task4,task5,task6,timer2,task7,task8,task9,task10,end"
+    );
+    let no = p.flow(flow_idx(&p, "Flow_11ozwsi"));
+    assert_eq!(p.element(no.target).id, "Event_1bcf2he");
+}
+
+#[test]
+fn ten_tasks() {
+    let Some(p) = parse_workload("ten_tasks.bpmn") else {
+        return;
+    };
+    check_invariants(&p);
+    let tasks = p
+        .elements
+        .iter()
+        .filter(|e| matches!(e.kind, ElementKind::ServiceTask))
+        .count();
+    assert_eq!(tasks, 10);
+    let timers: Vec<&Element> = p.elements.iter().filter(|e| e.timer.is_some()).collect();
+    assert_eq!(timers.len(), 2);
+    for t in timers {
+        match &t.timer {
+            Some(TimerDefinition::Duration(d)) => assert_eq!(static_text(d), "PT20M"),
+            other => panic!("unexpected timer {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn ten_tasks_no_timers() {
+    let Some(p) = parse_workload("ten_tasks_no_timers.bpmn") else {
+        return;
+    };
+    check_invariants(&p);
+    // No <incoming>/<outgoing> children: topology from sequenceFlow only.
+    let mut at = "start".to_string();
+    let mut chain = vec![at.clone()];
+    while at != "end" {
+        at = next(&p, &at);
+        chain.push(at.clone());
+    }
+    assert_eq!(chain.len(), 12);
+    assert_eq!(
+        chain[1..11],
+        (1..=10).map(|i| format!("task{i}")).collect::<Vec<_>>()[..]
+    );
+}
+
+#[test]
+fn four_parallel_tasks() {
+    let Some(p) = parse_workload("four_parallel_tasks.bpmn") else {
+        return;
+    };
+    check_invariants(&p);
+    let (_, split) = p.element_by_id("split").unwrap();
+    assert!(matches!(split.kind, ElementKind::ParallelGateway));
+    assert_eq!(split.element_type, BpmnElementType::ParallelGateway);
+    let targets: Vec<&str> = split
+        .outgoing
+        .iter()
+        .map(|&f| p.element(p.flow(f).target).id.as_str())
+        .collect();
+    assert_eq!(targets, ["task1", "task2", "task3", "task4"]);
+    let (_, join) = p.element_by_id("join").unwrap();
+    assert_eq!(join.incoming.len(), 4);
+    assert_eq!(next(&p, "join"), "end");
+}
+
+#[test]
+fn simple_process() {
+    let Some(p) = parse_workload("simpleProcess.bpmn") else {
+        return;
+    };
+    check_invariants(&p);
+    assert_eq!(p.id, "simpleProcess");
+    assert_eq!(p.elements.len(), 3);
+    assert_eq!(next(&p, "StartEvent_1"), "EndEvent_0ir1yv6");
+}
+
+#[test]
+fn timer_process() {
+    let Some(p) = parse_workload("timerProcess.bpmn") else {
+        return;
+    };
+    check_invariants(&p);
+    assert_eq!(p.id, "timerProcess");
+    let (_, t) = p.element_by_id("IntermediateCatchEvent_0vwombs").unwrap();
+    match &t.timer {
+        Some(TimerDefinition::Duration(d)) => assert_eq!(static_text(d), "PT1S"),
+        other => panic!("unexpected timer {other:?}"),
+    }
+    assert_eq!(next(&p, "StartEvent_1"), "IntermediateCatchEvent_0vwombs");
+    assert_eq!(
+        next(&p, "IntermediateCatchEvent_0vwombs"),
+        "EndEvent_1khq409"
+    );
+}
+
+#[test]
+fn user_task_is_rejected() {
+    let Some(e) = reject_workload("user_task.bpmn") else {
+        return;
+    };
+    let p = has(
+        &e.problems,
+        "user_task",
+        "the element kind 'userTask' is not supported",
+    );
+    assert_eq!(p.line, 7);
+    assert_eq!(e.problems.len(), 1, "{e}");
+    assert!(e.to_string().contains(
+        "- Element: user_task (line 7): the element kind 'userTask' is not supported by this version of Zest"
+    ));
+}
+
+#[test]
+fn two_user_tasks_are_rejected() {
+    let Some(e) = reject_workload("two_user_tasks.bpmn") else {
+        return;
+    };
+    has(&e.problems, "userTaskA", "'userTask'");
+    has(&e.problems, "userTaskB", "'userTask'");
+    assert_eq!(e.problems.len(), 2, "{e}");
+}
+
+#[test]
+fn message_start_is_rejected() {
+    let Some(e) = reject_workload("msg_one_task.bpmn") else {
+        return;
+    };
+    has(
+        &e.problems,
+        "start",
+        "the element kind 'startEvent' with 'messageEventDefinition'",
+    );
+    assert_eq!(e.problems.len(), 1, "{e}");
+}
+
+#[test]
+fn variants_are_rejected() {
+    for v in [
+        "variants/one_task.camunda-211e724.bpmn",
+        "variants/one_task.camunda-f18daec.bpmn",
+    ] {
+        let Some(e) = reject_workload(v) else {
+            continue;
+        };
+        has(&e.problems, "user_task", "'userTask'");
+        assert_eq!(e.problems.len(), 1, "{e}");
+    }
+}
+
+#[test]
+fn realistic_is_rejected() {
+    let Some(e) = reject_workload("realistic/bankCustomerComplaintDisputeHandling.bpmn") else {
+        return;
+    };
+    for (id, kind) in [
+        ("Activity_0maynr7", "sendTask"),
+        ("Activity_02tn153", "subProcess"),
+        ("Activity_0ynau00", "userTask"),
+        ("Activity_1u3hrzx", "sendTask"),
+        ("Activity_1pqdlzs", "callActivity"),
+        ("Activity_199882v", "subProcess"),
+        ("Event_0jastu6", "boundaryEvent"),
+    ] {
+        has(
+            &e.problems,
+            id,
+            &format!("the element kind '{kind}' is not supported"),
+        );
+    }
+    // Only the unsupported elements: no noise from flows or gateways touching them.
+    assert_eq!(e.problems.len(), 7, "{e}");
+
+    let Some(e) = reject_workload("realistic/refundingProcess.bpmn") else {
+        return;
+    };
+    has(&e.problems, "Event_014zd88", "'boundaryEvent'");
+    assert_eq!(e.problems.len(), 1, "{e}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Structure
+
+#[test]
+fn topology_comes_from_sequence_flows_only() {
+    // Flows before the nodes, no <incoming>/<outgoing>, misleading <outgoing> children ignored.
+    let body = [
+        &flow("f2", "task", "end"),
+        &flow("f1", "start", "task"),
+        r#"<bpmn:startEvent id="start" name="Start"><bpmn:outgoing>bogus</bpmn:outgoing></bpmn:startEvent>"#,
+        &task("task"),
+        END,
+    ]
+    .join("\n");
+    let p = parse_ok(&process(&body));
+    check_invariants(&p);
+    assert_eq!(
+        p.flows.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(),
+        ["f2", "f1"]
+    );
+    assert_eq!(next(&p, "start"), "task");
+    assert_eq!(next(&p, "task"), "end");
+    assert_eq!(p.element(idx(&p, "start")).name.as_deref(), Some("Start"));
+    assert_eq!(
+        p.elements.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(),
+        ["p", "start", "task", "end"]
+    );
+    assert_eq!(p.flow(0).line, 4);
+}
+
+#[test]
+fn outgoing_follows_flow_document_order() {
+    let body = [
+        START,
+        r#"<bpmn:parallelGateway id="fork" />"#,
+        &task("a"),
+        &task("b"),
+        &task("c"),
+        &flow("f0", "start", "fork"),
+        &flow("fc", "fork", "c"),
+        &flow("fa", "fork", "a"),
+        &flow("fb", "fork", "b"),
+    ]
+    .join("\n");
+    let p = parse_ok(&process(&body));
+    let fork = p.element(idx(&p, "fork"));
+    let ids: Vec<&str> = fork
+        .outgoing
+        .iter()
+        .map(|&f| p.flow(f).id.as_str())
+        .collect();
+    assert_eq!(ids, ["fc", "fa", "fb"]);
+    // Tasks without outgoing flows are fine: they complete the scope.
+    assert!(p.element(idx(&p, "a")).outgoing.is_empty());
+}
+
+#[test]
+fn ignores_non_executable_content() {
+    let xml = format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:bpmndi="http://www.omg.org/spec/BPMN/20100524/DI" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" xmlns:modeler="http://camunda.org/schema/modeler/1.0" id="d">
+  <bpmn:collaboration id="c"><bpmn:participant id="part" processRef="p" /></bpmn:collaboration>
+  <bpmn:message id="m" name="msg" />
+  <bpmn:error id="err" errorCode="e" />
+  <bpmn:signal id="sig" name="s" />
+  <bpmn:escalation id="esc" />
+  <bpmn:category id="cat" />
+  <bpmn:process id="other" isExecutable="false"><bpmn:userTask id="ut" /></bpmn:process>
+  <bpmn:process id="p" isExecutable="true">
+    <bpmn:documentation>doc</bpmn:documentation>
+    <bpmn:extensionElements><zeebe:versionTag value="1" /><zeebe:properties><zeebe:property name="a" value="b" /></zeebe:properties><camunda:foo /></bpmn:extensionElements>
+    <bpmn:laneSet id="ls"><bpmn:lane id="lane"><bpmn:flowNodeRef>start</bpmn:flowNodeRef></bpmn:lane></bpmn:laneSet>
+    <bpmn:startEvent id="start"><bpmn:documentation>x</bpmn:documentation><bpmn:extensionElements><zeebe:properties /><modeler:x /></bpmn:extensionElements></bpmn:startEvent>
+    {task}
+    <bpmn:endEvent id="end" />
+    {f1}{f2}
+    <bpmn:textAnnotation id="ta"><bpmn:text>note</bpmn:text></bpmn:textAnnotation>
+    <bpmn:association id="as" sourceRef="task" targetRef="ta" />
+    <bpmn:dataObject id="do" />
+    <bpmn:dataObjectReference id="dor" dataObjectRef="do" />
+    <bpmn:dataStoreReference id="dsr" />
+    <bpmn:group id="g" categoryValueRef="cv" />
+    <camunda:whatever />
+  </bpmn:process>
+  <bpmndi:BPMNDiagram id="di"><bpmndi:BPMNPlane id="plane" bpmnElement="missing" /></bpmndi:BPMNDiagram>
+</bpmn:definitions>"#,
+        task = task("task"),
+        f1 = flow("f1", "start", "task"),
+        f2 = flow("f2", "task", "end"),
+    );
+    let ps = parse_bpmn("x.bpmn", xml.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ps.len(), 1);
+    assert_eq!(ps[0].id, "p");
+    assert_eq!(ps[0].elements.len(), 4);
+}
+
+#[test]
+fn several_executable_processes() {
+    let body = simple_body();
+    let xml = format!(
+        r#"<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0">
+<bpmn:process id="a" isExecutable="true">{body}</bpmn:process>
+<bpmn:process id="b" isExecutable="true">{}</bpmn:process>
+</bpmn:definitions>"#,
+        body.replace("id=\"", "id=\"b_")
+            .replace("Ref=\"", "Ref=\"b_")
+    );
+    let ps = parse_bpmn("x.bpmn", xml.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        ps.iter().map(|p| p.id.as_str()).collect::<Vec<_>>(),
+        ["a", "b"]
+    );
+    for p in &ps {
+        check_invariants(p);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Malformed resources
+
+#[test]
+fn malformed_xml_reports_line_and_column() {
+    let xml = "<?xml version=\"1.0\"?>\n<bpmn:definitions xmlns:bpmn=\"http://www.omg.org/spec/BPMN/20100524/MODEL\">\n  <bpmn:process id=\"p\">\n</bpmn:definitions>\n";
+    let ps = problems(xml);
+    assert_eq!(ps.len(), 1);
+    assert_eq!(ps[0].element_id, None);
+    assert!(
+        ps[0].message.starts_with("XML is not well-formed: "),
+        "{}",
+        ps[0].message
+    );
+    assert_eq!((ps[0].line, ps[0].column), (4, 1), "{}", ps[0].message);
+
+    let ps = problems("<a>\n  <b x=\"1\" x=\"2\"/></a>");
+    assert_eq!(ps[0].line, 2);
+    assert!(
+        ps[0].to_string().starts_with("- line 2, column "),
+        "{}",
+        ps[0]
+    );
+
+    for bad in [
+        "",
+        "   ",
+        "<",
+        "<a",
+        "<a></b>",
+        "text",
+        "<a/><b/>",
+        "<!DOCTYPE a [<!ENTITY x \"y\">]><a>&x;</a>",
+    ] {
+        let ps = problems(bad);
+        assert!(
+            ps[0].message.starts_with("XML is not well-formed"),
+            "{bad:?}: {:?}",
+            ps[0]
+        );
+        assert!(ps[0].line >= 1 && ps[0].column >= 1);
+    }
+}
+
+#[test]
+fn not_utf8() {
+    let mut xml = b"<?xml version=\"1.0\"?>\n<bpm".to_vec();
+    xml.push(0xff);
+    xml.extend_from_slice(b"n:definitions/>");
+    let ps = problems(std::str::from_utf8(&xml[..0]).unwrap()); // sanity: empty input fails too
+    assert!(!ps.is_empty());
+    let e = parse_bpmn("x.bpmn", &xml).unwrap_err();
+    assert_eq!(e.problems.len(), 1);
+    assert_eq!((e.problems[0].line, e.problems[0].column), (2, 5));
+    assert!(e.problems[0].message.contains("not valid UTF-8"));
+}
+
+#[test]
+fn utf8_bom_is_accepted() {
+    let xml = format!("\u{feff}{}", process(&simple_body()));
+    parse_ok(&xml);
+}
+
+#[test]
+fn root_must_be_bpmn_definitions() {
+    let ps = problems("<definitions/>");
+    assert!(
+        ps[0].message.contains("root element must be 'definitions'"),
+        "{:?}",
+        ps[0]
+    );
+    let ps = problems("<x:definitions xmlns:x=\"urn:other\"/>");
+    assert!(ps[0].message.contains("urn:other"), "{:?}", ps[0]);
+    let ps =
+        problems("<dmn:definitions xmlns:dmn=\"https://www.omg.org/spec/DMN/20191111/MODEL/\"/>");
+    assert_eq!((ps[0].line, ps[0].column), (1, 1));
+}
+
+#[test]
+fn needs_an_executable_process() {
+    let xml = process(&simple_body()).replace("isExecutable=\"true\"", "isExecutable=\"false\"");
+    let ps = problems(&xml);
+    assert_eq!(ps.len(), 1);
+    assert!(ps[0].message.contains("no executable process"));
+    let ps = problems(r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" />"#);
+    assert!(ps[0].message.contains("no executable process"));
+    // Default namespace instead of a prefix is fine.
+    let xml = process(&simple_body());
+    let unprefixed = xml
+        .replace("xmlns:bpmn=", "xmlns=")
+        .replace("<bpmn:", "<")
+        .replace("</bpmn:", "</");
+    parse_ok(&unprefixed);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Unsupported elements
+
+#[test]
+fn unsupported_elements_are_all_reported() {
+    let body = [
+        START,
+        r#"<bpmn:userTask id="UserTask_1" />"#,
+        r#"<bpmn:scriptTask id="script" />"#,
+        r#"<bpmn:subProcess id="sub"><bpmn:startEvent id="inner_start" /></bpmn:subProcess>"#,
+        r#"<bpmn:boundaryEvent id="boundary" attachedToRef="task"><bpmn:timerEventDefinition><bpmn:timeDuration>PT1S</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:boundaryEvent>"#,
+        r#"<bpmn:startEvent id="timer_start"><bpmn:timerEventDefinition><bpmn:timeCycle>R/PT1S</bpmn:timeCycle></bpmn:timerEventDefinition></bpmn:startEvent>"#,
+        r#"<bpmn:endEvent id="terminate"><bpmn:terminateEventDefinition /></bpmn:endEvent>"#,
+        r#"<bpmn:intermediateCatchEvent id="msg_catch"><bpmn:messageEventDefinition messageRef="m" /></bpmn:intermediateCatchEvent>"#,
+        r#"<bpmn:intermediateThrowEvent id="throw" />"#,
+        r#"<bpmn:inclusiveGateway id="incl" />"#,
+        r#"<bpmn:eventBasedGateway id="ebg" />"#,
+        r#"<bpmn:callActivity id="call" />"#,
+        r#"<bpmn:businessRuleTask id="brt" />"#,
+        r#"<bpmn:sendTask id="send" />"#,
+        r#"<bpmn:receiveTask id="receive" />"#,
+        r#"<bpmn:task id="plain" />"#,
+        r#"<bpmn:serviceTask id="mi"><bpmn:extensionElements><zeebe:taskDefinition type="t" /></bpmn:extensionElements><bpmn:multiInstanceLoopCharacteristics /></bpmn:serviceTask>"#,
+        &task("task"),
+        END,
+        &flow("f1", "start", "UserTask_1"),
+        &flow("f2", "UserTask_1", "task"),
+        &flow("f3", "task", "end"),
+        &flow("f4", "boundary", "end"),
+    ]
+    .join("\n");
+    let ps = problems(&process(&body));
+    for (id, kind) in [
+        ("UserTask_1", "'userTask'"),
+        ("script", "'scriptTask'"),
+        ("sub", "'subProcess'"),
+        ("boundary", "'boundaryEvent'"),
+        ("timer_start", "'startEvent' with 'timerEventDefinition'"),
+        ("terminate", "'endEvent' with 'terminateEventDefinition'"),
+        (
+            "msg_catch",
+            "'intermediateCatchEvent' with 'messageEventDefinition'",
+        ),
+        ("throw", "'intermediateThrowEvent'"),
+        ("incl", "'inclusiveGateway'"),
+        ("ebg", "'eventBasedGateway'"),
+        ("call", "'callActivity'"),
+        ("brt", "'businessRuleTask'"),
+        ("send", "'sendTask'"),
+        ("receive", "'receiveTask'"),
+        ("plain", "'task'"),
+    ] {
+        has(&ps, id, &format!("the element kind {kind}"));
+    }
+    has(
+        &ps,
+        "mi",
+        "multi-instance ('multiInstanceLoopCharacteristics') is not supported",
+    );
+    // Nothing else: flows to unsupported elements are not reported as dangling.
+    assert_eq!(ps.len(), 16, "{ps:#?}");
+    let p = has(&ps, "UserTask_1", "'userTask'");
+    assert_eq!(
+        p.to_string(),
+        "- Element: UserTask_1 (line 5): the element kind 'userTask' is not supported by this version of Zest"
+    );
+    // Sorted by position.
+    assert!(ps
+        .windows(2)
+        .all(|w| (w[0].line, w[0].column) <= (w[1].line, w[1].column)));
+}
+
+#[test]
+fn execution_listeners_are_not_supported() {
+    let body = simple_body().replace(
+        "<zeebe:taskDefinition type=\"t\" />",
+        "<zeebe:taskDefinition type=\"t\" /><zeebe:executionListeners><zeebe:executionListener eventType=\"start\" type=\"l\" /></zeebe:executionListeners>",
+    );
+    let ps = problems(&process(&body));
+    has(
+        &ps,
+        "task",
+        "execution listeners ('zeebe:executionListeners') are not supported",
+    );
+    assert_eq!(ps.len(), 1);
+    // Also at process level.
+    let xml = process(&simple_body()).replace(
+        "isExecutable=\"true\">",
+        "isExecutable=\"true\"><bpmn:extensionElements><zeebe:executionListeners /></bpmn:extensionElements>",
+    );
+    has(&problems(&xml), "p", "execution listeners");
+}
+
+#[test]
+fn unknown_zeebe_extensions_are_reported() {
+    let body = simple_body().replace(
+        "<zeebe:taskDefinition type=\"t\" />",
+        "<zeebe:taskDefinition type=\"t\" /><zeebe:linkedResources />",
+    );
+    has(
+        &problems(&process(&body)),
+        "task",
+        "'zeebe:linkedResources' on 'serviceTask' elements is not supported",
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Zeebe extensions
+
+#[test]
+fn task_definition() {
+    let body = [
+        START,
+        r#"<bpmn:serviceTask id="task"><bpmn:extensionElements><zeebe:taskDefinition type="=&quot;job-&quot; + kind" retries="5" /></bpmn:extensionElements></bpmn:serviceTask>"#,
+        r#"<bpmn:serviceTask id="task2"><bpmn:extensionElements><zeebe:taskDefinition type="t" retries="=count" /></bpmn:extensionElements></bpmn:serviceTask>"#,
+        &flow("f1", "start", "task"),
+        &flow("f2", "task", "task2"),
+    ]
+    .join("\n");
+    let p = parse_ok(&process(&body));
+    let td = p.element(idx(&p, "task")).task_definition.clone().unwrap();
+    assert!(matches!(&td.job_type, Expression::Feel(e) if e.source() == "\"job-\" + kind"));
+    assert_eq!(static_text(&td.retries), "5");
+    let td = p.element(idx(&p, "task2")).task_definition.clone().unwrap();
+    assert!(matches!(td.retries, Expression::Feel(_)));
+}
+
+#[test]
+fn task_definition_problems() {
+    let st = |id: &str, ext: &str| {
+        format!(
+            r#"<bpmn:serviceTask id="{id}"><bpmn:extensionElements>{ext}</bpmn:extensionElements></bpmn:serviceTask>"#
+        )
+    };
+    let body = [
+        START,
+        r#"<bpmn:serviceTask id="none" />"#,
+        &st("empty", r#"<zeebe:taskDefinition type="" />"#),
+        &st("blank", r#"<zeebe:taskDefinition type="  " />"#),
+        &st("missing", r#"<zeebe:taskDefinition retries="3" />"#),
+        &st(
+            "two",
+            r#"<zeebe:taskDefinition type="a" /><zeebe:taskDefinition type="b" />"#,
+        ),
+        &st(
+            "retries",
+            r#"<zeebe:taskDefinition type="a" retries="many" />"#,
+        ),
+        &flow("f1", "start", "none"),
+    ]
+    .join("\n");
+    let ps = problems(&process(&body));
+    has(
+        &ps,
+        "none",
+        "Must have exactly one 'zeebe:taskDefinition' extension element",
+    );
+    has(
+        &ps,
+        "empty",
+        "Attribute 'type' must be present and not empty",
+    );
+    has(
+        &ps,
+        "blank",
+        "Attribute 'type' must be present and not empty",
+    );
+    has(
+        &ps,
+        "missing",
+        "Attribute 'type' must be present and not empty",
+    );
+    has(
+        &ps,
+        "two",
+        "Must have exactly one 'zeebe:taskDefinition' extension element",
+    );
+    has(&ps, "retries", "Attribute 'retries' must be an integer");
+    assert_eq!(ps.len(), 6, "{ps:#?}");
+}
+
+#[test]
+fn io_mappings_and_headers() {
+    let body = [
+        r#"<bpmn:startEvent id="start"><bpmn:extensionElements><zeebe:ioMapping><zeebe:output source="=1" target="one" /></zeebe:ioMapping></bpmn:extensionElements></bpmn:startEvent>"#,
+        r#"<bpmn:serviceTask id="task"><bpmn:extensionElements>
+            <zeebe:taskDefinition type="t" />
+            <zeebe:ioMapping>
+              <zeebe:input source="=a" target="x" />
+              <zeebe:input source="static" target="y.z" />
+              <zeebe:input target="empty" />
+              <zeebe:output source="=x + 1" target="result" />
+              <zeebe:output source="=y" target="b" />
+            </zeebe:ioMapping>
+            <zeebe:taskHeaders><zeebe:header key="k1" value="v1" /><zeebe:header key="k2" value="" /><zeebe:header key="k0" /></zeebe:taskHeaders>
+          </bpmn:extensionElements></bpmn:serviceTask>"#,
+        r#"<bpmn:endEvent id="end"><bpmn:extensionElements><zeebe:ioMapping><zeebe:input source="=2" target="two" /></zeebe:ioMapping></bpmn:extensionElements></bpmn:endEvent>"#,
+        &flow("f1", "start", "task"),
+        &flow("f2", "task", "end"),
+    ]
+    .join("\n");
+    let p = parse_ok(&process(&body));
+    let t = p.element(idx(&p, "task"));
+    let inputs: Vec<(String, String)> = t
+        .inputs
+        .iter()
+        .map(|m| (m.source.source(), m.target.clone()))
+        .collect();
+    assert_eq!(
+        inputs,
+        [
+            ("=a".into(), "x".into()),
+            ("static".into(), "y.z".into()),
+            ("=null".into(), "empty".into())
+        ]
+    );
+    let outputs: Vec<(String, String)> = t
+        .outputs
+        .iter()
+        .map(|m| (m.source.source(), m.target.clone()))
+        .collect();
+    assert_eq!(
+        outputs,
+        [
+            ("=x + 1".into(), "result".into()),
+            ("=y".into(), "b".into())
+        ]
+    );
+    assert_eq!(
+        t.task_headers,
+        [
+            ("k1".into(), "v1".into()),
+            ("k2".into(), "".into()),
+            ("k0".into(), "".into())
+        ]
+    );
+    assert_eq!(p.element(idx(&p, "start")).outputs.len(), 1);
+    assert_eq!(p.element(idx(&p, "end")).inputs.len(), 1);
+}
+
+#[test]
+fn io_mapping_problems() {
+    let body = [
+        r#"<bpmn:startEvent id="start"><bpmn:extensionElements><zeebe:ioMapping><zeebe:input source="=1" target="one" /></zeebe:ioMapping></bpmn:extensionElements></bpmn:startEvent>"#,
+        r#"<bpmn:serviceTask id="task"><bpmn:extensionElements>
+            <zeebe:taskDefinition type="t" />
+            <zeebe:ioMapping>
+              <zeebe:input source="=a" />
+              <zeebe:input source="=a" target="" />
+              <zeebe:output target="x" />
+            </zeebe:ioMapping>
+            <zeebe:taskHeaders><zeebe:header value="v" /></zeebe:taskHeaders>
+          </bpmn:extensionElements></bpmn:serviceTask>"#,
+        r#"<bpmn:exclusiveGateway id="gw"><bpmn:extensionElements><zeebe:ioMapping /></bpmn:extensionElements></bpmn:exclusiveGateway>"#,
+        r#"<bpmn:endEvent id="end"><bpmn:extensionElements><zeebe:ioMapping><zeebe:output source="=2" target="two" /></zeebe:ioMapping></bpmn:extensionElements></bpmn:endEvent>"#,
+        &flow("f1", "start", "task"),
+        &flow("f2", "task", "gw"),
+        &flow("f3", "gw", "end"),
+    ]
+    .join("\n");
+    let ps = problems(&process(&body));
+    has(
+        &ps,
+        "start",
+        "input mappings ('zeebe:input') on 'startEvent' elements are not supported",
+    );
+    let p = has(
+        &ps,
+        "task",
+        "Attribute 'target' must be present and not empty",
+    );
+    assert_eq!(p.line, 8);
+    assert_eq!(
+        ps.iter().filter(|p| p.message.contains("'target'")).count(),
+        2
+    );
+    has(
+        &ps,
+        "task",
+        "Attribute 'source' must be present and not empty",
+    );
+    has(
+        &ps,
+        "task",
+        "Attribute 'key' of 'zeebe:header' must be present",
+    );
+    has(
+        &ps,
+        "gw",
+        "('zeebe:ioMapping') on 'exclusiveGateway' elements are not supported",
+    );
+    has(
+        &ps,
+        "end",
+        "output mappings ('zeebe:output') on 'endEvent' elements are not supported",
+    );
+    assert_eq!(ps.len(), 7, "{ps:#?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timers
+
+fn timer_event(id: &str, def: &str) -> String {
+    format!(
+        r#"<bpmn:intermediateCatchEvent id="{id}"><bpmn:timerEventDefinition>{def}</bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>"#
+    )
+}
+
+#[test]
+fn timers() {
+    let body = [
+        START,
+        &timer_event("dur", "<bpmn:timeDuration xsi:type=\"bpmn:tFormalExpression\">\n  PT0.5S\n</bpmn:timeDuration>"),
+        &timer_event("date", "<bpmn:timeDate>2024-01-01T10:00:00+01:00[Europe/Berlin]</bpmn:timeDate>"),
+        &timer_event("feel", "<bpmn:timeDuration>=duration(\"PT\" + n + \"S\")</bpmn:timeDuration>"),
+        &timer_event("cdata", "<bpmn:timeDuration><![CDATA[PT1M]]></bpmn:timeDuration>"),
+        &flow("f1", "start", "dur"),
+        &flow("f2", "dur", "date"),
+        &flow("f3", "date", "feel"),
+        &flow("f4", "feel", "cdata"),
+    ]
+    .join("\n");
+    let p = parse_ok(&process(&body));
+    match &p.element(idx(&p, "dur")).timer {
+        Some(TimerDefinition::Duration(e)) => assert_eq!(static_text(e), "PT0.5S"),
+        other => panic!("{other:?}"),
+    }
+    match &p.element(idx(&p, "date")).timer {
+        Some(TimerDefinition::Date(e)) => {
+            assert_eq!(static_text(e), "2024-01-01T10:00:00+01:00[Europe/Berlin]")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        &p.element(idx(&p, "feel")).timer,
+        Some(TimerDefinition::Duration(Expression::Feel(_)))
+    ));
+    match &p.element(idx(&p, "cdata")).timer {
+        Some(TimerDefinition::Duration(e)) => assert_eq!(static_text(e), "PT1M"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn timer_problems() {
+    let body = [
+        START,
+        &timer_event("bad_dur", "<bpmn:timeDuration>PTX</bpmn:timeDuration>"),
+        &timer_event("bad_date", "<bpmn:timeDate>2024-13-01T00:00:00Z</bpmn:timeDate>"),
+        &timer_event("cycle", "<bpmn:timeCycle>R5/PT1S</bpmn:timeCycle>"),
+        &timer_event("two", "<bpmn:timeDuration>PT1S</bpmn:timeDuration><bpmn:timeDate>2024-01-01T00:00:00Z</bpmn:timeDate>"),
+        &timer_event("zero", ""),
+        &timer_event("empty", "<bpmn:timeDuration>  </bpmn:timeDuration>"),
+        r#"<bpmn:intermediateCatchEvent id="nodef" />"#,
+        &flow("f1", "start", "bad_dur"),
+    ]
+    .join("\n");
+    let ps = problems(&process(&body));
+    has(&ps, "bad_dur", "Invalid timer duration 'PTX'");
+    has(&ps, "bad_date", "Invalid timer date '2024-13-01T00:00:00Z'");
+    has(
+        &ps,
+        "cycle",
+        "Intermediate timer catch event must have either a time duration or a time date.",
+    );
+    has(
+        &ps,
+        "two",
+        "Must be exactly one type of timer: timeDuration, timeDate or timeCycle",
+    );
+    has(&ps, "zero", "Must be exactly one type of timer");
+    has(&ps, "empty", "Invalid timer duration ''");
+    has(&ps, "nodef", "Must have exactly one event definition");
+    assert_eq!(ps.len(), 7, "{ps:#?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Flows, gateways, events
+
+#[test]
+fn conditions_and_default_flows() {
+    let body = [
+        START,
+        r#"<bpmn:exclusiveGateway id="gw" default="fd" />"#,
+        &task("a"),
+        &task("b"),
+        &task("c"),
+        &flow("f0", "start", "gw"),
+        &cond_flow("fa", "gw", "a", "\n  = x &gt; 1\n"),
+        &cond_flow("fb", "gw", "b", "=x &lt; 0"),
+        &flow("fd", "gw", "c"),
+    ]
+    .join("\n");
+    let p = parse_ok(&process(&body));
+    let gw = p.element(idx(&p, "gw"));
+    assert_eq!(gw.default_flow, Some(flow_idx(&p, "fd")));
+    assert_eq!(
+        p.flow(flow_idx(&p, "fa"))
+            .condition
+            .as_ref()
+            .unwrap()
+            .source(),
+        "=x > 1"
+    );
+    assert!(p.flow(flow_idx(&p, "fd")).condition.is_none());
+    // A single unconditional outgoing flow needs no condition.
+    let body = [
+        START,
+        r#"<bpmn:exclusiveGateway id="gw" />"#,
+        &task("a"),
+        &flow("f0", "start", "gw"),
+        &flow("f1", "gw", "a"),
+    ]
+    .join("\n");
+    parse_ok(&process(&body));
+}
+
+#[test]
+fn exclusive_gateway_problems() {
+    let body = [
+        START,
+        r#"<bpmn:exclusiveGateway id="gw" default="f_other" />"#,
+        r#"<bpmn:exclusiveGateway id="gw2" default="nope" />"#,
+        r#"<bpmn:exclusiveGateway id="dead_end" />"#,
+        r#"<bpmn:parallelGateway id="par_dead_end" />"#,
+        &task("a"),
+        &task("b"),
+        &flow("f0", "start", "gw"),
+        &flow("f1", "gw", "a"),
+        &cond_flow("f2", "gw", "b", "=ok"),
+        &flow("f3", "gw", "dead_end"),
+        &flow("f_other", "a", "gw2"),
+        &flow("f4", "gw2", "par_dead_end"),
+    ]
+    .join("\n");
+    let ps = problems(&process(&body));
+    has(&ps, "f1", "Must have a condition or be default flow");
+    has(&ps, "f3", "Must have a condition or be default flow");
+    has(&ps, "gw", "Default flow must start at gateway");
+    has(
+        &ps,
+        "gw2",
+        "Default flow 'nope' does not reference a sequence flow",
+    );
+    has(
+        &ps,
+        "dead_end",
+        "Gateway must have at least one outgoing sequence flow",
+    );
+    has(
+        &ps,
+        "par_dead_end",
+        "Gateway must have at least one outgoing sequence flow",
+    );
+    assert_eq!(ps.len(), 6, "{ps:#?}");
+    let p = has(&ps, "f1", "condition");
+    assert_eq!((p.line, p.column), (4 + 8, 1));
+}
+
+#[test]
+fn condition_problems() {
+    let body = [
+        START,
+        r#"<bpmn:exclusiveGateway id="gw" />"#,
+        &task("a"),
+        &task("b"),
+        &task("c"),
+        &flow("f0", "start", "gw"),
+        &cond_flow("static", "gw", "a", "x > 1"),
+        &cond_flow("empty", "gw", "b", "  "),
+        &cond_flow("on_task", "a", "c", "=true"),
+    ]
+    .join("\n");
+    let ps = problems(&process(&body));
+    has(&ps, "static", "Expected expression but found static value 'x > 1'. An expression must start with '=' (e.g. '=x > 1').");
+    has(&ps, "empty", "Condition expression must not be empty");
+    has(
+        &ps,
+        "on_task",
+        "conditions on sequence flows leaving 'serviceTask' elements are not supported",
+    );
+    // The broken conditions are not also reported as missing.
+    assert_eq!(ps.len(), 3, "{ps:#?}");
+}
+
+#[test]
+fn start_events() {
+    let ps = problems(&process(
+        &[&task("a") as &str, END, &flow("f", "a", "end")].join("\n"),
+    ));
+    has(&ps, "p", "Must have at least one start event");
+    let p = has(&ps, "p", "start event");
+    assert_eq!(p.line, 3);
+
+    let body = [
+        START,
+        r#"<bpmn:startEvent id="start2" />"#,
+        END,
+        &flow("f1", "start", "end"),
+        &flow("f2", "start2", "end"),
+    ]
+    .join("\n");
+    let ps = problems(&process(&body));
+    has(&ps, "p", "Multiple none start events are not allowed");
+    assert_eq!(ps.len(), 1);
+
+    let body = [
+        START,
+        &task("a"),
+        &flow("f1", "start", "a"),
+        &flow("f2", "a", "start"),
+    ]
+    .join("\n");
+    let ps = problems(&process(&body));
+    has(
+        &ps,
+        "start",
+        "Start events must not have incoming sequence flows",
+    );
+    assert_eq!(ps.len(), 1);
+
+    let p = parse_ok(&process(&simple_body()));
+    assert_eq!(p.element(Process::ROOT).start_events, [idx(&p, "start")]);
+}
+
+#[test]
+fn end_event_without_outgoing() {
+    let body = [
+        START,
+        END,
+        &task("a"),
+        &flow("f1", "start", "end"),
+        &flow("f2", "end", "a"),
+    ]
+    .join("\n");
+    let ps = problems(&process(&body));
+    has(
+        &ps,
+        "end",
+        "End events must not have outgoing sequence flows to other elements.",
+    );
+    assert_eq!(ps.len(), 1);
+}
+
+#[test]
+fn dangling_flow_references() {
+    let body = [
+        &simple_body() as &str,
+        &flow("f3", "task", "ghost"),
+        &flow("f4", "phantom", "end"),
+        r#"<bpmn:sequenceFlow id="f5" targetRef="end" />"#,
+        &flow("f6", "p", "end"),
+    ]
+    .join("\n");
+    let ps = problems(&process(&body));
+    has(
+        &ps,
+        "f3",
+        "sequence flow 'f3' references missing element 'ghost'",
+    );
+    has(
+        &ps,
+        "f4",
+        "sequence flow 'f4' references missing element 'phantom'",
+    );
+    has(
+        &ps,
+        "f5",
+        "Attribute 'sourceRef' must reference a valid flow node",
+    );
+    has(&ps, "f6", "references missing element 'p'");
+    assert_eq!(ps.len(), 4, "{ps:#?}");
+}
+
+#[test]
+fn duplicate_ids() {
+    let body = [
+        &simple_body() as &str,
+        &task("task"),
+        &flow("f1", "task", "end"),
+    ]
+    .join("\n");
+    let ps = problems(&process(&body));
+    let dups: Vec<&Problem> = ps
+        .iter()
+        .filter(|p| p.message.contains("Duplicate id"))
+        .collect();
+    assert_eq!(dups.len(), 2, "{ps:#?}");
+    has(&ps, "task", "Duplicate id 'task': already used on line 5");
+    has(&ps, "f1", "Duplicate id 'f1'");
+}
+
+#[test]
+fn missing_ids() {
+    let body = [
+        START,
+        r#"<bpmn:serviceTask name="x" />"#,
+        r#"<bpmn:sequenceFlow sourceRef="start" targetRef="start" />"#,
+    ]
+    .join("\n");
+    let ps = problems(&process(&body));
+    assert_eq!(ps.len(), 2, "{ps:#?}");
+    assert!(ps
+        .iter()
+        .all(|p| p.element_id.is_none() && p.message.contains("no 'id' attribute")));
+}
+
+#[test]
+fn all_problems_are_collected() {
+    let body = [
+        r#"<bpmn:userTask id="u" />"#,
+        r#"<bpmn:serviceTask id="t" />"#,
+        &timer_event("tm", "<bpmn:timeDuration>PTX</bpmn:timeDuration>"),
+        &flow("f", "t", "missing"),
+    ]
+    .join("\n");
+    let ps = problems(&process(&body));
+    has(&ps, "p", "Must have at least one start event");
+    has(&ps, "u", "'userTask'");
+    has(&ps, "t", "zeebe:taskDefinition");
+    has(&ps, "tm", "Invalid timer duration 'PTX'");
+    has(&ps, "f", "missing element 'missing'");
+    assert_eq!(ps.len(), 5, "{ps:#?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Never panic
+
+/// A model touching every feature of the parser.
+fn rich_model() -> String {
+    let body = [
+        r#"<bpmn:startEvent id="start" name="s"><bpmn:extensionElements><zeebe:ioMapping><zeebe:output source="=1" target="one" /></zeebe:ioMapping></bpmn:extensionElements></bpmn:startEvent>"#,
+        r#"<bpmn:serviceTask id="task"><bpmn:extensionElements><zeebe:taskDefinition type="=t" retries="2" /><zeebe:ioMapping><zeebe:input source="=a" target="x" /><zeebe:output source="=x" target="y" /></zeebe:ioMapping><zeebe:taskHeaders><zeebe:header key="k" value="v" /></zeebe:taskHeaders></bpmn:extensionElements></bpmn:serviceTask>"#,
+        r#"<bpmn:exclusiveGateway id="gw" default="fd" />"#,
+        r#"<bpmn:parallelGateway id="fork" />"#,
+        r#"<bpmn:parallelGateway id="join" />"#,
+        &timer_event("t1", "<bpmn:timeDuration>PT1M</bpmn:timeDuration>"),
+        &timer_event("t2", "<bpmn:timeDate>2024-01-01T00:00:00Z</bpmn:timeDate>"),
+        END,
+        r#"<bpmn:userTask id="u" />"#,
+        &flow("f0", "start", "task"),
+        &flow("f1", "task", "gw"),
+        &cond_flow("fc", "gw", "fork", "= x = 1"),
+        &flow("fd", "gw", "end"),
+        &flow("fa", "fork", "t1"),
+        &flow("fb", "fork", "t2"),
+        &flow("fj1", "t1", "join"),
+        &flow("fj2", "t2", "join"),
+        &flow("fe", "join", "u"),
+    ]
+    .join("\n");
+    process(&body)
+}
+
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+fn fuzz(seed_model: &[u8], prefix_step: usize, mutations: usize) {
+    // Every prefix (truncated uploads).
+    let mut len = 0;
+    while len <= seed_model.len() {
+        let _ = parse_bpmn("fuzz.bpmn", &seed_model[..len]);
+        len += prefix_step;
+    }
+    // Random byte mutations, deletions, insertions and duplicated slices.
+    let mut rng = XorShift(0x2545_F491_4F6C_DD1D ^ seed_model.len() as u64);
+    let interesting: &[&[u8]] = &[
+        b"<",
+        b">",
+        b"/>",
+        b"\"",
+        b"=",
+        b"&",
+        b"&amp;",
+        b"]]>",
+        b"<![CDATA[",
+        b"\xff",
+        b"\xc3",
+        b"\xe2\x80",
+        b"id=\"task\"",
+        b"sourceRef=\"x\"",
+        b"default=\"\"",
+        b"PT",
+        b"R/",
+        b"<bpmn:userTask id=\"q\"/>",
+        b"\n",
+        b"\0",
+        b"<!--",
+        b"-->",
+        b"xmlns=\"\"",
+    ];
+    for _ in 0..mutations {
+        let mut m = seed_model.to_vec();
+        for _ in 0..=rng.below(4) {
+            let pos = rng.below(m.len() + 1);
+            match rng.below(5) {
+                0 if !m.is_empty() => {
+                    let p = pos.min(m.len() - 1);
+                    m[p] = rng.next() as u8;
+                }
+                1 if !m.is_empty() => {
+                    let end = (pos + rng.below(40)).min(m.len());
+                    m.drain(pos.min(end)..end);
+                }
+                2 => {
+                    let ins = interesting[rng.below(interesting.len())];
+                    m.splice(pos..pos, ins.iter().copied());
+                }
+                3 if !m.is_empty() => {
+                    let start = rng.below(m.len());
+                    let end = (start + rng.below(200)).min(m.len());
+                    let chunk = m[start..end].to_vec();
+                    m.splice(pos..pos, chunk);
+                }
+                _ => m.truncate(pos),
+            }
+        }
+        if let Err(e) = parse_bpmn("fuzz.bpmn", &m) {
+            assert!(!e.problems.is_empty());
+            let _ = e.to_string();
+        }
+    }
+}
+
+#[test]
+fn never_panics_on_truncated_or_mutated_input() {
+    let model = rich_model();
+    // The rich model itself is rejected only because of its user task.
+    let ps = problems(&model);
+    assert_eq!(ps.len(), 1, "{ps:#?}");
+    fuzz(model.as_bytes(), 1, 3000);
+    if let Some(xml) = workload("typical_process.bpmn") {
+        fuzz(&xml, 7, 500);
+    }
+    if let Some(xml) = workload("realistic/bankCustomerComplaintDisputeHandling.bpmn") {
+        fuzz(&xml, xml.len() / 40, 0);
+    }
+}
+
+#[test]
+fn feel_parse_errors_are_reported() {
+    let bad = "a +* (";
+    if zest_feel::Expression::parse(bad).is_ok() {
+        println!("NOTE: this FEEL implementation accepts '{bad}'; skipping");
+        return;
+    }
+    let body = [
+        START,
+        &task("task").replace(r#"type="t""#, &format!(r#"type="={bad}""#)),
+        r#"<bpmn:exclusiveGateway id="gw" />"#,
+        &flow("f0", "start", "gw"),
+        &cond_flow("f1", "gw", "task", &format!("={bad}")),
+    ]
+    .join("\n");
+    let ps = problems(&process(&body));
+    let p = has(&ps, "task", "Attribute 'type': ");
+    assert!(p.message.contains(bad), "{p:?}");
+    let p = has(&ps, "f1", "Condition: ");
+    assert!(p.message.contains(bad), "{p:?}");
+    assert_eq!(ps.len(), 2, "{ps:#?}");
+}
+
+#[test]
+fn no_executable_process_is_reported_with_other_problems() {
+    let xml = r#"<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL">
+<bpmn:message id="m" /><bpmn:message id="m" />
+<bpmn:process id="p"><bpmn:startEvent id="s" /></bpmn:process>
+</bpmn:definitions>"#;
+    let ps = problems(xml);
+    has(&ps, "m", "Duplicate id 'm'");
+    assert!(
+        ps.iter()
+            .any(|p| p.message.contains("no executable process")),
+        "{ps:#?}"
+    );
+}
