@@ -265,9 +265,12 @@ fn timer_due_date(
     match timer {
         TimerDefinition::Duration(e) => {
             let v = evaluate(ctx, e, scope).and_then(|v| expect_string(e, v))?;
-            let ms = zest_model::time::parse_duration(&v)
+            let d = zest_model::time::parse_iso_duration(&v)
                 .map_err(|err| format!("Invalid duration '{v}': {err}"))?;
-            Ok(ctx.now + ms.max(0))
+            let due = d
+                .add_to(ctx.now)
+                .map_err(|err| format!("Invalid duration '{v}': {err}"))?;
+            Ok(due.max(ctx.now))
         }
         TimerDefinition::Date(e) => {
             let v = evaluate(ctx, e, scope).and_then(|v| expect_string(e, v))?;
@@ -278,7 +281,10 @@ fn timer_due_date(
             let v = evaluate(ctx, e, scope).and_then(|v| expect_string(e, v))?;
             let cycle = zest_model::time::parse_cycle(&v)
                 .map_err(|err| format!("Invalid time cycle '{v}': {err}"))?;
-            Ok(cycle.start.unwrap_or(ctx.now) + cycle.interval_ms.max(0))
+            cycle
+                .interval
+                .add_to(cycle.start.unwrap_or(ctx.now))
+                .map_err(|err| format!("Invalid time cycle '{v}': {err}"))
         }
     }
 }
