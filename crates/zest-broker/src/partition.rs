@@ -10,7 +10,7 @@ use tokio::task::JoinHandle;
 use zest_cluster::{AppliedInfo, RecordBatch, ZestRaft};
 use zest_engine::state::Txn;
 use zest_engine::{Engine, SideEffect};
-use zest_protocol::{PartitionId, Record, RecordType};
+use zest_protocol::{Intent, PartitionId, Record, RecordType};
 use zest_storage::{PartitionStore, Store};
 
 use crate::metrics::Metrics;
@@ -193,7 +193,8 @@ impl Processor {
                         record.request_id = self.next_request_id;
                         record.request_stream_id = self.stream_id;
                         self.next_request_id += 1;
-                        waiting.push((record.request_id, reply));
+                        let answered_later = record.intent == Intent::CreateWithAwaitingResult;
+                        waiting.push((record.request_id, reply, answered_later));
                     }
                     None => {
                         record.request_id = -1;
@@ -250,19 +251,32 @@ impl Processor {
                 .with_label_values(&[pid_label])
                 .observe(append.elapsed().as_secs_f64());
         }
-        for (rid, reply) in waiting {
-            self.pending.insert(rid, reply);
-        }
+        let mut answers: HashMap<i64, Record> = HashMap::with_capacity(responses.len());
         for r in responses {
-            if r.request_stream_id != self.stream_id {
-                continue;
-            }
-            if let Some(reply) = self.pending.remove(&r.request_id) {
-                let _ = reply.send(r.record);
+            if r.request_stream_id == self.stream_id {
+                answers.insert(r.request_id, r.record);
             }
         }
-        // Requests still pending wait for a later answer (create-with-result); internal
-        // commands and abandoned requests are released.
+        for (rid, reply, answered_later) in waiting {
+            match answers.remove(&rid) {
+                Some(record) => {
+                    let _ = reply.send(record);
+                }
+                // create-with-result: answered when the instance completes
+                None if answered_later => {
+                    self.pending.insert(rid, reply);
+                }
+                // processed without an answer (internal commands): dropping the sender tells
+                // the submitter that it was processed
+                None => {}
+            }
+        }
+        for (rid, record) in answers {
+            if let Some(reply) = self.pending.remove(&rid) {
+                let _ = reply.send(record);
+            }
+        }
+        // abandoned waits (the client gave up) are released
         self.pending.retain(|_, reply| !reply.is_closed());
         for e in effects {
             match e {

@@ -198,6 +198,16 @@ pub fn resolve_incident(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
             cmd.key
         )));
     };
+    if let FailedStep::Job = incident.failed_step {
+        if let Some(job) = ctx.txn.get::<StoredJob>(Ks::Jobs, &key_i64(incident.record.job_key)) {
+            if job.record.retries <= 0 {
+                return Err(Rejection::invalid_state(format!(
+                    "Expected to resolve incident with key '{}', but job with key '{}' has no retries left; update its retries first",
+                    cmd.key, incident.record.job_key
+                )));
+            }
+        }
+    }
     let event = ctx.event(
         cmd.key,
         Intent::Resolved,

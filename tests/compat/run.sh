@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Black-box compatibility suites for Zest (see tests/compat/README.md).
+#
+#   tests/compat/run.sh                              # all suites against $ZEST_BIN (default target/release/zest)
+#   ZEEBE_ADDRESS=127.0.0.1:26500 tests/compat/run.sh  # all but the crash test against a running server
+#
+# Suites, in order, stopping at the first that fails: Go client compat tests, zbctl, pytest
+# (pyzeebe), crash test (zest only). Installs what it needs on a fresh Debian machine: Go (must be
+# >= 1.21), python3 + venv (a venv in tests/compat/.venv), zbctl (built into tests/compat/bin).
+#
+# Env: ZEST_BIN, ZEEBE_ADDRESS, COMPAT_VERBOSE=1 (go test -v / pytest -v), COMPAT_SUITES (space
+# separated subset of: go zbctl python crash), CRASH_* (see go/crash/crash_test.go).
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+SUITES=${COMPAT_SUITES:-go zbctl python crash}
+VERBOSE=${COMPAT_VERBOSE:-}
+
+log() { printf '\n==== %s\n' "$*"; }
+die() { printf 'compat: %s\n' "$*" >&2; exit 1; }
+want() { [[ " $SUITES " == *" $1 "* ]]; }
+apt_install() {
+  command -v apt-get >/dev/null || die "cannot install $* (no apt-get): install it by hand"
+  local sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
+}
+
+# ---------------------------------------------------------------------------------------------
+# Target
+if [ -n "${ZEEBE_ADDRESS:-}" ]; then
+  MODE="external server $ZEEBE_ADDRESS"
+  unset ZEST_BIN
+  SUITES=${SUITES//crash/}
+  echo "compat: external server: the crash test (which kills and restarts zest) is skipped"
+else
+  ZEST_BIN=${ZEST_BIN:-$ROOT/target/release/zest}
+  case $ZEST_BIN in /*) ;; *) ZEST_BIN=$(cd "$(dirname "$ZEST_BIN")" && pwd)/$(basename "$ZEST_BIN") ;; esac
+  [ -x "$ZEST_BIN" ] || die "ZEST_BIN=$ZEST_BIN is not an executable; build it with 'cargo build --release -p zest' or set ZEST_BIN / ZEEBE_ADDRESS"
+  export ZEST_BIN
+  MODE="zest binary $ZEST_BIN"
+fi
+echo "compat: suites [$SUITES] against $MODE"
+
+# ---------------------------------------------------------------------------------------------
+# Tools
+export PATH=$PATH:/usr/local/go/bin:$HOME/go/bin
+go_ok() { command -v go >/dev/null && go version | grep -qE 'go1\.(2[1-9]|[3-9][0-9])'; }
+if want go || want zbctl || want crash; then
+  if ! go_ok; then
+    # Debian's golang-go is new enough from trixie on (bookworm has 1.19: use bookworm-backports'
+    # golang-1.21+ or the tarball from go.dev into /usr/local/go).
+    apt_install golang-go || true
+    for d in /usr/lib/go-1.2[1-9]/bin; do [ -x "$d/go" ] && export PATH=$d:$PATH; done
+    go_ok || die "need Go >= 1.21 (found: $(go version 2>/dev/null || echo none))"
+  fi
+  echo "compat: $(go version)"
+fi
+if want python; then
+  command -v python3 >/dev/null || apt_install python3
+  VENV=$HERE/.venv
+  if [ ! -x "$VENV/bin/python" ]; then
+    python3 -m venv "$VENV" 2>/dev/null || { apt_install python3-venv; rm -rf "$VENV"; python3 -m venv "$VENV"; }
+  fi
+  STAMP=$VENV/.requirements.sha
+  SUM=$(sha256sum "$HERE/python/requirements.txt" | cut -d' ' -f1)
+  if [ "$(cat "$STAMP" 2>/dev/null)" != "$SUM" ]; then
+    "$VENV/bin/pip" install -q --disable-pip-version-check -r "$HERE/python/requirements.txt"
+    echo "$SUM" >"$STAMP"
+  fi
+  echo "compat: $("$VENV/bin/python" --version), pyzeebe $("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("pyzeebe"))')"
+fi
+if want zbctl; then
+  log "building zbctl (github.com/camunda/zeebe/clients/go/v8 v8.3.0)"
+  (cd "$HERE/go" && go build -o "$HERE/bin/zbctl" github.com/camunda/zeebe/clients/go/v8/cmd/zbctl)
+  export ZBCTL_BIN=$HERE/bin/zbctl
+  "$ZBCTL_BIN" version | head -1
+fi
+
+# ---------------------------------------------------------------------------------------------
+# Suites
+GOV=(); [ -n "$VERBOSE" ] && GOV=(-v)
+PYV=(-q); [ -n "$VERBOSE" ] && PYV=(-v)
+declare -a SUMMARY=()
+run_suite() { # name, command...
+  local name=$1; shift
+  log "suite $name: $*"
+  local t0=$SECONDS rc=0
+  "$@" || rc=$?
+  local line="suite $name: $([ $rc = 0 ] && echo PASS || echo "FAIL (exit $rc)") in $((SECONDS - t0))s"
+  SUMMARY+=("$line")
+  echo "$line"
+  if [ $rc != 0 ]; then
+    echo; printf '%s\n' "${SUMMARY[@]}"
+    exit $rc
+  fi
+}
+
+if want go; then
+  run_suite go bash -c "cd '$HERE/go' && go test ${GOV[*]} -count=1 -timeout 5m ./compat"
+fi
+if want zbctl; then
+  run_suite zbctl bash -c "cd '$HERE/go' && go test ${GOV[*]} -count=1 -timeout 5m ./zbctl"
+fi
+if want python; then
+  run_suite python bash -c "cd '$HERE/python' && '$VENV/bin/python' -m pytest ${PYV[*]} -p no:cacheprovider ."
+fi
+if want crash; then
+  run_suite crash bash -c "cd '$HERE/go' && go test -v -count=1 -timeout 5m -tags crash ./crash -run TestCrash"
+fi
+
+echo; printf '%s\n' "${SUMMARY[@]}"
+echo "compat: all suites passed against $MODE"
