@@ -529,8 +529,8 @@ pub(crate) fn terminate(ctx: &mut Ctx<'_, '_, '_>, key: i64) {
     }
     if inst.job_key > 0 {
         if let Some(job) = ctx.txn.get::<StoredJob>(Ks::Jobs, &key_i64(inst.job_key)) {
-            resolve_incident_of(ctx, inst.job_key);
             ctx.event(inst.job_key, Intent::Canceled, RecordValue::Job(job.record));
+            resolve_incident_of(ctx, inst.job_key);
         }
     }
     if inst.timer_key > 0 {

@@ -121,10 +121,12 @@ pub fn cancel(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
     let inst: Option<ElementInstance> = ctx.txn.get(Ks::ElementInstances, &key_i64(cmd.key));
     let inst = match inst {
         Some(i) if i.parent_key <= 0 && i.record.bpmn_element_type == BpmnElementType::Process => i,
-        _ => return Err(Rejection::not_found(format!(
+        _ => {
+            return Err(Rejection::not_found(format!(
             "Expected to cancel a process instance with key '{}', but no such process was found",
             cmd.key
-        ))),
+        )))
+        }
     };
     if inst.state == Intent::ElementTerminating {
         return Err(Rejection::invalid_state(format!(
@@ -170,12 +172,7 @@ pub fn set_variables(
     let doc = variables::parse_document(&d.variables).map_err(|e| {
         Rejection::invalid_argument(format!("Property 'variables' is invalid: {e}"))
     })?;
-    let key = ctx.next_key();
-    let event = ctx.event(
-        key,
-        Intent::Updated,
-        RecordValue::VariableDocument(d.clone()),
-    );
+    // as in Zeebe: the variables first, then the document's UPDATED event
     match d.update_semantics {
         VariableDocumentUpdateSemantic::Local => {
             variables::set_local_document(ctx, d.scope_key, &doc, None)
@@ -184,6 +181,12 @@ pub fn set_variables(
             variables::merge_propagate(ctx, d.scope_key, &doc)
         }
     }
+    let key = ctx.next_key();
+    let event = ctx.event(
+        key,
+        Intent::Updated,
+        RecordValue::VariableDocument(d.clone()),
+    );
     ctx.respond(cmd, event);
     Ok(())
 }
@@ -199,7 +202,10 @@ pub fn resolve_incident(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
         )));
     };
     if let FailedStep::Job = incident.failed_step {
-        if let Some(job) = ctx.txn.get::<StoredJob>(Ks::Jobs, &key_i64(incident.record.job_key)) {
+        if let Some(job) = ctx
+            .txn
+            .get::<StoredJob>(Ks::Jobs, &key_i64(incident.record.job_key))
+        {
             if job.record.retries <= 0 {
                 return Err(Rejection::invalid_state(format!(
                     "Expected to resolve incident with key '{}', but job with key '{}' has no retries left; update its retries first",

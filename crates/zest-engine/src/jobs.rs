@@ -144,7 +144,7 @@ pub fn complete(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) -> ProcR
 
 pub fn fail(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) -> ProcResult {
     let job = load_job(ctx, cmd.key, "fail")?;
-    if job.state != JobState::Activated {
+    if !matches!(job.state, JobState::Activatable | JobState::Activated) {
         return Err(Rejection::invalid_state(format!(
             "Expected to fail activated job with key '{}', but it is in state '{}'",
             cmd.key,

@@ -124,17 +124,14 @@ impl StateRead for MemState {
     }
 
     fn scan_prefix(&self, ks: Ks, prefix: &[u8], f: &mut dyn FnMut(&[u8], &[u8]) -> bool) {
-        for ((_, k), v) in self.map.range((ks, prefix.to_vec())..) {
-            if !k.starts_with(prefix) {
+        for ((k_ks, k), v) in self.map.range((ks, prefix.to_vec())..) {
+            if *k_ks != ks || !k.starts_with(prefix) {
                 break;
             }
             if !f(k, v) {
                 break;
             }
         }
-        // keys of other keyspaces sort after (ks is the first tuple field); the prefix check
-        // above stops at the first key of this keyspace that no longer matches, and keys of a
-        // later keyspace never share it because the range starts inside `ks`.
     }
 }
 

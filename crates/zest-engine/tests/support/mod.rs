@@ -1,0 +1,1044 @@
+//! A test broker for the deterministic engine: drives `Engine::process` the way the broker's
+//! partition does, commits the records by applying them with a second engine (the follower /
+//! state machine), checks that processing and applying agree, and emulates the scheduler with a
+//! fake clock.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use zest_engine::state::{key_i64, read_i64, Ks, MemState, Txn, Writes};
+use zest_engine::types::{ElementInstance, JobState, StoredIncident, StoredJob, StoredVariable};
+use zest_engine::{new_command, Engine, ProcessingResult, Response, SideEffect};
+use zest_protocol::{
+    codec, partition_of_key, DeploymentRecord, DeploymentResource, ErrorType, IncidentRecord,
+    Intent, JobBatchRecord, JobRecord, ProcessInstanceCreationRecord, ProcessInstanceRecord,
+    Record, RecordType, RecordValue, RejectionType, TimerRecord, ValueType, VariableDocumentRecord,
+    VariableDocumentUpdateSemantic,
+};
+
+pub const PARTITION: u32 = 1;
+pub const STREAM: i32 = 1;
+/// 2023-11-14T22:13:20Z: a plausible epoch-millis start for the fake clock.
+pub const T0: i64 = 1_700_000_000_000;
+
+/// What one command produced.
+#[derive(Debug, Clone)]
+pub struct Batch {
+    /// The records of the log entry (empty when the batch was read-only and not written).
+    pub records: Vec<Record>,
+    /// All records the engine returned, written or not.
+    pub returned: Vec<Record>,
+    pub responses: Vec<Response>,
+    pub side_effects: Vec<SideEffect>,
+    /// The request id of the client command, -1 for internal ones.
+    pub request_id: i64,
+}
+
+impl Batch {
+    /// The response to this batch's own command.
+    pub fn response(&self) -> &Record {
+        let rs: Vec<&Response> = self
+            .responses
+            .iter()
+            .filter(|r| r.request_id == self.request_id && r.request_stream_id == STREAM)
+            .collect();
+        assert_eq!(
+            rs.len(),
+            1,
+            "expected exactly one response to request {}, got {:?}",
+            self.request_id,
+            self.responses
+        );
+        &rs[0].record
+    }
+
+    pub fn has_response(&self) -> bool {
+        self.responses
+            .iter()
+            .any(|r| r.request_id == self.request_id)
+    }
+
+    /// Asserts the command was rejected with `kind` and returns the reason.
+    pub fn rejection(&self, kind: RejectionType) -> String {
+        let r = self.response();
+        assert_eq!(
+            r.record_type,
+            RecordType::CommandRejection,
+            "expected a rejection, got {:?}",
+            r
+        );
+        assert_eq!(r.rejection_type, kind, "reason: {}", r.rejection_reason);
+        assert_eq!(
+            self.returned.len(),
+            2,
+            "a rejection batch is the command and its rejection"
+        );
+        assert_eq!(self.returned[1].record_type, RecordType::CommandRejection);
+        assert_eq!(self.returned[1].rejection_type, kind);
+        r.rejection_reason.clone()
+    }
+
+    pub fn accepted(&self) -> &Record {
+        let r = self.response();
+        assert_eq!(
+            r.record_type,
+            RecordType::Event,
+            "expected an event response, got {:?} {:?}: {}",
+            r.rejection_type,
+            r.value_type,
+            r.rejection_reason
+        );
+        r
+    }
+
+    /// Events of this batch as (value type, intent, element id or job type / name).
+    pub fn events(&self) -> Vec<(ValueType, Intent, String)> {
+        events(&self.records)
+    }
+
+    pub fn pi_events(&self) -> Vec<(Intent, String)> {
+        pi_events(&self.records)
+    }
+
+    pub fn find(&self, vt: ValueType, intent: Intent) -> Vec<&Record> {
+        self.records
+            .iter()
+            .filter(|r| r.is_event() && r.value_type == vt && r.intent == intent)
+            .collect()
+    }
+
+    pub fn count(&self, vt: ValueType, intent: Intent) -> usize {
+        self.find(vt, intent).len()
+    }
+}
+
+/// A short label for a record's value: the element id for PROCESS_INSTANCE and JOB records, the
+/// variable name for VARIABLE, the error type for INCIDENT, the target element for TIMER.
+pub fn label(r: &Record) -> String {
+    match &r.value {
+        RecordValue::ProcessInstance(p) => p.element_id.clone(),
+        RecordValue::Job(j) => j.element_id.clone(),
+        RecordValue::Variable(v) => v.name.clone(),
+        RecordValue::Incident(i) => format!("{:?}", i.error_type),
+        RecordValue::Timer(t) => t.target_element_id.clone(),
+        RecordValue::ProcessInstanceCreation(c) => c.bpmn_process_id.clone(),
+        RecordValue::JobBatch(b) => b.job_type.clone(),
+        RecordValue::Process(p) => p.bpmn_process_id.clone(),
+        _ => String::new(),
+    }
+}
+
+pub fn events(records: &[Record]) -> Vec<(ValueType, Intent, String)> {
+    records
+        .iter()
+        .filter(|r| r.is_event())
+        .map(|r| (r.value_type, r.intent, label(r)))
+        .collect()
+}
+
+pub fn pi_events(records: &[Record]) -> Vec<(Intent, String)> {
+    records
+        .iter()
+        .filter(|r| r.is_event() && r.value_type == ValueType::ProcessInstance)
+        .map(|r| (r.intent, label(r)))
+        .collect()
+}
+
+/// Builds an expected stream from `(intent, element)` pairs.
+pub fn pi(list: &[(Intent, &str)]) -> Vec<(Intent, String)> {
+    list.iter().map(|(i, e)| (*i, e.to_string())).collect()
+}
+
+pub struct Harness {
+    pub state: MemState,
+    engine: Engine,
+    follower: Engine,
+    pub now: i64,
+    next_position: u64,
+    next_request: i64,
+    /// Every record written, in log order.
+    pub log: Vec<Record>,
+    /// Every response sent, in order.
+    pub responses: Vec<Response>,
+    /// Times the processing txn generated a key that no event used (max_key differed).
+    pub unused_keys: u32,
+}
+
+impl Default for Harness {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Harness {
+    pub fn new() -> Harness {
+        Harness {
+            state: MemState::default(),
+            engine: Engine::new(PARTITION),
+            follower: Engine::new(PARTITION),
+            now: T0,
+            next_position: 1,
+            next_request: 1,
+            log: Vec::new(),
+            responses: Vec::new(),
+            unused_keys: 0,
+        }
+    }
+
+    /// Replaces the processing engine by a fresh one (no cached models), as after a leader
+    /// change or a snapshot install.
+    pub fn restart_engine(&mut self) {
+        self.engine = Engine::new(PARTITION);
+        self.follower = Engine::new(PARTITION);
+    }
+
+    pub fn advance(&mut self, ms: i64) {
+        self.now += ms;
+    }
+
+    /// Submits a client command (with a fresh request id on stream 1).
+    pub fn client(&mut self, key: i64, intent: Intent, value: RecordValue) -> Batch {
+        let rid = self.next_request;
+        self.next_request += 1;
+        self.submit(new_command(key, intent, value, rid, STREAM))
+    }
+
+    /// Submits an internal command (scheduler): no request.
+    pub fn internal(&mut self, key: i64, intent: Intent, value: RecordValue) -> Batch {
+        self.submit(new_command(key, intent, value, -1, -1))
+    }
+
+    /// Processes one command exactly like the broker: process, drop the txn's writes, apply the
+    /// committed records with the follower engine.
+    pub fn submit(&mut self, command: Record) -> Batch {
+        let request_id = command.request_id;
+        let before_position = self.next_position;
+        let mut pos = self.next_position;
+        let (result, writes1): (ProcessingResult, Writes) = {
+            let mut txn = Txn::new(&self.state);
+            let result = self.engine.process(&mut txn, command, self.now, &mut pos);
+            (result, txn.into_writes())
+        };
+        self.check_batch_shape(&result, before_position);
+        let mut batch = Batch {
+            records: Vec::new(),
+            returned: result.records.clone(),
+            responses: result.responses.clone(),
+            side_effects: result.side_effects.clone(),
+            request_id,
+        };
+        self.responses.extend(result.responses.iter().cloned());
+        if result.is_read_only() {
+            assert!(
+                writes1.is_empty(),
+                "a read-only batch wrote to state: {:?}",
+                writes1
+            );
+            // nothing is written for it
+            return batch;
+        }
+        self.next_position = pos;
+        assert_eq!(
+            pos,
+            before_position + result.records.len() as u64,
+            "next_position must advance past the records returned"
+        );
+        let writes2 = {
+            let mut txn2 = Txn::new(&self.state);
+            self.follower.apply(&mut txn2, &result.records);
+            txn2.into_writes()
+        };
+        self.compare_writes(&writes1, &writes2, &result.records);
+        self.state.apply(writes2);
+        self.log.extend(result.records.iter().cloned());
+        batch.records = result.records;
+        batch
+    }
+
+    /// Builds a client command with a fresh request id (for `submit_group`).
+    pub fn client_command(&mut self, key: i64, intent: Intent, value: RecordValue) -> Record {
+        let rid = self.next_request;
+        self.next_request += 1;
+        new_command(key, intent, value, rid, STREAM)
+    }
+
+    /// Processes several commands in ONE txn, like the broker's `process_group`: each command
+    /// sees the writes of the earlier ones, read-only results are dropped, and all records are
+    /// committed as one log entry applied in one txn by the follower.
+    pub fn submit_group(&mut self, commands: Vec<Record>) -> Vec<Batch> {
+        let mut pos = self.next_position;
+        let mut records: Vec<Record> = Vec::new();
+        let mut batches = Vec::new();
+        let writes1 = {
+            let mut txn = Txn::new(&self.state);
+            for command in commands {
+                let request_id = command.request_id;
+                let before = pos;
+                let result = self.engine.process(&mut txn, command, self.now, &mut pos);
+                self.check_batch_shape(&result, before);
+                self.responses.extend(result.responses.iter().cloned());
+                let mut batch = Batch {
+                    records: Vec::new(),
+                    returned: result.records.clone(),
+                    responses: result.responses.clone(),
+                    side_effects: result.side_effects.clone(),
+                    request_id,
+                };
+                if result.is_read_only() {
+                    pos = before;
+                } else {
+                    records.extend(result.records.iter().cloned());
+                    batch.records = result.records;
+                }
+                batches.push(batch);
+            }
+            txn.into_writes()
+        };
+        if records.is_empty() {
+            assert!(writes1.is_empty());
+            return batches;
+        }
+        self.next_position = pos;
+        let writes2 = {
+            let mut txn2 = Txn::new(&self.state);
+            self.follower.apply(&mut txn2, &records);
+            txn2.into_writes()
+        };
+        self.compare_writes(&writes1, &writes2, &records);
+        self.state.apply(writes2);
+        self.log.extend(records);
+        batches
+    }
+
+    fn check_batch_shape(&self, result: &ProcessingResult, first: u64) {
+        let rs = &result.records;
+        assert!(!rs.is_empty(), "a batch holds at least its command");
+        assert_eq!(
+            rs[0].record_type,
+            RecordType::Command,
+            "the command comes first"
+        );
+        assert_eq!(rs[0].source_record_position, -1);
+        let mut command_positions = Vec::new();
+        for (i, r) in rs.iter().enumerate() {
+            assert_eq!(
+                r.position,
+                first + i as u64,
+                "positions are contiguous: {:?}",
+                r
+            );
+            assert_eq!(r.partition_id, PARTITION);
+            assert_eq!(r.timestamp, self.now, "records carry the batch's clock");
+            assert_eq!(r.value_type, r.value.value_type());
+            if r.key > 0 {
+                assert_eq!(
+                    partition_of_key(r.key),
+                    PARTITION,
+                    "key {} of {:?} {:?} is not on partition 1",
+                    r.key,
+                    r.value_type,
+                    r.intent
+                );
+            }
+            if i > 0 {
+                assert!(
+                    command_positions.contains(&r.source_record_position),
+                    "record {:?} {:?} has source position {} which is not a command of this batch",
+                    r.value_type,
+                    r.intent,
+                    r.source_record_position
+                );
+            }
+            if r.record_type == RecordType::Command {
+                command_positions.push(r.position as i64);
+            }
+        }
+    }
+
+    fn compare_writes(&mut self, w1: &Writes, w2: &Writes, records: &[Record]) {
+        let max_key = (Ks::Meta, b"max_key".to_vec());
+        let strip = |w: &Writes| -> BTreeMap<(Ks, Vec<u8>), Option<Vec<u8>>> {
+            w.0.iter()
+                .filter(|(k, _)| **k != max_key)
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        };
+        let a = strip(w1);
+        let b = strip(w2);
+        if a != b {
+            let mut diff = String::new();
+            for (k, v) in &a {
+                if b.get(k) != Some(v) {
+                    diff.push_str(&format!(
+                        "  processing {:?} {:?} = {:?}; applying = {:?}\n",
+                        k.0,
+                        k.1,
+                        v,
+                        b.get(k)
+                    ));
+                }
+            }
+            for (k, v) in &b {
+                if !a.contains_key(k) {
+                    diff.push_str(&format!("  applying only {:?} {:?} = {:?}\n", k.0, k.1, v));
+                }
+            }
+            panic!(
+                "processing and applying the records wrote different state:\n{diff}records: {:#?}",
+                events(records)
+            );
+        }
+        let m1 = w1.0.get(&max_key).cloned().flatten();
+        let m2 = w2.0.get(&max_key).cloned().flatten();
+        if m1 != m2 {
+            let k1: i64 = m1
+                .as_deref()
+                .map(|b| codec::decode(b).unwrap())
+                .unwrap_or(0);
+            let k2: i64 = m2
+                .as_deref()
+                .map(|b| codec::decode(b).unwrap())
+                .unwrap_or(0);
+            assert!(
+                k1 > k2 && !records.iter().any(|r| r.is_event() && r.key == k1),
+                "max_key differs ({k1} vs {k2}) although the key was used by an event"
+            );
+            self.unused_keys += 1;
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Scheduler
+
+    fn due(&self, ks: Ks) -> Vec<i64> {
+        self.entries(ks)
+            .iter()
+            .map(|(key, _)| key)
+            .take_while(|key| read_i64(key, 0) <= self.now)
+            .map(|key| read_i64(key, 8))
+            .collect()
+    }
+
+    /// One scheduler round, like crates/zest-broker/src/scheduler.rs: due timers, expired job
+    /// deadlines, elapsed backoffs, in that order.
+    pub fn run_scheduler(&mut self) -> Vec<Batch> {
+        let mut commands = Vec::new();
+        for key in self.due(Ks::TimerDueDates) {
+            if let Some(bytes) = self.state.map.get(&(Ks::Timers, key_i64(key))) {
+                let timer: TimerRecord = codec::decode(bytes).unwrap();
+                commands.push(new_command(
+                    key,
+                    Intent::Trigger,
+                    RecordValue::Timer(timer),
+                    -1,
+                    -1,
+                ));
+            }
+        }
+        for key in self.due(Ks::JobDeadlines) {
+            commands.push(new_command(
+                key,
+                Intent::TimeOut,
+                RecordValue::Job(JobRecord::default()),
+                -1,
+                -1,
+            ));
+        }
+        for key in self.due(Ks::JobBackoffs) {
+            commands.push(new_command(
+                key,
+                Intent::RecurAfterBackoff,
+                RecordValue::Job(JobRecord::default()),
+                -1,
+                -1,
+            ));
+        }
+        commands.into_iter().map(|c| self.submit(c)).collect()
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Client commands
+
+    pub fn deploy(&mut self, resource_name: &str, xml: &str) -> Batch {
+        self.client(
+            -1,
+            Intent::Create,
+            RecordValue::Deployment(DeploymentRecord {
+                resources: vec![DeploymentResource {
+                    resource_name: resource_name.to_string(),
+                    resource: xml.as_bytes().to_vec(),
+                }],
+                ..Default::default()
+            }),
+        )
+    }
+
+    /// Deploys and asserts success; returns the process definition key of the first process.
+    pub fn deploy_ok(&mut self, xml: &str) -> i64 {
+        let b = self.deploy("process.bpmn", xml);
+        let r = b.accepted();
+        let RecordValue::Deployment(d) = &r.value else {
+            panic!("deployment response expected")
+        };
+        d.processes_metadata[0].process_definition_key
+    }
+
+    pub fn create_cmd(&mut self, process_id: &str, variables: &str, intent: Intent) -> Batch {
+        self.client(
+            -1,
+            intent,
+            RecordValue::ProcessInstanceCreation(ProcessInstanceCreationRecord {
+                bpmn_process_id: process_id.to_string(),
+                version: -1,
+                process_definition_key: -1,
+                variables: variables.to_string(),
+                process_instance_key: -1,
+                ..Default::default()
+            }),
+        )
+    }
+
+    pub fn create(&mut self, process_id: &str, variables: &str) -> Batch {
+        self.create_cmd(process_id, variables, Intent::Create)
+    }
+
+    /// Creates an instance and returns its key.
+    pub fn create_ok(&mut self, process_id: &str, variables: &str) -> i64 {
+        let b = self.create(process_id, variables);
+        let r = b.accepted();
+        let RecordValue::ProcessInstanceCreation(c) = &r.value else {
+            panic!("creation response expected")
+        };
+        c.process_instance_key
+    }
+
+    pub fn activate_cmd(
+        &mut self,
+        job_type: &str,
+        max: i32,
+        timeout: i64,
+        fetch: &[&str],
+    ) -> Batch {
+        self.client(
+            -1,
+            Intent::Activate,
+            RecordValue::JobBatch(JobBatchRecord {
+                job_type: job_type.to_string(),
+                worker: "test-worker".to_string(),
+                timeout,
+                max_jobs_to_activate: max,
+                fetch_variables: fetch.iter().map(|s| s.to_string()).collect(),
+                ..Default::default()
+            }),
+        )
+    }
+
+    /// Activates up to `max` jobs (timeout 5 minutes) and returns (key, job with variables).
+    pub fn activate(&mut self, job_type: &str, max: i32) -> Vec<(i64, JobRecord)> {
+        self.activate_with(job_type, max, 300_000, &[])
+    }
+
+    pub fn activate_with(
+        &mut self,
+        job_type: &str,
+        max: i32,
+        timeout: i64,
+        fetch: &[&str],
+    ) -> Vec<(i64, JobRecord)> {
+        let b = self.activate_cmd(job_type, max, timeout, fetch);
+        let r = b.accepted();
+        let RecordValue::JobBatch(batch) = &r.value else {
+            panic!("job batch response expected")
+        };
+        assert_eq!(batch.job_keys.len(), batch.jobs.len());
+        if batch.jobs.is_empty() {
+            assert!(b.records.is_empty(), "an empty activation is not written");
+        } else {
+            assert_eq!(b.count(ValueType::JobBatch, Intent::Activated), 1);
+        }
+        batch
+            .job_keys
+            .iter()
+            .copied()
+            .zip(batch.jobs.iter().cloned())
+            .collect()
+    }
+
+    /// Activates exactly one job of the type and returns its key.
+    pub fn activate_one(&mut self, job_type: &str) -> (i64, JobRecord) {
+        let jobs = self.activate(job_type, 1);
+        assert_eq!(
+            jobs.len(),
+            1,
+            "expected one activatable job of type {job_type}"
+        );
+        jobs.into_iter().next().unwrap()
+    }
+
+    pub fn job_cmd(&mut self, key: i64, intent: Intent, job: JobRecord) -> Batch {
+        self.client(key, intent, RecordValue::Job(job))
+    }
+
+    pub fn complete(&mut self, key: i64, variables: &str) -> Batch {
+        self.job_cmd(
+            key,
+            Intent::Complete,
+            JobRecord {
+                variables: variables.to_string(),
+                ..Default::default()
+            },
+        )
+    }
+
+    pub fn fail(&mut self, key: i64, retries: i32, message: &str, backoff: i64) -> Batch {
+        self.job_cmd(
+            key,
+            Intent::Fail,
+            JobRecord {
+                retries,
+                error_message: message.to_string(),
+                retry_backoff: backoff,
+                ..Default::default()
+            },
+        )
+    }
+
+    pub fn throw_error(&mut self, key: i64, code: &str, message: &str) -> Batch {
+        self.job_cmd(
+            key,
+            Intent::ThrowError,
+            JobRecord {
+                error_code: code.to_string(),
+                error_message: message.to_string(),
+                ..Default::default()
+            },
+        )
+    }
+
+    pub fn update_retries(&mut self, key: i64, retries: i32) -> Batch {
+        self.job_cmd(
+            key,
+            Intent::UpdateRetries,
+            JobRecord {
+                retries,
+                ..Default::default()
+            },
+        )
+    }
+
+    pub fn set_variables(&mut self, scope_key: i64, variables: &str, local: bool) -> Batch {
+        self.client(
+            -1,
+            Intent::Update,
+            RecordValue::VariableDocument(VariableDocumentRecord {
+                scope_key,
+                update_semantics: if local {
+                    VariableDocumentUpdateSemantic::Local
+                } else {
+                    VariableDocumentUpdateSemantic::Propagate
+                },
+                variables: variables.to_string(),
+                tenant_id: String::new(),
+            }),
+        )
+    }
+
+    pub fn resolve(&mut self, incident_key: i64) -> Batch {
+        self.client(
+            incident_key,
+            Intent::Resolve,
+            RecordValue::Incident(IncidentRecord {
+                error_type: ErrorType::Unknown,
+                error_message: String::new(),
+                bpmn_process_id: String::new(),
+                process_definition_key: -1,
+                process_instance_key: -1,
+                element_id: String::new(),
+                element_instance_key: -1,
+                job_key: -1,
+                variable_scope_key: -1,
+                tenant_id: String::new(),
+            }),
+        )
+    }
+
+    pub fn cancel(&mut self, process_instance_key: i64) -> Batch {
+        let value = self.cancel_value(process_instance_key);
+        self.client(process_instance_key, Intent::Cancel, value)
+    }
+
+    /// The value of a PROCESS_INSTANCE CANCEL command.
+    pub fn cancel_value(&self, process_instance_key: i64) -> RecordValue {
+        RecordValue::ProcessInstance(ProcessInstanceRecord {
+            bpmn_process_id: String::new(),
+            version: -1,
+            process_definition_key: -1,
+            process_instance_key,
+            element_id: String::new(),
+            flow_scope_key: -1,
+            bpmn_element_type: zest_protocol::BpmnElementType::Unspecified,
+            bpmn_event_type: zest_protocol::BpmnEventType::Unspecified,
+            parent_process_instance_key: -1,
+            parent_element_instance_key: -1,
+            tenant_id: String::new(),
+        })
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // State inspection
+
+    pub fn entries(&self, ks: Ks) -> Vec<(Vec<u8>, Vec<u8>)> {
+        self.state
+            .map
+            .range((ks, Vec::new())..)
+            .take_while(|((k, _), _)| *k == ks)
+            .map(|((_, k), v)| (k.clone(), v.clone()))
+            .collect()
+    }
+
+    pub fn count(&self, ks: Ks) -> usize {
+        self.entries(ks).len()
+    }
+
+    pub fn element_instances(&self) -> Vec<ElementInstance> {
+        self.entries(Ks::ElementInstances)
+            .iter()
+            .map(|(_, v)| codec::decode(v).unwrap())
+            .collect()
+    }
+
+    pub fn element_instance(&self, key: i64) -> Option<ElementInstance> {
+        self.state
+            .map
+            .get(&(Ks::ElementInstances, key_i64(key)))
+            .map(|v| codec::decode(v).unwrap())
+    }
+
+    /// The live element instance of `element_id` (exactly one expected).
+    pub fn instance_of(&self, element_id: &str) -> ElementInstance {
+        let found: Vec<ElementInstance> = self
+            .element_instances()
+            .into_iter()
+            .filter(|e| e.record.element_id == element_id)
+            .collect();
+        assert_eq!(found.len(), 1, "expected one instance of {element_id}");
+        found.into_iter().next().unwrap()
+    }
+
+    pub fn job(&self, key: i64) -> Option<StoredJob> {
+        self.state
+            .map
+            .get(&(Ks::Jobs, key_i64(key)))
+            .map(|v| codec::decode(v).unwrap())
+    }
+
+    pub fn job_state(&self, key: i64) -> Option<JobState> {
+        self.job(key).map(|j| j.state)
+    }
+
+    pub fn incidents(&self) -> Vec<(i64, StoredIncident)> {
+        self.entries(Ks::Incidents)
+            .iter()
+            .map(|(k, v)| (read_i64(k, 0), codec::decode(v).unwrap()))
+            .collect()
+    }
+
+    /// Variables of one scope: name -> JSON value.
+    pub fn variables(&self, scope_key: i64) -> BTreeMap<String, Value> {
+        let prefix = key_i64(scope_key);
+        self.entries(Ks::Variables)
+            .into_iter()
+            .filter(|(k, _)| k.starts_with(&prefix))
+            .map(|(k, v)| {
+                let name = String::from_utf8(k[8..].to_vec()).unwrap();
+                let var: StoredVariable = codec::decode(&v).unwrap();
+                (name, serde_json::from_str(&var.value).unwrap())
+            })
+            .collect()
+    }
+
+    /// Asserts no runtime state is left: only deployed processes and counters remain.
+    pub fn assert_no_runtime_state(&self) {
+        for ks in Ks::ALL {
+            if matches!(
+                ks,
+                Ks::Meta | Ks::Processes | Ks::ProcessLatest | Ks::ProcessVersions
+            ) {
+                continue;
+            }
+            assert_eq!(
+                self.count(ks),
+                0,
+                "keyspace {} still holds entries: {:?}",
+                ks.name(),
+                self.entries(ks)
+            );
+        }
+    }
+
+    /// Checks the cross-references between keyspaces after a batch has settled: every index
+    /// points at a live entity in the matching state, counters match, and no token is stuck.
+    pub fn assert_state_consistent(&self) {
+        use std::collections::{BTreeSet, HashMap};
+        let insts: HashMap<i64, ElementInstance> = self
+            .element_instances()
+            .into_iter()
+            .map(|e| (e.key, e))
+            .collect();
+        let children: Vec<(i64, i64)> = self
+            .entries(Ks::ElementChildren)
+            .iter()
+            .map(|(k, _)| (read_i64(k, 0), read_i64(k, 8)))
+            .collect();
+        let incident_index: HashMap<i64, i64> = self
+            .entries(Ks::IncidentIndex)
+            .iter()
+            .map(|(k, v)| (read_i64(k, 0), codec::decode::<i64>(v).unwrap()))
+            .collect();
+        let incidents: HashMap<i64, StoredIncident> = self.incidents().into_iter().collect();
+        for (parent, child) in &children {
+            assert!(
+                insts.contains_key(parent),
+                "child entry of missing scope {parent}"
+            );
+            let c = insts.get(child).expect("child entry of missing element");
+            assert_eq!(c.parent_key, *parent);
+        }
+        for e in insts.values() {
+            assert!(
+                e.is_active() || e.state == Intent::ElementTerminating,
+                "element {} in state {:?} is still stored",
+                e.record.element_id,
+                e.state
+            );
+            let n = children.iter().filter(|(p, _)| *p == e.key).count() as u32;
+            assert_eq!(
+                e.active_children, n,
+                "active_children of {}",
+                e.record.element_id
+            );
+            if e.parent_key > 0 {
+                assert!(children.contains(&(e.parent_key, e.key)));
+                assert_eq!(e.record.flow_scope_key, e.parent_key);
+            } else {
+                assert_eq!(
+                    e.record.bpmn_element_type,
+                    zest_protocol::BpmnElementType::Process
+                );
+                assert_eq!(e.key, e.record.process_instance_key);
+                // a process without tokens must have completed
+                assert!(
+                    !(e.state == Intent::ElementActivated
+                        && e.active_children == 0
+                        && e.active_flows == 0),
+                    "process instance {} has no tokens left but did not complete",
+                    e.key
+                );
+            }
+            // an element that stopped mid-transition waits for an incident
+            if matches!(
+                e.state,
+                Intent::ElementActivating | Intent::ElementCompleting
+            ) {
+                let inc = incident_index.get(&e.key).unwrap_or_else(|| {
+                    panic!(
+                        "{} is stuck in {:?} without an incident",
+                        e.record.element_id, e.state
+                    )
+                });
+                assert!(incidents.contains_key(inc));
+            }
+            if e.state == Intent::ElementActivated {
+                match e.record.bpmn_element_type {
+                    zest_protocol::BpmnElementType::ServiceTask => {
+                        let job = self.job(e.job_key).unwrap_or_else(|| {
+                            panic!("activated task {} has no job", e.record.element_id)
+                        });
+                        assert_eq!(job.record.element_instance_key, e.key);
+                    }
+                    zest_protocol::BpmnElementType::IntermediateCatchEvent => {
+                        assert!(
+                            self.state
+                                .map
+                                .contains_key(&(Ks::Timers, key_i64(e.timer_key))),
+                            "activated timer event {} has no timer",
+                            e.record.element_id
+                        );
+                    }
+                    _ => {}
+                }
+            }
+        }
+        // jobs and their indexes
+        let activatable: BTreeSet<Vec<u8>> = self
+            .entries(Ks::JobsActivatable)
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        let deadlines: BTreeSet<Vec<u8>> = self
+            .entries(Ks::JobDeadlines)
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        let backoffs: BTreeSet<Vec<u8>> = self
+            .entries(Ks::JobBackoffs)
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        let mut expect_act = BTreeSet::new();
+        let mut expect_dead = BTreeSet::new();
+        let mut expect_back = BTreeSet::new();
+        for (k, v) in self.entries(Ks::Jobs) {
+            let key = read_i64(&k, 0);
+            let job: StoredJob = codec::decode(&v).unwrap();
+            let inst = insts
+                .get(&job.record.element_instance_key)
+                .unwrap_or_else(|| panic!("job {key} of a missing element instance"));
+            assert_eq!(inst.job_key, key, "element's job_key");
+            let ix = |ks_set: &mut BTreeSet<Vec<u8>>, a: Vec<u8>| {
+                ks_set.insert(a);
+            };
+            match job.state {
+                JobState::Activatable => ix(
+                    &mut expect_act,
+                    [job.record.job_type.as_bytes(), &[0], &key_i64(key)].concat(),
+                ),
+                JobState::Activated => ix(
+                    &mut expect_dead,
+                    [key_i64(job.record.deadline), key_i64(key)].concat(),
+                ),
+                JobState::FailedBackoff => ix(
+                    &mut expect_back,
+                    [key_i64(job.record.recurring_time), key_i64(key)].concat(),
+                ),
+                JobState::Failed | JobState::ErrorThrown => {
+                    let inc = incident_index
+                        .get(&key)
+                        .unwrap_or_else(|| panic!("failed job {key} without incident"));
+                    assert!(incidents.contains_key(inc));
+                }
+            }
+        }
+        assert_eq!(activatable, expect_act, "JobsActivatable index");
+        assert_eq!(deadlines, expect_dead, "JobDeadlines index");
+        assert_eq!(backoffs, expect_back, "JobBackoffs index");
+        // timers
+        let mut expect_due = BTreeSet::new();
+        for (k, v) in self.entries(Ks::Timers) {
+            let key = read_i64(&k, 0);
+            let t: TimerRecord = codec::decode(&v).unwrap();
+            let inst = insts
+                .get(&t.element_instance_key)
+                .unwrap_or_else(|| panic!("timer {key} of a missing element instance"));
+            assert_eq!(inst.timer_key, key);
+            expect_due.insert([key_i64(t.due_date), key_i64(key)].concat());
+        }
+        let due: BTreeSet<Vec<u8>> = self
+            .entries(Ks::TimerDueDates)
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        assert_eq!(due, expect_due, "TimerDueDates index");
+        // incidents
+        for (key, inc) in &incidents {
+            let index_key = if inc.record.job_key > 0 {
+                inc.record.job_key
+            } else {
+                inc.record.element_instance_key
+            };
+            assert_eq!(incident_index.get(&index_key), Some(key), "incident index");
+            assert!(
+                insts.contains_key(&inc.record.element_instance_key),
+                "incident {key} of a missing element instance"
+            );
+            if inc.record.job_key > 0 {
+                assert!(
+                    self.job(inc.record.job_key).is_some(),
+                    "incident of a missing job"
+                );
+            }
+        }
+        assert_eq!(incident_index.len(), incidents.len());
+        // variables live in existing scopes
+        for (k, _) in self.entries(Ks::Variables) {
+            let scope = read_i64(&k, 0);
+            assert!(
+                insts.contains_key(&scope),
+                "variable of missing scope {scope}"
+            );
+        }
+        for (k, _) in self.entries(Ks::AwaitingResults) {
+            assert!(insts.contains_key(&read_i64(&k, 0)));
+        }
+    }
+
+    /// Replays the whole log on a fresh state with a fresh engine, batch by batch as written,
+    /// and asserts it rebuilds exactly the current state.
+    pub fn assert_replay_matches(&self) {
+        let mut state = MemState::default();
+        let mut engine = Engine::new(PARTITION);
+        let mut start = 0;
+        while start < self.log.len() {
+            // a log entry starts with a client/internal command (source position -1)
+            let mut end = start + 1;
+            while end < self.log.len() && self.log[end].source_record_position != -1 {
+                end += 1;
+            }
+            let writes = {
+                let mut txn = Txn::new(&state);
+                engine.apply(&mut txn, &self.log[start..end]);
+                txn.into_writes()
+            };
+            state.apply(writes);
+            start = end;
+        }
+        assert_eq!(
+            state.map, self.state.map,
+            "replaying the log rebuilt a different state"
+        );
+    }
+}
+
+/// Parses a JSON document (test helper).
+pub fn json(text: &str) -> Value {
+    serde_json::from_str(text).unwrap()
+}
+
+/// Wraps process content in BPMN definitions with the usual namespaces.
+pub fn bpmn(process_id: &str, body: &str) -> String {
+    format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" id="defs" targetNamespace="http://bpmn.io/schema/bpmn">
+  <bpmn:process id="{process_id}" isExecutable="true">
+{body}
+  </bpmn:process>
+</bpmn:definitions>
+"#
+    )
+}
+
+/// A service task element.
+pub fn service_task(id: &str, job_type: &str, extra_ext: &str) -> String {
+    format!(
+        r#"    <bpmn:serviceTask id="{id}">
+      <bpmn:extensionElements>
+        <zeebe:taskDefinition type="{job_type}" />
+        {extra_ext}
+      </bpmn:extensionElements>
+    </bpmn:serviceTask>"#
+    )
+}
+
+pub fn flow(id: &str, from: &str, to: &str) -> String {
+    format!(r#"    <bpmn:sequenceFlow id="{id}" sourceRef="{from}" targetRef="{to}" />"#)
+}
+
+pub fn cond_flow(id: &str, from: &str, to: &str, condition: &str) -> String {
+    format!(
+        r#"    <bpmn:sequenceFlow id="{id}" sourceRef="{from}" targetRef="{to}">
+      <bpmn:conditionExpression xsi:type="bpmn:tFormalExpression">{condition}</bpmn:conditionExpression>
+    </bpmn:sequenceFlow>"#
+    )
+}
