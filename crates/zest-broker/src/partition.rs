@@ -96,19 +96,16 @@ pub(crate) async fn start(
         pending: HashMap::new(),
         next_request_id: 1,
     };
-    let mut tasks = Vec::new();
-    tasks.push(tokio::spawn(processor.run(
-        client_rx,
-        internal_rx,
-        stop_rx.clone(),
-    )));
-    tasks.push(tokio::spawn(scheduler::run(
-        pid,
-        pstore,
-        internal_tx,
-        config.scheduler_interval,
-        stop_rx,
-    )));
+    let tasks = vec![
+        tokio::spawn(processor.run(client_rx, internal_rx, stop_rx.clone())),
+        tokio::spawn(scheduler::run(
+            pid,
+            pstore,
+            internal_tx,
+            config.scheduler_interval,
+            stop_rx,
+        )),
+    ];
     Ok(PartitionHandle {
         id: pid,
         client_tx,

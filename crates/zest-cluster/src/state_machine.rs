@@ -255,7 +255,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         snapshot: Box<Cursor<Vec<u8>>>,
     ) -> Result<(), StorageError<NodeId>> {
         let data = snapshot.into_inner();
-        let entries: Vec<(String, Vec<u8>, Vec<u8>)> = codec::decode(&data)
+        let entries: Vec<zest_storage::StateEntry> = codec::decode(&data)
             .map_err(|e| StorageIOError::read_snapshot(Some(meta.signature()), any(e)))?;
         self.applied = meta.last_log_id;
         self.membership = meta.last_membership.clone();

@@ -43,18 +43,19 @@ pub fn apply_event(txn: &mut Txn<'_>, models: &mut Models, r: &Record) {
                 &r.key,
             );
         }
-        RecordValue::ProcessInstanceCreation(c) if r.intent == Intent::Created => {
-            if r.request_id >= 0 {
-                txn.put(
-                    Ks::AwaitingResults,
-                    key_i64(c.process_instance_key),
-                    &AwaitingResult {
-                        request_id: r.request_id,
-                        request_stream_id: r.request_stream_id,
-                        fetch_variables: c.fetch_variables.clone(),
-                    },
-                );
-            }
+        RecordValue::ProcessInstanceCreation(c)
+            if r.intent == Intent::Created && r.request_id >= 0 =>
+        {
+            // only a create-with-result carries its request on the CREATED event
+            txn.put(
+                Ks::AwaitingResults,
+                key_i64(c.process_instance_key),
+                &AwaitingResult {
+                    request_id: r.request_id,
+                    request_stream_id: r.request_stream_id,
+                    fetch_variables: c.fetch_variables.clone(),
+                },
+            );
         }
         RecordValue::ProcessInstance(pi) => apply_process_instance(txn, models, r, pi),
         RecordValue::Job(j) => apply_job(txn, r, j),

@@ -23,6 +23,9 @@ pub use fjall::Error as FjallError;
 /// Name under which snapshots carry the state machine's metadata.
 pub const SM_KEYSPACE: &str = "__sm";
 
+/// One state entry of a snapshot: (keyspace name, key, value).
+pub type StateEntry = (String, Vec<u8>, Vec<u8>);
+
 #[derive(Debug, thiserror::Error)]
 pub enum StorageError {
     #[error("storage error: {0}")]
@@ -175,7 +178,7 @@ impl PartitionStore {
 
     /// Every state entry and the state machine's metadata (as keyspace `__sm`), read from one
     /// consistent snapshot: (keyspace name, key, value).
-    pub fn dump_state(&self) -> Result<Vec<(String, Vec<u8>, Vec<u8>)>> {
+    pub fn dump_state(&self) -> Result<Vec<StateEntry>> {
         let snapshot = self.inner.db.snapshot();
         let mut out = Vec::new();
         for (i, ks) in Ks::ALL.iter().enumerate() {
@@ -198,7 +201,7 @@ impl PartitionStore {
     /// Replaces all state with `entries` (snapshot installation).
     pub fn replace_state(
         &self,
-        entries: Vec<(String, Vec<u8>, Vec<u8>)>,
+        entries: Vec<StateEntry>,
         sm_meta: &[(&[u8], Vec<u8>)],
     ) -> Result<()> {
         for ks in &self.inner.state {

@@ -71,12 +71,14 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
         }
         None => FileConfig::default(),
     };
-    let mut broker = BrokerConfig::default();
-    broker.data_dir = args
-        .data_dir
-        .or(file.data_dir)
-        .unwrap_or_else(|| PathBuf::from("data"));
-    broker.partitions = args.partitions.or(file.partitions).unwrap_or(1);
+    let mut broker = BrokerConfig {
+        data_dir: args
+            .data_dir
+            .or(file.data_dir)
+            .unwrap_or_else(|| PathBuf::from("data")),
+        partitions: args.partitions.or(file.partitions).unwrap_or(1),
+        ..BrokerConfig::default()
+    };
     anyhow::ensure!(
         broker.partitions >= 1 && broker.partitions <= 8192,
         "partitions must be between 1 and 8192"
