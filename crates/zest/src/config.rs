@@ -80,8 +80,10 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
         ..BrokerConfig::default()
     };
     anyhow::ensure!(
-        broker.partitions >= 1 && broker.partitions <= 8192,
-        "partitions must be between 1 and 8192"
+        broker.partitions == 1,
+        "partitions = {}: this version of Zest runs exactly 1 partition per node; more need \
+         deployment distribution between partitions, which is not built yet",
+        broker.partitions
     );
     if let Some(q) = args.command_queue.or(file.command_queue) {
         anyhow::ensure!(q >= 1, "command-queue must be at least 1");
