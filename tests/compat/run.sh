@@ -9,12 +9,12 @@
 # >= 1.21), python3 + venv (a venv in tests/compat/.venv), zbctl (built into tests/compat/bin).
 #
 # Env: ZEST_BIN, ZEEBE_ADDRESS, COMPAT_VERBOSE=1 (go test -v / pytest -v), COMPAT_SUITES (space
-# separated subset of: go zbctl python crash), CRASH_* (see go/crash/crash_test.go).
+# separated subset of: go zbctl python java crash), CRASH_* (see go/crash/crash_test.go).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-SUITES=${COMPAT_SUITES:-go zbctl python crash}
+SUITES=${COMPAT_SUITES:-go zbctl python java crash}
 VERBOSE=${COMPAT_VERBOSE:-}
 
 log() { printf '\n==== %s\n' "$*"; }
@@ -71,6 +71,12 @@ if want python; then
   fi
   echo "compat: $("$VENV/bin/python" --version), pyzeebe $("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("pyzeebe"))')"
 fi
+if want java; then
+  # the official Java client (tests/compat/java): needs a JDK >= 17 and Maven
+  command -v mvn >/dev/null || apt_install maven
+  command -v javac >/dev/null || apt_install default-jdk-headless
+  echo "compat: $(mvn -v 2>/dev/null | head -1)"
+fi
 if want zbctl; then
   log "building zbctl (github.com/camunda/zeebe/clients/go/v8 v8.3.0)"
   (cd "$HERE/go" && go build -o "$HERE/bin/zbctl" github.com/camunda/zeebe/clients/go/v8/cmd/zbctl)
@@ -105,6 +111,39 @@ if want zbctl; then
 fi
 if want python; then
   run_suite python bash -c "cd '$HERE/python' && '$VENV/bin/python' -m pytest ${PYV[*]} -p no:cacheprovider ."
+fi
+# The Java smoke test only takes an address: against a zest binary, start one for it.
+java_suite() {
+  local addr=${ZEEBE_ADDRESS:-} pid="" dir=""
+  if [ -z "$addr" ]; then
+    local port mport
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    mport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    dir=$(mktemp -d /tmp/zest-java-XXXXXX)
+    "$ZEST_BIN" start --data-dir "$dir/data" --gateway-address "127.0.0.1:$port" \
+      --management-address "127.0.0.1:$mport" >"$dir/out.log" 2>"$dir/err.log" &
+    pid=$!
+    for _ in $(seq 1 120); do grep -q READY "$dir/out.log" 2>/dev/null && break; sleep 0.5; done
+    grep -q READY "$dir/out.log" || { echo "zest did not start:"; tail -20 "$dir/err.log"; kill "$pid" 2>/dev/null; return 1; }
+    addr=127.0.0.1:$port
+  fi
+  local rc=0
+  rm -rf "$HERE/java/target/surefire-reports"
+  (cd "$HERE/java" && ZEEBE_ADDRESS=$addr mvn -B -q test) || rc=$?
+  if [ -n "$pid" ]; then kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; rm -rf "$dir"; fi
+  # surefire's report says how many ran (mvn -q prints no summary line)
+  python3 - "$HERE/java/target/surefire-reports" <<'PY' || true
+import glob, sys, xml.etree.ElementTree as ET
+t = f = 0
+for path in glob.glob(sys.argv[1] + "/TEST-*.xml"):
+    r = ET.parse(path).getroot()
+    t += int(r.get("tests", 0)); f += int(r.get("failures", 0)) + int(r.get("errors", 0))
+print(f"java: {t - f} passed, {f} failed")
+PY
+  return $rc
+}
+if want java; then
+  run_suite java java_suite
 fi
 if want crash; then
   run_suite crash bash -c "cd '$HERE/go' && go test -v -count=1 -timeout 5m -tags crash ./crash -run TestCrash"
