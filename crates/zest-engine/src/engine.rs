@@ -260,6 +260,17 @@ impl Ctx<'_, '_, '_> {
     ) -> Record {
         let position = self.next_position;
         self.next_position += 1;
+        self.build(position, record_type, key, intent, value)
+    }
+
+    fn build(
+        &self,
+        position: Position,
+        record_type: RecordType,
+        key: i64,
+        intent: Intent,
+        value: RecordValue,
+    ) -> Record {
         Record {
             position,
             partition_id: self.partition_id,
@@ -332,21 +343,7 @@ impl Ctx<'_, '_, '_> {
 
     /// A record that is only sent to a client, never written (e.g. a process instance result).
     pub fn response_only_record(&self, key: i64, intent: Intent, value: RecordValue) -> Record {
-        Record {
-            position: 0,
-            partition_id: self.partition_id,
-            key,
-            timestamp: self.now,
-            record_type: RecordType::Event,
-            value_type: value.value_type(),
-            intent,
-            rejection_type: RejectionType::NullVal,
-            rejection_reason: String::new(),
-            source_record_position: self.source_position,
-            request_id: -1,
-            request_stream_id: -1,
-            value,
-        }
+        self.build(0, RecordType::Event, key, intent, value)
     }
 }
 
