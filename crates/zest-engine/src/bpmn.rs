@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
-use zest_model::{ElementIdx, ElementKind, Expression, Process, TimerDefinition};
+use zest_model::{ElementIdx, ElementKind, Expression, Mapping, Process, TimerDefinition};
 use zest_protocol::{
     ErrorType, IncidentRecord, Intent, JobRecord, ProcessInstanceRecord,
     ProcessInstanceResultRecord, Record, RecordValue, TimerRecord,
@@ -15,6 +15,7 @@ use crate::engine::{Ctx, ProcResult, Rejection, SideEffect};
 use crate::state::{key_i64, read_i64, Ks};
 use crate::types::{AwaitingResult, ElementInstance, StoredJob};
 use crate::variables;
+use zest_protocol::json::type_name;
 
 /// Loads an element instance with its process model and element index.
 pub(crate) fn load(
@@ -50,7 +51,8 @@ pub(crate) fn child_record(
     }
 }
 
-/// Evaluates a model expression in the scope of `scope_key`. Static values are strings.
+/// Evaluates a model expression in the scope of `scope_key`. Static values are strings; the
+/// scope's variables are collected only for FEEL expressions.
 pub(crate) fn evaluate(
     ctx: &Ctx<'_, '_, '_>,
     expr: &Expression,
@@ -58,28 +60,35 @@ pub(crate) fn evaluate(
 ) -> Result<Value, String> {
     match expr {
         Expression::Static(s) => Ok(Value::String(s.clone())),
-        Expression::Feel(e) => {
-            let vars = variables::visible(ctx, scope_key);
-            e.evaluate(&vars).map_err(|err| {
-                format!(
-                    "Expected to evaluate expression '{}', but {}",
-                    e.source(),
-                    err.message
-                )
-            })
-        }
+        Expression::Feel(_) => evaluate_with(expr, &variables::visible(ctx, scope_key)),
     }
 }
 
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "NULL",
-        Value::Bool(_) => "BOOLEAN",
-        Value::Number(_) => "NUMBER",
-        Value::String(_) => "STRING",
-        Value::Array(_) => "ARRAY",
-        Value::Object(_) => "OBJECT",
+/// Evaluates a model expression against variables collected once by the caller.
+fn evaluate_with(expr: &Expression, vars: &Map<String, Value>) -> Result<Value, String> {
+    match expr {
+        Expression::Static(s) => Ok(Value::String(s.clone())),
+        Expression::Feel(e) => e.evaluate(vars).map_err(|err| {
+            format!(
+                "Expected to evaluate expression '{}', but {}",
+                e.source(),
+                err.message
+            )
+        }),
     }
+}
+
+/// Evaluates `zeebe:input` or `zeebe:output` mappings into one variables document.
+fn evaluate_mappings(
+    mappings: &[Mapping],
+    vars: &Map<String, Value>,
+) -> Result<Map<String, Value>, String> {
+    let mut doc = Map::new();
+    for m in mappings {
+        let v = evaluate_with(&m.source, vars)?;
+        variables::set_path(&mut doc, &m.target, v, vars);
+    }
+    Ok(doc)
 }
 
 fn expect_string(expr: &Expression, v: Value) -> Result<String, String> {
@@ -123,25 +132,15 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
     let el = model.element(idx);
     // input mappings: evaluated in the flow scope, stored as local variables
     if !el.inputs.is_empty() {
-        let mut doc = Map::new();
-        for m in &el.inputs {
-            match evaluate(
-                ctx,
-                &m.source,
-                if inst.parent_key > 0 {
-                    inst.parent_key
-                } else {
-                    key
-                },
-            ) {
-                Ok(v) => {
-                    let visible = variables::visible(ctx, inst.parent_key);
-                    variables::set_path(&mut doc, &m.target, v, &visible);
-                }
-                Err(msg) => return raise_incident(ctx, &inst, ErrorType::IoMappingError, msg, -1),
-            }
+        let scope = if inst.parent_key > 0 {
+            inst.parent_key
+        } else {
+            key
+        };
+        match evaluate_mappings(&el.inputs, &variables::visible(ctx, scope)) {
+            Ok(doc) => variables::set_local_document(ctx, key, &doc, None),
+            Err(msg) => return raise_incident(ctx, &inst, ErrorType::IoMappingError, msg, -1),
         }
-        variables::set_local_document(ctx, key, &doc, None);
     }
     match el.kind {
         ElementKind::Process => {
@@ -302,6 +301,7 @@ fn choose_exclusive_flow(
     if el.outgoing.len() == 1 && model.flow(el.outgoing[0]).condition.is_none() {
         return Ok(Some(el.outgoing[0]));
     }
+    let mut vars: Option<Map<String, Value>> = None;
     for &f in &el.outgoing {
         if Some(f) == el.default_flow {
             continue;
@@ -310,7 +310,8 @@ fn choose_exclusive_flow(
         let Some(cond) = &flow.condition else {
             continue;
         };
-        match evaluate(ctx, cond, key)? {
+        let vars = vars.get_or_insert_with(|| variables::visible(ctx, key));
+        match evaluate_with(cond, vars)? {
             Value::Bool(true) => return Ok(Some(f)),
             Value::Bool(false) | Value::Null => {}
             other => {
@@ -360,24 +361,10 @@ pub fn on_complete(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
     };
     let el = model.element(idx);
     if !el.outputs.is_empty() {
-        let visible = variables::visible(ctx, key);
-        let mut doc = Map::new();
-        for m in &el.outputs {
-            let v = match &m.source {
-                Expression::Static(s) => Ok(Value::String(s.clone())),
-                Expression::Feel(e) => e.evaluate(&visible).map_err(|err| {
-                    format!(
-                        "Expected to evaluate expression '{}', but {}",
-                        e.source(),
-                        err.message
-                    )
-                }),
-            };
-            match v {
-                Ok(v) => variables::set_path(&mut doc, &m.target, v, &visible),
-                Err(msg) => return raise_incident(ctx, &inst, ErrorType::IoMappingError, msg, -1),
-            }
-        }
+        let doc = match evaluate_mappings(&el.outputs, &variables::visible(ctx, key)) {
+            Ok(doc) => doc,
+            Err(msg) => return raise_incident(ctx, &inst, ErrorType::IoMappingError, msg, -1),
+        };
         if inst.parent_key > 0 {
             variables::merge_propagate(ctx, inst.parent_key, &doc);
         } else {

@@ -2,7 +2,6 @@ use std::collections::VecDeque;
 
 use zest_protocol::{
     encode_key, Intent, PartitionId, Position, Record, RecordType, RecordValue, RejectionType,
-    ValueType,
 };
 
 use crate::appliers::apply_event;
@@ -88,10 +87,6 @@ impl Engine {
             partition_id,
             models: Models::default(),
         }
-    }
-
-    pub fn partition_id(&self) -> PartitionId {
-        self.partition_id
     }
 
     /// Forgets cached models (after a snapshot install replaced state).
@@ -370,8 +365,4 @@ pub fn new_command(
         request_stream_id,
         value,
     }
-}
-
-pub fn is_value_type(r: &Record, vt: ValueType) -> bool {
-    r.value_type == vt
 }
