@@ -196,29 +196,7 @@ pub fn merge_propagate(ctx: &mut Ctx<'_, '_, '_>, scope_key: i64, doc: &Map<Stri
     }
 }
 
-/// Parses a JSON variables document; empty text is an empty document.
-pub fn parse_document(text: &str) -> Result<Map<String, Value>, String> {
-    if text.trim().is_empty() {
-        return Ok(Map::new());
-    }
-    match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(m)) => Ok(m),
-        Ok(Value::Null) => Ok(Map::new()),
-        Ok(other) => Err(format!(
-            "Expected document to be a root level object, but was '{}'",
-            match other {
-                Value::Array(_) => "ARRAY",
-                Value::String(_) => "STRING",
-                Value::Number(_) => "NUMBER",
-                Value::Bool(_) => "BOOLEAN",
-                _ => "UNKNOWN",
-            }
-        )),
-        Err(e) => Err(format!(
-            "Expected document to be valid JSON, but it was not: {e}"
-        )),
-    }
-}
+pub use zest_protocol::json::parse_document;
 
 /// Sets `value` at a target path `a.b.c` in `doc`, merging into existing contexts.
 pub fn set_path(

@@ -1,6 +1,5 @@
 //! Records <-> protocol messages, and rejections -> gRPC statuses (as Zeebe's gateway maps them).
 
-use serde_json::Value;
 use tonic::{Code, Status};
 use zest_broker::BrokerError;
 use zest_protocol::{JobRecord, Record, RecordType, RejectionType};
@@ -52,24 +51,12 @@ pub fn expect_event(r: Record) -> Result<Record, Status> {
 
 /// Validates a variables document: empty, or a JSON object. Returns it normalised.
 pub fn variables_document(text: &str, property: &str) -> Result<String, Status> {
-    if text.trim().is_empty() {
-        return Ok(String::new());
-    }
-    match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(_)) => Ok(text.to_string()),
-        Ok(Value::Null) => Ok(String::new()),
-        Ok(other) => Err(Status::invalid_argument(format!(
-            "Property '{property}' is invalid: Expected document to be a root level object, but was '{}'",
-            match other {
-                Value::Array(_) => "ARRAY",
-                Value::String(_) => "STRING",
-                Value::Number(_) => "NUMBER",
-                Value::Bool(_) => "BOOLEAN",
-                _ => "UNKNOWN",
-            }
-        ))),
+    match zest_protocol::json::parse_document(text) {
+        // blank text and `null` are no document; an object (even `{}`) goes through as sent
+        Ok(_) if text.trim().is_empty() || text.trim() == "null" => Ok(String::new()),
+        Ok(_) => Ok(text.to_string()),
         Err(e) => Err(Status::invalid_argument(format!(
-            "Property '{property}' is invalid: Expected document to be valid JSON, but it was not: {e}"
+            "Property '{property}' is invalid: {e}"
         ))),
     }
 }

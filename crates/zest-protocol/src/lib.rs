@@ -2,6 +2,7 @@
 //! types, intents, rejection types and key layout. This crate is the lowest layer: it knows
 //! nothing of BPMN, storage or networking.
 
+pub mod json;
 mod key;
 mod record;
 mod value;

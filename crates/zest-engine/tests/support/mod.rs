@@ -437,23 +437,14 @@ impl Harness {
                 ));
             }
         }
-        for key in self.due(Ks::JobDeadlines) {
-            commands.push(new_command(
-                key,
-                Intent::TimeOut,
-                RecordValue::Job(JobRecord::default()),
-                -1,
-                -1,
-            ));
-        }
-        for key in self.due(Ks::JobBackoffs) {
-            commands.push(new_command(
-                key,
-                Intent::RecurAfterBackoff,
-                RecordValue::Job(JobRecord::default()),
-                -1,
-                -1,
-            ));
+        for (index, intent) in [
+            (Ks::JobDeadlines, Intent::TimeOut),
+            (Ks::JobBackoffs, Intent::RecurAfterBackoff),
+        ] {
+            for key in self.due(index) {
+                let job = RecordValue::Job(JobRecord::default());
+                commands.push(new_command(key, intent, job, -1, -1));
+            }
         }
         commands.into_iter().map(|c| self.submit(c)).collect()
     }
@@ -1017,6 +1008,32 @@ pub fn bpmn(process_id: &str, body: &str) -> String {
 </bpmn:definitions>
 "#
     )
+}
+
+/// A BPMN document of one process made of `elements` (see `start_event`, `service_task`, `flow`).
+pub fn process(process_id: &str, elements: &[String]) -> String {
+    bpmn(process_id, &elements.join("\n"))
+}
+
+pub fn start_event(id: &str) -> String {
+    format!(r#"    <bpmn:startEvent id="{id}" />"#)
+}
+
+pub fn end_event(id: &str) -> String {
+    format!(r#"    <bpmn:endEvent id="{id}" />"#)
+}
+
+pub fn parallel_gateway(id: &str) -> String {
+    format!(r#"    <bpmn:parallelGateway id="{id}" />"#)
+}
+
+pub fn exclusive_gateway(id: &str) -> String {
+    format!(r#"    <bpmn:exclusiveGateway id="{id}" />"#)
+}
+
+/// An exclusive gateway whose `default_flow` is taken when no condition is true.
+pub fn exclusive_gateway_with_default(id: &str, default_flow: &str) -> String {
+    format!(r#"    <bpmn:exclusiveGateway id="{id}" default="{default_flow}" />"#)
 }
 
 /// A service task element.
