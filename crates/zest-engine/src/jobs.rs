@@ -120,16 +120,14 @@ pub fn complete(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) -> ProcR
     record.variables = j.variables.clone();
     let event = ctx.event(cmd.key, Intent::Completed, RecordValue::Job(record));
     let elem_key = job.record.element_instance_key;
-    let inst: Option<ElementInstance> = ctx.txn.get(Ks::ElementInstances, &key_i64(elem_key));
-    if let Some(inst) = inst {
+    if let Some((inst, model, idx)) = bpmn::load(ctx, elem_key) {
         if !doc.is_empty() {
-            let has_outputs = bpmn::load(ctx, elem_key)
-                .map(|(_, m, i)| !m.element(i).outputs.is_empty())
-                .unwrap_or(false);
-            if has_outputs {
-                variables::set_local_document(ctx, elem_key, &doc, None);
-            } else {
+            // with output mappings the job's variables stay local to the task, and only the
+            // mappings' results leave it; without, they propagate (Zeebe's rules)
+            if model.element(idx).outputs.is_empty() {
                 variables::merge_propagate(ctx, elem_key, &doc);
+            } else {
+                variables::set_local_document(ctx, elem_key, &doc, None);
             }
         }
         ctx.command(

@@ -65,6 +65,11 @@ impl Ks {
         Ks::AwaitingResults,
     ];
 
+    /// Position in [`Ks::ALL`] (declaration order), for array-indexed keyspace handles.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
     /// Stable name, used as the storage keyspace name.
     pub fn name(self) -> &'static str {
         match self {
@@ -330,6 +335,13 @@ mod tests {
             .collect();
         assert_eq!(got, vec![0, 2, 3]);
         assert_eq!(txn.get_raw(Ks::Timers, &key_i64(1)), Some(vec![9]));
+    }
+
+    #[test]
+    fn index_is_the_position_in_all() {
+        for (i, ks) in Ks::ALL.iter().enumerate() {
+            assert_eq!(ks.index(), i, "{ks:?}");
+        }
     }
 
     #[test]

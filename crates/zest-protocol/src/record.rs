@@ -13,6 +13,16 @@ pub enum RecordType {
     CommandRejection,
 }
 
+impl RecordType {
+    pub fn name(self) -> &'static str {
+        match self {
+            RecordType::Command => "COMMAND",
+            RecordType::Event => "EVENT",
+            RecordType::CommandRejection => "COMMAND_REJECTION",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ValueType {
@@ -105,11 +115,49 @@ pub enum Intent {
 }
 
 impl Intent {
-    pub fn name(self) -> String {
-        // serde gives the SCREAMING_SNAKE_CASE name
-        match serde_json::to_value(self) {
-            Ok(serde_json::Value::String(s)) => s,
-            _ => format!("{self:?}"),
+    /// Zeebe's name of the intent (the same as its serde name).
+    pub fn name(self) -> &'static str {
+        match self {
+            Intent::Create => "CREATE",
+            Intent::Created => "CREATED",
+            Intent::Distribute => "DISTRIBUTE",
+            Intent::Distributed => "DISTRIBUTED",
+            Intent::FullyDistributed => "FULLY_DISTRIBUTED",
+            Intent::Cancel => "CANCEL",
+            Intent::SequenceFlowTaken => "SEQUENCE_FLOW_TAKEN",
+            Intent::ElementActivating => "ELEMENT_ACTIVATING",
+            Intent::ElementActivated => "ELEMENT_ACTIVATED",
+            Intent::ElementCompleting => "ELEMENT_COMPLETING",
+            Intent::ElementCompleted => "ELEMENT_COMPLETED",
+            Intent::ElementTerminating => "ELEMENT_TERMINATING",
+            Intent::ElementTerminated => "ELEMENT_TERMINATED",
+            Intent::ActivateElement => "ACTIVATE_ELEMENT",
+            Intent::CompleteElement => "COMPLETE_ELEMENT",
+            Intent::TerminateElement => "TERMINATE_ELEMENT",
+            Intent::CreateWithAwaitingResult => "CREATE_WITH_AWAITING_RESULT",
+            Intent::Completed => "COMPLETED",
+            Intent::Complete => "COMPLETE",
+            Intent::TimeOut => "TIME_OUT",
+            Intent::TimedOut => "TIMED_OUT",
+            Intent::Fail => "FAIL",
+            Intent::Failed => "FAILED",
+            Intent::UpdateRetries => "UPDATE_RETRIES",
+            Intent::RetriesUpdated => "RETRIES_UPDATED",
+            Intent::Canceled => "CANCELED",
+            Intent::ThrowError => "THROW_ERROR",
+            Intent::ErrorThrown => "ERROR_THROWN",
+            Intent::RecurAfterBackoff => "RECUR_AFTER_BACKOFF",
+            Intent::RecurredAfterBackoff => "RECURRED_AFTER_BACKOFF",
+            Intent::UpdateTimeout => "UPDATE_TIMEOUT",
+            Intent::TimeoutUpdated => "TIMEOUT_UPDATED",
+            Intent::Activate => "ACTIVATE",
+            Intent::Activated => "ACTIVATED",
+            Intent::Updated => "UPDATED",
+            Intent::Update => "UPDATE",
+            Intent::Resolve => "RESOLVE",
+            Intent::Resolved => "RESOLVED",
+            Intent::Trigger => "TRIGGER",
+            Intent::Triggered => "TRIGGERED",
         }
     }
 }
@@ -170,5 +218,70 @@ impl Record {
             v["rejectionReason"] = self.rejection_reason.clone().into();
         }
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn static_names_match_serde_names() {
+        let all = [
+            Intent::Create,
+            Intent::Created,
+            Intent::Distribute,
+            Intent::Distributed,
+            Intent::FullyDistributed,
+            Intent::Cancel,
+            Intent::SequenceFlowTaken,
+            Intent::ElementActivating,
+            Intent::ElementActivated,
+            Intent::ElementCompleting,
+            Intent::ElementCompleted,
+            Intent::ElementTerminating,
+            Intent::ElementTerminated,
+            Intent::ActivateElement,
+            Intent::CompleteElement,
+            Intent::TerminateElement,
+            Intent::CreateWithAwaitingResult,
+            Intent::Completed,
+            Intent::Complete,
+            Intent::TimeOut,
+            Intent::TimedOut,
+            Intent::Fail,
+            Intent::Failed,
+            Intent::UpdateRetries,
+            Intent::RetriesUpdated,
+            Intent::Canceled,
+            Intent::ThrowError,
+            Intent::ErrorThrown,
+            Intent::RecurAfterBackoff,
+            Intent::RecurredAfterBackoff,
+            Intent::UpdateTimeout,
+            Intent::TimeoutUpdated,
+            Intent::Activate,
+            Intent::Activated,
+            Intent::Updated,
+            Intent::Update,
+            Intent::Resolve,
+            Intent::Resolved,
+            Intent::Trigger,
+            Intent::Triggered,
+        ];
+        for intent in all {
+            assert_eq!(
+                serde_json::to_value(intent).unwrap(),
+                intent.name(),
+                "{intent:?}"
+            );
+        }
+        for t in [
+            RecordType::Command,
+            RecordType::Event,
+            RecordType::CommandRejection,
+        ] {
+            assert_eq!(serde_json::to_value(t).unwrap(), t.name());
+        }
     }
 }

@@ -121,13 +121,9 @@ pub struct PartitionStore {
     inner: Arc<Inner>,
 }
 
-fn ks_index(ks: Ks) -> usize {
-    Ks::ALL.iter().position(|k| *k == ks).unwrap_or(0)
-}
-
 impl StateRead for PartitionStore {
     fn get(&self, ks: Ks, key: &[u8]) -> Option<Vec<u8>> {
-        match self.inner.state[ks_index(ks)].get(key) {
+        match self.inner.state[ks.index()].get(key) {
             Ok(v) => v.map(|v| v.to_vec()),
             Err(e) => {
                 tracing::error!("state read failed in {}: {e}", ks.name());
@@ -137,7 +133,7 @@ impl StateRead for PartitionStore {
     }
 
     fn scan_prefix(&self, ks: Ks, prefix: &[u8], f: &mut dyn FnMut(&[u8], &[u8]) -> bool) {
-        for guard in self.inner.state[ks_index(ks)].prefix(prefix) {
+        for guard in self.inner.state[ks.index()].prefix(prefix) {
             match guard.into_inner() {
                 Ok((k, v)) => {
                     if !f(&k, &v) {
@@ -159,7 +155,7 @@ impl PartitionStore {
     pub fn commit_state(&self, writes: Writes, sm_meta: &[(&[u8], Vec<u8>)]) -> Result<()> {
         let mut batch = self.inner.db.batch();
         for ((ks, k), v) in writes.0 {
-            let keyspace = &self.inner.state[ks_index(ks)];
+            let keyspace = &self.inner.state[ks.index()];
             match v {
                 Some(v) => batch.insert(keyspace, k, v),
                 None => batch.remove(keyspace, k),
@@ -213,7 +209,7 @@ impl PartitionStore {
             if name == SM_KEYSPACE {
                 batch.insert(&self.inner.sm, k, v);
             } else if let Some(ks) = Ks::ALL.iter().find(|ks| ks.name() == name) {
-                batch.insert(&self.inner.state[ks_index(*ks)], k, v);
+                batch.insert(&self.inner.state[ks.index()], k, v);
             }
         }
         for (k, v) in sm_meta {
