@@ -205,8 +205,8 @@ impl Broker {
     }
 
     /// Stops accepting commands, lets in-flight groups finish, stops consensus and syncs.
-    pub async fn shutdown(self) {
-        for p in self.partitions {
+    pub async fn shutdown(&self) {
+        for p in &self.partitions {
             p.stop().await;
         }
         if let Err(e) = self.store.sync() {

@@ -10,7 +10,7 @@ use tokio::task::JoinHandle;
 use zest_cluster::{AppliedInfo, RecordBatch, ZestRaft};
 use zest_engine::state::Txn;
 use zest_engine::{Engine, SideEffect};
-use zest_protocol::{Intent, PartitionId, Record, RecordType};
+use zest_protocol::{Intent, PartitionId, Record, RecordType, ValueType};
 use zest_storage::{PartitionStore, Store};
 
 use crate::metrics::Metrics;
@@ -21,13 +21,23 @@ pub(crate) struct PartitionHandle {
     pub client_tx: mpsc::Sender<Submission>,
     pub raft: ZestRaft,
     stop_tx: watch::Sender<bool>,
-    tasks: Vec<JoinHandle<()>>,
+    /// Taken by the first `stop`.
+    tasks: std::sync::Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl PartitionHandle {
-    pub async fn stop(self) {
+    /// Stops the processing loop and scheduler (queued commands are failed), then consensus.
+    /// Later calls do nothing.
+    pub async fn stop(&self) {
         let _ = self.stop_tx.send(true);
-        for t in self.tasks {
+        let tasks = match self.tasks.lock() {
+            Ok(mut t) => std::mem::take(&mut *t),
+            Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
+        };
+        if tasks.is_empty() {
+            return;
+        }
+        for t in tasks {
             let _ = t.await;
         }
         if let Err(e) = self.raft.shutdown().await {
@@ -111,7 +121,7 @@ pub(crate) async fn start(
         client_tx,
         raft,
         stop_tx,
-        tasks,
+        tasks: std::sync::Mutex::new(tasks),
     })
 }
 
@@ -222,16 +232,23 @@ impl Processor {
             .with_label_values(&[pid_label])
             .observe(group_len as f64);
         if !records.is_empty() {
+            // count per kind first: one metric update per kind, not per record
+            let mut counts: HashMap<(RecordType, ValueType, Intent), u64> = HashMap::new();
             for r in &records {
+                *counts
+                    .entry((r.record_type, r.value_type, r.intent))
+                    .or_insert(0) += 1;
+            }
+            for ((record_type, value_type, intent), n) in counts {
                 self.metrics
                     .records_processed
                     .with_label_values(&[
                         pid_label,
-                        record_type_name(r.record_type),
-                        r.value_type.name(),
-                        &r.intent.name(),
+                        record_type.name(),
+                        value_type.name(),
+                        intent.name(),
                     ])
-                    .inc();
+                    .inc_by(n);
             }
             let append = Instant::now();
             if let Err(e) = self.raft.client_write(RecordBatch { records }).await {
@@ -282,13 +299,5 @@ impl Processor {
                 }
             }
         }
-    }
-}
-
-fn record_type_name(t: RecordType) -> &'static str {
-    match t {
-        RecordType::Command => "COMMAND",
-        RecordType::Event => "EVENT",
-        RecordType::CommandRejection => "COMMAND_REJECTION",
     }
 }

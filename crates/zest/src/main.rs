@@ -141,12 +141,7 @@ async fn start(args: config::StartArgs) -> anyhow::Result<()> {
     let _ = shutdown_tx.send(true);
     let _ = grpc.await;
     let _ = mgmt.await;
-    match Arc::try_unwrap(broker) {
-        Ok(b) => b.shutdown().await,
-        Err(_) => tracing::warn!(
-            "broker still in use at shutdown; the log is durable, state is rebuilt on start"
-        ),
-    }
+    broker.shutdown().await;
     tracing::info!("stopped");
     Ok(())
 }
