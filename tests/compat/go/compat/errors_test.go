@@ -66,15 +66,26 @@ func wantInvalidVariables(t *testing.T, what string, err error) {
 
 var lineRe = regexp.MustCompile(`(?i)line\D{0,12}(\d+)`)
 
-func TestErrDeployMalformedXML(t *testing.T) {
-	name := harness.UniqueID("malformed") + ".bpmn"
-	xml := harness.Model(t, "malformed.bpmn", "", "")
+// deployRejected deploys testdata/file under a unique resource name, requires INVALID_ARGUMENT
+// with a message that names the resource and contains every one of mentions, and returns the
+// message.
+func deployRejected(t *testing.T, what, file string, mentions ...string) string {
+	t.Helper()
+	name := harness.UniqueID(strings.TrimSuffix(file, ".bpmn")) + ".bpmn"
+	xml := harness.Model(t, file, "", "")
 	_, err := cli.NewDeployResourceCommand().AddResource(xml, name).Send(harness.Ctx(t, 10*time.Second))
-	wantCode(t, "deploy malformed XML", err, codes.InvalidArgument)
+	wantCode(t, what, err, codes.InvalidArgument)
 	msg := harness.Msg(err)
-	if !strings.Contains(msg, name) {
-		t.Errorf("message does not name the resource %q: %q", name, msg)
+	for _, want := range append([]string{name}, mentions...) {
+		if !strings.Contains(msg, want) {
+			t.Errorf("%s: message does not contain %q: %q", what, want, msg)
+		}
 	}
+	return msg
+}
+
+func TestErrDeployMalformedXML(t *testing.T) {
+	msg := deployRejected(t, "deploy malformed XML", "malformed.bpmn")
 	// The start tag opened on line 4 is closed by the wrong end tag on line 5.
 	m := lineRe.FindStringSubmatch(msg)
 	if m == nil {
@@ -83,37 +94,19 @@ func TestErrDeployMalformedXML(t *testing.T) {
 		t.Errorf("message reports line %s, want 5: %q", m[1], msg)
 	}
 	// Not even well-formed at all.
-	_, err = cli.NewDeployResourceCommand().AddResource([]byte("this is not xml"), "garbage.bpmn").Send(harness.Ctx(t, 10*time.Second))
+	_, err := cli.NewDeployResourceCommand().AddResource([]byte("this is not xml"), "garbage.bpmn").Send(harness.Ctx(t, 10*time.Second))
 	wantCode(t, "deploy garbage", err, codes.InvalidArgument)
 }
 
 func TestErrDeployUnknownFlowTarget(t *testing.T) {
-	name := harness.UniqueID("unknown_target") + ".bpmn"
-	xml := harness.Model(t, "invalid_unknown_target.bpmn", "", "")
-	_, err := cli.NewDeployResourceCommand().AddResource(xml, name).Send(harness.Ctx(t, 10*time.Second))
-	wantCode(t, "deploy model whose flow targets a missing element", err, codes.InvalidArgument)
-	msg := harness.Msg(err)
-	for _, want := range []string{name, "no_such_element"} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("message does not contain %q: %q", want, msg)
-		}
-	}
+	deployRejected(t, "deploy model whose flow targets a missing element", "invalid_unknown_target.bpmn", "no_such_element")
 	// Nothing of a rejected deployment is deployed.
-	_, err = cli.NewCreateInstanceCommand().BPMNProcessId("zest_invalid_proc").LatestVersion().Send(harness.Ctx(t, 10*time.Second))
+	_, err := cli.NewCreateInstanceCommand().BPMNProcessId("zest_invalid_proc").LatestVersion().Send(harness.Ctx(t, 10*time.Second))
 	wantCode(t, "create instance of a rejected process", err, codes.NotFound)
 }
 
 func TestErrDeployUnsupportedElement(t *testing.T) {
-	name := harness.UniqueID("unsupported") + ".bpmn"
-	xml := harness.Model(t, "unsupported_element.bpmn", "", "")
-	_, err := cli.NewDeployResourceCommand().AddResource(xml, name).Send(harness.Ctx(t, 10*time.Second))
-	wantCode(t, "deploy model with a complex gateway", err, codes.InvalidArgument)
-	msg := harness.Msg(err)
-	for _, want := range []string{name, "cgw"} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("message does not contain %q: %q", want, msg)
-		}
-	}
+	deployRejected(t, "deploy model with a complex gateway", "unsupported_element.bpmn", "cgw")
 }
 
 // A deployment with one bad resource deploys nothing, not even its good resources.
@@ -163,7 +156,10 @@ func TestErrUnknownInstanceAndScope(t *testing.T) {
 	ctx := harness.Ctx(t, 15*time.Second)
 	_, err := cli.NewCancelInstanceCommand().ProcessInstanceKey(unknownKey).Send(ctx)
 	wantCode(t, "cancel unknown instance", err, codes.NotFound)
-	c, _ := cli.NewSetVariablesCommand().ElementInstanceKey(unknownKey).VariablesFromString(`{"a":1}`)
+	c, err := cli.NewSetVariablesCommand().ElementInstanceKey(unknownKey).VariablesFromString(`{"a":1}`)
+	if err != nil {
+		t.Fatal(err)
+	}
 	_, err = c.Send(ctx)
 	wantCode(t, "set variables on unknown scope", err, codes.NotFound)
 	_, err = cli.NewResolveIncidentCommand().IncidentKey(unknownKey).Send(ctx)

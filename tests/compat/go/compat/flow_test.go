@@ -43,7 +43,10 @@ func TestExclusiveGatewayNoMatchIncident(t *testing.T) {
 	expectNoJob(t, id+".negative", 200*time.Millisecond, "x=5 matches no flow")
 
 	ctx := harness.Ctx(t, 20*time.Second)
-	c, _ := cli.NewSetVariablesCommand().ElementInstanceKey(pi.ProcessInstanceKey).VariablesFromMap(map[string]any{"x": 50})
+	c, err := cli.NewSetVariablesCommand().ElementInstanceKey(pi.ProcessInstanceKey).VariablesFromMap(map[string]any{"x": 50})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := c.Send(ctx); err != nil {
 		t.Fatalf("set variables on the stuck instance: %s", harness.Describe(err))
 	}

@@ -301,14 +301,27 @@ func wantCode(t *testing.T, what string, err error, want codes.Code) {
 	}
 }
 
-// waitInstanceGone waits until the instance no longer exists (completed), observed as
-// CancelProcessInstance answering NOT_FOUND. Only call it when the instance is expected to have
-// finished: while it still runs, the probe cancels it, which the test then reports.
+// waitInstanceGone waits (up to d) until the instance no longer exists (completed). Completion
+// is processed asynchronously after CompleteJob is acknowledged, so it polls with a harmless
+// SetVariables({}) until that answers NOT_FOUND, and then requires CancelProcessInstance to
+// answer NOT_FOUND as well.
 func waitInstanceGone(t *testing.T, key int64, d time.Duration) {
 	t.Helper()
 	ctx := harness.Ctx(t, d)
-	// Completion is processed asynchronously after CompleteJob is acknowledged; give it a moment.
-	time.Sleep(300 * time.Millisecond)
+	for {
+		_, err := gw.SetVariables(ctx, &pb.SetVariablesRequest{ElementInstanceKey: key, Variables: `{}`})
+		if harness.Code(err) == codes.NotFound {
+			break
+		}
+		if err != nil && ctx.Err() == nil {
+			t.Fatalf("probing instance %d with SetVariables: %s", key, harness.Describe(err))
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("instance %d still exists %s after it should have completed", key, d)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 	_, err := cli.NewCancelInstanceCommand().ProcessInstanceKey(key).Send(ctx)
 	if err == nil {
 		t.Fatalf("instance %d was still running (the completion probe cancelled it)", key)

@@ -1,8 +1,9 @@
 // Package zbctl drives the real zbctl CLI (built from github.com/camunda/zeebe/clients/go/v8
 // v8.3.0, the module's client version) against the server under test, parsing its JSON output.
 //
-// ZBCTL_BIN names the binary (run.sh builds it to tests/compat/bin/zbctl). Unset: every test is
-// skipped. Set to a path that does not exist: the suite fails.
+// ZBCTL_BIN names the binary (run.sh builds it to tests/compat/bin/zbctl). Unset: that built
+// binary is used when it is there, and only without it is every test skipped. Set to a path that
+// does not exist: the suite fails.
 package zbctl
 
 import (
@@ -32,8 +33,13 @@ func TestMain(m *testing.M) { os.Exit(run(m)) }
 func run(m *testing.M) int {
 	zbctl = os.Getenv("ZBCTL_BIN")
 	if zbctl == "" {
-		fmt.Println("zbctl: ZBCTL_BIN is not set; skipping the zbctl suite")
-		return 0
+		// go test runs in the package dir: tests/compat/go/zbctl
+		built := filepath.Join("..", "..", "bin", "zbctl")
+		if _, err := os.Stat(built); err != nil {
+			fmt.Printf("zbctl: ZBCTL_BIN is not set and %s was not built (run.sh builds it); skipping the zbctl suite\n", built)
+			return 0
+		}
+		zbctl = built
 	}
 	abs, err := filepath.Abs(zbctl)
 	if err == nil {
@@ -224,6 +230,28 @@ func activateOne(t *testing.T, jobType string, d time.Duration) map[string]any {
 	return nil
 }
 
+// waitInstanceGone waits (up to d) until the instance no longer exists: completion is processed
+// after CompleteJob is acknowledged, so it polls with a harmless `set variables {}` until that
+// fails with NotFound.
+func waitInstanceGone(t *testing.T, pi int64, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		r := zb(t, "set", "variables", key(pi), "--variables", `{}`)
+		if r.err != nil {
+			m := codeRe.FindStringSubmatch(r.stderr + r.stdout)
+			if m != nil && m[1] == "NotFound" {
+				return
+			}
+			t.Fatalf("set variables on instance %d: %v\nstdout: %s\nstderr: %s", pi, r.err, r.stdout, r.stderr)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("instance %d still exists %s after its last job was completed", pi, d)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 func vars(t *testing.T, m map[string]any) map[string]any {
 	t.Helper()
 	s, _ := m["variables"].(string)
@@ -260,7 +288,10 @@ func TestZbctlDeploy(t *testing.T) {
 	}
 	// The deprecated `zbctl deploy <file>` form uses the DeployProcess RPC.
 	changed := filepath.Join(t.TempDir(), id+".bpmn")
-	b, _ := os.ReadFile(path)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(changed, bytes.Replace(b, []byte(`name="Simple task"`), []byte(`name="Simple task v2"`), 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +302,9 @@ func TestZbctlDeploy(t *testing.T) {
 	}
 	// A malformed model is refused.
 	bad := filepath.Join(t.TempDir(), "bad.bpmn")
-	_ = os.WriteFile(bad, harness.Model(t, "malformed.bpmn", "", ""), 0o644)
+	if err := os.WriteFile(bad, harness.Model(t, "malformed.bpmn", "", ""), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if c := fails(t, "deploy", "resource", bad); c != "InvalidArgument" {
 		t.Errorf("deploy malformed: code %s, want InvalidArgument", c)
 	}
@@ -302,7 +335,7 @@ func TestZbctlInstanceLifecycle(t *testing.T) {
 		t.Errorf("complete a job twice: code %s, want NotFound", c)
 	}
 	// The instance is done: cancelling it is NOT_FOUND.
-	time.Sleep(300 * time.Millisecond)
+	waitInstanceGone(t, pi, 10*time.Second)
 	if c := fails(t, "cancel", "instance", key(pi)); c != "NotFound" {
 		t.Errorf("cancel a completed instance: code %s, want NotFound", c)
 	}
