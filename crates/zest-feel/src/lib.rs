@@ -18,7 +18,7 @@
 //! - `Expression::evaluate(&vars)` evaluates it with the given variables visible by name.
 //! - `Expression::evaluate_traced(&vars)` does the same and also returns dsntk's explanation when
 //!   the result is `null` (for warnings and incident messages).
-//! - `evaluate_unary_tests` is left for DMN (next issue).
+//! - `Expression::evaluate_traced` also returns dsntk's reason when a result is null.
 
 use dsntk_feel::context::FeelContext;
 use dsntk_feel::values::Value as FeelValue;
@@ -51,19 +51,19 @@ impl FeelError {
 /// keeps dsntk's recursive evaluator builder away from stack exhaustion (which no `catch_unwind`
 /// can intercept) and bounds dsntk's parse time, which grows with the square of the number of
 /// distinct names (about 0.1 s for 500 names, 0.8 s at this limit).
-pub const MAX_SOURCE_LEN: usize = 8 * 1024;
+const MAX_SOURCE_LEN: usize = 8 * 1024;
 
 /// Longest run of names and `+ - * / . '` operators without a bracket, comparison, comma or
 /// string in between (`a + b * c` is a run of 5 parts). dsntk's lexer reads such a run as one
 /// candidate name and shortens it part by part, so its parse time grows with the cube of the run
 /// length (100 parts: 10 ms, 200: 80 ms, 400: 0.6 s, 800: 4 s).
-pub const MAX_NAME_RUN: usize = 128;
+const MAX_NAME_RUN: usize = 128;
 
 /// Deepest bracket nesting (`(`, `[`, `{`) accepted, for the same reason as [`MAX_SOURCE_LEN`].
-pub const MAX_NESTING: usize = 64;
+const MAX_NESTING: usize = 64;
 
 /// Deepest AST accepted after parsing (long operator chains such as `1+1+...+1` nest deeply too).
-pub const MAX_AST_DEPTH: usize = 256;
+const MAX_AST_DEPTH: usize = 256;
 
 /// A parsed FEEL expression. Cheap to clone, shareable between threads.
 #[derive(Clone)]
@@ -79,8 +79,8 @@ struct Inner {
     evaluator: Evaluator,
     /// Every name the expression refers to as a value (variables, path segments, filter fields),
     /// not as a called function. Only the variables whose names are in this set are converted to
-    /// FEEL on evaluation.
-    names: Box<[Box<str>]>,
+    /// FEEL on evaluation. Kept as dsntk names so that evaluation does not rebuild them.
+    names: Box<[Name]>,
 }
 
 impl fmt::Debug for Expression {
@@ -182,24 +182,23 @@ impl Expression {
     fn variables_context(&self, vars: &Map<String, Value>) -> FeelContext {
         let mut ctx = FeelContext::default();
         for name in self.inner.names.iter() {
-            if let Some(value) = vars.get(&**name) {
-                ctx.set_entry(&Name::from(&**name), json_to_feel(value));
+            if let Some(value) = vars.get(name.as_str()) {
+                ctx.set_entry(name, json_to_feel(value));
             }
         }
         ctx
     }
 
     fn result_to_json(&self, result: FeelValue) -> Result<(Value, Option<String>), FeelError> {
-        if let FeelValue::Null(trace) = &result {
-            if let Some(trace) = trace {
-                if trace.contains(UNKNOWN_FUNCTION_TRACE) {
-                    return Err(FeelError::new(format!(
-                        "failed to evaluate expression '{}': no such function ({trace})",
-                        self.source()
-                    )));
-                }
+        match result {
+            FeelValue::Null(Some(trace)) if trace.contains(UNKNOWN_FUNCTION_TRACE) => {
+                return Err(FeelError::new(format!(
+                    "failed to evaluate expression '{}': no such function ({trace})",
+                    self.source()
+                )))
             }
-            return Ok((Value::Null, trace.clone()));
+            FeelValue::Null(trace) => return Ok((Value::Null, trace)),
+            _ => {}
         }
         match feel_to_json(&result) {
             Ok(value) => Ok((value, None)),
@@ -230,27 +229,6 @@ fn check_limits(source: &str) -> Result<(), FeelError> {
     let mut run = 0usize;
     let mut in_word = false;
     for ch in source.chars() {
-        if !in_string {
-            if is_name_part_char(ch) {
-                if !in_word {
-                    run += 1;
-                }
-                in_word = true;
-            } else {
-                in_word = false;
-                if matches!(ch, '.' | '/' | '-' | '\'' | '+' | '*') {
-                    run += 1;
-                } else if !ch.is_whitespace() {
-                    run = 0;
-                }
-            }
-            if run > MAX_NAME_RUN {
-                return Err(FeelError::new(format!(
-                    "failed to parse expression '{source}': more than {MAX_NAME_RUN} names and operators \
-                     in a row; split the expression with parentheses"
-                )));
-            }
-        }
         if in_string {
             match ch {
                 _ if escaped => escaped = false,
@@ -259,6 +237,25 @@ fn check_limits(source: &str) -> Result<(), FeelError> {
                 _ => {}
             }
             continue;
+        }
+        if is_name_part_char(ch) {
+            if !in_word {
+                run += 1;
+            }
+            in_word = true;
+        } else {
+            in_word = false;
+            if matches!(ch, '.' | '/' | '-' | '\'' | '+' | '*') {
+                run += 1;
+            } else if !ch.is_whitespace() {
+                run = 0;
+            }
+        }
+        if run > MAX_NAME_RUN {
+            return Err(FeelError::new(format!(
+                "failed to parse expression '{source}': more than {MAX_NAME_RUN} names and operators \
+                 in a row; split the expression with parentheses"
+            )));
         }
         match ch {
             '"' => in_string = true,
@@ -277,7 +274,7 @@ fn check_limits(source: &str) -> Result<(), FeelError> {
     Ok(())
 }
 
-fn parse_and_prepare(source: &str) -> Result<(Evaluator, Vec<Box<str>>), FeelError> {
+fn parse_and_prepare(source: &str) -> Result<(Evaluator, Vec<Name>), FeelError> {
     let scope = parse_scope(source);
     let mut ast = dsntk_feel_parser::parse_expression(&scope, source, false).map_err(|e| {
         let detail = e.to_string();
@@ -307,7 +304,7 @@ fn parse_and_prepare(source: &str) -> Result<(Evaluator, Vec<Box<str>>), FeelErr
     let mut names = HashSet::new();
     normalise(&mut ast, &mut names);
     let evaluator = dsntk_feel_evaluator::prepare(&ast);
-    let mut names: Vec<Box<str>> = names.into_iter().map(String::into_boxed_str).collect();
+    let mut names: Vec<Name> = names.into_iter().collect();
     names.sort();
     Ok((evaluator, names))
 }
@@ -479,96 +476,109 @@ fn ast_depth(root: &AstNode) -> usize {
     max
 }
 
+/// The direct children of an AST node, for [`for_each_child`] and [`for_each_child_mut`]: one
+/// match serves both, `$iter` is `iter` or `iter_mut`.
+macro_rules! for_each_child_of {
+    ($node:expr, $f:ident, $iter:ident) => {{
+        use AstNode::*;
+        match $node {
+            Add(a, b)
+            | And(a, b)
+            | ContextEntry(a, b)
+            | ContextTypeEntry(a, b)
+            | Div(a, b)
+            | Eq(a, b)
+            | Every(a, b)
+            | Exp(a, b)
+            | Filter(a, b)
+            | For(a, b)
+            | FormalParameter(a, b)
+            | FunctionDefinition(a, b)
+            | FunctionInvocation(a, b)
+            | FunctionType(a, b)
+            | Ge(a, b)
+            | Gt(a, b)
+            | In(a, b)
+            | InstanceOf(a, b)
+            | IterationContextSingle(a, b)
+            | Le(a, b)
+            | Lt(a, b)
+            | Mul(a, b)
+            | NamedParameter(a, b)
+            | Nq(a, b)
+            | Or(a, b)
+            | Out(a, b)
+            | Path(a, b)
+            | QuantifiedContext(a, b)
+            | Range(a, b)
+            | Some(a, b)
+            | Sub(a, b) => {
+                $f(a);
+                $f(b);
+            }
+            Between(a, b, c) | If(a, b, c) | IterationContextInterval(a, b, c) => {
+                $f(a);
+                $f(b);
+                $f(c);
+            }
+            EvaluatedExpression(a)
+            | FunctionBody(a, _)
+            | IntervalEnd(a, _)
+            | IntervalStart(a, _)
+            | ListType(a)
+            | Neg(a)
+            | RangeType(a)
+            | Satisfies(a)
+            | UnaryGe(a)
+            | UnaryGt(a)
+            | UnaryLe(a)
+            | UnaryLt(a)
+            | UnaryEq(a)
+            | UnaryNe(a) => $f(a),
+            CommaList(items)
+            | Context(items)
+            | ContextType(items)
+            | ExpressionList(items)
+            | FormalParameters(items)
+            | IterationContexts(items)
+            | List(items)
+            | NamedParameters(items)
+            | NegatedList(items)
+            | ParameterTypes(items)
+            | PositionalParameters(items)
+            | QualifiedName(items)
+            | QuantifiedContexts(items) => items.$iter().for_each($f),
+            At(_)
+            | Boolean(_)
+            | ContextEntryKey(_)
+            | ContextTypeEntryKey(_)
+            | FeelType(_)
+            | Irrelevant
+            | Name(_)
+            | Null
+            | Numeric(..)
+            | ParameterName(_)
+            | QualifiedNameSegment(_)
+            | String(_) => {}
+        }
+    }};
+}
+
 /// Calls `f` on every direct child of `node`.
 fn for_each_child<'a>(node: &'a AstNode, mut f: impl FnMut(&'a AstNode)) {
-    use AstNode::*;
-    match node {
-        Add(a, b)
-        | And(a, b)
-        | ContextEntry(a, b)
-        | ContextTypeEntry(a, b)
-        | Div(a, b)
-        | Eq(a, b)
-        | Every(a, b)
-        | Exp(a, b)
-        | Filter(a, b)
-        | For(a, b)
-        | FormalParameter(a, b)
-        | FunctionDefinition(a, b)
-        | FunctionInvocation(a, b)
-        | FunctionType(a, b)
-        | Ge(a, b)
-        | Gt(a, b)
-        | In(a, b)
-        | InstanceOf(a, b)
-        | IterationContextSingle(a, b)
-        | Le(a, b)
-        | Lt(a, b)
-        | Mul(a, b)
-        | NamedParameter(a, b)
-        | Nq(a, b)
-        | Or(a, b)
-        | Out(a, b)
-        | Path(a, b)
-        | QuantifiedContext(a, b)
-        | Range(a, b)
-        | Some(a, b)
-        | Sub(a, b) => {
-            f(a);
-            f(b);
-        }
-        Between(a, b, c) | If(a, b, c) | IterationContextInterval(a, b, c) => {
-            f(a);
-            f(b);
-            f(c);
-        }
-        EvaluatedExpression(a)
-        | FunctionBody(a, _)
-        | IntervalEnd(a, _)
-        | IntervalStart(a, _)
-        | ListType(a)
-        | Neg(a)
-        | RangeType(a)
-        | Satisfies(a)
-        | UnaryGe(a)
-        | UnaryGt(a)
-        | UnaryLe(a)
-        | UnaryLt(a)
-        | UnaryEq(a)
-        | UnaryNe(a) => f(a),
-        CommaList(items)
-        | Context(items)
-        | ContextType(items)
-        | ExpressionList(items)
-        | FormalParameters(items)
-        | IterationContexts(items)
-        | List(items)
-        | NamedParameters(items)
-        | NegatedList(items)
-        | ParameterTypes(items)
-        | PositionalParameters(items)
-        | QualifiedName(items)
-        | QuantifiedContexts(items) => items.iter().for_each(f),
-        At(_)
-        | Boolean(_)
-        | ContextEntryKey(_)
-        | ContextTypeEntryKey(_)
-        | FeelType(_)
-        | Irrelevant
-        | Name(_)
-        | Null
-        | Numeric(..)
-        | ParameterName(_)
-        | QualifiedNameSegment(_)
-        | String(_) => {}
-    }
+    for_each_child_of!(node, f, iter)
+}
+
+/// Mutable twin of [`for_each_child`].
+fn for_each_child_mut<'a>(node: &'a mut AstNode, mut f: impl FnMut(&'a mut AstNode)) {
+    for_each_child_of!(node, f, iter_mut)
 }
 
 /// Collects every name the expression refers to as a value (not as the name of a called
 /// function) and rewrites `e = <literal>` / `e != <literal>`
 /// into `<literal> = e` / `<literal> != e` (equality is symmetric in FEEL, but dsntk answers
 /// `null = true` with null instead of false; with the literal first it answers false).
-fn normalise(node: &mut AstNode, names: &mut HashSet<String>) {
+fn normalise(node: &mut AstNode, names: &mut HashSet<Name>) {
     // Iterative over an explicit stack: the depth was bounded before, but this keeps it cheap.
     let mut stack: Vec<&mut AstNode> = vec![node];
     while let Some(node) = stack.pop() {
@@ -578,7 +588,7 @@ fn normalise(node: &mut AstNode, names: &mut HashSet<String>) {
             }
         }
         if let AstNode::Name(name) = node {
-            names.insert(name.to_string());
+            names.insert(name.clone());
         }
         // The callee's name is not a variable reference: dsntk looks names up in the variables
         // before the built-ins, so leaving it out lets a variable called e.g. `count` coexist with
@@ -628,23 +638,23 @@ fn check_calls(root: &AstNode) -> Result<(), String> {
     }
     fn check(node: &AstNode, in_body: bool, bound: &HashSet<&str>) -> Result<(), String> {
         if let AstNode::FunctionInvocation(callee, _) = node {
-            let callee_name = match &**callee {
-                AstNode::Name(name) => Some(name.as_str()),
-                _ => None,
-            };
-            let builtin = callee_name.is_some_and(|name| {
-                dsntk_feel::bif::Bif::from_str(name).is_ok() && !bound.contains(name)
-            });
-            if let Some(name) = callee_name {
-                if !builtin && !bound.contains(name) {
-                    return Err(format!(
-                        "unknown function '{name}' (not a built-in function of the FEEL engine)"
-                    ));
+            // Whether the callee is a built-in that does not call back into function values.
+            let plain_builtin = match &**callee {
+                AstNode::Name(name) => {
+                    let name = name.as_str();
+                    if bound.contains(name) {
+                        false
+                    } else if dsntk_feel::bif::Bif::from_str(name).is_ok() {
+                        !HIGHER_ORDER_BUILTINS.contains(&name)
+                    } else {
+                        return Err(format!(
+                            "unknown function '{name}' (not a built-in function of the FEEL engine)"
+                        ));
+                    }
                 }
-            }
-            let higher_order =
-                callee_name.is_some_and(|name| HIGHER_ORDER_BUILTINS.contains(&name));
-            if in_body && (!builtin || higher_order) {
+                _ => false,
+            };
+            if in_body && !plain_builtin {
                 return Err(
                     "a user-defined function may only call built-in functions (recursion is not supported)"
                         .into(),
@@ -670,91 +680,6 @@ fn is_comparable_literal(node: &AstNode) -> bool {
         AstNode::Boolean(_) | AstNode::Numeric(..) | AstNode::String(_) => true,
         AstNode::Neg(inner) => matches!(**inner, AstNode::Numeric(..)),
         _ => false,
-    }
-}
-
-/// Mutable twin of [`for_each_child`].
-fn for_each_child_mut<'a>(node: &'a mut AstNode, mut f: impl FnMut(&'a mut AstNode)) {
-    use AstNode::*;
-    match node {
-        Add(a, b)
-        | And(a, b)
-        | ContextEntry(a, b)
-        | ContextTypeEntry(a, b)
-        | Div(a, b)
-        | Eq(a, b)
-        | Every(a, b)
-        | Exp(a, b)
-        | Filter(a, b)
-        | For(a, b)
-        | FormalParameter(a, b)
-        | FunctionDefinition(a, b)
-        | FunctionInvocation(a, b)
-        | FunctionType(a, b)
-        | Ge(a, b)
-        | Gt(a, b)
-        | In(a, b)
-        | InstanceOf(a, b)
-        | IterationContextSingle(a, b)
-        | Le(a, b)
-        | Lt(a, b)
-        | Mul(a, b)
-        | NamedParameter(a, b)
-        | Nq(a, b)
-        | Or(a, b)
-        | Out(a, b)
-        | Path(a, b)
-        | QuantifiedContext(a, b)
-        | Range(a, b)
-        | Some(a, b)
-        | Sub(a, b) => {
-            f(a);
-            f(b);
-        }
-        Between(a, b, c) | If(a, b, c) | IterationContextInterval(a, b, c) => {
-            f(a);
-            f(b);
-            f(c);
-        }
-        EvaluatedExpression(a)
-        | FunctionBody(a, _)
-        | IntervalEnd(a, _)
-        | IntervalStart(a, _)
-        | ListType(a)
-        | Neg(a)
-        | RangeType(a)
-        | Satisfies(a)
-        | UnaryGe(a)
-        | UnaryGt(a)
-        | UnaryLe(a)
-        | UnaryLt(a)
-        | UnaryEq(a)
-        | UnaryNe(a) => f(a),
-        CommaList(items)
-        | Context(items)
-        | ContextType(items)
-        | ExpressionList(items)
-        | FormalParameters(items)
-        | IterationContexts(items)
-        | List(items)
-        | NamedParameters(items)
-        | NegatedList(items)
-        | ParameterTypes(items)
-        | PositionalParameters(items)
-        | QualifiedName(items)
-        | QuantifiedContexts(items) => items.iter_mut().for_each(f),
-        At(_)
-        | Boolean(_)
-        | ContextEntryKey(_)
-        | ContextTypeEntryKey(_)
-        | FeelType(_)
-        | Irrelevant
-        | Name(_)
-        | Null
-        | Numeric(..)
-        | ParameterName(_)
-        | QualifiedNameSegment(_)
-        | String(_) => {}
     }
 }
 

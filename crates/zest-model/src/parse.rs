@@ -3,6 +3,7 @@
 //! Every problem is collected (never only the first); the result is either all executable
 //! processes of the resource or a [`ModelError`] listing every problem, sorted by position.
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 
 use roxmltree::{Document, Node};
@@ -260,18 +261,14 @@ fn check_duplicate_ids(ctx: &mut Ctx, root: Node) {
         let Some(id) = node.attribute("id") else {
             continue;
         };
-        let line = ctx.line(node);
-        match seen.get(id) {
-            Some(first) => {
-                let first = *first;
-                ctx.problem(
-                    Some(id),
-                    node,
-                    format!("Duplicate id '{id}': already used on line {first}"),
-                );
-            }
-            None => {
-                seen.insert(id, line);
+        match seen.entry(id) {
+            Entry::Occupied(first) => ctx.problem(
+                Some(id),
+                node,
+                format!("Duplicate id '{id}': already used on line {}", first.get()),
+            ),
+            Entry::Vacant(slot) => {
+                slot.insert(ctx.line(node));
             }
         }
     }
@@ -672,7 +669,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                             );
                             continue;
                         }
-                        self.io_mapping(id, child, allowed, &mut ext);
+                        self.io_mapping(id, kind_name, child, allowed, &mut ext);
                     }
                     "ioMapping" => {
                         self.ctx.problem(
@@ -706,14 +703,15 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         ext
     }
 
-    fn io_mapping(&mut self, id: &str, io: Node, allowed: &Allowed, ext: &mut Extensions) {
-        let kind_name = io
-            .ancestors()
-            .find(|n| {
-                n.tag_name().namespace() == Some(BPMN_NS)
-                    && n.tag_name().name() != "extensionElements"
-            })
-            .map_or("", |n| n.tag_name().name());
+    /// `zeebe:ioMapping` of an element of kind `kind_name`.
+    fn io_mapping(
+        &mut self,
+        id: &str,
+        kind_name: &str,
+        io: Node,
+        allowed: &Allowed,
+        ext: &mut Extensions,
+    ) {
         for m in children_in(io, ZEEBE_NS) {
             let name = m.tag_name().name();
             let is_input = match name {
