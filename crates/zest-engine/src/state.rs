@@ -245,19 +245,15 @@ impl<'a> Txn<'a> {
         }
         // We need `limit` live entries; base entries shadowed by deletes don't count.
         let mut taken = 0usize;
-        let mut last_base_key: Option<Vec<u8>> = None;
         self.base.scan_prefix(ks, prefix, &mut |k, v| {
             if !overlay.contains_key(k) {
                 out.insert(k.to_vec(), v.to_vec());
                 taken += 1;
             }
-            last_base_key = Some(k.to_vec());
             taken < limit
         });
-        // Overlay entries beyond the last base key read may sort after entries we did not
-        // read; keep only the first `limit` in order, which is correct as long as every
-        // base key before the cut was seen (it was: the scan is ordered).
-        let _ = last_base_key;
+        // The first `limit` of the union are right: every base key before the cut was seen
+        // (the scan is ordered), and every overlay key is in `out`.
         out.into_iter().take(limit).collect()
     }
 }
