@@ -18,7 +18,6 @@
 //! - `Expression::evaluate(&vars)` evaluates it with the given variables visible by name.
 //! - `Expression::evaluate_traced(&vars)` does the same and also returns dsntk's explanation when
 //!   the result is `null` (for warnings and incident messages).
-//! - `Expression::evaluate_traced` also returns dsntk's reason when a result is null.
 
 use dsntk_feel::context::FeelContext;
 use dsntk_feel::values::Value as FeelValue;
