@@ -233,7 +233,7 @@ fn apply_process_instance(
 
 /// The parallel gateway a flow leads to, if that gateway joins several flows.
 pub(crate) fn join_target(model: &Process, flow_id: &str) -> Option<String> {
-    let flow = model.flows.iter().find(|f| f.id == flow_id)?;
+    let flow = model.flow_by_id(flow_id)?;
     let target = model.element(flow.target);
     (target.element_type == BpmnElementType::ParallelGateway && target.incoming.len() > 1)
         .then(|| target.id.clone())

@@ -117,6 +117,8 @@ pub struct Process {
     pub elements: Vec<Element>,
     pub flows: Vec<SequenceFlow>,
     pub by_id: HashMap<String, ElementIdx>,
+    /// Sequence flows by id.
+    pub flows_by_id: HashMap<String, FlowIdx>,
 }
 
 impl Process {
@@ -128,6 +130,10 @@ impl Process {
 
     pub fn element_by_id(&self, id: &str) -> Option<(ElementIdx, &Element)> {
         self.by_id.get(id).map(|&i| (i, &self.elements[i]))
+    }
+
+    pub fn flow_by_id(&self, id: &str) -> Option<&SequenceFlow> {
+        self.flows_by_id.get(id).map(|&i| &self.flows[i])
     }
 
     pub fn flow(&self, idx: FlowIdx) -> &SequenceFlow {

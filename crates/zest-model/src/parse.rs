@@ -365,12 +365,18 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         let ProcessBuilder {
             elements, by_id, ..
         } = self;
+        let flows_by_id = flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.id.clone(), i))
+            .collect();
         Some(Process {
             id: id.to_string(),
             name: elements[0].name.clone(),
             elements,
             flows,
             by_id,
+            flows_by_id,
         })
     }
 
