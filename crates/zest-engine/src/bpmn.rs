@@ -78,15 +78,27 @@ fn evaluate_with(expr: &Expression, vars: &Map<String, Value>) -> Result<Value, 
     }
 }
 
-/// Evaluates `zeebe:input` or `zeebe:output` mappings into one variables document.
+/// Evaluates `zeebe:input` or `zeebe:output` mappings into one variables document. As in
+/// Zeebe (which evaluates them as one FEEL context), a mapping sees the targets of the mappings
+/// before it, e.g. `a = 1` then `b = a + 1`.
 fn evaluate_mappings(
     mappings: &[Mapping],
     vars: &Map<String, Value>,
 ) -> Result<Map<String, Value>, String> {
     let mut doc = Map::new();
-    for m in mappings {
-        let v = evaluate_with(&m.source, vars)?;
-        variables::set_path(&mut doc, &m.target, v, vars);
+    // the variables plus the targets written so far; copied only when a later mapping needs it
+    let mut seen: Option<Map<String, Value>> = None;
+    for (i, m) in mappings.iter().enumerate() {
+        let current = seen.as_ref().unwrap_or(vars);
+        let v = evaluate_with(&m.source, current)?;
+        variables::set_path(&mut doc, &m.target, v, current);
+        if i + 1 < mappings.len() {
+            let root = m.target.split('.').next().unwrap_or(&m.target);
+            if let Some(value) = doc.get(root) {
+                seen.get_or_insert_with(|| vars.clone())
+                    .insert(root.to_string(), value.clone());
+            }
+        }
     }
     Ok(doc)
 }

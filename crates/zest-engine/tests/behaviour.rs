@@ -881,6 +881,48 @@ fn unchanged_variable_value_writes_no_event() {
 }
 
 #[test]
+fn later_mappings_see_earlier_targets_like_a_feel_context() {
+    let mut h = Harness::new();
+    let io = r#"<zeebe:ioMapping>
+          <zeebe:input source="=10" target="a" />
+          <zeebe:input source="=a + 1" target="b" />
+          <zeebe:input source="=b * 2" target="ctx.c" />
+          <zeebe:input source="=ctx.c + a" target="d" />
+          <zeebe:output source="=d" target="r1" />
+          <zeebe:output source="=r1 + 1" target="r2" />
+        </zeebe:ioMapping>"#;
+    h.deploy_ok(&process(
+        "seq",
+        &[
+            start_event("s"),
+            service_task("t", "seq", io),
+            service_task("hold", "hold", ""),
+            end_event("e"),
+            flow("f0", "s", "t"),
+            flow("f1", "t", "hold"),
+            flow("f2", "hold", "e"),
+        ],
+    ));
+    let pi_key = h.create_ok("seq", r#"{"a": 1}"#);
+    let t = h.instance_of("t");
+    let local = h.variables(t.key);
+    assert_eq!(local["a"], json!(10));
+    assert_eq!(local["b"], json!(11));
+    assert_eq!(local["ctx"], json!({"c": 22}));
+    assert_eq!(local["d"], json!(32));
+    assert_eq!(
+        h.variables(pi_key)["a"],
+        json!(1),
+        "the process scope keeps its own a"
+    );
+    let job = job_key_of(&h, t.key);
+    h.complete(job, "").accepted();
+    let vars = h.variables(pi_key);
+    assert_eq!(vars["r1"], json!(32));
+    assert_eq!(vars["r2"], json!(33));
+}
+
+#[test]
 fn input_mappings_create_local_variables_visible_to_the_job_only() {
     let mut h = Harness::new();
     let io = r#"<zeebe:ioMapping>
