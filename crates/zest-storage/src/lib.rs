@@ -11,9 +11,17 @@
 //! fjall recovers a prefix of its atomic batches after a crash, so state is always consistent
 //! with some applied index at or before the durable end of the log; replay of the log from that
 //! index restores the rest.
+//!
+//! Queue-like index keyspaces (activatable jobs, job deadlines and backoffs, timer due dates)
+//! are also mirrored in memory: every job or timer inserts and soon deletes a key there, and an
+//! LSM tree scans through all those tombstones until compaction removes them, so each
+//! activation or due-date scan would slow down as a run goes on. The mirror holds only live
+//! keys (bounded by the backlog of jobs and timers), is loaded when the partition opens and is
+//! updated by the same atomic commit that writes the keyspace.
 
+use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 use zest_engine::state::{Ks, StateRead, Writes};
@@ -42,8 +50,11 @@ pub struct StoreConfig {
     /// Block cache size in bytes.
     pub cache_bytes: u64,
     /// Upper bound of the journal in bytes (at least 64 MiB); reaching it forces memtables to
-    /// be flushed, which bounds write-buffer memory too.
+    /// be flushed.
     pub journal_bytes: u64,
+    /// Write-buffer memory in bytes: each keyspace's memtable is flushed when it reaches an
+    /// eighth of it (256 KiB to 8 MiB); a handful of keyspaces take most writes.
+    pub write_buffer_bytes: u64,
 }
 
 impl Default for StoreConfig {
@@ -51,6 +62,7 @@ impl Default for StoreConfig {
         StoreConfig {
             cache_bytes: 32 * 1024 * 1024,
             journal_bytes: 64 * 1024 * 1024,
+            write_buffer_bytes: 32 * 1024 * 1024,
         }
     }
 }
@@ -59,6 +71,7 @@ impl Default for StoreConfig {
 #[derive(Clone)]
 pub struct Store {
     db: Database,
+    memtable_bytes: u64,
 }
 
 impl Store {
@@ -70,28 +83,32 @@ impl Store {
             .max_journaling_size(config.journal_bytes.max(64 * 1024 * 1024))
             .manual_journal_persist(true)
             .open()?;
-        Ok(Store { db })
+        let memtable_bytes = (config.write_buffer_bytes / 8).clamp(256 * 1024, 8 * 1024 * 1024);
+        Ok(Store { db, memtable_bytes })
     }
 
     pub fn partition(&self, partition_id: u32) -> Result<PartitionStore> {
         let open = |name: &str| {
-            self.db.keyspace(
-                &format!("p{partition_id}_{name}"),
-                KeyspaceCreateOptions::default,
-            )
+            self.db.keyspace(&format!("p{partition_id}_{name}"), || {
+                KeyspaceCreateOptions::default().max_memtable_size(self.memtable_bytes)
+            })
         };
         let mut state = Vec::with_capacity(Ks::ALL.len());
         for ks in Ks::ALL {
             state.push(open(ks.name())?);
         }
+        let mirrors = Ks::ALL.map(|ks| mirrored(ks).then(|| RwLock::new(BTreeMap::new())));
+        let inner = Inner {
+            db: self.db.clone(),
+            state,
+            mirrors,
+            log: open("log")?,
+            raft: open("raft")?,
+            sm: open("sm")?,
+        };
+        inner.load_mirrors()?;
         Ok(PartitionStore {
-            inner: Arc::new(Inner {
-                db: self.db.clone(),
-                state,
-                log: open("log")?,
-                raft: open("raft")?,
-                sm: open("sm")?,
-            }),
+            inner: Arc::new(inner),
         })
     }
 
@@ -107,12 +124,49 @@ impl Store {
     }
 }
 
+/// Live keys of one mirrored keyspace.
+type Mirror = RwLock<BTreeMap<Vec<u8>, Vec<u8>>>;
+
+/// Keyspaces whose live keys are also kept in memory (see the module docs).
+fn mirrored(ks: Ks) -> bool {
+    matches!(
+        ks,
+        Ks::JobsActivatable | Ks::JobDeadlines | Ks::JobBackoffs | Ks::TimerDueDates
+    )
+}
+
 struct Inner {
     db: Database,
     state: Vec<Keyspace>,
+    mirrors: [Option<Mirror>; Ks::ALL.len()],
     log: Keyspace,
     raft: Keyspace,
     sm: Keyspace,
+}
+
+fn write_lock<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(|p| p.into_inner())
+}
+
+fn read_lock<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Inner {
+    /// Fills the mirrors from the keyspaces.
+    fn load_mirrors(&self) -> Result<()> {
+        for (i, mirror) in self.mirrors.iter().enumerate() {
+            if let Some(mirror) = mirror {
+                let mut m = write_lock(mirror);
+                m.clear();
+                for guard in self.state[i].iter() {
+                    let (k, v) = guard.into_inner()?;
+                    m.insert(k.to_vec(), v.to_vec());
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// One partition's keyspaces. Cheap to clone.
@@ -123,6 +177,9 @@ pub struct PartitionStore {
 
 impl StateRead for PartitionStore {
     fn get(&self, ks: Ks, key: &[u8]) -> Option<Vec<u8>> {
+        if let Some(m) = &self.inner.mirrors[ks.index()] {
+            return read_lock(m).get(key).cloned();
+        }
         match self.inner.state[ks.index()].get(key) {
             Ok(v) => v.map(|v| v.to_vec()),
             Err(e) => {
@@ -133,6 +190,15 @@ impl StateRead for PartitionStore {
     }
 
     fn scan_prefix(&self, ks: Ks, prefix: &[u8], f: &mut dyn FnMut(&[u8], &[u8]) -> bool) {
+        if let Some(m) = &self.inner.mirrors[ks.index()] {
+            let m = read_lock(m);
+            for (k, v) in m.range(prefix.to_vec()..) {
+                if !k.starts_with(prefix) || !f(k, v) {
+                    break;
+                }
+            }
+            return;
+        }
         for guard in self.inner.state[ks.index()].prefix(prefix) {
             match guard.into_inner() {
                 Ok((k, v)) => {
@@ -154,8 +220,12 @@ impl PartitionStore {
     /// log is the write-ahead log).
     pub fn commit_state(&self, writes: Writes, sm_meta: &[(&[u8], Vec<u8>)]) -> Result<()> {
         let mut batch = self.inner.db.batch();
+        let mut mirrored_writes = Vec::new();
         for ((ks, k), v) in writes.0 {
             let keyspace = &self.inner.state[ks.index()];
+            if self.inner.mirrors[ks.index()].is_some() {
+                mirrored_writes.push((ks, k.clone(), v.clone()));
+            }
             match v {
                 Some(v) => batch.insert(keyspace, k, v),
                 None => batch.remove(keyspace, k),
@@ -165,6 +235,15 @@ impl PartitionStore {
             batch.insert(&self.inner.sm, k.to_vec(), v.clone());
         }
         batch.commit()?;
+        for (ks, k, v) in mirrored_writes {
+            if let Some(m) = &self.inner.mirrors[ks.index()] {
+                let mut m = write_lock(m);
+                match v {
+                    Some(v) => m.insert(k, v),
+                    None => m.remove(&k),
+                };
+            }
+        }
         Ok(())
     }
 
@@ -216,7 +295,7 @@ impl PartitionStore {
             batch.insert(&self.inner.sm, k.to_vec(), v.clone());
         }
         batch.commit()?;
-        Ok(())
+        self.inner.load_mirrors()
     }
 
     // ---- log ----
@@ -358,6 +437,63 @@ mod tests {
         assert_eq!(p.log_range(0, 10).unwrap(), vec![(2, vec![2])]);
         assert_eq!(p.log_first_index().unwrap(), Some(2));
         assert_eq!(p.log_last().unwrap().map(|(i, _)| i), Some(2));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    fn scan(p: &PartitionStore, ks: Ks, prefix: &[u8]) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        p.scan_prefix(ks, prefix, &mut |k, _| {
+            out.push(k.to_vec());
+            true
+        });
+        out
+    }
+
+    #[test]
+    fn mirrored_keyspaces_follow_commits_reopen_and_snapshots() {
+        let dir = std::env::temp_dir().join(format!("zest-mirror-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let write = |p: &PartitionStore, puts: &[&[u8]], dels: &[&[u8]]| {
+            let mut txn = Txn::new(p);
+            for k in puts {
+                txn.put_raw(Ks::JobsActivatable, k.to_vec(), vec![]);
+            }
+            for k in dels {
+                txn.delete(Ks::JobsActivatable, k.to_vec());
+            }
+            p.commit_state(txn.into_writes(), &[]).unwrap();
+        };
+        {
+            let store = Store::open(&dir, &StoreConfig::default()).unwrap();
+            let p = store.partition(1).unwrap();
+            write(&p, &[b"a1", b"a2", b"b1", b"a3"], &[]);
+            write(&p, &[], &[b"a2"]);
+            assert_eq!(
+                scan(&p, Ks::JobsActivatable, b"a"),
+                vec![b"a1".to_vec(), b"a3".to_vec()]
+            );
+            assert_eq!(p.get(Ks::JobsActivatable, b"b1"), Some(vec![]));
+            assert_eq!(p.get(Ks::JobsActivatable, b"a2"), None);
+            store.sync().unwrap();
+        }
+        let store = Store::open(&dir, &StoreConfig::default()).unwrap();
+        let p = store.partition(1).unwrap();
+        assert_eq!(
+            scan(&p, Ks::JobsActivatable, b"a"),
+            vec![b"a1".to_vec(), b"a3".to_vec()]
+        );
+        let dump = p.dump_state().unwrap();
+        p.replace_state(
+            vec![("jobs_activatable".into(), b"c1".to_vec(), vec![])],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(scan(&p, Ks::JobsActivatable, b""), vec![b"c1".to_vec()]);
+        p.replace_state(dump, &[]).unwrap();
+        assert_eq!(
+            scan(&p, Ks::JobsActivatable, b""),
+            vec![b"a1".to_vec(), b"a3".to_vec(), b"b1".to_vec()]
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
