@@ -4,6 +4,7 @@
 //! is committed and applied. A scheduler turns due timers, job deadlines and retry backoffs
 //! into commands without blocking processing.
 
+mod backpressure;
 mod metrics;
 mod partition;
 mod scheduler;
@@ -17,6 +18,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use zest_protocol::{partition_of_key, PartitionId, Record};
 use zest_storage::{Store, StoreConfig};
 
+pub use backpressure::{BackpressureConfig, LimitAlgorithm};
 pub use metrics::Metrics;
 pub use zest_cluster::RaftSettings;
 
@@ -32,10 +34,13 @@ pub struct BrokerConfig {
     pub command_queue: usize,
     /// Most commands processed into one log entry.
     pub max_group: usize,
+    /// Most groups processed ahead of their commit (1 = process, commit, then the next).
+    pub pipeline_depth: usize,
     /// How often the scheduler looks for due timers, job deadlines and backoffs.
     pub scheduler_interval: Duration,
     pub store: StoreConfig,
     pub raft: RaftSettings,
+    pub backpressure: BackpressureConfig,
 }
 
 impl Default for BrokerConfig {
@@ -47,9 +52,11 @@ impl Default for BrokerConfig {
             advertised_address: "127.0.0.1:26500".into(),
             command_queue: 2048,
             max_group: 512,
+            pipeline_depth: 4,
             scheduler_interval: Duration::from_millis(100),
             store: StoreConfig::default(),
             raft: RaftSettings::default(),
+            backpressure: BackpressureConfig::default(),
         }
     }
 }
@@ -68,6 +75,9 @@ pub enum BrokerError {
 pub(crate) struct Submission {
     pub record: Record,
     pub reply: Option<oneshot::Sender<Record>>,
+    /// The backpressure permit of a limited user command.
+    pub permit: Option<backpressure::Permit>,
+    pub received: std::time::Instant,
 }
 
 pub struct Broker {
@@ -145,24 +155,51 @@ impl Broker {
             .partitions
             .get((partition as usize).wrapping_sub(1))
             .ok_or(BrokerError::NoSuchPartition(partition))?;
+        let label = partition.to_string();
+        self.metrics
+            .received_requests
+            .with_label_values(&[&label])
+            .inc();
+        let permit = if backpressure::exempt(record.value_type, record.intent) {
+            None
+        } else {
+            match p.limiter.try_acquire() {
+                Some(permit) => Some(permit),
+                None => {
+                    self.metrics
+                        .backpressure_rejections
+                        .with_label_values(&[&label])
+                        .inc();
+                    return Err(BrokerError::Backpressure(partition));
+                }
+            }
+        };
         let (tx, rx) = oneshot::channel();
         match p.client_tx.try_send(Submission {
             record,
             reply: Some(tx),
+            permit,
+            received: std::time::Instant::now(),
         }) {
             Ok(()) => {}
-            Err(mpsc::error::TrySendError::Full(_)) => {
+            Err(mpsc::error::TrySendError::Full(s)) => {
+                if let Some(permit) = s.permit {
+                    permit.cancel();
+                }
                 self.metrics
                     .backpressure_rejections
-                    .with_label_values(&[&partition.to_string()])
+                    .with_label_values(&[&label])
                     .inc();
                 return Err(BrokerError::Backpressure(partition));
             }
-            Err(mpsc::error::TrySendError::Closed(_)) => {
+            Err(mpsc::error::TrySendError::Closed(s)) => {
+                if let Some(permit) = s.permit {
+                    permit.cancel();
+                }
                 return Err(BrokerError::Unavailable(
                     partition,
                     "the partition is shutting down".into(),
-                ))
+                ));
             }
         }
         rx.await.map_err(|_| {
@@ -198,6 +235,34 @@ impl Broker {
             }
         }
         true
+    }
+
+    /// Brings the gauges that are read rather than counted up to date (before a scrape).
+    pub fn refresh_metrics(&self) {
+        for p in &self.partitions {
+            let label = p.id.to_string();
+            self.metrics
+                .state_disk_bytes
+                .with_label_values(&[&label])
+                .set(p.store.state_disk_space() as i64);
+            self.metrics
+                .log_disk_bytes
+                .with_label_values(&[&label])
+                .set(p.store.log_disk_space() as i64);
+            let durations = std::mem::take(
+                &mut *p
+                    .applied
+                    .snapshot_durations
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner()),
+            );
+            for d in durations {
+                self.metrics
+                    .snapshot_duration
+                    .with_label_values(&[&label])
+                    .observe(d);
+            }
+        }
     }
 
     pub fn disk_space(&self) -> u64 {

@@ -1,6 +1,9 @@
 //! Prometheus metrics of the broker, with Zeebe's metric names where one exists.
 
+use std::collections::HashMap;
+
 use prometheus::{HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry};
+use zest_protocol::{BpmnElementType, Intent, Record, RecordType, RecordValue};
 
 pub struct Metrics {
     pub registry: Registry,
@@ -14,8 +17,119 @@ pub struct Metrics {
     pub commit_latency: HistogramVec,
     /// Commands per log entry.
     pub group_size: HistogramVec,
-    /// zeebe_backpressure_inflight_requests_count-like: commands queued for processing.
+    /// Client commands waiting in the partition's queue.
     pub queued_commands: IntGaugeVec,
+    /// zeebe_received_request_count_total: client commands received.
+    pub received_requests: IntCounterVec,
+    /// zeebe_backpressure_requests_limit: current limit of the adaptive limiter.
+    pub backpressure_limit: IntGaugeVec,
+    /// zeebe_backpressure_inflight_requests_count: limited commands in flight.
+    pub backpressure_inflight: IntGaugeVec,
+    /// zeebe_stream_processor_latency: command received to processed and committed.
+    pub command_latency: HistogramVec,
+    /// zeebe_job_activation_time: job created to activated.
+    pub job_activation_time: HistogramVec,
+    /// zeebe_process_instance_execution_time: process instance activated to completed.
+    pub pi_execution_time: HistogramVec,
+    /// zest_state_disk_bytes / zest_log_disk_bytes, set when scraped.
+    pub state_disk_bytes: IntGaugeVec,
+    pub log_disk_bytes: IntGaugeVec,
+    /// zeebe_snapshot_duration: seconds to take a snapshot.
+    pub snapshot_duration: HistogramVec,
+}
+
+impl Metrics {
+    /// Creates the partition's series, so that every metric is exported (at zero) from the
+    /// start, not only after its first event.
+    pub fn init_partition(&self, partition: &str) {
+        let l = &[partition];
+        self.backpressure_rejections.with_label_values(l);
+        self.received_requests.with_label_values(l);
+        self.backpressure_limit.with_label_values(l);
+        self.backpressure_inflight.with_label_values(l);
+        self.queued_commands.with_label_values(l);
+        self.state_disk_bytes.with_label_values(l);
+        self.log_disk_bytes.with_label_values(l);
+        for h in [
+            &self.processing_latency,
+            &self.commit_latency,
+            &self.group_size,
+            &self.command_latency,
+            &self.job_activation_time,
+            &self.pi_execution_time,
+            &self.snapshot_duration,
+        ] {
+            h.with_label_values(l);
+        }
+    }
+}
+
+/// Most start times remembered for the job activation and instance execution histograms;
+/// beyond it new jobs and instances are not timed (memory stays bounded).
+const MAX_TRACKED: usize = 200_000;
+
+/// Start times of jobs and process instances, to observe activation and execution times.
+#[derive(Default)]
+pub(crate) struct Lifetimes {
+    job_created: HashMap<i64, i64>,
+    instance_activated: HashMap<i64, i64>,
+}
+
+impl Lifetimes {
+    /// Observes the records of one committed group.
+    pub fn observe(&mut self, metrics: &Metrics, partition: &str, records: &[Record]) {
+        for r in records {
+            if r.record_type != RecordType::Event {
+                continue;
+            }
+            match (&r.value, r.intent) {
+                (RecordValue::Job(_), Intent::Created) if self.job_created.len() < MAX_TRACKED => {
+                    self.job_created.insert(r.key, r.timestamp);
+                }
+                (RecordValue::Job(_), Intent::Completed | Intent::Canceled) => {
+                    self.job_created.remove(&r.key);
+                }
+                (RecordValue::JobBatch(b), Intent::Activated) => {
+                    for k in &b.job_keys {
+                        if let Some(created) = self.job_created.remove(k) {
+                            metrics
+                                .job_activation_time
+                                .with_label_values(&[partition])
+                                .observe(secs(r.timestamp - created));
+                        }
+                    }
+                }
+                (RecordValue::ProcessInstance(pi), intent)
+                    if pi.bpmn_element_type == BpmnElementType::Process =>
+                {
+                    match intent {
+                        Intent::ElementActivating
+                            if self.instance_activated.len() < MAX_TRACKED =>
+                        {
+                            self.instance_activated.insert(r.key, r.timestamp);
+                        }
+                        Intent::ElementCompleted => {
+                            if let Some(started) = self.instance_activated.remove(&r.key) {
+                                metrics
+                                    .pi_execution_time
+                                    .with_label_values(&[partition])
+                                    .observe(secs(r.timestamp - started));
+                            }
+                        }
+                        Intent::ElementTerminated => {
+                            self.instance_activated.remove(&r.key);
+                        }
+                        _ => {}
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+fn secs(millis: i64) -> f64 {
+    millis.max(0) as f64 / 1000.0
 }
 
 impl Metrics {
@@ -72,6 +186,70 @@ impl Metrics {
             ),
             &["partition"],
         )?;
+        let gauge =
+            |name: &str, help: &str| IntGaugeVec::new(Opts::new(name, help), &["partition"]);
+        let received_requests = IntCounterVec::new(
+            Opts::new(
+                "zeebe_received_request_count_total",
+                "Client commands received by the partition",
+            ),
+            &["partition"],
+        )?;
+        let backpressure_limit = gauge(
+            "zeebe_backpressure_requests_limit",
+            "Current limit of commands in flight (adaptive backpressure)",
+        )?;
+        let backpressure_inflight = gauge(
+            "zeebe_backpressure_inflight_requests_count",
+            "Limited client commands in flight",
+        )?;
+        let histogram = |name: &str, help: &str, buckets: Vec<f64>| {
+            HistogramVec::new(
+                HistogramOpts::new(name, help).buckets(buckets),
+                &["partition"],
+            )
+        };
+        let fine = vec![
+            0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
+            2.5, 5.0, 10.0,
+        ];
+        let command_latency = histogram(
+            "zeebe_stream_processor_latency",
+            "Seconds from a client command's arrival at the partition to its processing and commit",
+            fine.clone(),
+        )?;
+        let job_activation_time = histogram(
+            "zeebe_job_activation_time",
+            "Seconds from a job's creation to its activation",
+            fine.clone(),
+        )?;
+        let mut coarse = fine.clone();
+        coarse.extend([30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0]);
+        let pi_execution_time = histogram(
+            "zeebe_process_instance_execution_time",
+            "Seconds from a process instance's activation to its completion",
+            coarse,
+        )?;
+        let state_disk_bytes = gauge("zest_state_disk_bytes", "Bytes of state on disk")?;
+        let log_disk_bytes = gauge("zest_log_disk_bytes", "Bytes of log on disk")?;
+        let snapshot_duration = histogram(
+            "zeebe_snapshot_duration",
+            "Seconds to take a snapshot of the partition's state",
+            fine,
+        )?;
+        registry.register(Box::new(received_requests.clone()))?;
+        registry.register(Box::new(backpressure_limit.clone()))?;
+        registry.register(Box::new(backpressure_inflight.clone()))?;
+        registry.register(Box::new(command_latency.clone()))?;
+        registry.register(Box::new(job_activation_time.clone()))?;
+        registry.register(Box::new(pi_execution_time.clone()))?;
+        registry.register(Box::new(state_disk_bytes.clone()))?;
+        registry.register(Box::new(log_disk_bytes.clone()))?;
+        registry.register(Box::new(snapshot_duration.clone()))?;
+        #[cfg(target_os = "linux")]
+        registry.register(Box::new(
+            prometheus::process_collector::ProcessCollector::for_self(),
+        ))?;
         registry.register(Box::new(records_processed.clone()))?;
         registry.register(Box::new(backpressure_rejections.clone()))?;
         registry.register(Box::new(processing_latency.clone()))?;
@@ -86,6 +264,15 @@ impl Metrics {
             commit_latency,
             group_size,
             queued_commands,
+            received_requests,
+            backpressure_limit,
+            backpressure_inflight,
+            command_latency,
+            job_activation_time,
+            pi_execution_time,
+            state_disk_bytes,
+            log_disk_bytes,
+            snapshot_duration,
         })
     }
 }

@@ -1,6 +1,6 @@
 //! One partition's runtime: consensus group, processing loop and scheduler.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -8,18 +8,22 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use zest_cluster::{AppliedInfo, RecordBatch, ZestRaft};
-use zest_engine::state::Txn;
+use zest_engine::state::{Layered, Speculative, Txn};
 use zest_engine::{Engine, SideEffect};
 use zest_protocol::{Intent, PartitionId, Record, RecordType, ValueType};
 use zest_storage::{PartitionStore, Store};
 
-use crate::metrics::Metrics;
+use crate::backpressure::{Limiter, Permit};
+use crate::metrics::{Lifetimes, Metrics};
 use crate::{scheduler, BrokerConfig, Submission};
 
 pub(crate) struct PartitionHandle {
     pub id: PartitionId,
     pub client_tx: mpsc::Sender<Submission>,
     pub raft: ZestRaft,
+    pub limiter: Arc<Limiter>,
+    pub store: PartitionStore,
+    pub applied: Arc<AppliedInfo>,
     stop_tx: watch::Sender<bool>,
     /// Taken by the first `stop`.
     tasks: std::sync::Mutex<Vec<JoinHandle<()>>>,
@@ -93,8 +97,12 @@ pub(crate) async fn start(
     // Identifies this incarnation's requests: answers to requests of an earlier run (e.g. a
     // create-with-result waiting when the node stopped) are not delivered to anyone.
     let stream_id = (now_millis() & 0x7fff_ffff) as i32;
+    metrics.init_partition(&pid.to_string());
+    let limiter = Limiter::new(&config.backpressure);
+    let store_for_metrics = pstore.clone();
     let processor = Processor {
         pid,
+        limiter: limiter.clone(),
         raft: raft.clone(),
         store: pstore.clone(),
         applied: praft.applied.clone(),
@@ -103,8 +111,14 @@ pub(crate) async fn start(
         metrics,
         stream_id,
         max_group: config.max_group,
+        pipeline_depth: config.pipeline_depth.max(1),
         pending: HashMap::new(),
         next_request_id: 1,
+        speculative: Speculative::new(),
+        in_flight: VecDeque::new(),
+        next_seq: 0,
+        lifetimes: Lifetimes::default(),
+        next_position: praft.applied.last_position.load(Ordering::SeqCst) + 1,
     };
     let tasks = vec![
         tokio::spawn(processor.run(client_rx, internal_rx, stop_rx.clone())),
@@ -120,13 +134,34 @@ pub(crate) async fn start(
         id: pid,
         client_tx,
         raft,
+        limiter,
+        store: store_for_metrics,
+        applied: praft.applied.clone(),
         stop_tx,
         tasks: std::sync::Mutex::new(tasks),
     })
 }
 
+/// A processed group waiting for its log entry to commit.
+struct InFlight {
+    seq: u64,
+    /// None when the group wrote nothing; it is answered once the groups before it committed.
+    commit: Option<CommitReceiver>,
+    waiting: Vec<(i64, oneshot::Sender<Record>, bool)>,
+    responses: Vec<zest_engine::Response>,
+    effects: Vec<SideEffect>,
+    /// Backpressure permits of the group's commands, released when it is answered.
+    permits: Vec<Permit>,
+    /// When each command of the group arrived.
+    received: Vec<Instant>,
+    appended: Instant,
+}
+
+use zest_cluster::CommitReceiver;
+
 struct Processor {
     pid: PartitionId,
+    limiter: Arc<Limiter>,
     raft: ZestRaft,
     store: PartitionStore,
     applied: Arc<AppliedInfo>,
@@ -135,9 +170,19 @@ struct Processor {
     metrics: Arc<Metrics>,
     stream_id: i32,
     max_group: usize,
+    /// Most groups processed but not yet committed.
+    pipeline_depth: usize,
     /// Requests answered later than their own group (create-with-result).
     pending: HashMap<i64, oneshot::Sender<Record>>,
     next_request_id: i64,
+    /// Writes of the groups in `in_flight`, read by the processing of the next groups.
+    speculative: Speculative,
+    in_flight: VecDeque<InFlight>,
+    next_seq: u64,
+    lifetimes: Lifetimes,
+    /// Position of the next record to write (ahead of the applied position while groups are in
+    /// flight).
+    next_position: u64,
 }
 
 impl Processor {
@@ -149,12 +194,31 @@ impl Processor {
     ) {
         let pid_label = self.pid.to_string();
         loop {
+            let can_process = self.in_flight.len() < self.pipeline_depth;
+            let oldest_commits = self.in_flight.front().is_some_and(|f| f.commit.is_some());
             let first = tokio::select! {
                 biased;
                 _ = stop_rx.changed() => break,
-                Some(s) = internal_rx.recv() => s,
-                Some(s) = client_rx.recv() => s,
-                else => break,
+                // the oldest group committed: answer it (and the read-only groups behind it)
+                result = async {
+                    match self.in_flight.front_mut().and_then(|f| f.commit.as_mut()) {
+                        Some(rx) => rx.await,
+                        None => std::future::pending().await,
+                    }
+                }, if oldest_commits => {
+                    self.finish_oldest(result.map_err(|e| e.to_string()).and_then(|r| r.map(|_| ()).map_err(|e| e.to_string())), &pid_label);
+                    continue;
+                }
+                Some(s) = internal_rx.recv(), if can_process => s,
+                Some(s) = client_rx.recv(), if can_process => s,
+                else => {
+                    if self.in_flight.is_empty() {
+                        break;
+                    }
+                    // queues closed: wait for what is in flight
+                    tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+                    continue;
+                }
             };
             let mut group = vec![first];
             // Internal commands first (they free work: timeouts, timers), then clients.
@@ -175,6 +239,19 @@ impl Processor {
                 .with_label_values(&[&pid_label])
                 .set(client_rx.len() as i64);
             self.process_group(group, &pid_label).await;
+            // read-only groups at the front need no commit
+            self.answer_ready(&pid_label);
+        }
+        // Let the groups in flight commit and answer them.
+        while let Some(front) = self.in_flight.front_mut() {
+            let result = match front.commit.as_mut() {
+                Some(rx) => rx
+                    .await
+                    .map_err(|e| e.to_string())
+                    .and_then(|r| r.map(|_| ()).map_err(|e| e.to_string())),
+                None => Ok(()),
+            };
+            self.finish_oldest(result, &pid_label);
         }
         // Fail what is still queued: those commands were never processed.
         client_rx.close();
@@ -185,15 +262,24 @@ impl Processor {
 
     async fn process_group(&mut self, group: Vec<Submission>, pid_label: &str) {
         let started = Instant::now();
-        let mut next_position = self.applied.last_position.load(Ordering::SeqCst) + 1;
+        let first_position = self.next_position;
+        let mut next_position = self.next_position;
         let mut records: Vec<Record> = Vec::new();
         let mut responses = Vec::new();
         let mut effects = Vec::new();
         let mut waiting = Vec::new();
+        let mut permits = Vec::new();
+        let mut received = Vec::with_capacity(group.len());
         let group_len = group.len();
-        {
-            let mut txn = Txn::new(&self.store);
+        let writes = {
+            let base = Layered {
+                top: &self.speculative,
+                base: &self.store,
+            };
+            let mut txn = Txn::new(&base);
             for sub in group {
+                permits.extend(sub.permit);
+                received.push(sub.received);
                 let mut record = sub.record;
                 match sub.reply {
                     Some(reply) => {
@@ -220,9 +306,8 @@ impl Processor {
                 responses.extend(result.responses);
                 effects.extend(result.side_effects);
             }
-            // The txn's writes are dropped here: state changes only when the committed entry
-            // is applied, through the same appliers, on every replica alike.
-        }
+            txn.into_writes()
+        };
         self.metrics
             .processing_latency
             .with_label_values(&[pid_label])
@@ -231,47 +316,115 @@ impl Processor {
             .group_size
             .with_label_values(&[pid_label])
             .observe(group_len as f64);
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let mut commit = None;
         if !records.is_empty() {
-            // count per kind first: one metric update per kind, not per record
-            let mut counts: HashMap<(RecordType, ValueType, Intent), u64> = HashMap::new();
-            for r in &records {
-                *counts
-                    .entry((r.record_type, r.value_type, r.intent))
-                    .or_insert(0) += 1;
+            self.count_records(&records, pid_label);
+            self.lifetimes.observe(&self.metrics, pid_label, &records);
+            // The state machine commits these writes instead of applying the records again;
+            // the next groups read them until then.
+            for (k, v) in &writes.0 {
+                self.speculative.insert(k.clone(), (v.clone(), seq));
             }
-            for ((record_type, value_type, intent), n) in counts {
-                self.metrics
-                    .records_processed
-                    .with_label_values(&[
-                        pid_label,
-                        record_type.name(),
-                        value_type.name(),
-                        intent.name(),
-                    ])
-                    .inc_by(n);
+            self.applied.put_precomputed(first_position, writes);
+            match self.raft.client_write_ff(RecordBatch { records }).await {
+                Ok(rx) => commit = Some(rx),
+                Err(e) => {
+                    for p in permits {
+                        p.cancel();
+                    }
+                    self.fail_in_flight(&format!("{e}"));
+                    return; // dropping `waiting` fails the requests
+                }
             }
-            let append = Instant::now();
-            if let Err(e) = self.raft.client_write(RecordBatch { records }).await {
-                tracing::error!(
-                    partition = self.pid,
-                    "could not commit a batch: {e}; its commands are failed"
-                );
-                // Nothing of the group took effect: forget cached models it may have added.
-                self.engine.reset_caches();
-                return; // dropping `waiting` fails the requests
+            self.next_position = next_position;
+        }
+        self.in_flight.push_back(InFlight {
+            seq,
+            commit,
+            waiting,
+            responses,
+            effects,
+            permits,
+            received,
+            appended: Instant::now(),
+        });
+        let (limit, in_flight) = self.limiter.snapshot();
+        self.metrics
+            .backpressure_limit
+            .with_label_values(&[pid_label])
+            .set(limit as i64);
+        self.metrics
+            .backpressure_inflight
+            .with_label_values(&[pid_label])
+            .set(in_flight as i64);
+    }
+
+    fn count_records(&self, records: &[Record], pid_label: &str) {
+        // count per kind first: one metric update per kind, not per record
+        let mut counts: HashMap<(RecordType, ValueType, Intent), u64> = HashMap::new();
+        for r in records {
+            *counts
+                .entry((r.record_type, r.value_type, r.intent))
+                .or_insert(0) += 1;
+        }
+        for ((record_type, value_type, intent), n) in counts {
+            self.metrics
+                .records_processed
+                .with_label_values(&[
+                    pid_label,
+                    record_type.name(),
+                    value_type.name(),
+                    intent.name(),
+                ])
+                .inc_by(n);
+        }
+    }
+
+    /// Answers the read-only groups at the front of the pipeline.
+    fn answer_ready(&mut self, pid_label: &str) {
+        while self.in_flight.front().is_some_and(|f| f.commit.is_none()) {
+            self.finish_oldest(Ok(()), pid_label);
+        }
+    }
+
+    /// The oldest group in flight committed (or failed): drop its speculative writes, answer
+    /// its requests, publish its side effects.
+    fn finish_oldest(&mut self, result: Result<(), String>, pid_label: &str) {
+        let Some(done) = self.in_flight.pop_front() else {
+            return;
+        };
+        if let Err(e) = result {
+            tracing::error!(
+                partition = self.pid,
+                "could not commit a batch: {e}; its commands and those after it are failed"
+            );
+            for p in done.permits {
+                p.cancel();
             }
+            self.fail_in_flight(&e);
+            return;
+        }
+        if done.commit.is_some() {
             self.metrics
                 .commit_latency
                 .with_label_values(&[pid_label])
-                .observe(append.elapsed().as_secs_f64());
+                .observe(done.appended.elapsed().as_secs_f64());
+            let seq = done.seq;
+            self.speculative.retain(|_, (_, s)| *s != seq);
         }
-        let mut answers: HashMap<i64, Record> = HashMap::with_capacity(responses.len());
-        for r in responses {
+        let latency = self.metrics.command_latency.with_label_values(&[pid_label]);
+        for at in &done.received {
+            latency.observe(at.elapsed().as_secs_f64());
+        }
+        let mut answers: HashMap<i64, Record> = HashMap::with_capacity(done.responses.len());
+        for r in done.responses {
             if r.request_stream_id == self.stream_id {
                 answers.insert(r.request_id, r.record);
             }
         }
-        for (rid, reply, answered_later) in waiting {
+        for (rid, reply, answered_later) in done.waiting {
             match answers.remove(&rid) {
                 Some(record) => {
                     let _ = reply.send(record);
@@ -291,13 +444,37 @@ impl Processor {
             }
         }
         // abandoned waits (the client gave up) are released
-        self.pending.retain(|_, reply| !reply.is_closed());
-        for e in effects {
+        if self.pending.len() > 1024 || self.in_flight.is_empty() {
+            self.pending.retain(|_, reply| !reply.is_closed());
+        }
+        for e in done.effects {
             match e {
                 SideEffect::JobsAvailable(job_type) => {
                     let _ = self.jobs_available.send(job_type);
                 }
             }
         }
+        self.answer_ready(pid_label);
+    }
+
+    /// A commit failed: nothing processed after the last committed group holds. Fail every
+    /// group in flight and start again from committed state.
+    fn fail_in_flight(&mut self, reason: &str) {
+        tracing::error!(
+            partition = self.pid,
+            groups = self.in_flight.len(),
+            "failing uncommitted groups: {reason}"
+        );
+        // dropping the reply senders fails the requests
+        for f in self.in_flight.drain(..) {
+            for p in f.permits {
+                p.cancel();
+            }
+        }
+        self.speculative.clear();
+        self.applied.clear_precomputed();
+        // Cached models may come from uncommitted deployments.
+        self.engine.reset_caches();
+        self.next_position = self.applied.last_position.load(Ordering::SeqCst) + 1;
     }
 }

@@ -90,6 +90,8 @@ pub(crate) async fn run(
                 .send(Submission {
                     record,
                     reply: Some(reply),
+                    permit: None,
+                    received: std::time::Instant::now(),
                 })
                 .await
                 .is_err()

@@ -58,6 +58,12 @@ openraft::declare_raft_types!(
 
 pub type ZestRaft = Raft<TypeConfig>;
 
+/// Resolves when an entry written with `client_write_ff` is committed and applied (or failed).
+pub type CommitReceiver =
+    <<TypeConfig as openraft::RaftTypeConfig>::Responder as openraft::raft::responder::Responder<
+        TypeConfig,
+    >>::Receiver;
+
 #[derive(Debug, Clone)]
 pub struct RaftSettings {
     /// Entries between snapshots; the log before a snapshot is compacted.

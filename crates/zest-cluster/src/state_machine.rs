@@ -31,6 +31,37 @@ pub struct AppliedInfo {
     pub last_position: AtomicU64,
     /// Index of the last log entry applied.
     pub last_index: AtomicU64,
+    /// State writes the leader's processing already computed for a batch, by the position of
+    /// the batch's first record. Applying such a batch commits these writes instead of running
+    /// the appliers again: processing is deterministic, so they are the writes the appliers
+    /// would make (the engine's determinism tests check exactly that). Followers and replay
+    /// find nothing here and run the appliers.
+    pub precomputed: std::sync::Mutex<std::collections::HashMap<u64, zest_engine::state::Writes>>,
+    /// Seconds each snapshot took since the metrics last collected them.
+    pub snapshot_durations: std::sync::Mutex<Vec<f64>>,
+}
+
+impl AppliedInfo {
+    pub fn take_precomputed(&self, first_position: u64) -> Option<zest_engine::state::Writes> {
+        self.precomputed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&first_position)
+    }
+
+    pub fn put_precomputed(&self, first_position: u64, writes: zest_engine::state::Writes) {
+        self.precomputed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(first_position, writes);
+    }
+
+    pub fn clear_precomputed(&self) {
+        self.precomputed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -134,10 +165,12 @@ impl StateMachine {
 pub struct SnapshotBuilder {
     store: PartitionStore,
     snapshot_path: PathBuf,
+    info: Arc<AppliedInfo>,
 }
 
 impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
     async fn build_snapshot(&mut self) -> Result<Snapshot<TypeConfig>, StorageError<NodeId>> {
+        let started = std::time::Instant::now();
         let store = self.store.clone();
         let dump = tokio::task::spawn_blocking(move || store.dump_state())
             .await
@@ -180,6 +213,11 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
         .map_err(|e| StorageIOError::write_snapshot(None, any(e)))?
         .map_err(|e| StorageIOError::write_snapshot(None, any(e)))?;
         tracing::info!(snapshot = %meta.snapshot_id, "snapshot written");
+        self.info
+            .snapshot_durations
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(started.elapsed().as_secs_f64());
         Ok(Snapshot {
             meta,
             snapshot: Box::new(Cursor::new(data)),
@@ -207,14 +245,24 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             self.applied = Some(entry.log_id);
             let writes = match &entry.payload {
                 EntryPayload::Normal(batch) => {
-                    let mut txn = Txn::new(&self.store);
-                    self.engine.apply(&mut txn, &batch.records);
+                    let pre = batch
+                        .records
+                        .first()
+                        .and_then(|r| self.info.take_precomputed(r.position));
+                    let writes = match pre {
+                        Some(w) => w,
+                        None => {
+                            let mut txn = Txn::new(&self.store);
+                            self.engine.apply(&mut txn, &batch.records);
+                            txn.into_writes()
+                        }
+                    };
                     if let Some(last) = batch.records.last() {
                         self.info
                             .last_position
                             .store(last.position, Ordering::SeqCst);
                     }
-                    txn.into_writes()
+                    writes
                 }
                 EntryPayload::Membership(m) => {
                     self.membership = StoredMembership::new(Some(entry.log_id), m.clone());
@@ -240,6 +288,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         SnapshotBuilder {
             store: self.store.clone(),
             snapshot_path: self.snapshot_path(),
+            info: self.info.clone(),
         }
     }
 

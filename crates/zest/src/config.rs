@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use serde::Deserialize;
-use zest_broker::BrokerConfig;
+use zest_broker::{BackpressureConfig, BrokerConfig, LimitAlgorithm};
 
 #[derive(clap::Args, Debug, Default)]
 pub struct StartArgs {
@@ -33,6 +33,24 @@ pub struct StartArgs {
     /// Block cache of the embedded store in MiB (default 32)
     #[arg(long, env = "ZEST_CACHE_MB")]
     pub cache_mb: Option<u64>,
+    /// Memory for write buffers (memtables) of the embedded store in MiB (default 32)
+    #[arg(long, env = "ZEST_WRITE_BUFFER_MB")]
+    pub write_buffer_mb: Option<u64>,
+    /// Backpressure algorithm: aimd (default), vegas, fixed, or off
+    #[arg(long, env = "ZEST_BACKPRESSURE")]
+    pub backpressure: Option<String>,
+    /// Backpressure: initial limit of commands in flight (fixed: the limit)
+    #[arg(long, env = "ZEST_BACKPRESSURE_LIMIT")]
+    pub backpressure_limit: Option<usize>,
+    /// Backpressure: largest limit of commands in flight
+    #[arg(long, env = "ZEST_BACKPRESSURE_MAX_LIMIT")]
+    pub backpressure_max_limit: Option<usize>,
+    /// Backpressure (aimd): round trip in ms above which the limit is cut (default 100)
+    #[arg(long, env = "ZEST_BACKPRESSURE_AIMD_RTT_MS")]
+    pub backpressure_aimd_rtt_ms: Option<u64>,
+    /// Most groups processed ahead of their commit (default 4)
+    #[arg(long, env = "ZEST_PIPELINE_DEPTH")]
+    pub pipeline_depth: Option<usize>,
     /// Log filter (tracing EnvFilter syntax, default "info")
     #[arg(long, env = "ZEST_LOG")]
     pub log: Option<String>,
@@ -51,6 +69,13 @@ struct FileConfig {
     log: Option<String>,
     scheduler_interval_ms: Option<u64>,
     snapshot_every: Option<u64>,
+    write_buffer_mb: Option<u64>,
+    backpressure: Option<String>,
+    backpressure_limit: Option<usize>,
+    backpressure_max_limit: Option<usize>,
+    backpressure_aimd_rtt_ms: Option<u64>,
+    pipeline_depth: Option<usize>,
+    max_group: Option<usize>,
 }
 
 pub struct Resolved {
@@ -59,6 +84,46 @@ pub struct Resolved {
     pub management_address: String,
     pub max_message_size: usize,
     pub log_filter: String,
+}
+
+fn backpressure(
+    algorithm: Option<&str>,
+    limit: Option<usize>,
+    max: Option<usize>,
+    aimd_rtt_ms: Option<u64>,
+) -> anyhow::Result<BackpressureConfig> {
+    let max = max.unwrap_or(4096).max(1);
+    let algorithm = match algorithm.unwrap_or("aimd") {
+        "vegas" => LimitAlgorithm::Vegas {
+            initial: limit.unwrap_or(64).clamp(1, max),
+            max,
+            alpha: 3.0,
+            beta: 6.0,
+        },
+        "aimd" => LimitAlgorithm::Aimd {
+            initial: limit.unwrap_or(256).clamp(1, max),
+            min: 16.min(max),
+            max,
+            expected_rtt: Duration::from_millis(aimd_rtt_ms.unwrap_or(100).max(1)),
+            backoff_ratio: 0.9,
+        },
+        "fixed" => LimitAlgorithm::Fixed {
+            limit: limit.unwrap_or(1000).max(1),
+        },
+        "off" => {
+            return Ok(BackpressureConfig {
+                enabled: false,
+                ..BackpressureConfig::default()
+            })
+        }
+        other => anyhow::bail!(
+            "backpressure = '{other}' is not an algorithm: use vegas, aimd, fixed or off"
+        ),
+    };
+    Ok(BackpressureConfig {
+        enabled: true,
+        algorithm,
+    })
 }
 
 pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
@@ -92,6 +157,25 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
     if let Some(mb) = args.cache_mb.or(file.cache_mb) {
         broker.store.cache_bytes = mb * 1024 * 1024;
     }
+    if let Some(mb) = args.write_buffer_mb.or(file.write_buffer_mb) {
+        anyhow::ensure!(mb >= 1, "write-buffer-mb must be at least 1");
+        broker.store.write_buffer_bytes = mb * 1024 * 1024;
+    }
+    if let Some(d) = args.pipeline_depth.or(file.pipeline_depth) {
+        anyhow::ensure!(d >= 1, "pipeline-depth must be at least 1");
+        broker.pipeline_depth = d;
+    }
+    if let Some(g) = file.max_group {
+        anyhow::ensure!(g >= 1, "max-group must be at least 1");
+        broker.max_group = g;
+    }
+    broker.backpressure = backpressure(
+        args.backpressure.or(file.backpressure).as_deref(),
+        args.backpressure_limit.or(file.backpressure_limit),
+        args.backpressure_max_limit.or(file.backpressure_max_limit),
+        args.backpressure_aimd_rtt_ms
+            .or(file.backpressure_aimd_rtt_ms),
+    )?;
     if let Some(ms) = file.scheduler_interval_ms {
         broker.scheduler_interval = Duration::from_millis(ms.max(1));
     }

@@ -29,6 +29,7 @@ pub async fn serve(
 }
 
 async fn metrics(State(broker): State<Arc<Broker>>) -> impl IntoResponse {
+    broker.refresh_metrics();
     let mut families = broker.metrics.registry.gather();
     families.extend(prometheus::gather());
     let mut buf = Vec::new();

@@ -1,0 +1,326 @@
+//! Adaptive command-rate limiting per partition, as Zeebe's `backpressure` settings do it (after
+//! Netflix's concurrency-limits): a limit on the number of user commands in flight (received,
+//! not yet processed and committed) that adapts to the measured round-trip time. A command that
+//! would exceed the limit is rejected at once with RESOURCE_EXHAUSTED, so the queue in front of
+//! the processor, and with it the latency of accepted commands, stays bounded at any load.
+//!
+//! Commands that drain work (job completion and failure, job activation, cancellation,
+//! deployment, incident resolution) are never rejected and are not counted: rejecting them
+//! would keep load in the system instead of shedding it.
+//!
+//! The algorithms are pure: time is passed in as the measured round-trip time of a command.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use zest_protocol::{Intent, ValueType};
+
+/// Which limit algorithm, with its settings.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LimitAlgorithm {
+    /// A constant limit.
+    Fixed { limit: usize },
+    /// Additive increase, multiplicative decrease: grow by one while the limit is in use and
+    /// round trips stay under `expected_rtt`; shrink by `backoff_ratio` when one exceeds it.
+    Aimd {
+        initial: usize,
+        min: usize,
+        max: usize,
+        expected_rtt: Duration,
+        backoff_ratio: f64,
+    },
+    /// TCP Vegas: estimate the queue from the ratio of the shortest round trip seen to the
+    /// current one; grow while the queue is short (< alpha), shrink when it is long (> beta).
+    Vegas {
+        initial: usize,
+        max: usize,
+        alpha: f64,
+        beta: f64,
+    },
+}
+
+impl Default for LimitAlgorithm {
+    /// AIMD keyed to a round-trip target. Vegas is available too, but it reads any growth of
+    /// the round trip as queueing, and with group commit the round trip grows with the batch
+    /// even when nothing queues, so it settles on a limit too small to batch well.
+    fn default() -> Self {
+        LimitAlgorithm::Aimd {
+            initial: 256,
+            min: 16,
+            max: 4096,
+            expected_rtt: Duration::from_millis(100),
+            backoff_ratio: 0.9,
+        }
+    }
+}
+
+/// Backpressure settings of a partition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BackpressureConfig {
+    pub enabled: bool,
+    pub algorithm: LimitAlgorithm,
+}
+
+impl Default for BackpressureConfig {
+    fn default() -> Self {
+        BackpressureConfig {
+            enabled: true,
+            algorithm: LimitAlgorithm::default(),
+        }
+    }
+}
+
+/// The limit state machine, without locking or clocks.
+#[derive(Debug, Clone)]
+pub struct Limit {
+    algorithm: LimitAlgorithm,
+    limit: f64,
+    /// Vegas: shortest round trip seen (the no-load estimate), microseconds.
+    rtt_noload_us: f64,
+    samples: u64,
+}
+
+impl Limit {
+    pub fn new(algorithm: LimitAlgorithm) -> Limit {
+        let limit = match &algorithm {
+            LimitAlgorithm::Fixed { limit } => *limit,
+            LimitAlgorithm::Aimd { initial, .. } | LimitAlgorithm::Vegas { initial, .. } => {
+                *initial
+            }
+        }
+        .max(1) as f64;
+        Limit {
+            algorithm,
+            limit,
+            rtt_noload_us: 0.0,
+            samples: 0,
+        }
+    }
+
+    pub fn current(&self) -> usize {
+        self.limit as usize
+    }
+
+    /// One command finished after `rtt` while `in_flight` commands (itself included) were in
+    /// flight.
+    pub fn on_sample(&mut self, rtt: Duration, in_flight: usize) {
+        self.samples += 1;
+        let rtt_us = (rtt.as_secs_f64() * 1e6).max(1.0);
+        match self.algorithm.clone() {
+            LimitAlgorithm::Fixed { .. } => {}
+            LimitAlgorithm::Aimd {
+                min,
+                max,
+                expected_rtt,
+                backoff_ratio,
+                ..
+            } => {
+                if rtt > expected_rtt {
+                    self.limit = (self.limit * backoff_ratio).floor();
+                } else if in_flight * 2 >= self.limit as usize {
+                    self.limit += 1.0;
+                }
+                self.limit = self.limit.clamp(min.max(1) as f64, max.max(1) as f64);
+            }
+            LimitAlgorithm::Vegas {
+                max, alpha, beta, ..
+            } => {
+                // Re-probe the no-load round trip now and then: it may have grown for good
+                // (bigger state, slower disk), and a stale minimum would shrink the limit
+                // forever.
+                if self.rtt_noload_us == 0.0 || rtt_us < self.rtt_noload_us || self.samples >= 5_000
+                {
+                    self.rtt_noload_us = rtt_us;
+                    self.samples = 0;
+                    return;
+                }
+                // Only commands that saw the limit in use say something about it.
+                if (in_flight as f64) * 2.0 < self.limit {
+                    return;
+                }
+                let queue = self.limit * (1.0 - self.rtt_noload_us / rtt_us);
+                let step = self.limit.log10().max(1.0);
+                if queue < alpha {
+                    self.limit += step;
+                } else if queue > beta {
+                    self.limit -= step;
+                }
+                self.limit = self.limit.clamp(1.0, max.max(1) as f64);
+            }
+        }
+    }
+}
+
+/// True for commands that backpressure never rejects (they drain work).
+pub fn exempt(value_type: ValueType, intent: Intent) -> bool {
+    matches!(
+        (value_type, intent),
+        (ValueType::Job, Intent::Complete)
+            | (ValueType::Job, Intent::Fail)
+            | (ValueType::Job, Intent::ThrowError)
+            | (ValueType::Job, Intent::UpdateRetries)
+            | (ValueType::Job, Intent::UpdateTimeout)
+            | (ValueType::JobBatch, Intent::Activate)
+            | (ValueType::ProcessInstance, Intent::Cancel)
+            | (ValueType::Deployment, _)
+            | (ValueType::Incident, _)
+    )
+}
+
+/// A partition's limiter: counts commands in flight against the adaptive limit.
+pub struct Limiter {
+    enabled: bool,
+    state: Mutex<LimiterState>,
+}
+
+struct LimiterState {
+    limit: Limit,
+    in_flight: usize,
+}
+
+impl Limiter {
+    pub fn new(config: &BackpressureConfig) -> Arc<Limiter> {
+        Arc::new(Limiter {
+            enabled: config.enabled,
+            state: Mutex::new(LimiterState {
+                limit: Limit::new(config.algorithm.clone()),
+                in_flight: 0,
+            }),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, LimiterState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A permit for one more command, or None when the limit is reached.
+    pub fn try_acquire(self: &Arc<Self>) -> Option<Permit> {
+        let mut s = self.lock();
+        if self.enabled && s.in_flight >= s.limit.current() {
+            return None;
+        }
+        s.in_flight += 1;
+        Some(Permit {
+            limiter: self.clone(),
+            started: Instant::now(),
+            sample: true,
+        })
+    }
+
+    /// (current limit, commands in flight)
+    pub fn snapshot(&self) -> (usize, usize) {
+        let s = self.lock();
+        (s.limit.current(), s.in_flight)
+    }
+}
+
+/// One command in flight; dropping it (once the command is processed and committed) feeds its
+/// round trip to the limit.
+pub struct Permit {
+    limiter: Arc<Limiter>,
+    started: Instant,
+    /// False when the command never reached processing: release without a sample.
+    sample: bool,
+}
+
+impl Permit {
+    /// Releases the permit without a round-trip sample (the command was not processed).
+    pub fn cancel(mut self) {
+        self.sample = false;
+    }
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        let rtt = self.started.elapsed();
+        let mut s = self.limiter.lock();
+        let in_flight = s.in_flight;
+        if self.sample {
+            s.limit.on_sample(rtt, in_flight);
+        }
+        s.in_flight = in_flight.saturating_sub(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(v: u64) -> Duration {
+        Duration::from_millis(v)
+    }
+
+    #[test]
+    fn vegas_grows_at_low_latency_and_shrinks_when_latency_rises() {
+        let mut l = Limit::new(LimitAlgorithm::Vegas {
+            initial: 20,
+            max: 1000,
+            alpha: 3.0,
+            beta: 6.0,
+        });
+        l.on_sample(ms(1), 20); // the no-load round trip
+        for _ in 0..200 {
+            let limit = l.current();
+            l.on_sample(ms(1), limit);
+        }
+        let grown = l.current();
+        assert!(grown > 100, "limit grew to {grown}");
+        for _ in 0..200 {
+            let limit = l.current();
+            l.on_sample(ms(20), limit);
+        }
+        let shrunk = l.current();
+        assert!(shrunk < grown / 2, "limit shrank from {grown} to {shrunk}");
+        // an idle partition does not change the limit
+        l.on_sample(ms(50), 1);
+        assert_eq!(l.current(), shrunk);
+    }
+
+    #[test]
+    fn aimd_adds_while_fast_and_multiplies_down_when_slow() {
+        let mut l = Limit::new(LimitAlgorithm::Aimd {
+            initial: 10,
+            min: 2,
+            max: 50,
+            expected_rtt: ms(200),
+            backoff_ratio: 0.5,
+        });
+        for _ in 0..100 {
+            l.on_sample(ms(5), 50);
+        }
+        assert_eq!(l.current(), 50, "capped at max");
+        l.on_sample(ms(300), 50);
+        assert_eq!(l.current(), 25);
+        for _ in 0..10 {
+            l.on_sample(ms(300), 50);
+        }
+        assert_eq!(l.current(), 2, "floored at min");
+    }
+
+    #[test]
+    fn limiter_rejects_beyond_the_limit_and_frees_on_drop() {
+        let limiter = Limiter::new(&BackpressureConfig {
+            enabled: true,
+            algorithm: LimitAlgorithm::Fixed { limit: 2 },
+        });
+        let a = limiter.try_acquire().unwrap();
+        let _b = limiter.try_acquire().unwrap();
+        assert!(limiter.try_acquire().is_none());
+        assert_eq!(limiter.snapshot(), (2, 2));
+        drop(a);
+        assert!(limiter.try_acquire().is_some());
+        let off = Limiter::new(&BackpressureConfig {
+            enabled: false,
+            algorithm: LimitAlgorithm::Fixed { limit: 1 },
+        });
+        let _x = off.try_acquire().unwrap();
+        assert!(off.try_acquire().is_some(), "disabled: never rejects");
+    }
+
+    #[test]
+    fn draining_commands_are_exempt() {
+        assert!(exempt(ValueType::Job, Intent::Complete));
+        assert!(exempt(ValueType::JobBatch, Intent::Activate));
+        assert!(!exempt(ValueType::ProcessInstanceCreation, Intent::Create));
+    }
+}
