@@ -1,0 +1,864 @@
+//! `zest bench`: a load tester for any endpoint that speaks Zeebe's gRPC gateway protocol (Zest
+//! or Zeebe). A starter creates process instances with `CreateProcessInstanceWithResult`, either
+//! at a fixed rate or as fast as the endpoint accepts with a bounded number in flight; workers
+//! complete the jobs (polling with `ActivateJobs`, or pushed with `StreamActivatedJobs`) after a
+//! configurable delay. Latency is measured per instance from the create request to its result,
+//! so it covers every job and timer of the model, on both systems alike.
+//!
+//! Only instances created inside the measurement window (after the warm-up) are counted; after
+//! the window the starter stops and waits up to `--drain` for them to complete.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{bail, Context};
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use tokio::sync::Semaphore;
+use tonic::transport::Channel;
+use tonic::Code;
+use zest_gateway::proto;
+use zest_gateway::proto::gateway_client::GatewayClient;
+
+const ONE_TASK: &[u8] = include_bytes!("../bench/one_task.bpmn");
+const TYPICAL: &[u8] = include_bytes!("../bench/typical_process.bpmn");
+const TEN_TASKS: &[u8] = include_bytes!("../bench/ten_tasks.bpmn");
+const TYPICAL_PAYLOAD: &str = include_str!("../bench/typical_payload.json");
+
+/// Largest latency the histograms hold (10 minutes, in microseconds).
+const MAX_LATENCY_US: u64 = 600_000_000;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct BenchArgs {
+    /// Gateway address of the system under test (Zest or Zeebe)
+    #[arg(long, env = "ZEEBE_ADDRESS", default_value = "127.0.0.1:26500")]
+    pub address: String,
+    /// Built-in scenario: one-task, typical or ten-tasks (ignored when --bpmn is given)
+    #[arg(long, default_value = "one-task")]
+    pub scenario: String,
+    /// A BPMN file to run instead of a built-in scenario
+    #[arg(long)]
+    pub bpmn: Option<PathBuf>,
+    /// Variables of each new instance: a JSON object file (default: typical_payload.json)
+    #[arg(long)]
+    pub payload: Option<PathBuf>,
+    /// Process id to start (default: the first process of the deployed model)
+    #[arg(long)]
+    pub process_id: Option<String>,
+    /// Instances per second, or `max` for as fast as the endpoint accepts
+    #[arg(long, default_value = "max")]
+    pub rate: String,
+    /// Most instances in flight (created, not yet completed). With `--rate max` this is the
+    /// load; with a fixed rate it only protects the load generator.
+    #[arg(long, default_value_t = 0)]
+    pub in_flight: usize,
+    /// Job type the workers complete
+    #[arg(long, default_value = "benchmark-task")]
+    pub job_type: String,
+    /// Number of workers
+    #[arg(long, default_value_t = 2)]
+    pub workers: usize,
+    /// Jobs a worker holds at most (maxJobsActive)
+    #[arg(long, default_value_t = 64)]
+    pub worker_capacity: usize,
+    /// Delay before a worker completes a job, in milliseconds
+    #[arg(long, default_value_t = 0)]
+    pub complete_delay_ms: u64,
+    /// Push jobs to the workers with StreamActivatedJobs (plus polling, as the official clients do)
+    #[arg(long)]
+    pub streaming: bool,
+    /// Measurement duration, e.g. 60s, 2m
+    #[arg(long, default_value = "60s", value_parser = parse_secs)]
+    pub duration: Duration,
+    /// Warm-up before measuring
+    #[arg(long, default_value = "10s", value_parser = parse_secs)]
+    pub warmup: Duration,
+    /// How long to wait after the window for the measured instances to complete
+    #[arg(long, default_value = "30s", value_parser = parse_secs)]
+    pub drain: Duration,
+    /// Process id of the server, to report its peak RSS and CPU seconds
+    #[arg(long)]
+    pub server_pid: Option<u32>,
+    /// Write the report as JSON to this file (`-` for stdout)
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Do not print progress every second
+    #[arg(long)]
+    pub quiet: bool,
+    /// A label for the system under test, copied into the report
+    #[arg(long, default_value = "")]
+    pub label: String,
+}
+
+fn parse_secs(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (num, mult) = if let Some(n) = s.strip_suffix("ms") {
+        (n, 0.001)
+    } else if let Some(n) = s.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = s.strip_suffix('m') {
+        (n, 60.0)
+    } else {
+        (s, 1.0)
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected a duration like 30s, 2m or 500ms, got '{s}'"))?;
+    if !(v >= 0.0 && v.is_finite()) {
+        return Err(format!("expected a non-negative duration, got '{s}'"));
+    }
+    Ok(Duration::from_secs_f64(v * mult))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Rate {
+    Max,
+    Fixed(f64),
+}
+
+fn parse_rate(s: &str) -> anyhow::Result<Rate> {
+    if s.eq_ignore_ascii_case("max") {
+        return Ok(Rate::Max);
+    }
+    match s.parse::<f64>() {
+        Ok(r) if r > 0.0 && r.is_finite() => Ok(Rate::Fixed(r)),
+        _ => bail!("--rate expects a positive number of instances per second or 'max', got '{s}'"),
+    }
+}
+
+/// Latencies in milliseconds.
+#[derive(Debug, Serialize, Default, Clone)]
+pub struct Latency {
+    pub count: u64,
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+}
+
+impl Latency {
+    fn of(h: &Histogram<u64>) -> Latency {
+        let ms = |v: u64| v as f64 / 1000.0;
+        Latency {
+            count: h.len(),
+            p50_ms: ms(h.value_at_quantile(0.50)),
+            p90_ms: ms(h.value_at_quantile(0.90)),
+            p99_ms: ms(h.value_at_quantile(0.99)),
+            max_ms: ms(h.max()),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Default, Clone)]
+pub struct Report {
+    pub label: String,
+    pub address: String,
+    pub scenario: String,
+    pub rate: String,
+    pub in_flight: usize,
+    pub workers: usize,
+    pub complete_delay_ms: u64,
+    pub streaming: bool,
+    pub duration_s: f64,
+    pub warmup_s: f64,
+    /// Instances created in the window and accepted, per second.
+    pub started_per_s: f64,
+    /// Instances created in the window that completed (during the window or the drain), per
+    /// second of window.
+    pub completed_per_s: f64,
+    pub completion_ratio: f64,
+    /// Creates answered RESOURCE_EXHAUSTED (backpressure), per second.
+    pub rejected_per_s: f64,
+    /// Creates that failed otherwise (deadline, unavailable, ...).
+    pub errors: u64,
+    /// Creates not sent because the load generator's in-flight limit was reached.
+    pub skipped: u64,
+    /// Create request to instance completion.
+    pub latency: Latency,
+    /// Create request to the activation of the instance's first job.
+    pub job_activation: Latency,
+    pub jobs_completed_per_s: f64,
+    pub server_pid: Option<u32>,
+    pub server_peak_rss_mib: Option<f64>,
+    pub server_cpu_seconds: Option<f64>,
+    /// Server CPU seconds per second of window (cores busy).
+    pub server_cpu_cores: Option<f64>,
+    pub first_error: Option<String>,
+}
+
+#[derive(Default)]
+struct Counters {
+    started: AtomicU64,
+    completed: AtomicU64,
+    rejected: AtomicU64,
+    errors: AtomicU64,
+    skipped: AtomicU64,
+    jobs_completed: AtomicU64,
+}
+
+struct Shared {
+    t0: Instant,
+    window_start: Instant,
+    window_end: Instant,
+    /// Counts of instances created in the window.
+    window: Counters,
+    /// Counts over the whole run, for progress.
+    all: Counters,
+    latency: Mutex<Histogram<u64>>,
+    activation: Mutex<Histogram<u64>>,
+    /// Latencies of the last progress interval.
+    interval: Mutex<Histogram<u64>>,
+    stop_workers: AtomicBool,
+    first_error: Mutex<Option<String>>,
+}
+
+fn histogram() -> Histogram<u64> {
+    // invariant: the bounds are valid constants (1 us .. 10 min, 3 significant figures)
+    Histogram::new_with_bounds(1, MAX_LATENCY_US, 3).expect("valid histogram bounds")
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn epoch_micros() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
+}
+
+impl Shared {
+    fn in_window(&self, at: Instant) -> bool {
+        at >= self.window_start && at < self.window_end
+    }
+
+    fn record_error(&self, e: &tonic::Status) {
+        let mut first = lock(&self.first_error);
+        if first.is_none() {
+            *first = Some(format!("{:?}: {}", e.code(), e.message()));
+        }
+    }
+}
+
+pub async fn connect(address: &str) -> anyhow::Result<GatewayClient<Channel>> {
+    let url = if address.starts_with("http") {
+        address.to_string()
+    } else {
+        format!("http://{address}")
+    };
+    let channel = Channel::from_shared(url.clone())
+        .with_context(|| format!("invalid gateway address {url}"))?
+        .tcp_nodelay(true)
+        .connect()
+        .await
+        .with_context(|| format!("connecting to the gateway at {url}"))?;
+    Ok(GatewayClient::new(channel)
+        .max_decoding_message_size(64 << 20)
+        .max_encoding_message_size(64 << 20))
+}
+
+/// The payload as the text of a JSON object without its closing brace, so that per-instance
+/// variables can be appended without re-serializing it.
+fn payload_prefix(payload: &str) -> anyhow::Result<String> {
+    let v: serde_json::Value =
+        serde_json::from_str(payload).context("the payload is not valid JSON")?;
+    let serde_json::Value::Object(map) = v else {
+        bail!("the payload must be a JSON object (the variables of each instance)");
+    };
+    let text = serde_json::to_string(&serde_json::Value::Object(map.clone()))?;
+    let mut prefix = text[..text.len() - 1].to_string();
+    if !map.is_empty() {
+        prefix.push(',');
+    }
+    Ok(prefix)
+}
+
+pub async fn run(args: BenchArgs) -> anyhow::Result<Report> {
+    let rate = parse_rate(&args.rate)?;
+    if args.duration.is_zero() {
+        bail!("--duration must be greater than 0");
+    }
+    if args.workers == 0 || args.worker_capacity == 0 {
+        bail!("--workers and --worker-capacity must be at least 1");
+    }
+    let in_flight = match (args.in_flight, rate) {
+        (0, Rate::Max) => 64,
+        (0, Rate::Fixed(_)) => 20_000,
+        (n, _) => n,
+    };
+    let (scenario, bpmn, name): (String, Vec<u8>, String) = match &args.bpmn {
+        Some(path) => (
+            path.display().to_string(),
+            std::fs::read(path).with_context(|| format!("reading {}", path.display()))?,
+            path.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "model.bpmn".into()),
+        ),
+        None => {
+            let bytes = match args.scenario.as_str() {
+                "one-task" => ONE_TASK,
+                "typical" => TYPICAL,
+                "ten-tasks" => TEN_TASKS,
+                other => bail!(
+                    "unknown scenario '{other}': use one-task, typical, ten-tasks or --bpmn FILE"
+                ),
+            };
+            (
+                args.scenario.clone(),
+                bytes.to_vec(),
+                format!("{}.bpmn", args.scenario),
+            )
+        }
+    };
+    let payload = match &args.payload {
+        Some(p) => {
+            std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?
+        }
+        None => TYPICAL_PAYLOAD.to_string(),
+    };
+    let prefix = Arc::new(payload_prefix(&payload)?);
+
+    let mut client = connect(&args.address).await?;
+    let deployed = client
+        .deploy_resource(proto::DeployResourceRequest {
+            resources: vec![proto::Resource {
+                name,
+                content: bpmn,
+            }],
+            tenant_id: String::new(),
+        })
+        .await
+        .map_err(|s| anyhow::anyhow!("deploying the model: {:?}: {}", s.code(), s.message()))?
+        .into_inner();
+    let process_id = match &args.process_id {
+        Some(p) => p.clone(),
+        None => deployed
+            .deployments
+            .iter()
+            .find_map(|d| match &d.metadata {
+                Some(proto::deployment::Metadata::Process(p)) => Some(p.bpmn_process_id.clone()),
+                _ => None,
+            })
+            .context("the deployment holds no process")?,
+    };
+
+    let t0 = Instant::now();
+    let shared = Arc::new(Shared {
+        t0,
+        window_start: t0 + args.warmup,
+        window_end: t0 + args.warmup + args.duration,
+        window: Counters::default(),
+        all: Counters::default(),
+        latency: Mutex::new(histogram()),
+        activation: Mutex::new(histogram()),
+        interval: Mutex::new(histogram()),
+        stop_workers: AtomicBool::new(false),
+        first_error: Mutex::new(None),
+    });
+
+    // Workers first, so that the first jobs find them.
+    let mut worker_tasks = Vec::new();
+    for w in 0..args.workers {
+        let client = connect(&args.address).await?;
+        let worker = Worker {
+            client,
+            shared: shared.clone(),
+            job_type: args.job_type.clone(),
+            name: format!("zest-bench-{w}"),
+            capacity: Arc::new(Semaphore::new(args.worker_capacity)),
+            max_jobs: args.worker_capacity,
+            delay: Duration::from_millis(args.complete_delay_ms),
+        };
+        if args.streaming {
+            worker_tasks.push(tokio::spawn(worker.clone().stream()));
+        }
+        worker_tasks.push(tokio::spawn(worker.poll()));
+    }
+
+    let cpu_before_window = Arc::new(Mutex::new(None));
+    let sampler = args.server_pid.map(|pid| {
+        let shared = shared.clone();
+        let cpu = cpu_before_window.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep_until(shared.window_start.into()).await;
+            *lock(&cpu) = server_cpu_seconds(pid);
+        })
+    });
+
+    let progress = (!args.quiet).then(|| tokio::spawn(progress(shared.clone())));
+
+    let starter = Starter {
+        client: connect(&args.address).await?,
+        shared: shared.clone(),
+        process_id,
+        prefix,
+        slots: Arc::new(Semaphore::new(in_flight)),
+    };
+    let run_until = shared.window_end;
+    match rate {
+        Rate::Max => starter.run_max(run_until).await,
+        Rate::Fixed(r) => starter.run_fixed(r, run_until).await,
+    }
+    let cpu_after_window = args.server_pid.and_then(server_cpu_seconds);
+    let rss = args.server_pid.and_then(peak_rss_mib);
+    if let Some(s) = sampler {
+        let _ = s.await;
+    }
+    // Drain: wait for the instances created in the window.
+    let drain_deadline = Instant::now() + args.drain;
+    while Instant::now() < drain_deadline && starter.slots.available_permits() < in_flight {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    shared.stop_workers.store(true, Ordering::SeqCst);
+    if let Some(p) = progress {
+        p.abort();
+    }
+    for w in worker_tasks {
+        w.abort();
+    }
+
+    let secs = args.duration.as_secs_f64();
+    let w = &shared.window;
+    let started = w.started.load(Ordering::SeqCst);
+    let completed = w.completed.load(Ordering::SeqCst);
+    let cpu = match (*lock(&cpu_before_window), cpu_after_window) {
+        (Some(a), Some(b)) => Some(b - a),
+        _ => None,
+    };
+    let report = Report {
+        label: args.label.clone(),
+        address: args.address.clone(),
+        scenario,
+        rate: args.rate.clone(),
+        in_flight,
+        workers: args.workers,
+        complete_delay_ms: args.complete_delay_ms,
+        streaming: args.streaming,
+        duration_s: secs,
+        warmup_s: args.warmup.as_secs_f64(),
+        started_per_s: started as f64 / secs,
+        completed_per_s: completed as f64 / secs,
+        completion_ratio: if started == 0 {
+            0.0
+        } else {
+            completed as f64 / started as f64
+        },
+        rejected_per_s: w.rejected.load(Ordering::SeqCst) as f64 / secs,
+        errors: w.errors.load(Ordering::SeqCst),
+        skipped: w.skipped.load(Ordering::SeqCst),
+        latency: Latency::of(&lock(&shared.latency)),
+        job_activation: Latency::of(&lock(&shared.activation)),
+        jobs_completed_per_s: w.jobs_completed.load(Ordering::SeqCst) as f64 / secs,
+        server_pid: args.server_pid,
+        server_peak_rss_mib: rss,
+        server_cpu_seconds: cpu,
+        server_cpu_cores: cpu.map(|c| c / secs),
+        first_error: lock(&shared.first_error).clone(),
+    };
+    Ok(report)
+}
+
+pub fn print_report(r: &Report) {
+    let label = if r.label.is_empty() {
+        r.address.clone()
+    } else {
+        format!("{} ({})", r.label, r.address)
+    };
+    println!("== zest bench: {} on {label}", r.scenario);
+    println!(
+        "   rate {} | in flight {} | {} workers{} | complete delay {} ms | {:.0}s after {:.0}s warm-up",
+        r.rate,
+        r.in_flight,
+        r.workers,
+        if r.streaming { " (streaming)" } else { "" },
+        r.complete_delay_ms,
+        r.duration_s,
+        r.warmup_s
+    );
+    println!(
+        "   started {:.1} PI/s | completed {:.1} PI/s | completion ratio {:.3} | rejected {:.1}/s | errors {} | skipped {}",
+        r.started_per_s, r.completed_per_s, r.completion_ratio, r.rejected_per_s, r.errors, r.skipped
+    );
+    println!(
+        "   latency create->completed: p50 {:.2} ms | p90 {:.2} ms | p99 {:.2} ms | max {:.2} ms ({} instances)",
+        r.latency.p50_ms, r.latency.p90_ms, r.latency.p99_ms, r.latency.max_ms, r.latency.count
+    );
+    println!(
+        "   job activation (create->first job activated): p50 {:.2} ms | p99 {:.2} ms | jobs completed {:.1}/s",
+        r.job_activation.p50_ms, r.job_activation.p99_ms, r.jobs_completed_per_s
+    );
+    if let Some(pid) = r.server_pid {
+        println!(
+            "   server pid {pid}: peak RSS {} | CPU {} s ({} cores)",
+            r.server_peak_rss_mib
+                .map(|m| format!("{m:.1} MiB"))
+                .unwrap_or_else(|| "?".into()),
+            r.server_cpu_seconds
+                .map(|c| format!("{c:.1}"))
+                .unwrap_or_else(|| "?".into()),
+            r.server_cpu_cores
+                .map(|c| format!("{c:.2}"))
+                .unwrap_or_else(|| "?".into()),
+        );
+    }
+    if let Some(e) = &r.first_error {
+        println!("   first error: {e}");
+    }
+}
+
+async fn progress(shared: Arc<Shared>) {
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.tick().await;
+    let mut last = (0u64, 0u64, 0u64);
+    loop {
+        tick.tick().await;
+        let a = &shared.all;
+        let now = (
+            a.started.load(Ordering::Relaxed),
+            a.completed.load(Ordering::Relaxed),
+            a.rejected.load(Ordering::Relaxed),
+        );
+        let p99 = {
+            let mut h = lock(&shared.interval);
+            let v = if h.is_empty() {
+                0.0
+            } else {
+                h.value_at_quantile(0.99) as f64 / 1000.0
+            };
+            h.reset();
+            v
+        };
+        let phase = if Instant::now() < shared.window_start {
+            "warm-up"
+        } else if Instant::now() < shared.window_end {
+            "measuring"
+        } else {
+            "draining"
+        };
+        eprintln!(
+            "[{:>4}s {phase:>9}] started {:>6}/s  completed {:>6}/s  rejected {:>6}/s  p99 {:>8.2} ms",
+            shared.t0.elapsed().as_secs(),
+            now.0 - last.0,
+            now.1 - last.1,
+            now.2 - last.2,
+            p99
+        );
+        last = now;
+    }
+}
+
+#[derive(Clone)]
+struct Starter {
+    client: GatewayClient<Channel>,
+    shared: Arc<Shared>,
+    process_id: String,
+    prefix: Arc<String>,
+    slots: Arc<Semaphore>,
+}
+
+impl Starter {
+    async fn run_max(&self, until: Instant) {
+        let mut counter = 0u64;
+        while Instant::now() < until {
+            let Ok(permit) = self.slots.clone().acquire_owned().await else {
+                return;
+            };
+            counter += 1;
+            let this = self.clone();
+            tokio::spawn(async move {
+                this.create(counter).await;
+                drop(permit);
+            });
+        }
+    }
+
+    async fn run_fixed(&self, rate: f64, until: Instant) {
+        let begin = Instant::now();
+        let mut sent = 0u64;
+        let mut tick = tokio::time::interval(Duration::from_millis(1));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        while Instant::now() < until {
+            tick.tick().await;
+            let due = (begin.elapsed().as_secs_f64() * rate) as u64;
+            while sent < due {
+                sent += 1;
+                match self.slots.clone().try_acquire_owned() {
+                    Ok(permit) => {
+                        let this = self.clone();
+                        let n = sent;
+                        tokio::spawn(async move {
+                            this.create(n).await;
+                            drop(permit);
+                        });
+                    }
+                    Err(_) => {
+                        self.shared.all.skipped.fetch_add(1, Ordering::Relaxed);
+                        if self.shared.in_window(Instant::now()) {
+                            self.shared.window.skipped.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    async fn create(mut self, n: u64) {
+        let variables = format!(
+            "{}\"businessKey\":{n},\"zestBenchStart\":{}}}",
+            self.prefix,
+            epoch_micros()
+        );
+        let request = proto::CreateProcessInstanceWithResultRequest {
+            request: Some(proto::CreateProcessInstanceRequest {
+                bpmn_process_id: self.process_id.clone(),
+                version: -1,
+                variables,
+                ..Default::default()
+            }),
+            request_timeout: 600_000,
+            // only the bench's own marker: the result does not carry the payload back
+            fetch_variables: vec!["zestBenchStart".into()],
+        };
+        let sent = Instant::now();
+        let measured = self.shared.in_window(sent);
+        let result = self
+            .client
+            .create_process_instance_with_result(request)
+            .await;
+        let s = &self.shared;
+        let count = |c: &dyn Fn(&Counters) -> &AtomicU64| {
+            c(&s.all).fetch_add(1, Ordering::Relaxed);
+            if measured {
+                c(&s.window).fetch_add(1, Ordering::Relaxed);
+            }
+        };
+        match result {
+            Ok(_) => {
+                count(&|c| &c.started);
+                count(&|c| &c.completed);
+                let us = (sent.elapsed().as_micros() as u64).clamp(1, MAX_LATENCY_US);
+                if measured {
+                    let _ = lock(&s.latency).record(us);
+                }
+                let _ = lock(&s.interval).record(us);
+            }
+            Err(e) if e.code() == Code::ResourceExhausted => {
+                count(&|c| &c.rejected);
+                // back off before the slot is used again, as the official clients do
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            Err(e) => {
+                // the instance may have been created: it counts as started, not completed
+                count(&|c| &c.started);
+                count(&|c| &c.errors);
+                s.record_error(&e);
+            }
+        }
+    }
+}
+
+#[derive(Clone)]
+struct Worker {
+    client: GatewayClient<Channel>,
+    shared: Arc<Shared>,
+    job_type: String,
+    name: String,
+    capacity: Arc<Semaphore>,
+    max_jobs: usize,
+    delay: Duration,
+}
+
+impl Worker {
+    async fn poll(mut self) {
+        while !self.shared.stop_workers.load(Ordering::Relaxed) {
+            // wait for room, then ask for as many jobs as there is room for
+            let Ok(p) = self.capacity.acquire().await else {
+                return;
+            };
+            drop(p);
+            let room = self.capacity.available_permits().min(self.max_jobs).max(1);
+            let request = proto::ActivateJobsRequest {
+                r#type: self.job_type.clone(),
+                worker: self.name.clone(),
+                timeout: 60_000,
+                max_jobs_to_activate: room as i32,
+                fetch_variable: vec![],
+                request_timeout: 5_000,
+                tenant_ids: vec![],
+            };
+            let mut stream = match self.client.activate_jobs(request).await {
+                Ok(s) => s.into_inner(),
+                Err(e) => {
+                    self.shared.record_error(&e);
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            };
+            loop {
+                match stream.message().await {
+                    Ok(Some(batch)) => {
+                        for job in batch.jobs {
+                            self.handle(job).await;
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        self.shared.record_error(&e);
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    async fn stream(mut self) {
+        while !self.shared.stop_workers.load(Ordering::Relaxed) {
+            let request = proto::StreamActivatedJobsRequest {
+                r#type: self.job_type.clone(),
+                worker: self.name.clone(),
+                timeout: 60_000,
+                fetch_variable: vec![],
+                tenant_ids: vec![],
+            };
+            let mut stream = match self.client.stream_activated_jobs(request).await {
+                Ok(s) => s.into_inner(),
+                Err(e) if e.code() == Code::Unimplemented => {
+                    eprintln!(
+                        "{}: the endpoint does not stream jobs ({}); polling only",
+                        self.name,
+                        e.message()
+                    );
+                    return; // polling carries on alone
+                }
+                Err(e) => {
+                    self.shared.record_error(&e);
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    continue;
+                }
+            };
+            loop {
+                match stream.message().await {
+                    Ok(Some(job)) => self.handle(job).await,
+                    Ok(None) => break,
+                    Err(e) => {
+                        self.shared.record_error(&e);
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    async fn handle(&self, job: proto::ActivatedJob) {
+        let activated = epoch_micros();
+        let Ok(permit) = self.capacity.clone().acquire_owned().await else {
+            return;
+        };
+        // Activation latency of the instance's first job: from its create request.
+        let first = !job.variables.contains("\"zestBenchJobDone\"");
+        if first {
+            if let Some(start) = bench_start(&job.variables) {
+                let us = (activated - start).clamp(1, MAX_LATENCY_US as i64) as u64;
+                let _ = lock(&self.shared.activation).record(us);
+            }
+        }
+        let mut client = self.client.clone();
+        let shared = self.shared.clone();
+        let delay = self.delay;
+        tokio::spawn(async move {
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
+            let r = client
+                .complete_job(proto::CompleteJobRequest {
+                    job_key: job.key,
+                    variables: "{\"zestBenchJobDone\":true}".into(),
+                    result: None,
+                })
+                .await;
+            match r {
+                Ok(_) => {
+                    shared.all.jobs_completed.fetch_add(1, Ordering::Relaxed);
+                    if shared.in_window(Instant::now()) {
+                        shared.window.jobs_completed.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                Err(e) => shared.record_error(&e),
+            }
+            drop(permit);
+        });
+    }
+}
+
+/// `zestBenchStart` from a job's variables, without parsing the whole document.
+fn bench_start(variables: &str) -> Option<i64> {
+    let at = variables.find("\"zestBenchStart\":")? + "\"zestBenchStart\":".len();
+    let rest = variables[at..].trim_start();
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == '-'))
+        .unwrap_or(rest.len());
+    rest[..end].parse().ok()
+}
+
+/// Peak resident set size (VmHWM) of a process, in MiB.
+fn peak_rss_mib(pid: u32) -> Option<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
+}
+
+/// User plus system CPU seconds of a process and its threads.
+fn server_cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // fields after the command name, which is in parentheses and may contain blanks
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    let ticks = 100.0; // USER_HZ on Linux
+    Some((utime + stime) / ticks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_durations_and_rates() {
+        assert_eq!(parse_secs("60s").unwrap(), Duration::from_secs(60));
+        assert_eq!(parse_secs("2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_secs("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_secs("3").unwrap(), Duration::from_secs(3));
+        assert!(parse_secs("soon").is_err());
+        assert_eq!(parse_rate("max").unwrap(), Rate::Max);
+        assert_eq!(parse_rate("300").unwrap(), Rate::Fixed(300.0));
+        assert!(parse_rate("0").is_err());
+        assert!(parse_rate("fast").is_err());
+    }
+
+    #[test]
+    fn payload_prefix_appends_variables() {
+        let p = payload_prefix(TYPICAL_PAYLOAD).unwrap();
+        let doc = format!("{p}\"businessKey\":7,\"zestBenchStart\":123}}");
+        let v: serde_json::Value = serde_json::from_str(&doc).unwrap();
+        assert_eq!(v["businessKey"], 7);
+        assert_eq!(v["var2"], true);
+        assert_eq!(bench_start(&doc), Some(123));
+        let empty = payload_prefix("{}").unwrap();
+        let v: serde_json::Value = serde_json::from_str(&format!("{empty}\"a\":1}}")).unwrap();
+        assert_eq!(v["a"], 1);
+        assert!(payload_prefix("[1]").is_err());
+    }
+
+    #[test]
+    fn reads_own_process_stats() {
+        let pid = std::process::id();
+        assert!(peak_rss_mib(pid).unwrap() > 0.0);
+        assert!(server_cpu_seconds(pid).unwrap() >= 0.0);
+    }
+}

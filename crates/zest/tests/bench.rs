@@ -1,0 +1,217 @@
+//! `zest bench` against a real `zest start`: a short scenario runs and reports sane numbers,
+//! and every metric the Grafana dashboard uses is exported. Nothing here is timed: throughput
+//! and latency are measured by benchmarks (docs/benchmarks.md), not asserted.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+struct Node {
+    child: Child,
+    gateway: String,
+    management: String,
+    dir: PathBuf,
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn start(name: &str) -> Node {
+    let dir = std::env::temp_dir().join(format!("zest-bench-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let gateway = format!("127.0.0.1:{}", free_port());
+    let management = format!("127.0.0.1:{}", free_port());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_zest"))
+        .args(["start", "--data-dir"])
+        .arg(&dir)
+        .args([
+            "--gateway-address",
+            &gateway,
+            "--management-address",
+            &management,
+        ])
+        .env("ZEST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("zest starts");
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    loop {
+        match lines.next() {
+            Some(Ok(l)) if l.starts_with("READY") => break,
+            Some(Ok(_)) => continue,
+            other => panic!("zest start ended before READY: {other:?}"),
+        }
+    }
+    Node {
+        child,
+        gateway,
+        management,
+        dir,
+    }
+}
+
+fn bench(node: &Node, extra: &[&str]) -> serde_json::Value {
+    static RUN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = RUN.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let json = node.dir.join(format!("report-{n}.json"));
+    let out = Command::new(env!("CARGO_BIN_EXE_zest"))
+        .args(["bench", "--address", &node.gateway, "--quiet"])
+        .args(["--warmup", "1s", "--duration", "2s", "--drain", "20s"])
+        .arg("--server-pid")
+        .arg(node.child.id().to_string())
+        .arg("--json")
+        .arg(&json)
+        .args(extra)
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("zest bench runs");
+    assert!(
+        out.status.success(),
+        "zest bench failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("completed"), "prints a report: {text}");
+    serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap()
+}
+
+fn f(v: &serde_json::Value, path: &[&str]) -> f64 {
+    let mut v = v;
+    for p in path {
+        v = &v[*p];
+    }
+    v.as_f64()
+        .unwrap_or_else(|| panic!("{path:?} is a number: {v}"))
+}
+
+fn assert_sane(r: &serde_json::Value) {
+    assert!(f(r, &["completed_per_s"]) > 0.0, "instances completed: {r}");
+    assert_eq!(
+        f(r, &["completion_ratio"]),
+        1.0,
+        "every started instance completed: {r}"
+    );
+    assert_eq!(f(r, &["errors"]), 0.0, "{r}");
+    let (p50, p99, max) = (
+        f(r, &["latency", "p50_ms"]),
+        f(r, &["latency", "p99_ms"]),
+        f(r, &["latency", "max_ms"]),
+    );
+    assert!(
+        0.0 < p50 && p50 <= p99 && p99 <= max,
+        "ordered latencies: {r}"
+    );
+    assert_eq!(
+        f(r, &["latency", "count"]),
+        f(r, &["completed_per_s"]) * f(r, &["duration_s"]),
+        "one latency per completed instance: {r}"
+    );
+    assert!(f(r, &["job_activation", "count"]) > 0.0, "{r}");
+    assert!(f(r, &["server_peak_rss_mib"]) > 1.0, "{r}");
+    assert!(f(r, &["server_cpu_seconds"]) >= 0.0, "{r}");
+}
+
+fn http_get(addr: &str, path: &str) -> String {
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
+#[test]
+fn bench_runs_scenarios_and_the_dashboard_metrics_exist() {
+    let node = start("scenarios");
+    let max = bench(&node, &["--rate", "max", "--in-flight", "8"]);
+    assert_sane(&max);
+    assert_eq!(max["scenario"], "one-task");
+    let fixed = bench(&node, &["--rate", "50", "--complete-delay-ms", "5"]);
+    assert_sane(&fixed);
+    // a fixed rate is a rate: 50/s for 2 s starts about 100 instances
+    let started = f(&fixed, &["started_per_s"]);
+    assert!((25.0..=75.0).contains(&started), "{fixed}");
+    // any model and payload from the command line
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("bench");
+    let custom = bench(
+        &node,
+        &[
+            "--bpmn",
+            dir.join("one_task.bpmn").to_str().unwrap(),
+            "--payload",
+            dir.join("typical_payload.json").to_str().unwrap(),
+            "--in-flight",
+            "4",
+        ],
+    );
+    assert_sane(&custom);
+
+    let metrics = http_get(&node.management, "/metrics");
+    assert!(metrics.starts_with("HTTP/1.0 200") || metrics.starts_with("HTTP/1.1 200"));
+    let dashboard = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../monitoring/grafana/zest-dashboard.json"),
+    )
+    .unwrap();
+    let mut names: Vec<&str> = dashboard
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|t| t.starts_with("zeebe_") || t.starts_with("zest_") || t.starts_with("process_"))
+        .collect();
+    names.sort();
+    names.dedup();
+    assert!(names.len() > 10, "the dashboard queries metrics: {names:?}");
+    for name in names {
+        assert!(
+            metrics.contains(&format!("\n{name}{{")) || metrics.contains(&format!("\n{name} ")),
+            "the dashboard's metric {name} is exported"
+        );
+    }
+    for (name, labels) in [
+        ("zeebe_job_activation_time_count", "partition=\"1\""),
+        (
+            "zeebe_process_instance_execution_time_count",
+            "partition=\"1\"",
+        ),
+    ] {
+        let line = metrics
+            .lines()
+            .find(|l| l.starts_with(name) && l.contains(labels))
+            .unwrap_or_else(|| panic!("{name} exported"));
+        let v: f64 = line.rsplit(' ').next().unwrap().parse().unwrap();
+        assert!(v > 0.0, "{line}");
+    }
+}
+
+#[test]
+fn bench_rejects_bad_arguments_clearly() {
+    let out = Command::new(env!("CARGO_BIN_EXE_zest"))
+        .args(["bench", "--rate", "fast", "--address", "127.0.0.1:1"])
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--rate expects"), "{err}");
+    let out = Command::new(env!("CARGO_BIN_EXE_zest"))
+        .args(["bench", "--scenario", "nope", "--address", "127.0.0.1:1"])
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown scenario 'nope'"));
+}

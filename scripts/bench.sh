@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Measures Zest and the real Zeebe engine with the same load generator (`zest bench`) and the same
+# settings, in one run, and writes one JSON report per measurement plus a summary table.
+#
+# Usage: scripts/bench.sh [OUTDIR]            (default OUTDIR: target/bench/<date>)
+# Env:   DURATION=60s WARMUP=15s IN_FLIGHT=64 WORKERS=2 TYPICAL_RATE=50 TYPICAL_DURATION=60s
+#        PARTS="max half typical overload"   which measurements to run
+#        ZEEBE=1                            also measure Zeebe (needs a JDK >= 21 and Maven)
+#        ZEST_BIN=target/release/zest       (built when absent)
+#
+# Zeebe is Zeebe's own engine from Maven Central (zeebe-process-test-engine, in-memory log and
+# state, one partition) started by ../shared/anchors/zeebe/run-engine.sh; each measurement gets a
+# fresh server of either system, started the same way every time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+OUT=${1:-target/bench/$(date -u +%Y%m%dT%H%M%SZ)}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+DURATION=${DURATION:-60s}
+WARMUP=${WARMUP:-15s}
+IN_FLIGHT=${IN_FLIGHT:-64}
+WORKERS=${WORKERS:-2}
+TYPICAL_RATE=${TYPICAL_RATE:-50}
+TYPICAL_DURATION=${TYPICAL_DURATION:-60s}
+PARTS=${PARTS:-max half typical overload}
+ZEEBE=${ZEEBE:-1}
+ZEST_BIN=${ZEST_BIN:-target/release/zest}
+[ -x "$ZEST_BIN" ] || cargo build --release --locked -p zest
+ZEST_BIN=$(cd "$(dirname "$ZEST_BIN")" && pwd)/$(basename "$ZEST_BIN")
+export RUST_BACKTRACE=0
+
+PORT=26600
+MGMT=9700
+SERVER_PID=
+
+stop_server() {
+  if [ -n "$SERVER_PID" ]; then
+    kill "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+    SERVER_PID=
+  fi
+}
+trap stop_server EXIT
+
+wait_ready() { # log file
+  for _ in $(seq 1 600); do
+    grep -q '^READY' "$1" 2>/dev/null && return 0
+    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$1" >&2; return 1; }
+    sleep 0.2
+  done
+  echo "server did not get ready" >&2; return 1
+}
+
+start_zest() {
+  rm -rf "$OUT/zest-data"
+  ZEST_LOG=warn "$ZEST_BIN" start --data-dir "$OUT/zest-data" \
+    --gateway-address 127.0.0.1:$PORT --management-address 127.0.0.1:$MGMT >"$OUT/zest.log" 2>&1 &
+  SERVER_PID=$!
+  wait_ready "$OUT/zest.log"
+}
+
+ANCHOR=${ANCHOR_DIR:-${TMPDIR:-/tmp}/zeebe-anchor}
+start_zeebe() {
+  if [ ! -f "$ANCHOR/target/zeebe-anchor-1.jar" ]; then
+    mkdir -p "$ANCHOR"
+    cp -r "$ROOT/../shared/anchors/zeebe/." "$ANCHOR/"
+  fi
+  "$ANCHOR/run-engine.sh" $PORT >"$OUT/zeebe.log" 2>&1 &
+  SERVER_PID=$!
+  wait_ready "$OUT/zeebe.log"
+}
+
+# measure NAME SYSTEM bench-args...
+measure() {
+  local name=$1 system=$2
+  shift 2
+  "start_$system"
+  echo "== $name ($system)" >&2
+  "$ZEST_BIN" bench --address 127.0.0.1:$PORT --server-pid "$SERVER_PID" --label "$system" \
+    --workers "$WORKERS" --quiet --json "$OUT/$name-$system.json" "$@" | tee -a "$OUT/summary.txt"
+  stop_server
+}
+
+field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))$2)" "$1"; }
+
+systems="zest"
+[ "$ZEEBE" = 1 ] && systems="zeebe zest"
+
+for part in $PARTS; do
+  case $part in
+    max)
+      for s in $systems; do
+        measure max "$s" --scenario one-task --rate max --in-flight "$IN_FLIGHT" \
+          --warmup "$WARMUP" --duration "$DURATION"
+      done ;;
+    half)
+      # half of Zeebe's max rate (or of Zest's when Zeebe is not measured)
+      ref=$OUT/max-zeebe.json; [ -f "$ref" ] || ref=$OUT/max-zest.json
+      rate=$(field "$ref" "['completed_per_s']/2")
+      for s in $systems; do
+        measure half "$s" --scenario one-task --rate "$rate" --warmup "$WARMUP" --duration "$DURATION"
+      done ;;
+    typical)
+      for s in $systems; do
+        measure typical "$s" --scenario typical --rate "$TYPICAL_RATE" --warmup "$WARMUP" \
+          --duration "$TYPICAL_DURATION" --drain 180s
+      done ;;
+    overload)
+      rate=$(field "$OUT/max-zest.json" "['completed_per_s']*3")
+      measure overload zest --scenario one-task --rate "$rate" --in-flight 20000 \
+        --warmup "$WARMUP" --duration "$DURATION" ;;
+    *) echo "unknown part $part" >&2; exit 2 ;;
+  esac
+done
+
+python3 - "$OUT" <<'PY' | tee "$OUT/table.md"
+import json, os, sys
+out = sys.argv[1]
+rows = []
+for f in sorted(os.listdir(out)):
+    if not f.endswith(".json"):
+        continue
+    r = json.load(open(os.path.join(out, f)))
+    rows.append((f[:-5], r))
+print("| measurement | rate | completed PI/s | ratio | rejected/s | p50 ms | p99 ms | max ms | peak RSS MiB | CPU cores |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+for name, r in rows:
+    l = r["latency"]
+    print(f"| {name} | {r['rate']} | {r['completed_per_s']:.1f} | {r['completion_ratio']:.3f} | "
+          f"{r['rejected_per_s']:.1f} | {l['p50_ms']:.2f} | {l['p99_ms']:.2f} | {l['max_ms']:.2f} | "
+          f"{(r.get('server_peak_rss_mib') or 0):.1f} | {(r.get('server_cpu_cores') or 0):.2f} |")
+PY
