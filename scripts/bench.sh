@@ -4,7 +4,7 @@
 #
 # Usage: scripts/bench.sh [OUTDIR]            (default OUTDIR: target/bench/<date>)
 # Env:   DURATION=60s WARMUP=15s IN_FLIGHT=64 WORKERS=2 TYPICAL_RATE=50 TYPICAL_DURATION=60s
-#        PARTS="max half typical overload"   which measurements to run
+#        PARTS="max low half typical overload"   which measurements to run
 #        ZEEBE=1                            also measure Zeebe (needs a JDK >= 21 and Maven)
 #        ZEST_BIN=target/release/zest       (built when absent)
 #
@@ -23,7 +23,11 @@ IN_FLIGHT=${IN_FLIGHT:-64}
 WORKERS=${WORKERS:-2}
 TYPICAL_RATE=${TYPICAL_RATE:-50}
 TYPICAL_DURATION=${TYPICAL_DURATION:-60s}
-PARTS=${PARTS:-max half typical overload}
+PARTS=${PARTS:-max low half typical overload}
+# Workers at a fixed rate poll without long polling, every 5 ms: the in-memory gateway of the
+# Zeebe engine used here does not wake parked long polls, so with long polling its jobs would
+# wait for the poll timeout (measured: 5 s p50). Both systems get the same settings.
+FIXED_RATE_WORKERS=${FIXED_RATE_WORKERS:---poll-timeout-ms -1 --poll-interval-ms 5}
 ZEEBE=${ZEEBE:-1}
 ZEST_BIN=${ZEST_BIN:-target/release/zest}
 [ -x "$ZEST_BIN" ] || cargo build --release --locked -p zest
@@ -94,22 +98,29 @@ for part in $PARTS; do
         measure max "$s" --scenario one-task --rate max --in-flight "$IN_FLIGHT" \
           --warmup "$WARMUP" --duration "$DURATION"
       done ;;
+    low)
+      # closed loop with few instances in flight: latency at light load, for both systems
+      for s in $systems; do
+        measure low "$s" --scenario one-task --rate max --in-flight 4 \
+          --warmup "$WARMUP" --duration "$DURATION"
+      done ;;
     half)
       # half of Zeebe's max rate (or of Zest's when Zeebe is not measured)
       ref=$OUT/max-zeebe.json; [ -f "$ref" ] || ref=$OUT/max-zest.json
       rate=$(field "$ref" "['completed_per_s']/2")
       for s in $systems; do
-        measure half "$s" --scenario one-task --rate "$rate" --warmup "$WARMUP" --duration "$DURATION"
+        measure half "$s" --scenario one-task --rate "$rate" --warmup "$WARMUP" --duration "$DURATION" \
+          $FIXED_RATE_WORKERS
       done ;;
     typical)
       for s in $systems; do
         measure typical "$s" --scenario typical --rate "$TYPICAL_RATE" --warmup "$WARMUP" \
-          --duration "$TYPICAL_DURATION" --drain 180s
+          --duration "$TYPICAL_DURATION" --drain 180s $FIXED_RATE_WORKERS
       done ;;
     overload)
       rate=$(field "$OUT/max-zest.json" "['completed_per_s']*3")
       measure overload zest --scenario one-task --rate "$rate" --in-flight 20000 \
-        --warmup "$WARMUP" --duration "$DURATION" ;;
+        --warmup "$WARMUP" --duration "$DURATION" $FIXED_RATE_WORKERS ;;
     *) echo "unknown part $part" >&2; exit 2 ;;
   esac
 done

@@ -66,6 +66,13 @@ pub struct BenchArgs {
     /// Delay before a worker completes a job, in milliseconds
     #[arg(long, default_value_t = 0)]
     pub complete_delay_ms: u64,
+    /// ActivateJobs long-polling timeout in ms; -1 turns long polling off, and a worker that
+    /// found no job asks again after --poll-interval-ms
+    #[arg(long, default_value_t = 5_000, allow_hyphen_values = true)]
+    pub poll_timeout_ms: i64,
+    /// Pause after an empty ActivateJobs answer, in ms
+    #[arg(long, default_value_t = 0)]
+    pub poll_interval_ms: u64,
     /// Push jobs to the workers with StreamActivatedJobs (plus polling, as the official clients do)
     #[arg(long)]
     pub streaming: bool,
@@ -164,7 +171,7 @@ pub struct Report {
     pub streaming: bool,
     pub duration_s: f64,
     pub warmup_s: f64,
-    /// Instances created in the window and accepted, per second.
+    /// Instances whose create was sent in the window and not rejected, per second.
     pub started_per_s: f64,
     /// Instances created in the window that completed (during the window or the drain), per
     /// second of window.
@@ -372,6 +379,8 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Report> {
             capacity: Arc::new(Semaphore::new(args.worker_capacity)),
             max_jobs: args.worker_capacity,
             delay: Duration::from_millis(args.complete_delay_ms),
+            poll_timeout_ms: args.poll_timeout_ms,
+            poll_interval: Duration::from_millis(args.poll_interval_ms),
         };
         if args.streaming {
             worker_tasks.push(tokio::spawn(worker.clone().stream()));
@@ -423,7 +432,10 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Report> {
 
     let secs = args.duration.as_secs_f64();
     let w = &shared.window;
-    let started = w.started.load(Ordering::SeqCst);
+    let started = w
+        .started
+        .load(Ordering::SeqCst)
+        .saturating_sub(w.rejected.load(Ordering::SeqCst));
     let completed = w.completed.load(Ordering::SeqCst);
     let cpu = match (*lock(&cpu_before_window), cpu_after_window) {
         (Some(a), Some(b)) => Some(b - a),
@@ -518,7 +530,9 @@ async fn progress(shared: Arc<Shared>) {
         tick.tick().await;
         let a = &shared.all;
         let now = (
-            a.started.load(Ordering::Relaxed),
+            a.started
+                .load(Ordering::Relaxed)
+                .saturating_sub(a.rejected.load(Ordering::Relaxed)),
             a.completed.load(Ordering::Relaxed),
             a.rejected.load(Ordering::Relaxed),
         );
@@ -625,6 +639,11 @@ impl Starter {
         };
         let sent = Instant::now();
         let measured = self.shared.in_window(sent);
+        // sent counts as started unless it comes back rejected
+        self.shared.all.started.fetch_add(1, Ordering::Relaxed);
+        if measured {
+            self.shared.window.started.fetch_add(1, Ordering::Relaxed);
+        }
         let result = self
             .client
             .create_process_instance_with_result(request)
@@ -638,7 +657,6 @@ impl Starter {
         };
         match result {
             Ok(_) => {
-                count(&|c| &c.started);
                 count(&|c| &c.completed);
                 let us = (sent.elapsed().as_micros() as u64).clamp(1, MAX_LATENCY_US);
                 if measured {
@@ -653,7 +671,6 @@ impl Starter {
             }
             Err(e) => {
                 // the instance may have been created: it counts as started, not completed
-                count(&|c| &c.started);
                 count(&|c| &c.errors);
                 s.record_error(&e);
             }
@@ -670,6 +687,8 @@ struct Worker {
     capacity: Arc<Semaphore>,
     max_jobs: usize,
     delay: Duration,
+    poll_timeout_ms: i64,
+    poll_interval: Duration,
 }
 
 impl Worker {
@@ -687,7 +706,7 @@ impl Worker {
                 timeout: 60_000,
                 max_jobs_to_activate: room as i32,
                 fetch_variable: vec![],
-                request_timeout: 5_000,
+                request_timeout: self.poll_timeout_ms,
                 tenant_ids: vec![],
             };
             let mut stream = match self.client.activate_jobs(request).await {
@@ -698,9 +717,11 @@ impl Worker {
                     continue;
                 }
             };
+            let mut got = 0;
             loop {
                 match stream.message().await {
                     Ok(Some(batch)) => {
+                        got += batch.jobs.len();
                         for job in batch.jobs {
                             self.handle(job).await;
                         }
@@ -711,6 +732,9 @@ impl Worker {
                         break;
                     }
                 }
+            }
+            if got == 0 && !self.poll_interval.is_zero() {
+                tokio::time::sleep(self.poll_interval).await;
             }
         }
     }

@@ -31,6 +31,10 @@ impl Drop for Node {
 }
 
 fn start(name: &str) -> Node {
+    start_with(name, &[])
+}
+
+fn start_with(name: &str, extra: &[&str]) -> Node {
     let dir = std::env::temp_dir().join(format!("zest-bench-test-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let gateway = format!("127.0.0.1:{}", free_port());
@@ -44,6 +48,7 @@ fn start(name: &str) -> Node {
             "--management-address",
             &management,
         ])
+        .args(extra)
         .env("ZEST_LOG", "warn")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -214,4 +219,114 @@ fn bench_rejects_bad_arguments_clearly() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown scenario 'nope'"));
+}
+
+/// Backpressure with the gateway protocol: beyond the limit, creates are answered
+/// RESOURCE_EXHAUSTED at once; job completions are never rejected, even under a flood of
+/// creates; and the rejections are counted in the metrics.
+#[test]
+fn backpressure_rejects_creates_but_never_completions() {
+    use zest_gateway::proto;
+    use zest_gateway::proto::gateway_client::GatewayClient;
+
+    let node = start_with(
+        "backpressure",
+        &["--backpressure", "fixed", "--backpressure-limit", "2"],
+    );
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let url = format!("http://{}", node.gateway);
+        let mut c = GatewayClient::connect(url.clone()).await.unwrap();
+        c.deploy_resource(proto::DeployResourceRequest {
+            resources: vec![proto::Resource {
+                name: "one_task.bpmn".into(),
+                content: include_bytes!("../bench/one_task.bpmn").to_vec(),
+            }],
+            tenant_id: String::new(),
+        })
+        .await
+        .unwrap();
+        let create = |c: GatewayClient<tonic::transport::Channel>| async move {
+            let mut c = c;
+            c.create_process_instance(proto::CreateProcessInstanceRequest {
+                bpmn_process_id: "benchmark".into(),
+                version: -1,
+                ..Default::default()
+            })
+            .await
+        };
+        // a burst of creates: at most 2 in flight are accepted at a time
+        let burst: Vec<_> = (0..300).map(|_| tokio::spawn(create(c.clone()))).collect();
+        let (mut accepted, mut rejected) = (0, 0);
+        for h in burst {
+            match h.await.unwrap() {
+                Ok(_) => accepted += 1,
+                Err(s) if s.code() == tonic::Code::ResourceExhausted => {
+                    assert!(s.message().contains("backpressure"), "{}", s.message());
+                    rejected += 1;
+                }
+                Err(s) => panic!("unexpected {s:?}"),
+            }
+        }
+        assert!(
+            accepted >= 1 && rejected >= 1,
+            "accepted {accepted}, rejected {rejected}"
+        );
+        // complete every job while creates keep flooding the partition
+        let flood = {
+            let c = c.clone();
+            tokio::spawn(async move {
+                for _ in 0..20 {
+                    let batch: Vec<_> = (0..50).map(|_| tokio::spawn(create(c.clone()))).collect();
+                    for h in batch {
+                        let _ = h.await;
+                    }
+                }
+            })
+        };
+        let mut completed = 0;
+        while completed < accepted {
+            let mut stream = c
+                .activate_jobs(proto::ActivateJobsRequest {
+                    r#type: "benchmark-task".into(),
+                    worker: "test".into(),
+                    timeout: 60_000,
+                    max_jobs_to_activate: 100,
+                    request_timeout: 2_000,
+                    ..Default::default()
+                })
+                .await
+                .expect("activation is never rejected")
+                .into_inner();
+            while let Some(batch) = stream.message().await.unwrap() {
+                for job in batch.jobs {
+                    c.complete_job(proto::CompleteJobRequest {
+                        job_key: job.key,
+                        variables: String::new(),
+                        result: None,
+                    })
+                    .await
+                    .expect("completion is never rejected");
+                    completed += 1;
+                }
+            }
+        }
+        flood.await.unwrap();
+    });
+    let metrics = http_get(&node.management, "/metrics");
+    let dropped: f64 = metrics
+        .lines()
+        .find(|l| l.starts_with("zeebe_dropped_request_count_total{"))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+        .expect("dropped requests are exported");
+    assert!(dropped >= 1.0, "{dropped}");
+    let limit = metrics
+        .lines()
+        .find(|l| l.starts_with("zeebe_backpressure_requests_limit{"))
+        .unwrap_or("");
+    assert!(
+        limit.ends_with(" 2"),
+        "the fixed limit is exported: {limit}"
+    );
 }
