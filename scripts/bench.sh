@@ -4,7 +4,9 @@
 #
 # Usage: scripts/bench.sh [OUTDIR]            (default OUTDIR: target/bench/<date>)
 # Env:   DURATION=60s WARMUP=15s IN_FLIGHT=64 WORKERS=2 TYPICAL_RATE=50 TYPICAL_DURATION=60s
-#        PARTS="max low half typical overload"   which measurements to run
+#        PARTS="max maxpoll low half typical overload"   which measurements to run
+#        STREAMING=1                        workers take jobs by job streaming (StreamActivatedJobs);
+#                                           0: by polling ActivateJobs. `maxpoll` always polls.
 #        ZEEBE=1                            also measure Zeebe (needs a JDK >= 21 and Maven)
 #        ZEST_BIN=target/release/zest       (built when absent)
 #
@@ -23,11 +25,19 @@ IN_FLIGHT=${IN_FLIGHT:-64}
 WORKERS=${WORKERS:-2}
 TYPICAL_RATE=${TYPICAL_RATE:-50}
 TYPICAL_DURATION=${TYPICAL_DURATION:-60s}
-PARTS=${PARTS:-max low half typical overload}
-# Workers at a fixed rate poll without long polling, every 5 ms: the in-memory gateway of the
-# Zeebe engine used here does not wake parked long polls, so with long polling its jobs would
+PARTS=${PARTS:-max maxpoll low half typical overload}
+STREAMING=${STREAMING:-1}
+# Polling workers at a fixed rate poll without long polling, every 5 ms: the in-memory gateway of
+# the Zeebe engine used here does not wake parked long polls, so with long polling its jobs would
 # wait for the poll timeout (measured: 5 s p50). Both systems get the same settings.
-FIXED_RATE_WORKERS=${FIXED_RATE_WORKERS:---poll-timeout-ms -1 --poll-interval-ms 5}
+POLL_WORKERS="--poll-timeout-ms -1 --poll-interval-ms 5"
+if [ "$STREAMING" = 1 ]; then
+  WORKER_MODE=--streaming
+  FIXED_RATE_WORKERS=${FIXED_RATE_WORKERS:---streaming}
+else
+  WORKER_MODE=
+  FIXED_RATE_WORKERS=${FIXED_RATE_WORKERS:-$POLL_WORKERS}
+fi
 ZEEBE=${ZEEBE:-1}
 ZEST_BIN=${ZEST_BIN:-target/release/zest}
 [ -x "$ZEST_BIN" ] || cargo build --release --locked -p zest
@@ -96,13 +106,19 @@ for part in $PARTS; do
     max)
       for s in $systems; do
         measure max "$s" --scenario one-task --rate max --in-flight "$IN_FLIGHT" \
+          --warmup "$WARMUP" --duration "$DURATION" $WORKER_MODE
+      done ;;
+    maxpoll)
+      # the same with workers that poll (long polling) instead of streaming
+      for s in $systems; do
+        measure maxpoll "$s" --scenario one-task --rate max --in-flight "$IN_FLIGHT" \
           --warmup "$WARMUP" --duration "$DURATION"
       done ;;
     low)
       # closed loop with few instances in flight: latency at light load, for both systems
       for s in $systems; do
         measure low "$s" --scenario one-task --rate max --in-flight 4 \
-          --warmup "$WARMUP" --duration "$DURATION"
+          --warmup "$WARMUP" --duration "$DURATION" $WORKER_MODE
       done ;;
     half)
       # half of Zeebe's max rate (or of Zest's when Zeebe is not measured)

@@ -59,6 +59,9 @@ impl Default for LimitAlgorithm {
 pub struct BackpressureConfig {
     pub enabled: bool,
     pub algorithm: LimitAlgorithm,
+    /// Job backlog gate: once an activated job had waited longer than this for a worker, new
+    /// process instances are refused for as long again (None: no gate). See [`JobWaitGate`].
+    pub max_job_wait: Option<Duration>,
 }
 
 impl Default for BackpressureConfig {
@@ -66,8 +69,65 @@ impl Default for BackpressureConfig {
         BackpressureConfig {
             enabled: true,
             algorithm: LimitAlgorithm::default(),
+            max_job_wait: Some(DEFAULT_MAX_JOB_WAIT),
         }
     }
+}
+
+/// Default of [`BackpressureConfig::max_job_wait`].
+pub const DEFAULT_MAX_JOB_WAIT: Duration = Duration::from_millis(1000);
+
+/// The job backlog gate: flow control from job workers back to the clients that start
+/// instances.
+///
+/// The command limit sees only the round trip of commands inside the partition. When workers
+/// cannot keep up, every command still goes through quickly, but activatable jobs pile up, and
+/// with them the latency of every instance and the memory of the partition, without bound.
+/// The gate watches how long activated jobs waited for a worker (job created to activated,
+/// what `zeebe_job_activation_time` shows). When one waited longer than `max_wait`, new
+/// process instances are refused for `max_wait` from then on; every further slow activation
+/// extends it. Jobs are activated oldest first, so once the backlog drains, activations turn
+/// fast and the gate opens. Jobs that nobody activates (no worker for their type) say nothing
+/// about workers being slow, so they never close it.
+#[derive(Debug, Clone, Default)]
+pub struct JobWaitGate {
+    max_wait: Option<Duration>,
+    closed_until: Option<Instant>,
+}
+
+impl JobWaitGate {
+    pub fn new(max_wait: Option<Duration>) -> JobWaitGate {
+        JobWaitGate {
+            max_wait,
+            closed_until: None,
+        }
+    }
+
+    /// Jobs were activated at `now`; the longest had waited `wait` for a worker.
+    pub fn on_activation(&mut self, wait: Duration, now: Instant) {
+        if let Some(max) = self.max_wait {
+            if wait > max {
+                self.closed_until = Some(now + max);
+            }
+        }
+    }
+
+    /// True while new process instances are refused.
+    pub fn is_closed(&self, now: Instant) -> bool {
+        self.closed_until.is_some_and(|until| now < until)
+    }
+}
+
+/// True for the commands that start new process instances: the ones the job backlog gate
+/// refuses while workers lag.
+pub fn starts_instances(value_type: ValueType, intent: Intent) -> bool {
+    matches!(
+        (value_type, intent),
+        (
+            ValueType::ProcessInstanceCreation,
+            Intent::Create | Intent::CreateWithAwaitingResult
+        )
+    )
 }
 
 /// The limit state machine, without locking or clocks.
@@ -176,6 +236,16 @@ pub struct Limiter {
 struct LimiterState {
     limit: Limit,
     in_flight: usize,
+    gate: JobWaitGate,
+}
+
+/// Why a command was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The command limit is reached.
+    Limit,
+    /// Workers lag: jobs wait longer than the configured maximum.
+    JobBacklog,
 }
 
 impl Limiter {
@@ -185,6 +255,7 @@ impl Limiter {
             state: Mutex::new(LimiterState {
                 limit: Limit::new(config.algorithm.clone()),
                 in_flight: 0,
+                gate: JobWaitGate::new(config.max_job_wait),
             }),
         })
     }
@@ -193,18 +264,29 @@ impl Limiter {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// A permit for one more command, or None when the limit is reached.
-    pub fn try_acquire(self: &Arc<Self>) -> Option<Permit> {
+    /// A permit for one more command, or why not. `starts_instances` commands are also refused
+    /// while the job backlog gate is closed.
+    pub fn try_acquire(self: &Arc<Self>, starts_instances: bool) -> Result<Permit, Refusal> {
         let mut s = self.lock();
-        if self.enabled && s.in_flight >= s.limit.current() {
-            return None;
+        if self.enabled {
+            if s.in_flight >= s.limit.current() {
+                return Err(Refusal::Limit);
+            }
+            if starts_instances && s.gate.is_closed(Instant::now()) {
+                return Err(Refusal::JobBacklog);
+            }
         }
         s.in_flight += 1;
-        Some(Permit {
+        Ok(Permit {
             limiter: self.clone(),
             started: Instant::now(),
             sample: true,
         })
+    }
+
+    /// Jobs were just activated; the longest had waited `wait` for a worker.
+    pub fn on_job_activation(&self, wait: Duration) {
+        self.lock().gate.on_activation(wait, Instant::now());
     }
 
     /// (current limit, commands in flight)
@@ -302,19 +384,65 @@ mod tests {
         let limiter = Limiter::new(&BackpressureConfig {
             enabled: true,
             algorithm: LimitAlgorithm::Fixed { limit: 2 },
+            max_job_wait: None,
         });
-        let a = limiter.try_acquire().unwrap();
-        let _b = limiter.try_acquire().unwrap();
-        assert!(limiter.try_acquire().is_none());
+        let a = limiter.try_acquire(false).unwrap();
+        let _b = limiter.try_acquire(false).unwrap();
+        assert_eq!(limiter.try_acquire(false).err(), Some(Refusal::Limit));
         assert_eq!(limiter.snapshot(), (2, 2));
         drop(a);
-        assert!(limiter.try_acquire().is_some());
+        assert!(limiter.try_acquire(false).is_ok());
         let off = Limiter::new(&BackpressureConfig {
             enabled: false,
             algorithm: LimitAlgorithm::Fixed { limit: 1 },
+            max_job_wait: None,
         });
-        let _x = off.try_acquire().unwrap();
-        assert!(off.try_acquire().is_some(), "disabled: never rejects");
+        let _x = off.try_acquire(false).unwrap();
+        assert!(off.try_acquire(false).is_ok(), "disabled: never rejects");
+    }
+
+    #[test]
+    fn job_wait_gate_closes_on_slow_activations_and_reopens() {
+        let t0 = Instant::now();
+        let mut gate = JobWaitGate::new(Some(ms(500)));
+        assert!(!gate.is_closed(t0));
+        gate.on_activation(ms(100), t0);
+        assert!(!gate.is_closed(t0), "fast activations keep it open");
+        gate.on_activation(ms(800), t0);
+        assert!(gate.is_closed(t0 + ms(499)));
+        assert!(!gate.is_closed(t0 + ms(500)), "reopens after max_wait");
+        // a later slow activation extends it
+        gate.on_activation(ms(900), t0 + ms(400));
+        assert!(gate.is_closed(t0 + ms(899)));
+        // no gate configured: never closes
+        let mut off = JobWaitGate::new(None);
+        off.on_activation(Duration::from_secs(60), t0);
+        assert!(!off.is_closed(t0));
+    }
+
+    #[test]
+    fn the_gate_refuses_only_new_instances() {
+        let limiter = Limiter::new(&BackpressureConfig {
+            enabled: true,
+            algorithm: LimitAlgorithm::Fixed { limit: 100 },
+            max_job_wait: Some(Duration::from_secs(30)),
+        });
+        limiter.on_job_activation(Duration::from_secs(31));
+        assert_eq!(
+            limiter.try_acquire(true).err(),
+            Some(Refusal::JobBacklog),
+            "creates are refused while jobs wait"
+        );
+        assert!(limiter.try_acquire(false).is_ok(), "other commands pass");
+        assert!(starts_instances(
+            ValueType::ProcessInstanceCreation,
+            Intent::Create
+        ));
+        assert!(starts_instances(
+            ValueType::ProcessInstanceCreation,
+            Intent::CreateWithAwaitingResult
+        ));
+        assert!(!starts_instances(ValueType::Job, Intent::Complete));
     }
 
     #[test]

@@ -18,7 +18,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use zest_protocol::{partition_of_key, PartitionId, Record};
 use zest_storage::{Store, StoreConfig};
 
-pub use backpressure::{BackpressureConfig, LimitAlgorithm};
+pub use backpressure::{BackpressureConfig, LimitAlgorithm, DEFAULT_MAX_JOB_WAIT};
 pub use metrics::Metrics;
 pub use zest_cluster::RaftSettings;
 
@@ -65,6 +65,8 @@ impl Default for BrokerConfig {
 pub enum BrokerError {
     #[error("Expected to handle the request, but partition {0} is overloaded (backpressure); retry later")]
     Backpressure(PartitionId),
+    #[error("Expected to create a process instance, but partition {0} is overloaded: its jobs wait longer than the configured maximum for workers (backpressure); retry later, or add job workers")]
+    JobBacklog(PartitionId),
     #[error("Expected to handle the request, but partition {0} is not available: {1}")]
     Unavailable(PartitionId, String),
     #[error("Expected to route the request to partition {0}, but this node has no such partition")]
@@ -163,14 +165,18 @@ impl Broker {
         let permit = if backpressure::exempt(record.value_type, record.intent) {
             None
         } else {
-            match p.limiter.try_acquire() {
-                Some(permit) => Some(permit),
-                None => {
+            let starts = backpressure::starts_instances(record.value_type, record.intent);
+            match p.limiter.try_acquire(starts) {
+                Ok(permit) => Some(permit),
+                Err(refusal) => {
                     self.metrics
                         .backpressure_rejections
                         .with_label_values(&[&label])
                         .inc();
-                    return Err(BrokerError::Backpressure(partition));
+                    return Err(match refusal {
+                        backpressure::Refusal::Limit => BrokerError::Backpressure(partition),
+                        backpressure::Refusal::JobBacklog => BrokerError::JobBacklog(partition),
+                    });
                 }
             }
         };

@@ -76,8 +76,15 @@ pub(crate) struct Lifetimes {
 }
 
 impl Lifetimes {
-    /// Observes the records of one committed group.
-    pub fn observe(&mut self, metrics: &Metrics, partition: &str, records: &[Record]) {
+    /// Observes the records of one processed group. Returns the longest time an activated job
+    /// of the group had waited for a worker, in milliseconds, if any job was activated.
+    pub fn observe(
+        &mut self,
+        metrics: &Metrics,
+        partition: &str,
+        records: &[Record],
+    ) -> Option<i64> {
+        let mut longest_wait: Option<i64> = None;
         for r in records {
             if r.record_type != RecordType::Event {
                 continue;
@@ -92,10 +99,12 @@ impl Lifetimes {
                 (RecordValue::JobBatch(b), Intent::Activated) => {
                     for k in &b.job_keys {
                         if let Some(created) = self.job_created.remove(k) {
+                            let wait = r.timestamp - created;
+                            longest_wait = Some(longest_wait.map_or(wait, |w| w.max(wait)));
                             metrics
                                 .job_activation_time
                                 .with_label_values(&[partition])
-                                .observe(secs(r.timestamp - created));
+                                .observe(secs(wait));
                         }
                     }
                 }
@@ -125,6 +134,7 @@ impl Lifetimes {
                 _ => {}
             }
         }
+        longest_wait
     }
 }
 

@@ -3,7 +3,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
@@ -321,7 +321,10 @@ impl Processor {
         let mut commit = None;
         if !records.is_empty() {
             self.count_records(&records, pid_label);
-            self.lifetimes.observe(&self.metrics, pid_label, &records);
+            if let Some(wait) = self.lifetimes.observe(&self.metrics, pid_label, &records) {
+                self.limiter
+                    .on_job_activation(Duration::from_millis(wait.max(0) as u64));
+            }
             // The state machine commits these writes instead of applying the records again;
             // the next groups read them until then.
             for (k, v) in &writes.0 {

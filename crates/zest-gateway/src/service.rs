@@ -265,13 +265,101 @@ impl Gateway for GatewayService {
         Ok(Response::new(stream))
     }
 
+    /// Job push: jobs of the type are activated for this stream as they become activatable,
+    /// for as long as the client keeps the stream open. Flow control comes from the client's
+    /// stream: at most [`STREAM_WINDOW`] jobs are activated ahead of what the client has read
+    /// (gRPC/HTTP2 flow control stops the sends once the client stops reading), so a slow
+    /// worker never has more than that many jobs on their way to it.
+    ///
+    /// Zeebe hands a pushed job that cannot be delivered back at once (YIELD); here a job that
+    /// was activated for a stream the client closed before reading it becomes activatable again
+    /// when its timeout passes, as after a worker crash.
     async fn stream_activated_jobs(
         &self,
-        _request: Request<proto::StreamActivatedJobsRequest>,
+        request: Request<proto::StreamActivatedJobsRequest>,
     ) -> Result<Response<Self::StreamActivatedJobsStream>, Status> {
-        Err(unsupported(
-            "Job streaming (StreamActivatedJobs); use ActivateJobs (polling)",
-        ))
+        let r = request.into_inner();
+        if r.r#type.trim().is_empty() {
+            return Err(Status::invalid_argument(
+                "Expected to stream jobs of a type, but the type was blank",
+            ));
+        }
+        if r.timeout < 1 {
+            return Err(Status::invalid_argument(format!(
+                "Expected to stream jobs with a timeout of at least 1 ms, but it was {}",
+                r.timeout
+            )));
+        }
+        let this = self.clone();
+        let (tx, rx) = tokio::sync::mpsc::channel(STREAM_WINDOW);
+        tokio::spawn(async move {
+            // Subscribe before the first attempt so that no notification is missed.
+            let mut notifications = this.broker.subscribe_jobs();
+            let partitions = this.broker.partition_count();
+            let mut first = 1;
+            loop {
+                // Wait until the client has read enough to make room.
+                match tx.reserve().await {
+                    Ok(permit) => drop(permit),
+                    Err(_) => return, // the client went away
+                }
+                let mut room = tx.capacity() as i32;
+                let mut pushed = 0;
+                for i in 0..partitions {
+                    if room < 1 {
+                        break;
+                    }
+                    let partition = (first + i - 1) % partitions + 1;
+                    let batch = JobBatchRecord {
+                        job_type: r.r#type.clone(),
+                        worker: r.worker.clone(),
+                        timeout: r.timeout,
+                        max_jobs_to_activate: room,
+                        fetch_variables: r.fetch_variable.clone(),
+                        tenant_ids: r.tenant_ids.clone(),
+                        ..Default::default()
+                    };
+                    let cmd =
+                        new_command(-1, Intent::Activate, RecordValue::JobBatch(batch), -1, -1);
+                    match this.submit(partition, cmd).await {
+                        Ok(event) => {
+                            if let RecordValue::JobBatch(b) = event.value {
+                                room -= b.jobs.len() as i32;
+                                for (k, j) in b.job_keys.iter().zip(b.jobs.iter()) {
+                                    pushed += 1;
+                                    if tx.send(Ok(activated_job(*k, j))).await.is_err() {
+                                        return;
+                                    }
+                                }
+                            }
+                        }
+                        Err(status) => {
+                            let _ = tx.send(Err(status)).await;
+                            return;
+                        }
+                    }
+                }
+                first = first % partitions + 1;
+                if pushed > 0 {
+                    continue;
+                }
+                // Park until a job of this type appears or the client goes.
+                loop {
+                    tokio::select! {
+                        _ = tx.closed() => return,
+                        n = notifications.recv() => match n {
+                            Ok(t) if t == r.r#type => break,
+                            Ok(_) => continue,
+                            Err(RecvError::Lagged(_)) => break,
+                            Err(RecvError::Closed) => return,
+                        }
+                    }
+                }
+            }
+        });
+        Ok(Response::new(Box::pin(
+            tokio_stream::wrappers::ReceiverStream::new(rx),
+        )))
     }
 
     async fn cancel_process_instance(
@@ -677,6 +765,9 @@ impl Gateway for GatewayService {
 }
 
 /// A response stream fed by a task through a bounded channel (one message in flight).
+/// Jobs a job stream activates ahead of what its client has read.
+const STREAM_WINDOW: usize = 32;
+
 fn async_stream<T, F, Fut>(f: F) -> BoxStream<T>
 where
     T: Send + 'static,

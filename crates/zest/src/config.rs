@@ -48,6 +48,10 @@ pub struct StartArgs {
     /// Backpressure (aimd): round trip in ms above which the limit is cut (default 100)
     #[arg(long, env = "ZEST_BACKPRESSURE_AIMD_RTT_MS")]
     pub backpressure_aimd_rtt_ms: Option<u64>,
+    /// Backpressure: refuse new process instances while activated jobs waited longer than this
+    /// for a worker, in ms (default 1000; 0 turns the job backlog gate off)
+    #[arg(long, env = "ZEST_BACKPRESSURE_MAX_JOB_WAIT_MS")]
+    pub backpressure_max_job_wait_ms: Option<u64>,
     /// Most groups processed ahead of their commit (default 4)
     #[arg(long, env = "ZEST_PIPELINE_DEPTH")]
     pub pipeline_depth: Option<usize>,
@@ -74,6 +78,7 @@ struct FileConfig {
     backpressure_limit: Option<usize>,
     backpressure_max_limit: Option<usize>,
     backpressure_aimd_rtt_ms: Option<u64>,
+    backpressure_max_job_wait_ms: Option<u64>,
     pipeline_depth: Option<usize>,
     max_group: Option<usize>,
 }
@@ -91,7 +96,13 @@ fn backpressure(
     limit: Option<usize>,
     max: Option<usize>,
     aimd_rtt_ms: Option<u64>,
+    max_job_wait_ms: Option<u64>,
 ) -> anyhow::Result<BackpressureConfig> {
+    let max_job_wait = match max_job_wait_ms {
+        None => Some(zest_broker::DEFAULT_MAX_JOB_WAIT),
+        Some(0) => None,
+        Some(ms) => Some(Duration::from_millis(ms)),
+    };
     let max = max.unwrap_or(4096).max(1);
     let algorithm = match algorithm.unwrap_or("aimd") {
         "vegas" => LimitAlgorithm::Vegas {
@@ -113,6 +124,7 @@ fn backpressure(
         "off" => {
             return Ok(BackpressureConfig {
                 enabled: false,
+                max_job_wait: None,
                 ..BackpressureConfig::default()
             })
         }
@@ -123,6 +135,7 @@ fn backpressure(
     Ok(BackpressureConfig {
         enabled: true,
         algorithm,
+        max_job_wait,
     })
 }
 
@@ -175,6 +188,8 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
         args.backpressure_max_limit.or(file.backpressure_max_limit),
         args.backpressure_aimd_rtt_ms
             .or(file.backpressure_aimd_rtt_ms),
+        args.backpressure_max_job_wait_ms
+            .or(file.backpressure_max_job_wait_ms),
     )?;
     if let Some(ms) = file.scheduler_interval_ms {
         broker.scheduler_interval = Duration::from_millis(ms.max(1));

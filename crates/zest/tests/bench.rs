@@ -2,74 +2,12 @@
 //! and every metric the Grafana dashboard uses is exported. Nothing here is timed: throughput
 //! and latency are measured by benchmarks (docs/benchmarks.md), not asserted.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+mod common;
+
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-struct Node {
-    child: Child,
-    gateway: String,
-    management: String,
-    dir: PathBuf,
-}
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn start(name: &str) -> Node {
-    start_with(name, &[])
-}
-
-fn start_with(name: &str, extra: &[&str]) -> Node {
-    let dir = std::env::temp_dir().join(format!("zest-bench-test-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let gateway = format!("127.0.0.1:{}", free_port());
-    let management = format!("127.0.0.1:{}", free_port());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_zest"))
-        .args(["start", "--data-dir"])
-        .arg(&dir)
-        .args([
-            "--gateway-address",
-            &gateway,
-            "--management-address",
-            &management,
-        ])
-        .args(extra)
-        .env("ZEST_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("zest starts");
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = BufReader::new(stdout).lines();
-    loop {
-        match lines.next() {
-            Some(Ok(l)) if l.starts_with("READY") => break,
-            Some(Ok(_)) => continue,
-            other => panic!("zest start ended before READY: {other:?}"),
-        }
-    }
-    Node {
-        child,
-        gateway,
-        management,
-        dir,
-    }
-}
+use common::{http_get, start, start_with, Node};
 
 fn bench(node: &Node, extra: &[&str]) -> serde_json::Value {
     static RUN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -131,14 +69,6 @@ fn assert_sane(r: &serde_json::Value) {
     assert!(f(r, &["job_activation", "count"]) > 0.0, "{r}");
     assert!(f(r, &["server_peak_rss_mib"]) > 1.0, "{r}");
     assert!(f(r, &["server_cpu_seconds"]) >= 0.0, "{r}");
-}
-
-fn http_get(addr: &str, path: &str) -> String {
-    let mut s = TcpStream::connect(addr).unwrap();
-    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    out
 }
 
 #[test]

@@ -155,6 +155,10 @@ class JavaClientSmokeTest {
   }
 
   static String model(String processId) {
+    return model(processId, JOB_TYPE);
+  }
+
+  static String model(String processId, String jobType) {
     return """
         <?xml version="1.0" encoding="UTF-8"?>
         <bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL"
@@ -167,7 +171,7 @@ class JavaClientSmokeTest {
             <bpmn:sequenceFlow id="to_task" sourceRef="start" targetRef="task" />
             <bpmn:serviceTask id="task" name="Java smoke task">
               <bpmn:extensionElements>
-                <zeebe:taskDefinition type="java-smoke" retries="3" />
+                <zeebe:taskDefinition type="JOB_TYPE" retries="3" />
                 <zeebe:ioMapping>
                   <zeebe:output source="=doubled" target="result" />
                 </zeebe:ioMapping>
@@ -182,7 +186,8 @@ class JavaClientSmokeTest {
           </bpmn:process>
         </bpmn:definitions>
         """
-        .replace("PID", processId);
+        .replace("PID", processId)
+        .replace("JOB_TYPE", jobType);
   }
 
   static <T> T await(CompletableFuture<T> f, String what) throws Exception {
@@ -416,5 +421,70 @@ class JavaClientSmokeTest {
                 .send()
                 .join());
     assertTrue(handlerErrors.isEmpty(), "handler errors: " + handlerErrors);
+  }
+
+  /**
+   * Job streaming (StreamActivatedJobs): a worker with streamEnabled gets jobs pushed. Its polls
+   * return at once (request timeout 100 ms) and the next one is ten minutes away, so jobs that
+   * arrive within seconds came through the stream.
+   */
+  @Test
+  @Order(7)
+  void streamingWorkerGetsJobsPushed() throws Exception {
+    String streamProcess = processId + "_stream";
+    String streamType = "java-stream-" + runId;
+    client
+        .newDeployResourceCommand()
+        .addResourceStringUtf8(model(streamProcess, streamType), streamProcess + ".bpmn")
+        .send()
+        .join();
+    List<ActivatedJob> pushed = Collections.synchronizedList(new ArrayList<>());
+    JobWorker streamer =
+        client
+            .newWorker()
+            .jobType(streamType)
+            .handler(
+                (jobClient, job) -> {
+                  pushed.add(job);
+                  jobClient
+                      .newCompleteCommand(job)
+                      .variables(Map.of("doubled", 7))
+                      .send()
+                      .join(10, TimeUnit.SECONDS);
+                })
+            .name("java-stream-worker")
+            .streamEnabled(true)
+            .requestTimeout(Duration.ofMillis(100))
+            .pollInterval(Duration.ofMinutes(10))
+            .open();
+    try {
+      // let the first (empty) poll finish and the stream open
+      Thread.sleep(1500);
+      List<CompletableFuture<ProcessInstanceResult>> results = new ArrayList<>();
+      for (int i = 0; i < 5; i++) {
+        results.add(
+            client
+                .newCreateInstanceCommand()
+                .bpmnProcessId(streamProcess)
+                .latestVersion()
+                .variables(Map.of("i", i))
+                .withResult()
+                .requestTimeout(Duration.ofSeconds(15))
+                .send()
+                .toCompletableFuture());
+      }
+      for (CompletableFuture<ProcessInstanceResult> r : results) {
+        ProcessInstanceResult done = await(r, "an instance completed by the streaming worker");
+        assertEquals(7, ((Number) done.getVariablesAsMap().get("result")).intValue());
+      }
+      assertEquals(5, pushed.size(), "jobs pushed: " + pushed);
+      for (ActivatedJob job : pushed) {
+        assertEquals(streamType, job.getType());
+        assertEquals("java-stream-worker", job.getWorker());
+        assertEquals(streamProcess, job.getBpmnProcessId());
+      }
+    } finally {
+      streamer.close();
+    }
   }
 }

@@ -1,0 +1,79 @@
+//! A real `zest start` for black-box tests, on free ports and a temporary data directory.
+#![allow(dead_code)] // each test file uses its own part
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+pub struct Node {
+    pub child: Child,
+    pub gateway: String,
+    pub management: String,
+    pub dir: PathBuf,
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+pub fn start(name: &str) -> Node {
+    start_with(name, &[])
+}
+
+pub fn start_with(name: &str, extra: &[&str]) -> Node {
+    let dir = std::env::temp_dir().join(format!("zest-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let gateway = format!("127.0.0.1:{}", free_port());
+    let management = format!("127.0.0.1:{}", free_port());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_zest"))
+        .args(["start", "--data-dir"])
+        .arg(&dir)
+        .args([
+            "--gateway-address",
+            &gateway,
+            "--management-address",
+            &management,
+        ])
+        .args(extra)
+        .env("ZEST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("zest starts");
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    loop {
+        match lines.next() {
+            Some(Ok(l)) if l.starts_with("READY") => break,
+            Some(Ok(_)) => continue,
+            other => panic!("zest start ended before READY: {other:?}"),
+        }
+    }
+    Node {
+        child,
+        gateway,
+        management,
+        dir,
+    }
+}
+
+pub fn http_get(addr: &str, path: &str) -> String {
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}

@@ -1,0 +1,205 @@
+//! Flow control between Zest and its clients, with the gateway protocol against a real
+//! `zest start`: job streaming (StreamActivatedJobs) pushes jobs no faster than its client
+//! reads them, and workers that lag behind close the job backlog gate for new instances.
+
+mod common;
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use common::{http_get, start_with};
+use zest_gateway::proto;
+use zest_gateway::proto::gateway_client::GatewayClient;
+
+type Client = GatewayClient<tonic::transport::Channel>;
+
+async fn connect(gateway: &str) -> Client {
+    GatewayClient::connect(format!("http://{gateway}"))
+        .await
+        .expect("the gateway accepts connections")
+}
+
+async fn deploy_one_task(c: &mut Client) {
+    c.deploy_resource(proto::DeployResourceRequest {
+        resources: vec![proto::Resource {
+            name: "one_task.bpmn".into(),
+            content: include_bytes!("../bench/one_task.bpmn").to_vec(),
+        }],
+        tenant_id: String::new(),
+    })
+    .await
+    .expect("one_task.bpmn deploys");
+}
+
+async fn create(c: &mut Client, variables: &str) -> Result<i64, tonic::Status> {
+    c.create_process_instance(proto::CreateProcessInstanceRequest {
+        bpmn_process_id: "benchmark".into(),
+        version: -1,
+        variables: variables.into(),
+        ..Default::default()
+    })
+    .await
+    .map(|r| r.into_inner().process_instance_key)
+}
+
+/// The number of jobs activated so far on partition 1, from the metrics.
+fn jobs_activated(management: &str) -> u64 {
+    http_get(management, "/metrics")
+        .lines()
+        .find(|l| l.starts_with("zeebe_job_activation_time_count{"))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse::<f64>().ok())
+        .expect("zeebe_job_activation_time_count is exported") as u64
+}
+
+#[test]
+fn job_stream_pushes_jobs_as_fast_as_its_client_reads() {
+    // without the job backlog gate: this test holds jobs back on purpose
+    let node = start_with("stream", &["--backpressure-max-job-wait-ms", "0"]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut c = connect(&node.gateway).await;
+        deploy_one_task(&mut c).await;
+
+        // bad requests are refused before the stream opens
+        for (job_type, timeout) in [("  ", 1000), ("benchmark-task", 0)] {
+            let err = c
+                .stream_activated_jobs(proto::StreamActivatedJobsRequest {
+                    r#type: job_type.into(),
+                    worker: "w".into(),
+                    timeout,
+                    ..Default::default()
+                })
+                .await
+                .expect_err("refused");
+            assert_eq!(err.code(), tonic::Code::InvalidArgument, "{err:?}");
+        }
+
+        // open a stream and do not read it, on a connection whose client takes 64 KiB at a
+        // time (HTTP/2 flow control; the default window of this client is 2 MiB)
+        let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", node.gateway))
+            .unwrap()
+            .initial_stream_window_size(65_535)
+            .initial_connection_window_size(65_535)
+            .connect()
+            .await
+            .unwrap();
+        let mut stream = GatewayClient::new(channel)
+            .stream_activated_jobs(proto::StreamActivatedJobsRequest {
+                r#type: "benchmark-task".into(),
+                worker: "streamer".into(),
+                timeout: 60_000,
+                ..Default::default()
+            })
+            .await
+            .expect("the stream opens")
+            .into_inner();
+        // large variables: the transport's own buffers hold few jobs
+        let pad = "x".repeat(8 * 1024);
+        let total = 300;
+        let mut keys = HashSet::new();
+        for _ in 0..total {
+            keys.insert(
+                create(&mut c, &format!("{{\"pad\":\"{pad}\"}}"))
+                    .await
+                    .expect("created"),
+            );
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let ahead = jobs_activated(&node.management);
+        assert!(
+            (1..total as u64 / 2).contains(&ahead),
+            "a stream nobody reads holds a bounded number of jobs, not all {total}: {ahead} were activated"
+        );
+
+        // reading it delivers every job, each once, activated for this worker
+        let mut seen = HashSet::new();
+        while seen.len() < total {
+            let job = tokio::time::timeout(Duration::from_secs(20), stream.message())
+                .await
+                .expect("the stream pushes the next job within 20 s")
+                .expect("the stream stays open")
+                .expect("the stream does not end");
+            assert_eq!(job.r#type, "benchmark-task");
+            assert_eq!(job.worker, "streamer");
+            assert!(keys.contains(&job.process_instance_key), "{job:?}");
+            assert!(seen.insert(job.key), "job {} pushed twice", job.key);
+            c.complete_job(proto::CompleteJobRequest {
+                job_key: job.key,
+                variables: String::new(),
+                result: None,
+            })
+            .await
+            .expect("a pushed job completes");
+        }
+        assert_eq!(jobs_activated(&node.management), total as u64);
+
+        // a job created while the stream is open is pushed at once
+        let key = create(&mut c, "{}").await.unwrap();
+        let job = tokio::time::timeout(Duration::from_secs(10), stream.message())
+            .await
+            .expect("pushed within 10 s")
+            .unwrap()
+            .unwrap();
+        assert_eq!(job.process_instance_key, key);
+    });
+}
+
+#[test]
+fn lagging_workers_close_the_job_backlog_gate_for_new_instances() {
+    // the gate closes when an activated job had waited more than 2 s, for 2 s
+    let node = start_with("gate", &["--backpressure-max-job-wait-ms", "2000"]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut c = connect(&node.gateway).await;
+        deploy_one_task(&mut c).await;
+        for _ in 0..3 {
+            create(&mut c, "{}").await.expect("no job waits yet");
+        }
+        // no worker for a while: jobs waiting without workers close nothing
+        tokio::time::sleep(Duration::from_millis(2500)).await;
+        create(&mut c, "{}")
+            .await
+            .expect("jobs nobody asked for do not close the gate");
+        // a worker takes the jobs that waited 2.5 s
+        let mut stream = c
+            .activate_jobs(proto::ActivateJobsRequest {
+                r#type: "benchmark-task".into(),
+                worker: "late".into(),
+                timeout: 60_000,
+                max_jobs_to_activate: 100,
+                request_timeout: -1,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let mut jobs = Vec::new();
+        while let Some(batch) = stream.message().await.unwrap() {
+            jobs.extend(batch.jobs);
+        }
+        assert_eq!(jobs.len(), 4);
+        let refused = create(&mut c, "{}")
+            .await
+            .expect_err("new instances are refused while workers lag");
+        assert_eq!(refused.code(), tonic::Code::ResourceExhausted);
+        assert!(
+            refused.message().contains("wait longer"),
+            "{}",
+            refused.message()
+        );
+        // work that drains the backlog is never refused
+        for job in &jobs {
+            c.complete_job(proto::CompleteJobRequest {
+                job_key: job.key,
+                variables: String::new(),
+                result: None,
+            })
+            .await
+            .expect("completions pass the gate");
+        }
+        // the gate opens again once no slow activation was seen for 2 s
+        tokio::time::sleep(Duration::from_millis(2200)).await;
+        create(&mut c, "{}").await.expect("the gate opened again");
+    });
+}
