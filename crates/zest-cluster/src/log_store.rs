@@ -204,9 +204,15 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     }
 
     async fn purge(&mut self, log_id: LogId<NodeId>) -> Result<(), StorageError<NodeId>> {
+        let previous: Option<LogId<NodeId>> = self.get_json("last_purged")?;
+        let from = previous.map(|l| l.index + 1).unwrap_or(0);
         self.put_json("last_purged", &log_id)?;
-        self.store
-            .log_purge(log_id.index)
+        let store = self.store.clone();
+        // thousands of deletions: off the consensus task, as appends are
+        tokio::task::spawn_blocking(move || store.log_purge(from, log_id.index))
+            .await
+            .map_err(|e| std::io::Error::other(e.to_string()))
+            .and_then(|r| r.map_err(|e| std::io::Error::other(e.to_string())))
             .map_err(|e| StorageIOError::write_logs(io_err(e)).into())
     }
 }

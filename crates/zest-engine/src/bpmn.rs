@@ -164,7 +164,10 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             }
             Ok(())
         }
-        ElementKind::NoneStartEvent | ElementKind::NoneEndEvent | ElementKind::ParallelGateway => {
+        ElementKind::NoneStartEvent
+        | ElementKind::NoneEndEvent
+        | ElementKind::ParallelGateway
+        | ElementKind::PassThroughTask => {
             ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
             ctx.event(key, Intent::ElementCompleting, pi_value(&inst.record));
             on_complete(ctx, key)
@@ -183,10 +186,10 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
                 None => complete_scope_if_done(ctx, inst.parent_key),
             }
         }
-        ElementKind::ServiceTask => {
+        ElementKind::JobWorkerTask => {
             let Some(def) = &el.task_definition else {
                 return Err(Rejection::invalid_state(format!(
-                    "service task '{}' has no task definition",
+                    "task '{}' has no task definition",
                     el.id
                 )));
             };

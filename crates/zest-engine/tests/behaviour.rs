@@ -2906,3 +2906,120 @@ fn a_timer_trigger_before_the_due_date_is_rejected() {
     assert_eq!(h.state.map, before);
     assert_eq!(h.instance_of("timer1").state, ElementActivated);
 }
+
+// =============================================================================================
+// Task kinds: job-based send, script and business rule tasks; pass-through undefined and manual
+// tasks.
+
+const TASK_KINDS: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="defs" targetNamespace="http://zest.example">
+  <bpmn:process id="kinds" isExecutable="true">
+    <bpmn:startEvent id="start" />
+    <bpmn:task id="undefined">
+      <bpmn:extensionElements>
+        <zeebe:ioMapping>
+          <zeebe:output source="=x + 1" target="y" />
+        </zeebe:ioMapping>
+      </bpmn:extensionElements>
+    </bpmn:task>
+    <bpmn:manualTask id="manual" />
+    <bpmn:sendTask id="send">
+      <bpmn:extensionElements><zeebe:taskDefinition type="send-job" /></bpmn:extensionElements>
+    </bpmn:sendTask>
+    <bpmn:scriptTask id="script">
+      <bpmn:extensionElements><zeebe:taskDefinition type="script-job" retries="5" /></bpmn:extensionElements>
+    </bpmn:scriptTask>
+    <bpmn:businessRuleTask id="rule">
+      <bpmn:extensionElements>
+        <zeebe:taskDefinition type="rule-job" />
+        <zeebe:taskHeaders><zeebe:header key="k" value="v" /></zeebe:taskHeaders>
+      </bpmn:extensionElements>
+    </bpmn:businessRuleTask>
+    <bpmn:endEvent id="end" />
+    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="undefined" />
+    <bpmn:sequenceFlow id="f2" sourceRef="undefined" targetRef="manual" />
+    <bpmn:sequenceFlow id="f3" sourceRef="manual" targetRef="send" />
+    <bpmn:sequenceFlow id="f4" sourceRef="send" targetRef="script" />
+    <bpmn:sequenceFlow id="f5" sourceRef="script" targetRef="rule" />
+    <bpmn:sequenceFlow id="f6" sourceRef="rule" targetRef="end" />
+  </bpmn:process>
+</bpmn:definitions>
+"#;
+
+#[test]
+fn undefined_and_manual_tasks_pass_through_and_job_based_tasks_create_jobs() {
+    let mut h = Harness::new();
+    h.deploy_ok(TASK_KINDS);
+    let c = h.create("kinds", r#"{"x": 1}"#);
+    c.accepted();
+    assert_eq!(
+        c.pi_events()
+            .into_iter()
+            .filter(|(_, id)| id == "undefined" || id == "manual")
+            .collect::<Vec<_>>(),
+        pi(&[
+            (ElementActivating, "undefined"),
+            (ElementActivated, "undefined"),
+            (ElementCompleting, "undefined"),
+            (ElementCompleted, "undefined"),
+            (ElementActivating, "manual"),
+            (ElementActivated, "manual"),
+            (ElementCompleting, "manual"),
+            (ElementCompleted, "manual"),
+        ])
+    );
+    let types: Vec<BpmnElementType> = c
+        .find(ValueType::ProcessInstance, ElementActivated)
+        .iter()
+        .map(|r| match &r.value {
+            RecordValue::ProcessInstance(p) => p.bpmn_element_type,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert!(types.contains(&BpmnElementType::Task), "{types:?}");
+    assert!(types.contains(&BpmnElementType::ManualTask), "{types:?}");
+    assert!(types.contains(&BpmnElementType::SendTask), "{types:?}");
+    // each job sees the output of the undefined task's mapping
+    for (job_type, element, retries) in [
+        ("send-job", "send", 3),
+        ("script-job", "script", 5),
+        ("rule-job", "rule", 3),
+    ] {
+        let (key, job) = h.activate_one(job_type);
+        assert_eq!(job.element_id, element);
+        assert_eq!(job.retries, retries);
+        assert_eq!(job_vars(&job)["y"], json!(2), "the output of 'undefined'");
+        if element == "rule" {
+            assert_eq!(job.custom_headers.get("k").map(String::as_str), Some("v"));
+        }
+        h.complete(key, "");
+    }
+    h.assert_no_runtime_state();
+    h.assert_replay_matches();
+}
+
+#[test]
+fn business_rule_and_script_tasks_without_a_job_are_rejected_at_deploy() {
+    let mut h = Harness::new();
+    let xml = TASK_KINDS
+        .replace(
+            r#"<zeebe:taskDefinition type="script-job" retries="5" />"#,
+            r#"<zeebe:script expression="=1 + 1" resultVariable="two" />"#,
+        )
+        .replace(
+            r#"<zeebe:taskDefinition type="rule-job" />"#,
+            r#"<zeebe:calledDecision decisionId="d" resultVariable="r" />"#,
+        );
+    let msg = h
+        .deploy("kinds.bpmn", &xml)
+        .rejection(RejectionType::InvalidArgument);
+    for needle in [
+        "Element: script",
+        "zeebe:script",
+        "Element: rule",
+        "zeebe:calledDecision",
+        "is not supported",
+    ] {
+        assert!(msg.contains(needle), "{needle} in {msg}");
+    }
+}

@@ -68,7 +68,12 @@ pub enum ElementKind {
     Process,
     NoneStartEvent,
     NoneEndEvent,
-    ServiceTask,
+    /// A task that creates a job for a worker (`zeebe:taskDefinition`): service, send, script
+    /// and business rule tasks. `Element::element_type` says which.
+    JobWorkerTask,
+    /// A task without behaviour, completed as soon as it is activated: undefined task
+    /// (`bpmn:task`) and manual task, as Zeebe runs them.
+    PassThroughTask,
     ExclusiveGateway,
     ParallelGateway,
     TimerIntermediateCatchEvent,

@@ -460,11 +460,28 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                     return self.unsupported(id, node, msg);
                 }
             },
-            "serviceTask" => new_element(
+            "serviceTask" | "sendTask" | "scriptTask" | "businessRuleTask" => new_element(
                 id,
                 node,
-                ElementKind::ServiceTask,
-                BpmnElementType::ServiceTask,
+                ElementKind::JobWorkerTask,
+                match kind_name {
+                    "sendTask" => BpmnElementType::SendTask,
+                    "scriptTask" => BpmnElementType::ScriptTask,
+                    "businessRuleTask" => BpmnElementType::BusinessRuleTask,
+                    _ => BpmnElementType::ServiceTask,
+                },
+                BpmnEventType::Unspecified,
+                line,
+            ),
+            "task" | "manualTask" => new_element(
+                id,
+                node,
+                ElementKind::PassThroughTask,
+                if kind_name == "task" {
+                    BpmnElementType::Task
+                } else {
+                    BpmnElementType::ManualTask
+                },
                 BpmnEventType::Unspecified,
                 line,
             ),
@@ -491,7 +508,8 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         };
 
         let allowed = match element.kind {
-            ElementKind::ServiceTask => Allowed::SERVICE_TASK,
+            ElementKind::JobWorkerTask => Allowed::SERVICE_TASK,
+            ElementKind::PassThroughTask => Allowed::IO,
             ElementKind::NoneStartEvent => Allowed::OUTPUTS,
             ElementKind::NoneEndEvent => Allowed::INPUTS,
             ElementKind::TimerIntermediateCatchEvent => Allowed::IO,
@@ -499,7 +517,10 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         };
         let ext = self.extensions(id, node, &allowed);
 
-        if matches!(element.kind, ElementKind::ServiceTask) {
+        if matches!(
+            element.kind,
+            ElementKind::JobWorkerTask | ElementKind::PassThroughTask
+        ) {
             for child in children_in(node, BPMN_NS) {
                 let name = child.tag_name().name();
                 if name == "multiInstanceLoopCharacteristics"
@@ -524,6 +545,8 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                     format!("compensation handlers (isForCompensation) {UNSUPPORTED_PL}"),
                 );
             }
+        }
+        if matches!(element.kind, ElementKind::JobWorkerTask) {
             element.task_definition = self.task_definition(id, node, &ext.task_definitions);
             element.task_headers = ext.headers;
         }
