@@ -185,6 +185,16 @@ struct Processor {
     next_position: u64,
 }
 
+/// The outcome of a group's commit: the receiver's error (the consensus task went away) or the
+/// write's own error, as text.
+fn commit_outcome<T, E: std::fmt::Display, R: std::fmt::Display>(
+    received: Result<Result<T, E>, R>,
+) -> Result<(), String> {
+    received
+        .map_err(|e| e.to_string())
+        .and_then(|r| r.map(|_| ()).map_err(|e| e.to_string()))
+}
+
 impl Processor {
     async fn run(
         mut self,
@@ -206,19 +216,13 @@ impl Processor {
                         None => std::future::pending().await,
                     }
                 }, if oldest_commits => {
-                    self.finish_oldest(result.map_err(|e| e.to_string()).and_then(|r| r.map(|_| ()).map_err(|e| e.to_string())), &pid_label);
+                    self.finish_oldest(commit_outcome(result), &pid_label);
                     continue;
                 }
                 Some(s) = internal_rx.recv(), if can_process => s,
                 Some(s) = client_rx.recv(), if can_process => s,
-                else => {
-                    if self.in_flight.is_empty() {
-                        break;
-                    }
-                    // queues closed: wait for what is in flight
-                    tokio::time::sleep(std::time::Duration::from_millis(1)).await;
-                    continue;
-                }
+                // queues closed: the groups in flight are answered below
+                else => break,
             };
             let mut group = vec![first];
             // Internal commands first (they free work: timeouts, timers), then clients.
@@ -245,10 +249,7 @@ impl Processor {
         // Let the groups in flight commit and answer them.
         while let Some(front) = self.in_flight.front_mut() {
             let result = match front.commit.as_mut() {
-                Some(rx) => rx
-                    .await
-                    .map_err(|e| e.to_string())
-                    .and_then(|r| r.map(|_| ()).map_err(|e| e.to_string())),
+                Some(rx) => commit_outcome(rx.await),
                 None => Ok(()),
             };
             self.finish_oldest(result, &pid_label);
