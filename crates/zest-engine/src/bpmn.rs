@@ -243,6 +243,32 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             ctx.side_effect(SideEffect::JobsAvailable(job_type));
             Ok(())
         }
+        ElementKind::ScriptTask => {
+            let Some(script) = &el.script else {
+                return Err(Rejection::invalid_state(format!(
+                    "script task '{}' has no script",
+                    el.id
+                )));
+            };
+            let result = match evaluate(ctx, &script.expression, key) {
+                Ok(v) => v,
+                Err(msg) => {
+                    return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1)
+                }
+            };
+            ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
+            // the result is written like a job's completion variables: it propagates, unless
+            // output mappings decide what leaves the task
+            let mut doc = Map::new();
+            doc.insert(script.result_variable.clone(), result);
+            if el.outputs.is_empty() {
+                variables::merge_propagate(ctx, key, &doc);
+            } else {
+                variables::set_local_document(ctx, key, &doc, None);
+            }
+            ctx.event(key, Intent::ElementCompleting, pi_value(&inst.record));
+            on_complete(ctx, key)
+        }
         ElementKind::TimerIntermediateCatchEvent => {
             let due = match &el.timer {
                 Some(t) => timer_due_date(ctx, t, key),

@@ -2999,27 +2999,122 @@ fn undefined_and_manual_tasks_pass_through_and_job_based_tasks_create_jobs() {
 }
 
 #[test]
-fn business_rule_and_script_tasks_without_a_job_are_rejected_at_deploy() {
+fn business_rule_tasks_with_a_called_decision_are_rejected_at_deploy() {
     let mut h = Harness::new();
-    let xml = TASK_KINDS
-        .replace(
-            r#"<zeebe:taskDefinition type="script-job" retries="5" />"#,
-            r#"<zeebe:script expression="=1 + 1" resultVariable="two" />"#,
-        )
-        .replace(
-            r#"<zeebe:taskDefinition type="rule-job" />"#,
-            r#"<zeebe:calledDecision decisionId="d" resultVariable="r" />"#,
-        );
+    let xml = TASK_KINDS.replace(
+        r#"<zeebe:taskDefinition type="rule-job" />"#,
+        r#"<zeebe:calledDecision decisionId="d" resultVariable="r" />"#,
+    );
     let msg = h
         .deploy("kinds.bpmn", &xml)
         .rejection(RejectionType::InvalidArgument);
-    for needle in [
-        "Element: script",
-        "zeebe:script",
-        "Element: rule",
-        "zeebe:calledDecision",
-        "is not supported",
-    ] {
+    for needle in ["Element: rule", "zeebe:calledDecision", "is not supported"] {
         assert!(msg.contains(needle), "{needle} in {msg}");
     }
+}
+
+fn script_process(expression: &str, outputs: &str) -> String {
+    format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="defs" targetNamespace="http://zest.example">
+  <bpmn:process id="script" isExecutable="true">
+    <bpmn:startEvent id="start" />
+    <bpmn:scriptTask id="calc">
+      <bpmn:extensionElements>
+        <zeebe:script expression="{expression}" resultVariable="doubled" />
+        {outputs}
+      </bpmn:extensionElements>
+    </bpmn:scriptTask>
+    <bpmn:serviceTask id="after">
+      <bpmn:extensionElements><zeebe:taskDefinition type="after" /></bpmn:extensionElements>
+    </bpmn:serviceTask>
+    <bpmn:endEvent id="end" />
+    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="calc" />
+    <bpmn:sequenceFlow id="f2" sourceRef="calc" targetRef="after" />
+    <bpmn:sequenceFlow id="f3" sourceRef="after" targetRef="end" />
+  </bpmn:process>
+</bpmn:definitions>
+"#
+    )
+}
+
+#[test]
+fn script_task_writes_its_feel_result_and_completes() {
+    let mut h = Harness::new();
+    h.deploy_ok(&script_process("= x * 2", ""));
+    let c = h.create("script", r#"{"x": 21}"#);
+    c.accepted();
+    assert_eq!(
+        c.pi_events()
+            .into_iter()
+            .filter(|(_, id)| id == "calc")
+            .collect::<Vec<_>>(),
+        pi(&[
+            (ElementActivating, "calc"),
+            (ElementActivated, "calc"),
+            (ElementCompleting, "calc"),
+            (ElementCompleted, "calc"),
+        ])
+    );
+    // the result propagates to the process: the next task sees it
+    let (key, job) = h.activate_one("after");
+    assert_eq!(job_vars(&job)["doubled"], json!(42));
+    h.complete(key, "");
+    h.assert_no_runtime_state();
+
+    // with output mappings, only their results leave the task
+    let mut h = Harness::new();
+    h.deploy_ok(&script_process(
+        "= x * 2",
+        r#"<zeebe:ioMapping><zeebe:output source="= doubled + 1" target="plusOne" /></zeebe:ioMapping>"#,
+    ));
+    h.create("script", r#"{"x": 1}"#).accepted();
+    let (_, job) = h.activate_one("after");
+    let vars = job_vars(&job);
+    assert_eq!(vars["plusOne"], json!(3));
+    assert!(vars.get("doubled").is_none(), "{vars}");
+    h.assert_replay_matches();
+}
+
+#[test]
+fn a_failing_script_raises_an_extract_value_incident() {
+    let mut h = Harness::new();
+    h.deploy_ok(&script_process("= {f: 1}.f(2)", ""));
+    let c = h.create("script", "");
+    c.accepted();
+    let (_, incident) = incident_of(&c);
+    assert_eq!(incident.error_type, ErrorType::ExtractValueError);
+    assert_eq!(incident.element_id, "calc");
+    assert!(h.activate("after", 10).is_empty());
+    h.assert_replay_matches();
+}
+
+#[test]
+fn script_tasks_are_validated_at_deploy() {
+    let mut h = Harness::new();
+    for (expression, needle) in [
+        ("1 + 1", "must be a FEEL expression"),
+        ("=(", "Attribute 'expression'"),
+    ] {
+        let msg = h
+            .deploy("script.bpmn", &script_process(expression, ""))
+            .rejection(RejectionType::InvalidArgument);
+        assert!(
+            msg.contains("Element: calc") && msg.contains(needle),
+            "{msg}"
+        );
+    }
+    let both = script_process("= 1", r#"<zeebe:taskDefinition type="t" />"#);
+    let msg = h
+        .deploy("script.bpmn", &both)
+        .rejection(RejectionType::InvalidArgument);
+    assert!(
+        msg.contains("either one 'zeebe:script' or one 'zeebe:taskDefinition'"),
+        "{msg}"
+    );
+    let no_result = script_process("= 1", "").replace(r#" resultVariable="doubled""#, "");
+    let msg = h
+        .deploy("script.bpmn", &no_result)
+        .rejection(RejectionType::InvalidArgument);
+    assert!(msg.contains("'resultVariable'"), "{msg}");
 }

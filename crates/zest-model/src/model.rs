@@ -52,6 +52,13 @@ pub struct TaskDefinition {
     pub retries: Expression,
 }
 
+/// `zeebe:script` of a script task: a FEEL expression whose result is written to a variable.
+#[derive(Debug, Clone)]
+pub struct Script {
+    pub expression: Expression,
+    pub result_variable: String,
+}
+
 #[derive(Debug, Clone)]
 pub enum TimerDefinition {
     /// `bpmn:timeDuration`: ISO 8601 duration (static or FEEL).
@@ -71,6 +78,9 @@ pub enum ElementKind {
     /// A task that creates a job for a worker (`zeebe:taskDefinition`): service, send, script
     /// and business rule tasks. `Element::element_type` says which.
     JobWorkerTask,
+    /// A script task with `zeebe:script`: evaluates its FEEL expression, writes the result to
+    /// its result variable and completes.
+    ScriptTask,
     /// A task without behaviour, completed as soon as it is activated: undefined task
     /// (`bpmn:task`) and manual task, as Zeebe runs them.
     PassThroughTask,
@@ -98,6 +108,8 @@ pub struct Element {
     /// `zeebe:taskHeaders`, in document order.
     pub task_headers: Vec<(String, String)>,
     pub timer: Option<TimerDefinition>,
+    /// `zeebe:script` of a script task.
+    pub script: Option<Script>,
     /// Start events directly inside this scope (for the process: its none start event).
     pub start_events: Vec<ElementIdx>,
     /// 1-based line of the element's start tag in the XML.

@@ -227,6 +227,13 @@ fn is_in(node: Node, ns: &str, name: &str) -> bool {
     node.is_element() && node.tag_name().namespace() == Some(ns) && node.tag_name().name() == name
 }
 
+/// True when `node` has the `zeebe:<name>` extension element.
+fn has_zeebe_extension(node: Node, name: &str) -> bool {
+    children_in(node, BPMN_NS)
+        .filter(|n| n.tag_name().name() == "extensionElements")
+        .any(|e| children_in(e, ZEEBE_NS).any(|c| c.tag_name().name() == name))
+}
+
 fn is_bpmn(node: Node, name: &str) -> bool {
     is_in(node, BPMN_NS, name)
 }
@@ -460,6 +467,14 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                     return self.unsupported(id, node, msg);
                 }
             },
+            "scriptTask" if has_zeebe_extension(node, "script") => new_element(
+                id,
+                node,
+                ElementKind::ScriptTask,
+                BpmnElementType::ScriptTask,
+                BpmnEventType::Unspecified,
+                line,
+            ),
             "serviceTask" | "sendTask" | "scriptTask" | "businessRuleTask" => new_element(
                 id,
                 node,
@@ -510,6 +525,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         let allowed = match element.kind {
             ElementKind::JobWorkerTask => Allowed::SERVICE_TASK,
             ElementKind::PassThroughTask => Allowed::IO,
+            ElementKind::ScriptTask => Allowed::SCRIPT_TASK,
             ElementKind::NoneStartEvent => Allowed::OUTPUTS,
             ElementKind::NoneEndEvent => Allowed::INPUTS,
             ElementKind::TimerIntermediateCatchEvent => Allowed::IO,
@@ -519,7 +535,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
 
         if matches!(
             element.kind,
-            ElementKind::JobWorkerTask | ElementKind::PassThroughTask
+            ElementKind::JobWorkerTask | ElementKind::PassThroughTask | ElementKind::ScriptTask
         ) {
             for child in children_in(node, BPMN_NS) {
                 let name = child.tag_name().name();
@@ -550,6 +566,9 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             element.task_definition = self.task_definition(id, node, &ext.task_definitions);
             element.task_headers = ext.headers;
         }
+        if matches!(element.kind, ElementKind::ScriptTask) {
+            element.script = self.script(id, node, &ext.scripts);
+        }
         element.inputs = ext.inputs;
         element.outputs = ext.outputs;
         self.push(element, node);
@@ -558,6 +577,64 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
     fn unsupported(&mut self, id: &'a str, node: Node, message: String) {
         self.ctx.problem(Some(id), node, message);
         self.unsupported.insert(id);
+    }
+
+    /// `zeebe:script` of a script task (Zeebe's rules: one of them, a FEEL expression, a
+    /// result variable; no job definition beside it).
+    fn script(&mut self, id: &str, owner: Node, scripts: &[Node]) -> Option<Script> {
+        if has_zeebe_extension(owner, "taskDefinition") {
+            self.ctx.problem(
+                Some(id),
+                owner,
+                "Must have either one 'zeebe:script' or one 'zeebe:taskDefinition' extension element",
+            );
+            return None;
+        }
+        let [script] = scripts else {
+            let at = scripts.get(1).copied().unwrap_or(owner);
+            self.ctx.problem(
+                Some(id),
+                at,
+                "Must have exactly one 'zeebe:script' extension element",
+            );
+            return None;
+        };
+        let expression = match non_empty_attr(*script, "expression") {
+            None => {
+                self.ctx.problem(
+                    Some(id),
+                    *script,
+                    "Attribute 'expression' must be present and not empty",
+                );
+                None
+            }
+            Some(text) if !text.trim_start().starts_with('=') => {
+                self.ctx.problem(
+                    Some(id),
+                    *script,
+                    format!("Attribute 'expression' must be a FEEL expression (starting with '='), but was '{text}'"),
+                );
+                None
+            }
+            Some(text) => self
+                .ctx
+                .expression(id, *script, "Attribute 'expression'", text),
+        };
+        let result_variable = match non_empty_attr(*script, "resultVariable") {
+            Some(v) => Some(v.trim().to_string()),
+            None => {
+                self.ctx.problem(
+                    Some(id),
+                    *script,
+                    "Attribute 'resultVariable' must be present and not empty",
+                );
+                None
+            }
+        };
+        Some(Script {
+            expression: expression?,
+            result_variable: result_variable?,
+        })
     }
 
     fn task_definition(&mut self, id: &str, owner: Node, defs: &[Node]) -> Option<TaskDefinition> {
@@ -676,6 +753,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             for child in children_in(ext_node, ZEEBE_NS) {
                 match child.tag_name().name() {
                     "taskDefinition" if allowed.task => ext.task_definitions.push(child),
+                    "script" if allowed.script => ext.scripts.push(child),
                     "taskHeaders" if allowed.task => {
                         header_lists += 1;
                         if header_lists > 1 {
@@ -1065,6 +1143,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
 /// Which zeebe extensions an element kind understands.
 struct Allowed {
     task: bool,
+    script: bool,
     inputs: bool,
     outputs: bool,
 }
@@ -1072,26 +1151,37 @@ struct Allowed {
 impl Allowed {
     const NONE: Allowed = Allowed {
         task: false,
+        script: false,
         inputs: false,
         outputs: false,
     };
+    const SCRIPT_TASK: Allowed = Allowed {
+        task: false,
+        script: true,
+        inputs: true,
+        outputs: true,
+    };
     const SERVICE_TASK: Allowed = Allowed {
         task: true,
+        script: false,
         inputs: true,
         outputs: true,
     };
     const IO: Allowed = Allowed {
         task: false,
+        script: false,
         inputs: true,
         outputs: true,
     };
     const INPUTS: Allowed = Allowed {
         task: false,
+        script: false,
         inputs: true,
         outputs: false,
     };
     const OUTPUTS: Allowed = Allowed {
         task: false,
+        script: false,
         inputs: false,
         outputs: true,
     };
@@ -1100,6 +1190,7 @@ impl Allowed {
 #[derive(Default)]
 struct Extensions<'a, 'input> {
     task_definitions: Vec<Node<'a, 'input>>,
+    scripts: Vec<Node<'a, 'input>>,
     headers: Vec<(String, String)>,
     inputs: Vec<Mapping>,
     outputs: Vec<Mapping>,
@@ -1128,6 +1219,7 @@ fn new_element(
         task_definition: None,
         task_headers: Vec::new(),
         timer: None,
+        script: None,
         start_events: Vec::new(),
         line,
     }
