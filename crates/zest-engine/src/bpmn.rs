@@ -167,7 +167,8 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
         ElementKind::NoneStartEvent
         | ElementKind::NoneEndEvent
         | ElementKind::ParallelGateway
-        | ElementKind::PassThroughTask => {
+        | ElementKind::PassThroughTask
+        | ElementKind::NoneIntermediateThrowEvent => {
             ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
             ctx.event(key, Intent::ElementCompleting, pi_value(&inst.record));
             on_complete(ctx, key)

@@ -2923,6 +2923,7 @@ const TASK_KINDS: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
       </bpmn:extensionElements>
     </bpmn:task>
     <bpmn:manualTask id="manual" />
+    <bpmn:intermediateThrowEvent id="milestone" />
     <bpmn:sendTask id="send">
       <bpmn:extensionElements><zeebe:taskDefinition type="send-job" /></bpmn:extensionElements>
     </bpmn:sendTask>
@@ -2938,7 +2939,8 @@ const TASK_KINDS: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
     <bpmn:endEvent id="end" />
     <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="undefined" />
     <bpmn:sequenceFlow id="f2" sourceRef="undefined" targetRef="manual" />
-    <bpmn:sequenceFlow id="f3" sourceRef="manual" targetRef="send" />
+    <bpmn:sequenceFlow id="f2b" sourceRef="manual" targetRef="milestone" />
+    <bpmn:sequenceFlow id="f3" sourceRef="milestone" targetRef="send" />
     <bpmn:sequenceFlow id="f4" sourceRef="send" targetRef="script" />
     <bpmn:sequenceFlow id="f5" sourceRef="script" targetRef="rule" />
     <bpmn:sequenceFlow id="f6" sourceRef="rule" targetRef="end" />
@@ -2955,7 +2957,7 @@ fn undefined_and_manual_tasks_pass_through_and_job_based_tasks_create_jobs() {
     assert_eq!(
         c.pi_events()
             .into_iter()
-            .filter(|(_, id)| id == "undefined" || id == "manual")
+            .filter(|(_, id)| id == "undefined" || id == "manual" || id == "milestone")
             .collect::<Vec<_>>(),
         pi(&[
             (ElementActivating, "undefined"),
@@ -2966,6 +2968,10 @@ fn undefined_and_manual_tasks_pass_through_and_job_based_tasks_create_jobs() {
             (ElementActivated, "manual"),
             (ElementCompleting, "manual"),
             (ElementCompleted, "manual"),
+            (ElementActivating, "milestone"),
+            (ElementActivated, "milestone"),
+            (ElementCompleting, "milestone"),
+            (ElementCompleted, "milestone"),
         ])
     );
     let types: Vec<BpmnElementType> = c
@@ -2979,6 +2985,10 @@ fn undefined_and_manual_tasks_pass_through_and_job_based_tasks_create_jobs() {
     assert!(types.contains(&BpmnElementType::Task), "{types:?}");
     assert!(types.contains(&BpmnElementType::ManualTask), "{types:?}");
     assert!(types.contains(&BpmnElementType::SendTask), "{types:?}");
+    assert!(
+        types.contains(&BpmnElementType::IntermediateThrowEvent),
+        "{types:?}"
+    );
     // each job sees the output of the undefined task's mapping
     for (job_type, element, retries) in [
         ("send-job", "send", 3),

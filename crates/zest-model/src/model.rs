@@ -75,6 +75,8 @@ pub enum ElementKind {
     Process,
     NoneStartEvent,
     NoneEndEvent,
+    /// A none intermediate throw event: passes through (a milestone in the record stream).
+    NoneIntermediateThrowEvent,
     /// A task that creates a job for a worker (`zeebe:taskDefinition`): service, send, script
     /// and business rule tasks. `Element::element_type` says which.
     JobWorkerTask,

@@ -441,7 +441,15 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 BpmnEventType::None,
                 line,
             ),
-            "startEvent" | "endEvent" => {
+            "intermediateThrowEvent" if event_defs.is_empty() => new_element(
+                id,
+                node,
+                ElementKind::NoneIntermediateThrowEvent,
+                BpmnElementType::IntermediateThrowEvent,
+                BpmnEventType::None,
+                line,
+            ),
+            "startEvent" | "endEvent" | "intermediateThrowEvent" => {
                 let msg = unsupported_event(&event_defs);
                 return self.unsupported(id, node, msg);
             }
@@ -524,7 +532,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
 
         let allowed = match element.kind {
             ElementKind::JobWorkerTask => Allowed::SERVICE_TASK,
-            ElementKind::PassThroughTask => Allowed::IO,
+            ElementKind::PassThroughTask | ElementKind::NoneIntermediateThrowEvent => Allowed::IO,
             ElementKind::ScriptTask => Allowed::SCRIPT_TASK,
             ElementKind::NoneStartEvent => Allowed::OUTPUTS,
             ElementKind::NoneEndEvent => Allowed::INPUTS,
