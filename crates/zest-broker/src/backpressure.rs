@@ -10,6 +10,7 @@
 //!
 //! The algorithms are pure: time is passed in as the measured round-trip time of a command.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -84,37 +85,57 @@ pub const DEFAULT_MAX_JOB_WAIT: Duration = Duration::from_millis(1000);
 /// cannot keep up, every command still goes through quickly, but activatable jobs pile up, and
 /// with them the latency of every instance and the memory of the partition, without bound.
 /// The gate watches how long activated jobs waited for a worker (job created to activated,
-/// what `zeebe_job_activation_time` shows). When one waited longer than `max_wait`, new
-/// process instances are refused for `max_wait` from then on; every further slow activation
-/// extends it. Jobs are activated oldest first, so once the backlog drains, activations turn
-/// fast and the gate opens. Jobs that nobody activates (no worker for their type) say nothing
-/// about workers being slow, so they never close it.
+/// what `zeebe_job_activation_time` shows), per job type. When a job of a type waited longer
+/// than `max_wait`, that type is backlogged, and new process instances are refused while any
+/// type is. Jobs are activated oldest first, so once the backlog drains, an activation of the
+/// type shows a short wait, or finds fewer jobs than it asked for, and that clears it. A type
+/// whose workers stopped altogether shows no
+/// activations at all; it stops counting after [`STALE_FACTOR`] times `max_wait` without a slow
+/// activation, so the gate cannot stay closed for ever. Jobs that nobody activates (no worker
+/// for their type) say nothing about workers being slow and never close it.
 #[derive(Debug, Clone, Default)]
 pub struct JobWaitGate {
     max_wait: Option<Duration>,
-    closed_until: Option<Instant>,
+    /// Backlogged job types, with their last slow activation.
+    slow: HashMap<String, Instant>,
 }
+
+/// A backlogged type with no slow activation for this many times `max_wait` no longer closes
+/// the gate.
+pub const STALE_FACTOR: u32 = 10;
 
 impl JobWaitGate {
     pub fn new(max_wait: Option<Duration>) -> JobWaitGate {
         JobWaitGate {
             max_wait,
-            closed_until: None,
+            slow: HashMap::new(),
         }
     }
 
-    /// Jobs were activated at `now`; the longest had waited `wait` for a worker.
-    pub fn on_activation(&mut self, wait: Duration, now: Instant) {
-        if let Some(max) = self.max_wait {
-            if wait > max {
-                self.closed_until = Some(now + max);
-            }
+    /// Jobs of `job_type` were activated at `now`; the longest had waited `wait` for a worker.
+    pub fn on_activation(&mut self, job_type: &str, wait: Duration, now: Instant) {
+        let Some(max) = self.max_wait else { return };
+        if wait > max {
+            self.slow.insert(job_type.to_string(), now);
+        } else {
+            self.slow.remove(job_type);
         }
+    }
+
+    /// An activation of `job_type` found fewer jobs than it asked for: nothing of the type
+    /// waits any more, so it is not backlogged, however long the last jobs had waited.
+    pub fn on_drained(&mut self, job_type: &str) {
+        self.slow.remove(job_type);
     }
 
     /// True while new process instances are refused.
-    pub fn is_closed(&self, now: Instant) -> bool {
-        self.closed_until.is_some_and(|until| now < until)
+    pub fn is_closed(&mut self, now: Instant) -> bool {
+        let Some(max) = self.max_wait else {
+            return false;
+        };
+        let stale = max * STALE_FACTOR;
+        self.slow.retain(|_, last| now < *last + stale);
+        !self.slow.is_empty()
     }
 }
 
@@ -284,9 +305,16 @@ impl Limiter {
         })
     }
 
-    /// Jobs were just activated; the longest had waited `wait` for a worker.
-    pub fn on_job_activation(&self, wait: Duration) {
-        self.lock().gate.on_activation(wait, Instant::now());
+    /// Jobs of `job_type` were just activated; the longest had waited `wait` for a worker.
+    pub fn on_job_activation(&self, job_type: &str, wait: Duration) {
+        self.lock()
+            .gate
+            .on_activation(job_type, wait, Instant::now());
+    }
+
+    /// An activation of `job_type` found fewer jobs than it asked for.
+    pub fn on_jobs_drained(&self, job_type: &str) {
+        self.lock().gate.on_drained(job_type);
     }
 
     /// (current limit, commands in flight)
@@ -402,21 +430,33 @@ mod tests {
     }
 
     #[test]
-    fn job_wait_gate_closes_on_slow_activations_and_reopens() {
+    fn job_wait_gate_closes_while_a_type_lags_and_reopens() {
         let t0 = Instant::now();
         let mut gate = JobWaitGate::new(Some(ms(500)));
         assert!(!gate.is_closed(t0));
-        gate.on_activation(ms(100), t0);
+        gate.on_activation("a", ms(100), t0);
         assert!(!gate.is_closed(t0), "fast activations keep it open");
-        gate.on_activation(ms(800), t0);
-        assert!(gate.is_closed(t0 + ms(499)));
-        assert!(!gate.is_closed(t0 + ms(500)), "reopens after max_wait");
-        // a later slow activation extends it
-        gate.on_activation(ms(900), t0 + ms(400));
-        assert!(gate.is_closed(t0 + ms(899)));
+        gate.on_activation("a", ms(800), t0);
+        // closed for as long as type a lags, however rare its activations
+        assert!(gate.is_closed(t0 + ms(2_000)));
+        // another type being fast does not open it
+        gate.on_activation("b", ms(1), t0 + ms(2_000));
+        assert!(gate.is_closed(t0 + ms(2_001)));
+        // a fast activation of a opens it
+        gate.on_activation("a", ms(100), t0 + ms(2_100));
+        assert!(!gate.is_closed(t0 + ms(2_100)));
+        // so does an activation that emptied a's backlog, however long its jobs waited
+        gate.on_activation("a", ms(900), t0 + ms(2_200));
+        assert!(gate.is_closed(t0 + ms(2_200)));
+        gate.on_drained("a");
+        assert!(!gate.is_closed(t0 + ms(2_200)));
+        // workers that stop for good: the type goes stale and stops counting
+        gate.on_activation("c", ms(900), t0);
+        assert!(gate.is_closed(t0 + ms(4_999)));
+        assert!(!gate.is_closed(t0 + ms(5_000)), "stale after 10 x max_wait");
         // no gate configured: never closes
         let mut off = JobWaitGate::new(None);
-        off.on_activation(Duration::from_secs(60), t0);
+        off.on_activation("a", Duration::from_secs(60), t0);
         assert!(!off.is_closed(t0));
     }
 
@@ -427,7 +467,7 @@ mod tests {
             algorithm: LimitAlgorithm::Fixed { limit: 100 },
             max_job_wait: Some(Duration::from_secs(30)),
         });
-        limiter.on_job_activation(Duration::from_secs(31));
+        limiter.on_job_activation("slow", Duration::from_secs(31));
         assert_eq!(
             limiter.try_acquire(true).err(),
             Some(Refusal::JobBacklog),

@@ -1,6 +1,6 @@
 //! Prometheus metrics of the broker, with Zeebe's metric names where one exists.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use prometheus::{HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry};
 use zest_protocol::{BpmnElementType, Intent, Record, RecordType, RecordValue};
@@ -64,34 +64,44 @@ impl Metrics {
     }
 }
 
-/// Most start times remembered for the job activation and instance execution histograms;
-/// beyond it new jobs and instances are not timed (memory stays bounded).
+/// Most start times remembered for the job activation and instance execution histograms (and
+/// the job backlog gate); beyond it the oldest are forgotten (memory stays bounded).
 const MAX_TRACKED: usize = 200_000;
 
 /// Start times of jobs and process instances, to observe activation and execution times.
+/// Keys grow with time within a partition, so the first entry of each map is the oldest; when
+/// a map is full, its oldest entry (a job nobody activates, an instance that runs for days) is
+/// dropped to make room, so new jobs and instances are always timed.
 #[derive(Default)]
 pub(crate) struct Lifetimes {
-    job_created: HashMap<i64, i64>,
-    instance_activated: HashMap<i64, i64>,
+    job_created: BTreeMap<i64, i64>,
+    instance_activated: BTreeMap<i64, i64>,
+}
+
+fn insert_bounded(map: &mut BTreeMap<i64, i64>, key: i64, at: i64) {
+    if map.len() >= MAX_TRACKED {
+        map.pop_first();
+    }
+    map.insert(key, at);
 }
 
 impl Lifetimes {
-    /// Observes the records of one processed group. Returns the longest time an activated job
-    /// of the group had waited for a worker, in milliseconds, if any job was activated.
+    /// Observes the records of one processed group. Returns, per job type activated in the
+    /// group, the longest time one of its jobs had waited for a worker, in milliseconds.
     pub fn observe(
         &mut self,
         metrics: &Metrics,
         partition: &str,
         records: &[Record],
-    ) -> Option<i64> {
-        let mut longest_wait: Option<i64> = None;
+    ) -> Vec<(String, i64)> {
+        let mut longest_wait: Vec<(String, i64)> = Vec::new();
         for r in records {
             if r.record_type != RecordType::Event {
                 continue;
             }
             match (&r.value, r.intent) {
-                (RecordValue::Job(_), Intent::Created) if self.job_created.len() < MAX_TRACKED => {
-                    self.job_created.insert(r.key, r.timestamp);
+                (RecordValue::Job(_), Intent::Created) => {
+                    insert_bounded(&mut self.job_created, r.key, r.timestamp);
                 }
                 (RecordValue::Job(_), Intent::Completed | Intent::Canceled) => {
                     self.job_created.remove(&r.key);
@@ -100,7 +110,10 @@ impl Lifetimes {
                     for k in &b.job_keys {
                         if let Some(created) = self.job_created.remove(k) {
                             let wait = r.timestamp - created;
-                            longest_wait = Some(longest_wait.map_or(wait, |w| w.max(wait)));
+                            match longest_wait.iter_mut().find(|(t, _)| *t == b.job_type) {
+                                Some((_, w)) => *w = (*w).max(wait),
+                                None => longest_wait.push((b.job_type.clone(), wait)),
+                            }
                             metrics
                                 .job_activation_time
                                 .with_label_values(&[partition])
@@ -112,10 +125,8 @@ impl Lifetimes {
                     if pi.bpmn_element_type == BpmnElementType::Process =>
                 {
                     match intent {
-                        Intent::ElementActivating
-                            if self.instance_activated.len() < MAX_TRACKED =>
-                        {
-                            self.instance_activated.insert(r.key, r.timestamp);
+                        Intent::ElementActivating => {
+                            insert_bounded(&mut self.instance_activated, r.key, r.timestamp);
                         }
                         Intent::ElementCompleted => {
                             if let Some(started) = self.instance_activated.remove(&r.key) {

@@ -10,7 +10,7 @@ use tokio::task::JoinHandle;
 use zest_cluster::{AppliedInfo, RecordBatch, ZestRaft};
 use zest_engine::state::{Layered, Speculative, Txn};
 use zest_engine::{Engine, SideEffect};
-use zest_protocol::{Intent, PartitionId, Record, RecordType, ValueType};
+use zest_protocol::{Intent, PartitionId, Record, RecordType, RecordValue, ValueType};
 use zest_storage::{PartitionStore, Store};
 
 use crate::backpressure::{Limiter, Permit};
@@ -309,6 +309,18 @@ impl Processor {
             }
             txn.into_writes()
         };
+        // activations that found fewer jobs than they asked for: their type has no backlog
+        let drained: Vec<String> = responses
+            .iter()
+            .filter_map(|r| match (&r.record.value, r.record.intent) {
+                (RecordValue::JobBatch(b), Intent::Activated)
+                    if (b.jobs.len() as i64) < i64::from(b.max_jobs_to_activate) =>
+                {
+                    Some(b.job_type.clone())
+                }
+                _ => None,
+            })
+            .collect();
         self.metrics
             .processing_latency
             .with_label_values(&[pid_label])
@@ -322,10 +334,15 @@ impl Processor {
         let mut commit = None;
         if !records.is_empty() {
             self.count_records(&records, pid_label);
-            if let Some(wait) = self.lifetimes.observe(&self.metrics, pid_label, &records) {
+            for (job_type, wait) in self.lifetimes.observe(&self.metrics, pid_label, &records) {
                 self.limiter
-                    .on_job_activation(Duration::from_millis(wait.max(0) as u64));
+                    .on_job_activation(&job_type, Duration::from_millis(wait.max(0) as u64));
             }
+        }
+        for job_type in &drained {
+            self.limiter.on_jobs_drained(job_type);
+        }
+        if !records.is_empty() {
             // The state machine commits these writes instead of applying the records again;
             // the next groups read them until then.
             for (k, v) in &writes.0 {

@@ -206,13 +206,16 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     async fn purge(&mut self, log_id: LogId<NodeId>) -> Result<(), StorageError<NodeId>> {
         let previous: Option<LogId<NodeId>> = self.get_json("last_purged")?;
         let from = previous.map(|l| l.index + 1).unwrap_or(0);
-        self.put_json("last_purged", &log_id)?;
+        let marker = serde_json::to_vec(&log_id).map_err(|e| StorageIOError::write(io_err(e)))?;
         let store = self.store.clone();
-        // thousands of deletions: off the consensus task, as appends are
-        tokio::task::spawn_blocking(move || store.log_purge(from, log_id.index))
-            .await
-            .map_err(|e| std::io::Error::other(e.to_string()))
-            .and_then(|r| r.map_err(|e| std::io::Error::other(e.to_string())))
-            .map_err(|e| StorageIOError::write_logs(io_err(e)).into())
+        // thousands of deletions and an fsync: on a blocking thread, not a runtime worker
+        // (openraft's core still waits for it)
+        tokio::task::spawn_blocking(move || {
+            store.log_purge(from, log_id.index, ("last_purged", marker))
+        })
+        .await
+        .map_err(|e| std::io::Error::other(e.to_string()))
+        .and_then(|r| r.map_err(|e| std::io::Error::other(e.to_string())))
+        .map_err(|e| StorageIOError::write_logs(io_err(e)).into())
     }
 }

@@ -258,8 +258,9 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
                 }
             };
             ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
-            // the result is written like a job's completion variables: it propagates, unless
-            // output mappings decide what leaves the task
+            ctx.event(key, Intent::ElementCompleting, pi_value(&inst.record));
+            // written while completing, as Zeebe does, like a job's completion variables: the
+            // result propagates, unless output mappings decide what leaves the task
             let mut doc = Map::new();
             doc.insert(script.result_variable.clone(), result);
             if el.outputs.is_empty() {
@@ -267,7 +268,6 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             } else {
                 variables::set_local_document(ctx, key, &doc, None);
             }
-            ctx.event(key, Intent::ElementCompleting, pi_value(&inst.record));
             on_complete(ctx, key)
         }
         ElementKind::TimerIntermediateCatchEvent => {

@@ -3066,6 +3066,16 @@ fn script_task_writes_its_feel_result_and_completes() {
             (ElementCompleted, "calc"),
         ])
     );
+    // the result variable is written while the task completes, as Zeebe does
+    let evs = c.events();
+    let at = |vt: ValueType, intent: Intent, label: &str| {
+        evs.iter()
+            .position(|e| e.0 == vt && e.1 == intent && e.2.contains(label))
+            .unwrap_or_else(|| panic!("{vt:?} {intent:?} {label} in {evs:?}"))
+    };
+    let var = at(ValueType::Variable, Created, "doubled");
+    assert!(at(ValueType::ProcessInstance, ElementCompleting, "calc") < var);
+    assert!(var < at(ValueType::ProcessInstance, ElementCompleted, "calc"));
     // the result propagates to the process: the next task sees it
     let (key, job) = h.activate_one("after");
     assert_eq!(job_vars(&job)["doubled"], json!(42));

@@ -5,7 +5,7 @@ use std::time::Duration;
 use futures::Stream;
 use prost::Message;
 use tokio::sync::broadcast::error::RecvError;
-use tonic::{Request, Response, Status};
+use tonic::{Code, Request, Response, Status};
 use zest_broker::Broker;
 use zest_engine::new_command;
 use zest_protocol::{
@@ -46,13 +46,36 @@ impl Default for GatewayConfig {
 pub struct GatewayService {
     broker: Arc<Broker>,
     config: GatewayConfig,
+    /// Becomes true when the node stops: open job streams and parked long polls end, so the
+    /// server's graceful shutdown does not wait on them forever.
+    shutdown: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 type BoxStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'static>>;
 
 impl GatewayService {
     pub fn new(broker: Arc<Broker>, config: GatewayConfig) -> Self {
-        GatewayService { broker, config }
+        GatewayService {
+            broker,
+            config,
+            shutdown: None,
+        }
+    }
+
+    /// Ends job streams and long polls once `shutdown` turns true.
+    pub fn with_shutdown(mut self, shutdown: tokio::sync::watch::Receiver<bool>) -> Self {
+        self.shutdown = Some(shutdown);
+        self
+    }
+
+    /// Resolves once the node is stopping (never, without a shutdown signal).
+    async fn stopping(&self) {
+        match self.shutdown.clone() {
+            Some(mut rx) => {
+                let _ = rx.wait_for(|stop| *stop).await;
+            }
+            None => std::future::pending().await,
+        }
     }
 
     pub fn config(&self) -> &GatewayConfig {
@@ -247,11 +270,13 @@ impl Gateway for GatewayService {
                     return;
                 }
                 let Some(deadline) = deadline else { return };
-                // Park until a job of this type appears, the deadline passes or the client goes.
+                // Park until a job of this type appears, the deadline passes, the client goes
+                // or the node stops (then the answer is an empty batch, as at the deadline).
                 loop {
                     tokio::select! {
                         _ = tokio::time::sleep_until(deadline) => return,
                         _ = tx.closed() => return,
+                        _ = this.stopping() => return,
                         n = notifications.recv() => match n {
                             Ok(t) if t == r.r#type => break,
                             Ok(_) => continue,
@@ -267,13 +292,17 @@ impl Gateway for GatewayService {
 
     /// Job push: jobs of the type are activated for this stream as they become activatable,
     /// for as long as the client keeps the stream open. Flow control comes from the client's
-    /// stream: at most [`STREAM_WINDOW`] jobs are activated ahead of what the client has read
-    /// (gRPC/HTTP2 flow control stops the sends once the client stops reading), so a slow
-    /// worker never has more than that many jobs on their way to it.
+    /// stream: a job is activated only when the stream's channel ([`STREAM_WINDOW`] jobs) has
+    /// room, and the channel drains only as fast as the transport sends, which HTTP/2 flow
+    /// control limits to the client's receive window. So a worker that stops reading holds at
+    /// most its window (grpc-java and tonic open 1-2 MiB) plus the channel's 32 jobs, and
+    /// activation stops there instead of growing memory.
     ///
     /// Zeebe hands a pushed job that cannot be delivered back at once (YIELD); here a job that
     /// was activated for a stream the client closed before reading it becomes activatable again
-    /// when its timeout passes, as after a worker crash.
+    /// when its timeout passes, as after a worker crash. A full partition queue or a partition
+    /// that is briefly unavailable pauses the stream (retrying after 100 ms) instead of ending
+    /// it; the node stopping ends it with UNAVAILABLE.
     async fn stream_activated_jobs(
         &self,
         request: Request<proto::StreamActivatedJobsRequest>,
@@ -297,11 +326,18 @@ impl Gateway for GatewayService {
             let mut notifications = this.broker.subscribe_jobs();
             let partitions = this.broker.partition_count();
             let mut first = 1;
+            let stopped = || Status::unavailable("the gateway is shutting down; reconnect");
             loop {
                 // Wait until the client has read enough to make room.
-                match tx.reserve().await {
-                    Ok(permit) => drop(permit),
-                    Err(_) => return, // the client went away
+                tokio::select! {
+                    permit = tx.reserve() => match permit {
+                        Ok(permit) => drop(permit),
+                        Err(_) => return, // the client went away
+                    },
+                    _ = this.stopping() => {
+                        let _ = tx.try_send(Err(stopped()));
+                        return;
+                    }
                 }
                 let mut room = tx.capacity() as i32;
                 let mut pushed = 0;
@@ -333,6 +369,23 @@ impl Gateway for GatewayService {
                                 }
                             }
                         }
+                        Err(status)
+                            if matches!(
+                                status.code(),
+                                Code::ResourceExhausted | Code::Unavailable
+                            ) =>
+                        {
+                            // a full queue or a partition between leaders: try again soon
+                            tracing::debug!(partition, %status, "job stream pauses");
+                            tokio::select! {
+                                _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+                                _ = tx.closed() => return,
+                                _ = this.stopping() => {
+                                    let _ = tx.try_send(Err(stopped()));
+                                    return;
+                                }
+                            }
+                        }
                         Err(status) => {
                             let _ = tx.send(Err(status)).await;
                             return;
@@ -343,10 +396,14 @@ impl Gateway for GatewayService {
                 if pushed > 0 {
                     continue;
                 }
-                // Park until a job of this type appears or the client goes.
+                // Park until a job of this type appears, the client goes or the node stops.
                 loop {
                     tokio::select! {
                         _ = tx.closed() => return,
+                        _ = this.stopping() => {
+                            let _ = tx.try_send(Err(stopped()));
+                            return;
+                        }
                         n = notifications.recv() => match n {
                             Ok(t) if t == r.r#type => break,
                             Ok(_) => continue,
@@ -764,10 +821,10 @@ impl Gateway for GatewayService {
     }
 }
 
-/// A response stream fed by a task through a bounded channel (one message in flight).
 /// Jobs a job stream activates ahead of what its client has read.
 const STREAM_WINDOW: usize = 32;
 
+/// A response stream fed by a task through a bounded channel (one message in flight).
 fn async_stream<T, F, Fut>(f: F) -> BoxStream<T>
 where
     T: Send + 'static,

@@ -648,11 +648,17 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
     fn task_definition(&mut self, id: &str, owner: Node, defs: &[Node]) -> Option<TaskDefinition> {
         let [def] = defs else {
             let at = defs.get(1).copied().unwrap_or(owner);
-            self.ctx.problem(
-                Some(id),
-                at,
-                "Must have exactly one 'zeebe:taskDefinition' extension element",
-            );
+            // Zeebe's wording: the kinds that can run without a job name their alternative
+            let message = match (owner.tag_name().name(), defs.is_empty()) {
+                ("scriptTask", true) => {
+                    "Must have either one 'zeebe:script' or one 'zeebe:taskDefinition' extension element"
+                }
+                ("businessRuleTask", true) => {
+                    "Must have either one 'zeebe:calledDecision' or one 'zeebe:taskDefinition' extension element"
+                }
+                _ => "Must have exactly one 'zeebe:taskDefinition' extension element",
+            };
+            self.ctx.problem(Some(id), at, message);
             return None;
         };
         let job_type = match non_empty_attr(*def, "type") {

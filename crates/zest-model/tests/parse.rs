@@ -712,13 +712,21 @@ fn unsupported_elements_are_all_reported() {
         has(&ps, id, &format!("the element kind {kind}"));
     }
     // job-based tasks need their job's definition; undefined tasks ('plain') pass through
-    for id in ["script", "brt", "send"] {
-        has(
-            &ps,
-            id,
-            "Must have exactly one 'zeebe:taskDefinition' extension element",
-        );
-    }
+    has(
+        &ps,
+        "send",
+        "Must have exactly one 'zeebe:taskDefinition' extension element",
+    );
+    has(
+        &ps,
+        "script",
+        "Must have either one 'zeebe:script' or one 'zeebe:taskDefinition' extension element",
+    );
+    has(
+        &ps,
+        "brt",
+        "Must have either one 'zeebe:calledDecision' or one 'zeebe:taskDefinition' extension element",
+    );
     has(
         &ps,
         "mi",

@@ -358,20 +358,26 @@ impl PartitionStore {
         Ok(())
     }
 
-    /// Removes entries with index <= `upto` (compaction after a snapshot).
-    /// Removes the log entries `from..=upto` (the caller knows where the previous purge
-    /// ended). The keys are computed, not scanned: a scan from the start of the log walks over
-    /// the tombstones of every earlier purge until compaction drops them, and it ran on the
-    /// consensus task, stalling appends (p99 latency spikes every snapshot).
-    pub fn log_purge(&self, from: u64, upto: u64) -> Result<()> {
-        if from > upto {
-            return Ok(());
+    /// Removes the log entries `from..=upto` (compaction after a snapshot; the caller knows
+    /// where the previous purge ended) and records `meta` (the consensus layer's "last purged"
+    /// marker) in the same atomic, durable batch, so a crash leaves either both or neither.
+    ///
+    /// The keys are computed, not scanned: a scan from the start of the log walks over the
+    /// tombstones of every earlier purge until compaction drops them, which made every purge
+    /// slower and stalled appends. A range far larger than the log (a snapshot installed from
+    /// elsewhere, far ahead of this log) starts at the first entry that exists instead.
+    pub fn log_purge(&self, from: u64, upto: u64, meta: (&str, Vec<u8>)) -> Result<()> {
+        let mut from = from;
+        if upto.saturating_sub(from) > 1_000_000 {
+            from = from.max(self.log_first_index()?.unwrap_or(upto.saturating_add(1)));
         }
         let mut batch = self.inner.db.batch();
+        batch.insert(&self.inner.raft, meta.0, meta.1);
         for index in from..=upto {
             batch.remove(&self.inner.log, index.to_be_bytes());
         }
         batch.commit()?;
+        self.inner.db.persist(PersistMode::SyncData)?;
         Ok(())
     }
 
@@ -428,7 +434,7 @@ mod tests {
             p.log_append(vec![(1, vec![1]), (2, vec![2]), (3, vec![3])])
                 .unwrap();
             p.log_truncate(3).unwrap();
-            p.log_purge(0, 1).unwrap();
+            p.log_purge(0, 1, ("last_purged", b"1".to_vec())).unwrap();
             store.sync().unwrap();
         }
         let store = Store::open(&dir, &StoreConfig::default()).unwrap();
@@ -437,6 +443,7 @@ mod tests {
         assert_eq!(p.sm_get(b"applied").unwrap(), Some(vec![7]));
         assert_eq!(p.log_range(0, 10).unwrap(), vec![(2, vec![2])]);
         assert_eq!(p.log_first_index().unwrap(), Some(2));
+        assert_eq!(p.raft_get("last_purged").unwrap(), Some(b"1".to_vec()));
         assert_eq!(p.log_last().unwrap().map(|(i, _)| i), Some(2));
         let _ = std::fs::remove_dir_all(&dir);
     }

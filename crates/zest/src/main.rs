@@ -31,10 +31,13 @@ fn tune_allocator() {
     // Option numbers of `mi_option_e` (the same in mimalloc v2 and v3, libmimalloc-sys
     // 0.1.49); the default values are checked first, so another version leaves them alone
     // rather than setting something else.
-    const ARENA_EAGER_COMMIT: mi_option_t = 4; // default 2: eager on overcommit systems
-    const PURGE_DELAY: mi_option_t = 15; // default 10 ms (v2) or 1000 ms (v3)
-                                         // SAFETY: mi_option_get/mi_option_set read and write mimalloc's option table, which is
-                                         // initialised before main and is safe to change at any time.
+    // default 2: eager on overcommit systems
+    const ARENA_EAGER_COMMIT: mi_option_t = 4;
+    // default 10 ms (v2) or 1000 ms (v3)
+    const PURGE_DELAY: mi_option_t = 15;
+
+    // SAFETY: mimalloc's option table is not synchronised; this runs first thing in `main`,
+    // before any other thread exists, and nothing else touches the options.
     unsafe {
         if mi_option_get(ARENA_EAGER_COMMIT) == 2 && matches!(mi_option_get(PURGE_DELAY), 10 | 1000)
         {
@@ -152,13 +155,7 @@ async fn start(args: config::StartArgs) -> anyhow::Result<()> {
         .management_address
         .parse()
         .context("management address")?;
-    let service = GatewayService::new(
-        broker.clone(),
-        GatewayConfig {
-            max_message_size: cfg.max_message_size,
-            ..Default::default()
-        },
-    );
+
     let grpc_listener = tokio::net::TcpListener::bind(gateway_addr)
         .await
         .with_context(|| format!("binding the gateway to {gateway_addr}"))?;
@@ -166,6 +163,14 @@ async fn start(args: config::StartArgs) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("binding management to {management_addr}"))?;
     let (shutdown_tx, shutdown_rx) = tokio::sync::watch::channel(false);
+    let service = GatewayService::new(
+        broker.clone(),
+        GatewayConfig {
+            max_message_size: cfg.max_message_size,
+            ..Default::default()
+        },
+    )
+    .with_shutdown(shutdown_rx.clone());
     let mut grpc_shutdown = shutdown_rx.clone();
     let grpc = tokio::spawn(
         tonic::transport::Server::builder()
@@ -200,7 +205,14 @@ async fn start(args: config::StartArgs) -> anyhow::Result<()> {
     wait_for_signal().await;
     tracing::info!("shutting down");
     let _ = shutdown_tx.send(true);
-    let _ = grpc.await;
+    // Streams and long polls end on the signal; a client that does not close its connection
+    // must not keep the node from stopping (and syncing) for ever.
+    if tokio::time::timeout(std::time::Duration::from_secs(10), grpc)
+        .await
+        .is_err()
+    {
+        tracing::warn!("gRPC connections still open after 10 s; stopping anyway");
+    }
     let _ = mgmt.await;
     broker.shutdown().await;
     tracing::info!("stopped");
