@@ -68,6 +68,31 @@ impl GatewayService {
         self
     }
 
+    /// Activates up to `max` jobs like `wanted` (type, worker, timeout, variables, tenants) on
+    /// one partition: the one command behind long polling and job streams alike.
+    async fn activate(
+        &self,
+        partition: PartitionId,
+        wanted: &JobBatchRecord,
+        max: i32,
+    ) -> Result<Vec<proto::ActivatedJob>, Status> {
+        let batch = JobBatchRecord {
+            max_jobs_to_activate: max,
+            ..wanted.clone()
+        };
+        let cmd = new_command(-1, Intent::Activate, RecordValue::JobBatch(batch), -1, -1);
+        let event = self.submit(partition, cmd).await?;
+        Ok(match event.value {
+            RecordValue::JobBatch(b) => b
+                .job_keys
+                .iter()
+                .zip(b.jobs.iter())
+                .map(|(k, j)| activated_job(*k, j))
+                .collect(),
+            _ => Vec::new(),
+        })
+    }
+
     /// Resolves once the node is stopping (never, without a shutdown signal).
     async fn stopping(&self) {
         match self.shutdown.clone() {
@@ -225,6 +250,14 @@ impl Gateway for GatewayService {
             t => Some(Duration::from_millis(t as u64)),
         };
         let deadline = long_polling.map(|d| tokio::time::Instant::now() + d);
+        let wanted = JobBatchRecord {
+            job_type: r.r#type.clone(),
+            worker: r.worker.clone(),
+            timeout: r.timeout,
+            fetch_variables: r.fetch_variable.clone(),
+            tenant_ids: r.tenant_ids.clone(),
+            ..Default::default()
+        };
         let this = self.clone();
         let stream = async_stream(move |tx| async move {
             // Subscribe before the first attempt so that no notification is missed.
@@ -236,28 +269,10 @@ impl Gateway for GatewayService {
                     if remaining < 1 {
                         break;
                     }
-                    let batch = JobBatchRecord {
-                        job_type: r.r#type.clone(),
-                        worker: r.worker.clone(),
-                        timeout: r.timeout,
-                        max_jobs_to_activate: remaining,
-                        fetch_variables: r.fetch_variable.clone(),
-                        tenant_ids: r.tenant_ids.clone(),
-                        ..Default::default()
-                    };
-                    let cmd =
-                        new_command(-1, Intent::Activate, RecordValue::JobBatch(batch), -1, -1);
-                    match this.submit(partition, cmd).await {
-                        Ok(event) => {
-                            if let RecordValue::JobBatch(b) = event.value {
-                                remaining -= b.jobs.len() as i32;
-                                jobs.extend(
-                                    b.job_keys
-                                        .iter()
-                                        .zip(b.jobs.iter())
-                                        .map(|(k, j)| activated_job(*k, j)),
-                                );
-                            }
+                    match this.activate(partition, &wanted, remaining).await {
+                        Ok(activated) => {
+                            remaining -= activated.len() as i32;
+                            jobs.extend(activated);
                         }
                         Err(status) => {
                             let _ = tx.send(Err(status)).await;
@@ -319,6 +334,14 @@ impl Gateway for GatewayService {
                 r.timeout
             )));
         }
+        let wanted = JobBatchRecord {
+            job_type: r.r#type.clone(),
+            worker: r.worker.clone(),
+            timeout: r.timeout,
+            fetch_variables: r.fetch_variable.clone(),
+            tenant_ids: r.tenant_ids.clone(),
+            ..Default::default()
+        };
         let this = self.clone();
         let (tx, rx) = tokio::sync::mpsc::channel(STREAM_WINDOW);
         tokio::spawn(async move {
@@ -346,26 +369,13 @@ impl Gateway for GatewayService {
                         break;
                     }
                     let partition = (first + i - 1) % partitions + 1;
-                    let batch = JobBatchRecord {
-                        job_type: r.r#type.clone(),
-                        worker: r.worker.clone(),
-                        timeout: r.timeout,
-                        max_jobs_to_activate: room,
-                        fetch_variables: r.fetch_variable.clone(),
-                        tenant_ids: r.tenant_ids.clone(),
-                        ..Default::default()
-                    };
-                    let cmd =
-                        new_command(-1, Intent::Activate, RecordValue::JobBatch(batch), -1, -1);
-                    match this.submit(partition, cmd).await {
-                        Ok(event) => {
-                            if let RecordValue::JobBatch(b) = event.value {
-                                room -= b.jobs.len() as i32;
-                                for (k, j) in b.job_keys.iter().zip(b.jobs.iter()) {
-                                    pushed += 1;
-                                    if tx.send(Ok(activated_job(*k, j))).await.is_err() {
-                                        return;
-                                    }
+                    match this.activate(partition, &wanted, room).await {
+                        Ok(activated) => {
+                            room -= activated.len() as i32;
+                            for job in activated {
+                                pushed += 1;
+                                if tx.send(Ok(job)).await.is_err() {
+                                    return;
                                 }
                             }
                         }

@@ -157,7 +157,6 @@ fn bench_rejects_bad_arguments_clearly() {
 #[test]
 fn backpressure_rejects_creates_but_never_completions() {
     use zest_gateway::proto;
-    use zest_gateway::proto::gateway_client::GatewayClient;
 
     let node = start_with(
         "backpressure",
@@ -165,18 +164,9 @@ fn backpressure_rejects_creates_but_never_completions() {
     );
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let url = format!("http://{}", node.gateway);
-        let mut c = GatewayClient::connect(url.clone()).await.unwrap();
-        c.deploy_resource(proto::DeployResourceRequest {
-            resources: vec![proto::Resource {
-                name: "one_task.bpmn".into(),
-                content: include_bytes!("../bench/one_task.bpmn").to_vec(),
-            }],
-            tenant_id: String::new(),
-        })
-        .await
-        .unwrap();
-        let create = |c: GatewayClient<tonic::transport::Channel>| async move {
+        let mut c = common::connect(&node.gateway).await;
+        common::deploy_one_task(&mut c).await;
+        let create = |c: common::Client| async move {
             let mut c = c;
             c.create_process_instance(proto::CreateProcessInstanceRequest {
                 bpmn_process_id: "benchmark".into(),

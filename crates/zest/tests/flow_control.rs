@@ -7,29 +7,9 @@ mod common;
 use std::collections::HashSet;
 use std::time::Duration;
 
-use common::{http_get, start_with};
+use common::{connect, deploy_one_task, http_get, start_with, Client};
 use zest_gateway::proto;
 use zest_gateway::proto::gateway_client::GatewayClient;
-
-type Client = GatewayClient<tonic::transport::Channel>;
-
-async fn connect(gateway: &str) -> Client {
-    GatewayClient::connect(format!("http://{gateway}"))
-        .await
-        .expect("the gateway accepts connections")
-}
-
-async fn deploy_one_task(c: &mut Client) {
-    c.deploy_resource(proto::DeployResourceRequest {
-        resources: vec![proto::Resource {
-            name: "one_task.bpmn".into(),
-            content: include_bytes!("../bench/one_task.bpmn").to_vec(),
-        }],
-        tenant_id: String::new(),
-    })
-    .await
-    .expect("one_task.bpmn deploys");
-}
 
 async fn create(c: &mut Client, variables: &str) -> Result<i64, tonic::Status> {
     c.create_process_instance(proto::CreateProcessInstanceRequest {

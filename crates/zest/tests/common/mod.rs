@@ -6,6 +6,9 @@ use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
+use zest_gateway::proto;
+use zest_gateway::proto::gateway_client::GatewayClient;
+
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -76,4 +79,25 @@ pub fn http_get(addr: &str, path: &str) -> String {
     let mut out = String::new();
     s.read_to_string(&mut out).unwrap();
     out
+}
+
+/// A gateway client.
+pub type Client = GatewayClient<tonic::transport::Channel>;
+
+pub async fn connect(gateway: &str) -> Client {
+    GatewayClient::connect(format!("http://{gateway}"))
+        .await
+        .expect("the gateway accepts connections")
+}
+
+pub async fn deploy_one_task(c: &mut Client) {
+    c.deploy_resource(proto::DeployResourceRequest {
+        resources: vec![proto::Resource {
+            name: "one_task.bpmn".into(),
+            content: include_bytes!("../../bench/one_task.bpmn").to_vec(),
+        }],
+        tenant_id: String::new(),
+    })
+    .await
+    .expect("one_task.bpmn deploys");
 }
