@@ -364,6 +364,7 @@ impl Gateway for GatewayService {
                 }
                 let mut room = tx.capacity() as i32;
                 let mut pushed = 0;
+                let mut paused = false;
                 for i in 0..partitions {
                     if room < 1 {
                         break;
@@ -387,6 +388,7 @@ impl Gateway for GatewayService {
                         {
                             // a full queue or a partition between leaders: try again soon
                             tracing::debug!(partition, %status, "job stream pauses");
+                            paused = true;
                             tokio::select! {
                                 _ = tokio::time::sleep(Duration::from_millis(100)) => {}
                                 _ = tx.closed() => return,
@@ -403,7 +405,8 @@ impl Gateway for GatewayService {
                     }
                 }
                 first = first % partitions + 1;
-                if pushed > 0 {
+                // after a pause, try again rather than wait for a job that may already be there
+                if pushed > 0 || paused {
                     continue;
                 }
                 // Park until a job of this type appears, the client goes or the node stops.
