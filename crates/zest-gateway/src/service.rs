@@ -211,6 +211,37 @@ fn job_command(key: i64, intent: Intent, job: JobRecord) -> Record {
     new_command(key, intent, RecordValue::Job(job), -1, -1)
 }
 
+/// What a worker asks for, from ActivateJobs or StreamActivatedJobs (`verb` names the call in
+/// errors): a non-blank type and a timeout of at least 1 ms. The batch size is filled in per
+/// activation.
+fn job_request(
+    verb: &str,
+    job_type: &str,
+    worker: &str,
+    timeout: i64,
+    fetch_variables: &[String],
+    tenant_ids: &[String],
+) -> Result<JobBatchRecord, Status> {
+    if job_type.trim().is_empty() {
+        return Err(Status::invalid_argument(format!(
+            "Expected to {verb} jobs of a type, but the type was blank"
+        )));
+    }
+    if timeout < 1 {
+        return Err(Status::invalid_argument(format!(
+            "Expected to {verb} jobs with a timeout of at least 1 ms, but it was {timeout}"
+        )));
+    }
+    Ok(JobBatchRecord {
+        job_type: job_type.to_string(),
+        worker: worker.to_string(),
+        timeout,
+        fetch_variables: fetch_variables.to_vec(),
+        tenant_ids: tenant_ids.to_vec(),
+        ..Default::default()
+    })
+}
+
 fn unsupported(what: &str) -> Status {
     Status::unimplemented(format!(
         "{what} is not supported by this version of Zest yet"
@@ -227,21 +258,18 @@ impl Gateway for GatewayService {
         request: Request<proto::ActivateJobsRequest>,
     ) -> Result<Response<Self::ActivateJobsStream>, Status> {
         let r = request.into_inner();
-        if r.r#type.trim().is_empty() {
-            return Err(Status::invalid_argument(
-                "Expected to activate jobs of a type, but the type was blank",
-            ));
-        }
+        let wanted = job_request(
+            "activate",
+            &r.r#type,
+            &r.worker,
+            r.timeout,
+            &r.fetch_variable,
+            &r.tenant_ids,
+        )?;
         if r.max_jobs_to_activate < 1 {
             return Err(Status::invalid_argument(format!(
                 "Expected to activate at least one job, but maxJobsToActivate was {}",
                 r.max_jobs_to_activate
-            )));
-        }
-        if r.timeout < 1 {
-            return Err(Status::invalid_argument(format!(
-                "Expected to activate jobs with a timeout of at least 1 ms, but it was {}",
-                r.timeout
             )));
         }
         let long_polling = match r.request_timeout {
@@ -250,14 +278,6 @@ impl Gateway for GatewayService {
             t => Some(Duration::from_millis(t as u64)),
         };
         let deadline = long_polling.map(|d| tokio::time::Instant::now() + d);
-        let wanted = JobBatchRecord {
-            job_type: r.r#type.clone(),
-            worker: r.worker.clone(),
-            timeout: r.timeout,
-            fetch_variables: r.fetch_variable.clone(),
-            tenant_ids: r.tenant_ids.clone(),
-            ..Default::default()
-        };
         let this = self.clone();
         let stream = async_stream(move |tx| async move {
             // Subscribe before the first attempt so that no notification is missed.
@@ -323,25 +343,14 @@ impl Gateway for GatewayService {
         request: Request<proto::StreamActivatedJobsRequest>,
     ) -> Result<Response<Self::StreamActivatedJobsStream>, Status> {
         let r = request.into_inner();
-        if r.r#type.trim().is_empty() {
-            return Err(Status::invalid_argument(
-                "Expected to stream jobs of a type, but the type was blank",
-            ));
-        }
-        if r.timeout < 1 {
-            return Err(Status::invalid_argument(format!(
-                "Expected to stream jobs with a timeout of at least 1 ms, but it was {}",
-                r.timeout
-            )));
-        }
-        let wanted = JobBatchRecord {
-            job_type: r.r#type.clone(),
-            worker: r.worker.clone(),
-            timeout: r.timeout,
-            fetch_variables: r.fetch_variable.clone(),
-            tenant_ids: r.tenant_ids.clone(),
-            ..Default::default()
-        };
+        let wanted = job_request(
+            "stream",
+            &r.r#type,
+            &r.worker,
+            r.timeout,
+            &r.fetch_variable,
+            &r.tenant_ids,
+        )?;
         let this = self.clone();
         let (tx, rx) = tokio::sync::mpsc::channel(STREAM_WINDOW);
         tokio::spawn(async move {

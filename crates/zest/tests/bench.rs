@@ -220,13 +220,7 @@ fn backpressure_rejects_creates_but_never_completions() {
                 .into_inner();
             while let Some(batch) = stream.message().await.unwrap() {
                 for job in batch.jobs {
-                    c.complete_job(proto::CompleteJobRequest {
-                        job_key: job.key,
-                        variables: String::new(),
-                        result: None,
-                    })
-                    .await
-                    .expect("completion is never rejected");
+                    common::complete(&mut c, job.key).await;
                     completed += 1;
                 }
             }

@@ -104,13 +104,7 @@ fn job_stream_pushes_jobs_as_fast_as_its_client_reads() {
             assert_eq!(job.worker, "streamer");
             assert!(keys.contains(&job.process_instance_key), "{job:?}");
             assert!(seen.insert(job.key), "job {} pushed twice", job.key);
-            c.complete_job(proto::CompleteJobRequest {
-                job_key: job.key,
-                variables: String::new(),
-                result: None,
-            })
-            .await
-            .expect("a pushed job completes");
+            common::complete(&mut c, job.key).await;
         }
         assert_eq!(jobs_activated(&node.management), total as u64);
 
@@ -175,13 +169,7 @@ fn lagging_workers_close_the_job_backlog_gate_for_new_instances() {
         );
         // work that drains the backlog is never refused
         for job in &first {
-            c.complete_job(proto::CompleteJobRequest {
-                job_key: job.key,
-                variables: String::new(),
-                result: None,
-            })
-            .await
-            .expect("completions pass the gate");
+            common::complete(&mut c, job.key).await;
         }
         // the worker takes the rest: fewer than it asked for, so no backlog is left
         let rest = activate(&mut c, 100).await;
