@@ -157,11 +157,7 @@ impl Broker {
             .partitions
             .get((partition as usize).wrapping_sub(1))
             .ok_or(BrokerError::NoSuchPartition(partition))?;
-        let label = partition.to_string();
-        self.metrics
-            .received_requests
-            .with_label_values(&[&label])
-            .inc();
+        p.received_requests.inc();
         let permit = if backpressure::exempt(record.value_type, record.intent) {
             None
         } else {
@@ -169,10 +165,7 @@ impl Broker {
             match p.limiter.try_acquire(starts) {
                 Ok(permit) => Some(permit),
                 Err(refusal) => {
-                    self.metrics
-                        .backpressure_rejections
-                        .with_label_values(&[&label])
-                        .inc();
+                    p.rejected_requests.inc();
                     return Err(match refusal {
                         backpressure::Refusal::Limit => BrokerError::Backpressure(partition),
                         backpressure::Refusal::JobBacklog => BrokerError::JobBacklog(partition),
@@ -192,10 +185,7 @@ impl Broker {
                 if let Some(permit) = s.permit {
                     permit.cancel();
                 }
-                self.metrics
-                    .backpressure_rejections
-                    .with_label_values(&[&label])
-                    .inc();
+                p.rejected_requests.inc();
                 return Err(BrokerError::Backpressure(partition));
             }
             Err(mpsc::error::TrySendError::Closed(s)) => {

@@ -22,6 +22,9 @@ pub(crate) struct PartitionHandle {
     pub client_tx: mpsc::Sender<Submission>,
     pub raft: ZestRaft,
     pub limiter: Arc<Limiter>,
+    /// This partition's request counters, looked up once instead of by label per request.
+    pub received_requests: prometheus::IntCounter,
+    pub rejected_requests: prometheus::IntCounter,
     pub store: PartitionStore,
     pub applied: Arc<AppliedInfo>,
     stop_tx: watch::Sender<bool>,
@@ -97,7 +100,10 @@ pub(crate) async fn start(
     // Identifies this incarnation's requests: answers to requests of an earlier run (e.g. a
     // create-with-result waiting when the node stopped) are not delivered to anyone.
     let stream_id = (now_millis() & 0x7fff_ffff) as i32;
-    metrics.init_partition(&pid.to_string());
+    let label = pid.to_string();
+    metrics.init_partition(&label);
+    let received_requests = metrics.received_requests.with_label_values(&[&label]);
+    let rejected_requests = metrics.backpressure_rejections.with_label_values(&[&label]);
     let limiter = Limiter::new(&config.backpressure);
     let store_for_metrics = pstore.clone();
     let processor = Processor {
@@ -135,6 +141,8 @@ pub(crate) async fn start(
         client_tx,
         raft,
         limiter,
+        received_requests,
+        rejected_requests,
         store: store_for_metrics,
         applied: praft.applied.clone(),
         stop_tx,
