@@ -481,6 +481,17 @@ impl Processor {
                 SideEffect::JobsAvailable(job_type) => {
                     let _ = self.jobs_available.send(job_type);
                 }
+                // Only a cluster of several partitions sends commands between them, and the
+                // node runs exactly one (config.rs refuses more until the transport exists).
+                SideEffect::SendCommand(partition, record) => {
+                    tracing::error!(
+                        partition = self.pid,
+                        target = partition,
+                        "dropping a {} {} command for another partition: inter-partition commands are not built yet",
+                        record.value_type.name(),
+                        record.intent.name()
+                    );
+                }
             }
         }
         self.answer_ready(pid_label);

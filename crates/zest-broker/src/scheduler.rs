@@ -1,13 +1,16 @@
-//! Turns due timers, expired job deadlines and elapsed retry backoffs into commands. Reads
-//! committed state only and never blocks processing: its commands queue like any other, and
-//! the engine re-checks each condition when it processes them.
+//! Turns due timers, expired job deadlines, elapsed retry backoffs and buffered messages whose
+//! time to live is over into commands. Reads committed state only and never blocks processing:
+//! its commands queue like any other, and the engine re-checks each condition when it processes
+//! them.
 
 use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot, watch};
 use zest_engine::new_command;
 use zest_engine::state::{key_i64, read_i64, Ks, StateRead};
-use zest_protocol::{codec, Intent, JobRecord, PartitionId, RecordValue, TimerRecord};
+use zest_protocol::{
+    codec, Intent, JobRecord, MessageBatchRecord, PartitionId, RecordValue, TimerRecord,
+};
 use zest_storage::PartitionStore;
 
 use crate::partition::now_millis;
@@ -71,6 +74,19 @@ pub(crate) async fn run(
                 key,
                 Intent::RecurAfterBackoff,
                 RecordValue::Job(JobRecord::default()),
+                -1,
+                -1,
+            ));
+        }
+        // buffered messages whose time to live is over, expired in one batch command
+        due(&store, Ks::MessageDeadlines, now, &mut keys);
+        if !keys.is_empty() {
+            commands.push(new_command(
+                -1,
+                Intent::Expire,
+                RecordValue::MessageBatch(MessageBatchRecord {
+                    message_keys: std::mem::take(&mut keys),
+                }),
                 -1,
                 -1,
             ));

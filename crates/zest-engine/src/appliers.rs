@@ -142,6 +142,11 @@ pub fn apply_event(txn: &mut Txn<'_>, models: &mut Models, r: &Record) {
             }
             _ => {}
         },
+        RecordValue::Message(_)
+        | RecordValue::MessageSubscription(_)
+        | RecordValue::ProcessMessageSubscription(_)
+        | RecordValue::MessageStartEventSubscription(_)
+        | RecordValue::ProcessEvent(_) => apply_message(txn, r),
         RecordValue::Timer(t) => match r.intent {
             Intent::Created => {
                 txn.put(Ks::Timers, key_i64(r.key), t);
@@ -156,6 +161,213 @@ pub fn apply_event(txn: &mut Txn<'_>, models: &mut Models, r: &Record) {
             _ => {}
         },
         _ => {}
+    }
+}
+
+/// Messages, message subscriptions (both sides), message start events and event triggers.
+fn apply_message(txn: &mut Txn<'_>, r: &Record) {
+    use crate::messages::*;
+    use crate::types::ProcessMessageSubscriptionState as Pms;
+    match (&r.value, r.intent) {
+        (RecordValue::Message(m), Intent::Published) => {
+            txn.put(Ks::Messages, key_i64(r.key), m);
+            txn.put_raw(
+                Ks::MessageIndex,
+                message_name_key(&m.name, &m.correlation_key, r.key),
+                Vec::new(),
+            );
+            txn.put_raw(Ks::MessageDeadlines, due_key(m.deadline, r.key), Vec::new());
+            if !m.message_id.is_empty() {
+                txn.put(
+                    Ks::MessageIndex,
+                    message_id_key(&m.name, &m.correlation_key, &m.message_id),
+                    &r.key,
+                );
+            }
+        }
+        (RecordValue::Message(_), Intent::Expired) => {
+            let Some(m) = txn.get::<zest_protocol::MessageRecord>(Ks::Messages, &key_i64(r.key))
+            else {
+                return;
+            };
+            txn.delete(Ks::Messages, key_i64(r.key));
+            txn.delete(
+                Ks::MessageIndex,
+                message_name_key(&m.name, &m.correlation_key, r.key),
+            );
+            txn.delete(Ks::MessageDeadlines, due_key(m.deadline, r.key));
+            if !m.message_id.is_empty() {
+                txn.delete(
+                    Ks::MessageIndex,
+                    message_id_key(&m.name, &m.correlation_key, &m.message_id),
+                );
+            }
+            for (k, _) in txn.scan_prefix(Ks::MessageIndex, &correlated_prefix(r.key), usize::MAX) {
+                txn.delete(Ks::MessageIndex, k);
+            }
+        }
+        (RecordValue::MessageSubscription(m), intent) => {
+            let k = subscription_key(m.element_instance_key, &m.message_name);
+            match intent {
+                Intent::Created => {
+                    txn.put(
+                        Ks::MessageSubscriptions,
+                        k,
+                        &StoredMessageSubscription {
+                            key: r.key,
+                            record: m.clone(),
+                            correlating: false,
+                        },
+                    );
+                    txn.put_raw(
+                        Ks::MessageSubscriptions,
+                        subscription_name_key(
+                            &m.message_name,
+                            &m.correlation_key,
+                            m.element_instance_key,
+                        ),
+                        Vec::new(),
+                    );
+                }
+                Intent::Correlating => {
+                    txn.put_raw(
+                        Ks::MessageIndex,
+                        correlated_key(m.message_key, &m.bpmn_process_id),
+                        Vec::new(),
+                    );
+                    if let Some(mut sub) =
+                        txn.get::<StoredMessageSubscription>(Ks::MessageSubscriptions, &k)
+                    {
+                        sub.correlating = true;
+                        sub.record.message_key = m.message_key;
+                        sub.record.variables = m.variables.clone();
+                        txn.put(Ks::MessageSubscriptions, k, &sub);
+                    }
+                }
+                Intent::Correlated if !m.interrupting => {
+                    if let Some(mut sub) =
+                        txn.get::<StoredMessageSubscription>(Ks::MessageSubscriptions, &k)
+                    {
+                        sub.correlating = false;
+                        txn.put(Ks::MessageSubscriptions, k, &sub);
+                    }
+                }
+                Intent::Rejected => {
+                    txn.delete(
+                        Ks::MessageIndex,
+                        correlated_key(m.message_key, &m.bpmn_process_id),
+                    );
+                    if let Some(mut sub) =
+                        txn.get::<StoredMessageSubscription>(Ks::MessageSubscriptions, &k)
+                    {
+                        sub.correlating = false;
+                        txn.put(Ks::MessageSubscriptions, k, &sub);
+                    }
+                }
+                Intent::Correlated | Intent::Deleted => {
+                    txn.delete(Ks::MessageSubscriptions, k);
+                    txn.delete(
+                        Ks::MessageSubscriptions,
+                        subscription_name_key(
+                            &m.message_name,
+                            &m.correlation_key,
+                            m.element_instance_key,
+                        ),
+                    );
+                }
+                _ => {}
+            }
+        }
+        (RecordValue::ProcessMessageSubscription(m), intent) => {
+            let k = process_subscription_key(m.element_instance_key, &m.message_name);
+            let set_state = |txn: &mut Txn<'_>, state: Pms| {
+                if let Some(mut sub) =
+                    txn.get::<StoredProcessMessageSubscription>(Ks::ProcessMessageSubscriptions, &k)
+                {
+                    sub.state = state;
+                    txn.put(Ks::ProcessMessageSubscriptions, k.clone(), &sub);
+                }
+            };
+            match intent {
+                Intent::Creating => txn.put(
+                    Ks::ProcessMessageSubscriptions,
+                    k.clone(),
+                    &StoredProcessMessageSubscription {
+                        key: r.key,
+                        record: m.clone(),
+                        state: Pms::Creating,
+                    },
+                ),
+                Intent::Created => set_state(txn, Pms::Created),
+                Intent::Correlated if !m.interrupting => set_state(txn, Pms::Created),
+                Intent::Deleting => set_state(txn, Pms::Deleting),
+                Intent::Correlated | Intent::Deleted => {
+                    txn.delete(Ks::ProcessMessageSubscriptions, k.clone())
+                }
+                _ => {}
+            }
+        }
+        (RecordValue::MessageStartEventSubscription(m), intent) => {
+            let k = start_subscription_key(
+                &m.message_name,
+                m.process_definition_key,
+                &m.start_event_id,
+            );
+            match intent {
+                Intent::Created => txn.put(
+                    Ks::MessageStartSubscriptions,
+                    k,
+                    &StoredStartSubscription {
+                        key: r.key,
+                        record: m.clone(),
+                    },
+                ),
+                Intent::Deleted => txn.delete(Ks::MessageStartSubscriptions, k),
+                Intent::Correlated => {
+                    txn.put_raw(
+                        Ks::MessageIndex,
+                        correlated_key(m.message_key, &m.bpmn_process_id),
+                        Vec::new(),
+                    );
+                    if !m.correlation_key.is_empty() {
+                        let lock = start_lock_key(&m.bpmn_process_id, &m.correlation_key);
+                        txn.put(
+                            Ks::MessageStartSubscriptions,
+                            lock.clone(),
+                            &m.process_instance_key,
+                        );
+                        txn.put_raw(
+                            Ks::MessageStartSubscriptions,
+                            start_lock_owner_key(m.process_instance_key),
+                            lock,
+                        );
+                    }
+                }
+                _ => {}
+            }
+        }
+        (RecordValue::ProcessEvent(e), Intent::Triggering) => txn.put(
+            Ks::EventTriggers,
+            key_i64(trigger_key(e)),
+            &StoredTrigger {
+                event_key: r.key,
+                element_id: e.target_element_id.clone(),
+                variables: e.variables.clone(),
+            },
+        ),
+        (RecordValue::ProcessEvent(e), Intent::Triggered) => {
+            txn.delete(Ks::EventTriggers, key_i64(trigger_key(e)))
+        }
+        _ => {}
+    }
+}
+
+/// An instance started by a message start event with a correlation key ends: the key is free.
+fn release_start_lock(txn: &mut Txn<'_>, process_instance_key: i64) {
+    let owner = crate::messages::start_lock_owner_key(process_instance_key);
+    if let Some(lock) = txn.get_raw(Ks::MessageStartSubscriptions, &owner) {
+        txn.delete(Ks::MessageStartSubscriptions, lock);
+        txn.delete(Ks::MessageStartSubscriptions, owner);
     }
 }
 
@@ -211,6 +423,7 @@ fn apply_process_instance(
                 });
             } else {
                 txn.delete(Ks::AwaitingResults, key_i64(r.key));
+                release_start_lock(txn, r.key);
             }
         }
         Intent::SequenceFlowTaken => {

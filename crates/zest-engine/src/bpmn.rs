@@ -14,7 +14,7 @@ use crate::appliers::join_token_key;
 use crate::engine::{Ctx, ProcResult, Rejection, SideEffect};
 use crate::state::{key_i64, read_i64, Ks};
 use crate::types::{AwaitingResult, ElementInstance, StoredJob};
-use crate::variables;
+use crate::{messages, variables};
 use zest_protocol::json::type_name;
 
 /// Loads an element instance with its process model and element index.
@@ -157,6 +157,38 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
     match el.kind {
         ElementKind::Process => {
             ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
+            // started by an event (a message start event): activate that start event
+            if let Some(trigger) =
+                messages::take_trigger(ctx, key, &inst.record, inst.record.process_definition_key)
+            {
+                let Some((start, start_el)) = model.element_by_id(&trigger.element_id) else {
+                    return Err(Rejection::invalid_state(format!(
+                        "Expected to start process '{}' at element '{}', but it has no such element",
+                        inst.record.bpmn_process_id, trigger.element_id
+                    )));
+                };
+                let rec = child_record(&inst.record, key, &model, start);
+                let child_key = ctx.next_key();
+                let doc = variables::parse_document(&trigger.variables).unwrap_or_default();
+                if !doc.is_empty() {
+                    // without output mappings the message's variables become process
+                    // variables; with them, they are local to the start event
+                    let scope = if start_el.outputs.is_empty() {
+                        key
+                    } else {
+                        child_key
+                    };
+                    let seed = variables::ScopeInfoSeed {
+                        process_instance_key: inst.record.process_instance_key,
+                        process_definition_key: inst.record.process_definition_key,
+                        bpmn_process_id: inst.record.bpmn_process_id.clone(),
+                        tenant_id: inst.record.tenant_id.clone(),
+                    };
+                    variables::set_local_document(ctx, scope, &doc, Some(&seed));
+                }
+                ctx.command(child_key, Intent::ActivateElement, pi_value(&rec));
+                return Ok(());
+            }
             for &start in &el.start_events {
                 let rec = child_record(&inst.record, key, &model, start);
                 let child_key = ctx.next_key();
@@ -165,6 +197,7 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             Ok(())
         }
         ElementKind::NoneStartEvent
+        | ElementKind::MessageStartEvent
         | ElementKind::NoneEndEvent
         | ElementKind::ParallelGateway
         | ElementKind::PassThroughTask
@@ -270,6 +303,34 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             }
             on_complete(ctx, key)
         }
+        ElementKind::MessageCatch => {
+            let Some(message) = &el.message else {
+                return Err(Rejection::invalid_state(format!(
+                    "element '{}' has no message",
+                    el.id
+                )));
+            };
+            let name = match evaluate(ctx, &message.name, key)
+                .and_then(|v| expect_string(&message.name, v))
+            {
+                Ok(n) => n,
+                Err(msg) => {
+                    return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1)
+                }
+            };
+            let correlation_key = match &message.correlation_key {
+                Some(expr) => match correlation_key(ctx, expr, key) {
+                    Ok(k) => k,
+                    Err(msg) => {
+                        return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1)
+                    }
+                },
+                None => String::new(),
+            };
+            messages::subscribe(ctx, &inst, name, correlation_key, true);
+            ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
+            Ok(())
+        }
         ElementKind::TimerIntermediateCatchEvent => {
             let due = match &el.timer {
                 Some(t) => timer_due_date(ctx, t, key),
@@ -295,6 +356,27 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
             Ok(())
         }
+    }
+}
+
+/// A correlation key as Zeebe extracts it: a string as is, a number as its integer digits.
+fn correlation_key(ctx: &Ctx<'_, '_, '_>, expr: &Expression, scope: i64) -> Result<String, String> {
+    let failed = |detail: String| {
+        format!(
+            "Failed to extract the correlation key for '{}': {detail}",
+            expr.source()
+        )
+    };
+    match evaluate(ctx, expr, scope).map_err(failed)? {
+        Value::String(s) => Ok(s),
+        Value::Number(n) => Ok(match n.as_i64() {
+            Some(i) => i.to_string(),
+            None => (n.as_f64().unwrap_or(0.0).trunc() as i64).to_string(),
+        }),
+        other => Err(failed(format!(
+            "The value must be either a string or a number, but was {}.",
+            type_name(&other)
+        ))),
     }
 }
 
@@ -402,6 +484,19 @@ pub fn on_complete(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
         )));
     };
     let el = model.element(idx);
+    if matches!(el.kind, ElementKind::MessageCatch) {
+        // the message's variables: propagated, unless output mappings decide what leaves
+        if let Some(trigger) = messages::take_trigger(ctx, key, &inst.record, key) {
+            let doc = variables::parse_document(&trigger.variables).unwrap_or_default();
+            if !doc.is_empty() {
+                if el.outputs.is_empty() {
+                    variables::merge_propagate(ctx, key, &doc);
+                } else {
+                    variables::set_local_document(ctx, key, &doc, None);
+                }
+            }
+        }
+    }
     if !el.outputs.is_empty() {
         let doc = match evaluate_mappings(&el.outputs, &variables::visible(ctx, key)) {
             Ok(doc) => doc,
@@ -418,7 +513,9 @@ pub fn on_complete(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
         let result_vars = awaiting
             .as_ref()
             .map(|a| variables::visible_selected(ctx, key, &a.fetch_variables));
+        let lock = messages::start_lock_of(ctx, key);
         ctx.event(key, Intent::ElementCompleted, pi_value(&inst.record));
+        messages::on_instance_ended(ctx, lock);
         if let (Some(a), Some(vars)) = (awaiting, result_vars) {
             let result = ProcessInstanceResultRecord {
                 bpmn_process_id: inst.record.bpmn_process_id.clone(),
@@ -570,8 +667,15 @@ pub(crate) fn terminate(ctx: &mut Ctx<'_, '_, '_>, key: i64) {
             ctx.event(inst.timer_key, Intent::Canceled, RecordValue::Timer(timer));
         }
     }
+    messages::unsubscribe(ctx, key);
     resolve_incident_of(ctx, key);
+    let lock = if inst.parent_key <= 0 {
+        messages::start_lock_of(ctx, key)
+    } else {
+        None
+    };
     ctx.event(key, Intent::ElementTerminated, pi_value(&inst.record));
+    messages::on_instance_ended(ctx, lock);
 }
 
 fn resolve_incident_of(ctx: &mut Ctx<'_, '_, '_>, index_key: i64) {

@@ -101,8 +101,9 @@ pub fn create(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, d: &DeploymentRecord) -> 
                     resource: res.resource.clone(),
                     tenant_id: tenant.clone(),
                 };
-                ctx.event(key, Intent::Created, RecordValue::Process(record));
+                ctx.event(key, Intent::Created, RecordValue::Process(record.clone()));
                 ctx.models.insert(key, Arc::new(process.clone()));
+                crate::messages::replace_start_subscriptions(ctx, latest, &record, &process);
             }
             metadata.push(ProcessMetadata {
                 bpmn_process_id: process.id.clone(),

@@ -7,7 +7,7 @@ use zest_protocol::{
 use crate::appliers::apply_event;
 use crate::models::Models;
 use crate::state::{Ks, Txn};
-use crate::{bpmn, deployment, instance, jobs};
+use crate::{bpmn, deployment, instance, jobs, messages};
 
 /// Why a command is rejected; becomes a COMMAND_REJECTION record and the client's error.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,10 +46,12 @@ pub struct Response {
 }
 
 /// Work for the broker after the batch is committed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum SideEffect {
     /// Jobs of this type became activatable: wake parked ActivateJobs requests and streams.
     JobsAvailable(String),
+    /// A command for another partition (message subscriptions), to append to its log.
+    SendCommand(PartitionId, Box<Record>),
 }
 
 /// What processing one command produced: the records to append (the command first), the
@@ -75,6 +77,7 @@ impl ProcessingResult {
 /// The stream processor's engine for one partition.
 pub struct Engine {
     partition_id: PartitionId,
+    partition_count: u32,
     models: Models,
 }
 
@@ -85,8 +88,15 @@ impl Engine {
     pub fn new(partition_id: PartitionId) -> Engine {
         Engine {
             partition_id,
+            partition_count: 1,
             models: Models::default(),
         }
+    }
+
+    /// Sets the number of partitions of the cluster (message routing needs it).
+    pub fn with_partition_count(mut self, partition_count: u32) -> Engine {
+        self.partition_count = partition_count.max(1);
+        self
     }
 
     /// Forgets cached models (after a snapshot install replaced state).
@@ -114,6 +124,7 @@ impl Engine {
             txn,
             models: &mut self.models,
             partition_id: self.partition_id,
+            partition_count: self.partition_count,
             now,
             records: Vec::new(),
             queue: VecDeque::new(),
@@ -213,6 +224,25 @@ fn dispatch(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
         (RecordValue::VariableDocument(d), Update) => instance::set_variables(ctx, cmd, d),
         (RecordValue::Incident(_), Resolve) => instance::resolve_incident(ctx, cmd),
         (RecordValue::Timer(_), Trigger) => instance::trigger_timer(ctx, cmd),
+        (RecordValue::Message(m), Publish) => messages::publish(ctx, cmd, m),
+        (RecordValue::Message(_) | RecordValue::MessageBatch(_), Expire) => {
+            messages::expire(ctx, cmd)
+        }
+        (RecordValue::MessageSubscription(r), Create) => messages::subscription_create(ctx, cmd, r),
+        (RecordValue::MessageSubscription(r), Correlate) => {
+            messages::subscription_correlate(ctx, cmd, r)
+        }
+        (RecordValue::MessageSubscription(r), Reject) => messages::subscription_reject(ctx, cmd, r),
+        (RecordValue::MessageSubscription(r), Delete) => messages::subscription_delete(ctx, cmd, r),
+        (RecordValue::ProcessMessageSubscription(r), Create) => {
+            messages::process_subscription_create(ctx, cmd, r)
+        }
+        (RecordValue::ProcessMessageSubscription(r), Correlate) => {
+            messages::process_subscription_correlate(ctx, cmd, r)
+        }
+        (RecordValue::ProcessMessageSubscription(r), Delete) => {
+            messages::process_subscription_delete(ctx, cmd, r)
+        }
         (v, intent) => Err(Rejection::invalid_argument(format!(
             "Expected a supported command, but got {} {:?}",
             v.value_type().name(),
@@ -226,6 +256,7 @@ pub(crate) struct Ctx<'e, 't, 'b> {
     pub txn: &'t mut Txn<'b>,
     pub models: &'e mut Models,
     pub partition_id: PartitionId,
+    pub partition_count: u32,
     pub now: i64,
     records: Vec<Record>,
     queue: VecDeque<usize>,
@@ -307,6 +338,34 @@ impl Ctx<'_, '_, '_> {
         let r = self.record(RecordType::Command, key, intent, value);
         self.records.push(r);
         self.queue.push_back(self.records.len() - 1);
+    }
+
+    /// Sends a command to a partition: appended to this batch when it is this partition (as
+    /// Zeebe does), otherwise handed to the broker once the batch is committed.
+    pub fn send(&mut self, partition: PartitionId, intent: Intent, value: RecordValue) {
+        if partition == self.partition_id {
+            self.command(-1, intent, value);
+        } else {
+            let mut r = self.build(0, RecordType::Command, -1, intent, value);
+            r.partition_id = partition;
+            self.result
+                .side_effects
+                .push(SideEffect::SendCommand(partition, Box::new(r)));
+        }
+    }
+
+    /// Rejects a follow-up command without failing the batch: the rejection is written after
+    /// it (e.g. a message subscription that was closed meanwhile).
+    pub fn reject(&mut self, cmd: &Record, kind: RejectionType, reason: String) {
+        let mut r = self.record(
+            RecordType::CommandRejection,
+            cmd.key,
+            cmd.intent,
+            cmd.value.clone(),
+        );
+        r.rejection_type = kind;
+        r.rejection_reason = reason;
+        self.records.push(r);
     }
 
     /// Answers the client command of this batch with `record`.

@@ -62,6 +62,16 @@ pub fn create(
             .get(Ks::Processes, &key_i64(key))
             .ok_or_else(not_found)?
     };
+    let has_none_start = ctx
+        .models
+        .get(ctx.txn, stored.record.process_definition_key)
+        .map(|m| !m.element(zest_model::Process::ROOT).start_events.is_empty())
+        .unwrap_or(true);
+    if !has_none_start {
+        return Err(Rejection::invalid_state(
+            "Expected to create instance of process with none start event, but there is no such event",
+        ));
+    }
     let doc = variables::parse_document(&c.variables).map_err(|e| {
         Rejection::invalid_argument(format!("Property 'variables' is invalid: {e}"))
     })?;

@@ -15,6 +15,7 @@ mod deployment;
 mod engine;
 mod instance;
 mod jobs;
+mod messages;
 mod models;
 pub mod state;
 pub mod types;

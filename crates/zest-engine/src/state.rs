@@ -43,10 +43,30 @@ pub enum Ks {
     IncidentIndex,
     /// process instance key -> AwaitingResult
     AwaitingResults,
+    /// message key -> MessageRecord (buffered messages)
+    Messages,
+    /// Indexes of buffered messages, by tag: `n` (name, correlation key, message key) -> ();
+    /// `i` (name, correlation key, message id) -> message key; `c` (message key, bpmn process
+    /// id) -> () once the message correlated to that process.
+    MessageIndex,
+    /// (deadline, message key) -> ()
+    MessageDeadlines,
+    /// Message subscriptions (message partition side), by tag: `s` (element instance key,
+    /// message name) -> StoredMessageSubscription; `n` (message name, correlation key, element
+    /// instance key) -> ().
+    MessageSubscriptions,
+    /// (element instance key, message name) -> StoredProcessMessageSubscription
+    ProcessMessageSubscriptions,
+    /// Message start events, by tag: `s` (message name, process definition key, start event id)
+    /// -> StoredStartSubscription; `l` (bpmn process id, correlation key) -> process instance
+    /// key while an instance started by that key runs; `p` (process instance key) -> the `l` key.
+    MessageStartSubscriptions,
+    /// element instance key (process instance key for start events) -> StoredTrigger
+    EventTriggers,
 }
 
 impl Ks {
-    pub const ALL: [Ks; 16] = [
+    pub const ALL: [Ks; 23] = [
         Ks::Meta,
         Ks::Processes,
         Ks::ProcessLatest,
@@ -63,6 +83,13 @@ impl Ks {
         Ks::Incidents,
         Ks::IncidentIndex,
         Ks::AwaitingResults,
+        Ks::Messages,
+        Ks::MessageIndex,
+        Ks::MessageDeadlines,
+        Ks::MessageSubscriptions,
+        Ks::ProcessMessageSubscriptions,
+        Ks::MessageStartSubscriptions,
+        Ks::EventTriggers,
     ];
 
     /// Position in [`Ks::ALL`] (declaration order), for array-indexed keyspace handles.
@@ -89,6 +116,13 @@ impl Ks {
             Ks::Incidents => "incidents",
             Ks::IncidentIndex => "incident_index",
             Ks::AwaitingResults => "awaiting_results",
+            Ks::Messages => "messages",
+            Ks::MessageIndex => "message_index",
+            Ks::MessageDeadlines => "message_deadlines",
+            Ks::MessageSubscriptions => "message_subscriptions",
+            Ks::ProcessMessageSubscriptions => "process_message_subscriptions",
+            Ks::MessageStartSubscriptions => "message_start_subscriptions",
+            Ks::EventTriggers => "event_triggers",
         }
     }
 }
@@ -334,6 +368,11 @@ impl KeyBuf {
         // flip the sign bit so negative numbers sort before positive ones
         self.0
             .extend_from_slice(&((v as u64) ^ (1 << 63)).to_be_bytes());
+        self
+    }
+    /// A one-byte tag that separates the indexes kept in one keyspace.
+    pub fn tag(mut self, t: u8) -> Self {
+        self.0.push(t);
         self
     }
     /// A string followed by a 0 separator (strings in keys never contain NUL).

@@ -3,7 +3,11 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use zest_protocol::{IncidentRecord, Intent, JobRecord, ProcessInstanceRecord, ProcessRecord};
+use zest_protocol::{
+    IncidentRecord, Intent, JobRecord, MessageStartEventSubscriptionRecord,
+    MessageSubscriptionRecord, ProcessInstanceRecord, ProcessMessageSubscriptionRecord,
+    ProcessRecord,
+};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StoredProcess {
@@ -91,4 +95,48 @@ pub struct AwaitingResult {
     pub request_id: i64,
     pub request_stream_id: i32,
     pub fetch_variables: Vec<String>,
+}
+
+/// A message subscription on the message partition.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StoredMessageSubscription {
+    pub key: i64,
+    pub record: MessageSubscriptionRecord,
+    /// A message was sent to the process instance and its acknowledgement is pending.
+    pub correlating: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ProcessMessageSubscriptionState {
+    /// Asked the message partition to open it.
+    Creating,
+    /// The message partition opened it.
+    Created,
+    /// The element left; asked the message partition to close it.
+    Deleting,
+}
+
+/// A message subscription on the process instance partition.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StoredProcessMessageSubscription {
+    pub key: i64,
+    pub record: ProcessMessageSubscriptionRecord,
+    pub state: ProcessMessageSubscriptionState,
+}
+
+/// A message start event of the latest version of a process.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StoredStartSubscription {
+    pub key: i64,
+    pub record: MessageStartEventSubscriptionRecord,
+}
+
+/// An event that triggered an element and is not yet consumed by it (PROCESS_EVENT
+/// TRIGGERING, consumed at TRIGGERED).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StoredTrigger {
+    pub event_key: i64,
+    pub element_id: String,
+    /// JSON object text: the message's variables.
+    pub variables: String,
 }

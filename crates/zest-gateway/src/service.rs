@@ -10,9 +10,9 @@ use zest_broker::Broker;
 use zest_engine::new_command;
 use zest_protocol::{
     BpmnElementType, BpmnEventType, DeploymentRecord, DeploymentResource, ErrorType,
-    IncidentRecord, Intent, JobBatchRecord, JobRecord, PartitionId, ProcessInstanceCreationRecord,
-    ProcessInstanceRecord, Record, RecordValue, VariableDocumentRecord,
-    VariableDocumentUpdateSemantic, DEFAULT_TENANT,
+    IncidentRecord, Intent, JobBatchRecord, JobRecord, MessageRecord, PartitionId,
+    ProcessInstanceCreationRecord, ProcessInstanceRecord, Record, RecordValue,
+    VariableDocumentRecord, VariableDocumentUpdateSemantic, DEFAULT_TENANT,
 };
 
 use crate::convert::{activated_job, broker_status, expect_event, variables_document};
@@ -677,9 +677,49 @@ impl Gateway for GatewayService {
 
     async fn publish_message(
         &self,
-        _request: Request<proto::PublishMessageRequest>,
+        request: Request<proto::PublishMessageRequest>,
     ) -> Result<Response<proto::PublishMessageResponse>, Status> {
-        Err(unsupported("Messages (PublishMessage)"))
+        self.check_size(request.get_ref())?;
+        let r = request.into_inner();
+        if r.name.trim().is_empty() {
+            return Err(Status::invalid_argument(
+                "Expected to publish a message with a name, but the name is empty",
+            ));
+        }
+        let tenant_id = r.tenant_id.trim();
+        if !tenant_id.is_empty() && tenant_id != DEFAULT_TENANT {
+            return Err(Status::invalid_argument(format!(
+                "Expected to handle gRPC request PublishMessage with tenant identifier '{tenant_id}', but multi-tenancy is disabled"
+            )));
+        }
+        let message = MessageRecord {
+            name: r.name,
+            variables: variables_document(&r.variables, "variables")?,
+            // routed like Zeebe: the message partition is the correlation key's hash
+            correlation_key: r.correlation_key,
+            time_to_live: r.time_to_live,
+            message_id: r.message_id,
+            deadline: -1,
+            tenant_id: DEFAULT_TENANT.into(),
+        };
+        let partition = zest_protocol::partition_for_correlation_key(
+            &message.correlation_key,
+            self.broker.partition_count(),
+        );
+        let event = self
+            .submit(
+                partition,
+                new_command(-1, Intent::Publish, RecordValue::Message(message), -1, -1),
+            )
+            .await?;
+        let tenant_id = match &event.value {
+            RecordValue::Message(m) => m.tenant_id.clone(),
+            _ => DEFAULT_TENANT.into(),
+        };
+        Ok(Response::new(proto::PublishMessageResponse {
+            key: event.key,
+            tenant_id,
+        }))
     }
 
     async fn resolve_incident(

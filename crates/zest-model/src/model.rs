@@ -69,6 +69,16 @@ pub enum TimerDefinition {
     Cycle(Expression),
 }
 
+/// The `bpmn:message` an event or receive task refers to.
+#[derive(Debug, Clone)]
+pub struct MessageRef {
+    /// The message name (static, or FEEL evaluated when the subscription opens).
+    pub name: Expression,
+    /// `zeebe:subscription correlationKey`: required where an instance waits for the message
+    /// (catch events, receive tasks); unused on start events.
+    pub correlation_key: Option<Expression>,
+}
+
 /// What an element does when the engine reaches it. One variant per element behaviour.
 #[derive(Debug, Clone)]
 pub enum ElementKind {
@@ -89,6 +99,11 @@ pub enum ElementKind {
     ExclusiveGateway,
     ParallelGateway,
     TimerIntermediateCatchEvent,
+    /// Waits for a message: a message intermediate catch event or a receive task
+    /// (`Element::element_type` says which).
+    MessageCatch,
+    /// A start event with a message definition: a published message creates an instance.
+    MessageStartEvent,
 }
 
 #[derive(Debug, Clone)]
@@ -112,8 +127,12 @@ pub struct Element {
     pub timer: Option<TimerDefinition>,
     /// `zeebe:script` of a script task.
     pub script: Option<Script>,
+    /// The message of a message catch event, receive task or message start event.
+    pub message: Option<MessageRef>,
     /// Start events directly inside this scope (for the process: its none start event).
     pub start_events: Vec<ElementIdx>,
+    /// Message start events directly inside this scope (for the process only).
+    pub message_start_events: Vec<ElementIdx>,
     /// 1-based line of the element's start tag in the XML.
     pub line: u32,
 }

@@ -103,6 +103,7 @@ pub fn parse_bpmn(resource_name: &str, xml: &[u8]) -> Result<Vec<Process>, Model
     let mut ctx = Ctx {
         lines: LineIndex::new(text),
         problems: Vec::new(),
+        messages: HashMap::new(),
     };
     let root = doc.root_element();
     if !is_bpmn(root, "definitions") {
@@ -121,6 +122,24 @@ pub fn parse_bpmn(resource_name: &str, xml: &[u8]) -> Result<Vec<Process>, Model
     }
 
     check_duplicate_ids(&mut ctx, root);
+    for node in root.children().filter(|n| is_bpmn(*n, "message")) {
+        let Some(id) = non_empty_attr(node, "id") else {
+            continue;
+        };
+        let correlation_key = children_in(node, BPMN_NS)
+            .filter(|n| n.tag_name().name() == "extensionElements")
+            .flat_map(|e| children_in(e, ZEEBE_NS))
+            .find(|c| c.tag_name().name() == "subscription")
+            .and_then(|c| non_empty_attr(c, "correlationKey"))
+            .map(str::to_string);
+        ctx.messages.insert(
+            id.to_string(),
+            MessageDef {
+                name: non_empty_attr(node, "name").map(str::to_string),
+                correlation_key,
+            },
+        );
+    }
 
     let mut processes = Vec::new();
     let mut executable_count = 0;
@@ -189,6 +208,14 @@ impl<'t> LineIndex<'t> {
 struct Ctx<'t> {
     lines: LineIndex<'t>,
     problems: Vec<Problem>,
+    /// `bpmn:message` elements of the definitions, by id.
+    messages: HashMap<String, MessageDef>,
+}
+
+/// A `bpmn:message` as written: its name and `zeebe:subscription` correlation key.
+struct MessageDef {
+    name: Option<String>,
+    correlation_key: Option<String>,
 }
 
 impl Ctx<'_> {
@@ -449,9 +476,49 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 BpmnEventType::None,
                 line,
             ),
+            "startEvent" if matches!(event_defs.as_slice(), [d] if is_bpmn(*d, "messageEventDefinition")) =>
+            {
+                let mut e = new_element(
+                    id,
+                    node,
+                    ElementKind::MessageStartEvent,
+                    BpmnElementType::StartEvent,
+                    BpmnEventType::Message,
+                    line,
+                );
+                e.message = self.message_ref(id, event_defs[0], false);
+                e
+            }
+            // message throw events publish through a job worker, as in Zeebe
+            "endEvent" | "intermediateThrowEvent" if matches!(event_defs.as_slice(), [d] if is_bpmn(*d, "messageEventDefinition")) => {
+                new_element(
+                    id,
+                    node,
+                    ElementKind::JobWorkerTask,
+                    if kind_name == "endEvent" {
+                        BpmnElementType::EndEvent
+                    } else {
+                        BpmnElementType::IntermediateThrowEvent
+                    },
+                    BpmnEventType::Message,
+                    line,
+                )
+            }
             "startEvent" | "endEvent" | "intermediateThrowEvent" => {
                 let msg = unsupported_event(&event_defs);
                 return self.unsupported(id, node, msg);
+            }
+            "receiveTask" => {
+                let mut e = new_element(
+                    id,
+                    node,
+                    ElementKind::MessageCatch,
+                    BpmnElementType::ReceiveTask,
+                    BpmnEventType::Unspecified,
+                    line,
+                );
+                e.message = self.message_ref(id, node, true);
+                e
             }
             "intermediateCatchEvent" => match event_defs.as_slice() {
                 [def] if is_bpmn(*def, "timerEventDefinition") => {
@@ -464,6 +531,18 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                         line,
                     );
                     e.timer = self.timer(id, *def, true);
+                    e
+                }
+                [def] if is_bpmn(*def, "messageEventDefinition") => {
+                    let mut e = new_element(
+                        id,
+                        node,
+                        ElementKind::MessageCatch,
+                        BpmnElementType::IntermediateCatchEvent,
+                        BpmnEventType::Message,
+                        line,
+                    );
+                    e.message = self.message_ref(id, *def, true);
                     e
                 }
                 [def] => {
@@ -536,14 +615,18 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             ElementKind::ScriptTask => Allowed::SCRIPT_TASK,
             ElementKind::NoneStartEvent => Allowed::OUTPUTS,
             ElementKind::NoneEndEvent => Allowed::INPUTS,
-            ElementKind::TimerIntermediateCatchEvent => Allowed::IO,
+            ElementKind::TimerIntermediateCatchEvent | ElementKind::MessageCatch => Allowed::IO,
+            ElementKind::MessageStartEvent => Allowed::OUTPUTS,
             _ => Allowed::NONE,
         };
         let ext = self.extensions(id, node, &allowed);
 
         if matches!(
             element.kind,
-            ElementKind::JobWorkerTask | ElementKind::PassThroughTask | ElementKind::ScriptTask
+            ElementKind::JobWorkerTask
+                | ElementKind::PassThroughTask
+                | ElementKind::ScriptTask
+                | ElementKind::MessageCatch
         ) {
             for child in children_in(node, BPMN_NS) {
                 let name = child.tag_name().name();
@@ -580,6 +663,83 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         element.inputs = ext.inputs;
         element.outputs = ext.outputs;
         self.push(element, node);
+    }
+
+    /// The message that `owner` (a message event definition or a receive task) references
+    /// with `messageRef`. Where an instance waits for it, the message needs a correlation key.
+    fn message_ref(&mut self, id: &str, owner: Node, needs_key: bool) -> Option<MessageRef> {
+        let Some(reference) = non_empty_attr(owner, "messageRef") else {
+            self.ctx.problem(
+                Some(id),
+                owner,
+                "Must reference a message (attribute 'messageRef')",
+            );
+            return None;
+        };
+        let Some(def) = self.ctx.messages.get(reference.trim()) else {
+            self.ctx.problem(
+                Some(id),
+                owner,
+                format!("Attribute 'messageRef' must reference a 'bpmn:message' of the definitions, but no message has the id '{reference}'"),
+            );
+            return None;
+        };
+        let (name, key) = (def.name.clone(), def.correlation_key.clone());
+        let Some(name) = name else {
+            self.ctx.problem(
+                Some(id),
+                owner,
+                format!(
+                    "Must have a message name: the message '{reference}' has no 'name' attribute"
+                ),
+            );
+            return None;
+        };
+        let mut name = self.ctx.expression(id, owner, "Message name", &name)?;
+        if let (false, Expression::Feel(e)) = (needs_key, &name) {
+            // a start event's subscription opens at deployment, before any variable exists
+            match e.evaluate(&serde_json::Map::new()) {
+                Ok(serde_json::Value::String(v)) => name = Expression::Static(v),
+                Ok(other) => {
+                    self.ctx.problem(
+                        Some(id),
+                        owner,
+                        format!("Expected the message name expression '={}' to result in a string (it is evaluated at deployment, without variables), but it was {other}", e.source()),
+                    );
+                    return None;
+                }
+                Err(err) => {
+                    self.ctx.problem(
+                        Some(id),
+                        owner,
+                        format!("Expected the message name expression '={}' to be evaluated at deployment, without variables, but {}", e.source(), err.message),
+                    );
+                    return None;
+                }
+            }
+        }
+        let correlation_key = match key {
+            Some(k) if needs_key => {
+                Some(
+                    self.ctx
+                        .expression(id, owner, "Attribute 'correlationKey'", &k)?,
+                )
+            }
+            Some(_) => None,
+            None if needs_key => {
+                self.ctx.problem(
+                    Some(id),
+                    owner,
+                    format!("Must have a correlation key: the message '{reference}' needs a 'zeebe:subscription' extension element with a non-empty 'correlationKey'"),
+                );
+                return None;
+            }
+            None => None,
+        };
+        Some(MessageRef {
+            name,
+            correlation_key,
+        })
     }
 
     fn unsupported(&mut self, id: &'a str, node: Node, message: String) {
@@ -1077,6 +1237,27 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             );
         }
         self.elements[0].start_events = none_starts;
+        let message_starts: Vec<ElementIdx> = (1..self.elements.len())
+            .filter(|&i| matches!(self.elements[i].kind, ElementKind::MessageStartEvent))
+            .collect();
+        let mut names: HashMap<String, ElementIdx> = HashMap::new();
+        for &i in &message_starts {
+            let Some(m) = &self.elements[i].message else {
+                continue;
+            };
+            let name = m.name.source();
+            if let Some(&first) = names.get(&name) {
+                let (id, first_id) = (self.elements[i].id.clone(), self.elements[first].id.clone());
+                self.ctx.problem(
+                    Some(&id),
+                    self.nodes[i],
+                    format!("Multiple message start events with the same message name '{name}' are not allowed (also used by '{first_id}')"),
+                );
+            } else {
+                names.insert(name, i);
+            }
+        }
+        self.elements[0].message_start_events = message_starts;
 
         for idx in 1..self.elements.len() {
             let e = &self.elements[idx];
@@ -1084,7 +1265,9 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             let dropped_outgoing = self.dropped_outgoing.get(&idx).copied().unwrap_or(0);
             let outgoing_count = e.outgoing.len() + dropped_outgoing;
             match e.kind {
-                ElementKind::NoneStartEvent if !e.incoming.is_empty() => {
+                ElementKind::NoneStartEvent | ElementKind::MessageStartEvent
+                    if !e.incoming.is_empty() =>
+                {
                     self.ctx.problem(
                         Some(&id),
                         node,
@@ -1234,7 +1417,9 @@ fn new_element(
         task_headers: Vec::new(),
         timer: None,
         script: None,
+        message: None,
         start_events: Vec::new(),
+        message_start_events: Vec::new(),
         line,
     }
 }

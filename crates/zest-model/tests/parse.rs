@@ -391,16 +391,70 @@ fn two_user_tasks_are_rejected() {
 }
 
 #[test]
-fn message_start_is_rejected() {
-    let Some(e) = reject_workload("msg_one_task.bpmn") else {
+fn message_start_workload_parses() {
+    let Some(p) = parse_workload("msg_one_task.bpmn") else {
         return;
     };
-    has(
-        &e.problems,
-        "start",
-        "the element kind 'startEvent' with 'messageEventDefinition'",
+    let start = p.element(idx(&p, "start"));
+    assert!(matches!(start.kind, ElementKind::MessageStartEvent));
+    assert_eq!(start.event_type, BpmnEventType::Message);
+    let m = start.message.as_ref().expect("the start event's message");
+    assert_eq!(m.name.source(), "msg");
+    assert!(m.correlation_key.is_none());
+    assert_eq!(
+        p.element(Process::ROOT).message_start_events,
+        vec![idx(&p, "start")]
     );
-    assert_eq!(e.problems.len(), 1, "{e}");
+    assert!(p.element(Process::ROOT).start_events.is_empty());
+}
+
+fn with_messages(body: &str, messages: &str) -> String {
+    process(body).replace(
+        "</bpmn:definitions>",
+        &format!("{messages}\n</bpmn:definitions>"),
+    )
+}
+
+#[test]
+fn message_references_are_validated() {
+    let body = [
+        START,
+        r#"<bpmn:intermediateCatchEvent id="no_key"><bpmn:messageEventDefinition messageRef="plain" /></bpmn:intermediateCatchEvent>"#,
+        r#"<bpmn:receiveTask id="no_name" messageRef="nameless" />"#,
+        r#"<bpmn:receiveTask id="bad_feel" messageRef="bad" />"#,
+        r#"<bpmn:startEvent id="s1"><bpmn:messageEventDefinition messageRef="plain" /></bpmn:startEvent>"#,
+        r#"<bpmn:startEvent id="s2"><bpmn:messageEventDefinition messageRef="plain2" /></bpmn:startEvent>"#,
+        END,
+        &flow("f1", "start", "no_key"),
+        &flow("f2", "no_key", "no_name"),
+        &flow("f3", "no_name", "bad_feel"),
+        &flow("f4", "bad_feel", "end"),
+        &flow("f5", "s1", "end"),
+        &flow("f6", "s2", "end"),
+    ]
+    .join("\n");
+    let messages = r#"<bpmn:message id="plain" name="m" />
+<bpmn:message id="plain2" name="=&quot;m&quot;" />
+<bpmn:message id="nameless" />
+<bpmn:message id="bad" name="b"><bpmn:extensionElements><zeebe:subscription correlationKey="=a +" /></bpmn:extensionElements></bpmn:message>"#;
+    let ps = problems(&with_messages(&body, messages));
+    has(
+        &ps,
+        "no_key",
+        "Must have a correlation key: the message 'plain' needs a 'zeebe:subscription'",
+    );
+    has(
+        &ps,
+        "no_name",
+        "the message 'nameless' has no 'name' attribute",
+    );
+    has(&ps, "bad_feel", "Attribute 'correlationKey'");
+    has(
+        &ps,
+        "s2",
+        "Multiple message start events with the same message name 'm'",
+    );
+    assert_eq!(ps.len(), 4, "{ps:#?}");
 }
 
 #[test]
@@ -697,20 +751,26 @@ fn unsupported_elements_are_all_reported() {
         ("timer_start", "'startEvent' with 'timerEventDefinition'"),
         ("terminate", "'endEvent' with 'terminateEventDefinition'"),
         (
-            "msg_catch",
-            "'intermediateCatchEvent' with 'messageEventDefinition'",
-        ),
-        (
             "throw",
             "'intermediateThrowEvent' with 'signalEventDefinition'",
         ),
         ("incl", "'inclusiveGateway'"),
         ("ebg", "'eventBasedGateway'"),
         ("call", "'callActivity'"),
-        ("receive", "'receiveTask'"),
     ] {
         has(&ps, id, &format!("the element kind {kind}"));
     }
+    // message elements need a message of the definitions
+    has(
+        &ps,
+        "msg_catch",
+        "Attribute 'messageRef' must reference a 'bpmn:message' of the definitions, but no message has the id 'm'",
+    );
+    has(
+        &ps,
+        "receive",
+        "Must reference a message (attribute 'messageRef')",
+    );
     // job-based tasks need their job's definition; undefined tasks ('plain') pass through
     has(
         &ps,

@@ -18,14 +18,16 @@ pub fn counter_of_key(key: i64) -> i64 {
     key & COUNTER_MASK
 }
 
-/// The partition of a message correlation key, as Zeebe computes it (Java `String.hashCode`
-/// of the correlation key, modulo the partition count), so messages land where Zeebe's would.
+/// The partition of a message correlation key, as Zeebe computes it (`SubscriptionUtil`): a
+/// Java-style hash over the key's UTF-8 bytes taken as signed bytes, `h = 31 * h + b` with
+/// wrapping, then `abs(h % n) + 1`. Messages and their subscriptions meet on that partition.
 pub fn partition_for_correlation_key(correlation_key: &str, partition_count: u32) -> PartitionId {
     let mut h: i32 = 0;
-    for unit in correlation_key.encode_utf16() {
-        h = h.wrapping_mul(31).wrapping_add(unit as i32);
+    for b in correlation_key.as_bytes() {
+        h = h.wrapping_mul(31).wrapping_add(*b as i8 as i32);
     }
-    (h.unsigned_abs() % partition_count) + 1
+    let n = partition_count.max(1) as i32;
+    (h % n).unsigned_abs() + 1
 }
 
 #[cfg(test)]
@@ -47,5 +49,11 @@ mod tests {
             assert!(p >= 1 && p <= n);
             assert_eq!(p, partition_for_correlation_key("order-123", n));
         }
+        // values computed with Zeebe's SubscriptionUtil
+        assert_eq!(partition_for_correlation_key("", 3), 1);
+        assert_eq!(partition_for_correlation_key("order-123", 3), 1);
+        assert_eq!(partition_for_correlation_key("a", 3), 2);
+        assert_eq!(partition_for_correlation_key("über", 3), 3);
+        assert_eq!(partition_for_correlation_key("order-123", 2), 2);
     }
 }

@@ -37,6 +37,12 @@ pub enum ValueType {
     VariableDocument,
     Incident,
     Timer,
+    Message,
+    MessageBatch,
+    MessageSubscription,
+    ProcessMessageSubscription,
+    MessageStartEventSubscription,
+    ProcessEvent,
 }
 
 impl ValueType {
@@ -53,6 +59,12 @@ impl ValueType {
             ValueType::VariableDocument => "VARIABLE_DOCUMENT",
             ValueType::Incident => "INCIDENT",
             ValueType::Timer => "TIMER",
+            ValueType::Message => "MESSAGE",
+            ValueType::MessageBatch => "MESSAGE_BATCH",
+            ValueType::MessageSubscription => "MESSAGE_SUBSCRIPTION",
+            ValueType::ProcessMessageSubscription => "PROCESS_MESSAGE_SUBSCRIPTION",
+            ValueType::MessageStartEventSubscription => "MESSAGE_START_EVENT_SUBSCRIPTION",
+            ValueType::ProcessEvent => "PROCESS_EVENT",
         }
     }
 }
@@ -112,6 +124,23 @@ pub enum Intent {
     // timer
     Trigger,
     Triggered,
+    // message (new intents go last: records are encoded by variant index)
+    Publish,
+    Published,
+    Expire,
+    Expired,
+    // message subscriptions
+    Creating,
+    Correlate,
+    Correlating,
+    Correlated,
+    Reject,
+    Rejected,
+    Delete,
+    Deleting,
+    Deleted,
+    // process event
+    Triggering,
 }
 
 impl Intent {
@@ -158,6 +187,20 @@ impl Intent {
             Intent::Resolved => "RESOLVED",
             Intent::Trigger => "TRIGGER",
             Intent::Triggered => "TRIGGERED",
+            Intent::Publish => "PUBLISH",
+            Intent::Published => "PUBLISHED",
+            Intent::Expire => "EXPIRE",
+            Intent::Expired => "EXPIRED",
+            Intent::Creating => "CREATING",
+            Intent::Correlate => "CORRELATE",
+            Intent::Correlating => "CORRELATING",
+            Intent::Correlated => "CORRELATED",
+            Intent::Reject => "REJECT",
+            Intent::Rejected => "REJECTED",
+            Intent::Delete => "DELETE",
+            Intent::Deleting => "DELETING",
+            Intent::Deleted => "DELETED",
+            Intent::Triggering => "TRIGGERING",
         }
     }
 }

@@ -236,6 +236,89 @@ pub struct TimerRecord {
     pub tenant_id: String,
 }
 
+/// MESSAGE: a published message, buffered until its time to live ends.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct MessageRecord {
+    pub name: String,
+    pub correlation_key: String,
+    /// Milliseconds the message stays buffered; 0 or less: correlated only at publish time.
+    pub time_to_live: i64,
+    /// A JSON object (text); empty means no variables.
+    pub variables: String,
+    /// Empty, or an id unique among buffered messages of the same name and correlation key.
+    pub message_id: String,
+    /// Epoch millis when the message expires (publish time + time to live); -1 on commands.
+    pub deadline: i64,
+    pub tenant_id: String,
+}
+
+/// MESSAGE_BATCH: expires many buffered messages in one command.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct MessageBatchRecord {
+    pub message_keys: Vec<i64>,
+}
+
+/// MESSAGE_SUBSCRIPTION: the message partition's side of a waiting catch element.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct MessageSubscriptionRecord {
+    pub process_instance_key: i64,
+    pub element_instance_key: i64,
+    pub bpmn_process_id: String,
+    /// The correlated message; -1 until one correlates.
+    pub message_key: i64,
+    pub message_name: String,
+    pub correlation_key: String,
+    pub interrupting: bool,
+    pub variables: String,
+    pub tenant_id: String,
+}
+
+/// PROCESS_MESSAGE_SUBSCRIPTION: the process instance partition's side of a waiting catch
+/// element.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ProcessMessageSubscriptionRecord {
+    /// The partition of the message subscription (from the correlation key).
+    pub subscription_partition_id: u32,
+    pub process_instance_key: i64,
+    pub element_instance_key: i64,
+    pub process_definition_key: i64,
+    pub bpmn_process_id: String,
+    pub message_key: i64,
+    pub message_name: String,
+    pub variables: String,
+    pub interrupting: bool,
+    pub correlation_key: String,
+    pub element_id: String,
+    pub tenant_id: String,
+}
+
+/// MESSAGE_START_EVENT_SUBSCRIPTION: a message start event of the latest process version.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct MessageStartEventSubscriptionRecord {
+    pub process_definition_key: i64,
+    pub bpmn_process_id: String,
+    pub message_name: String,
+    pub start_event_id: String,
+    /// The instance a correlation created; -1 otherwise.
+    pub process_instance_key: i64,
+    pub message_key: i64,
+    pub correlation_key: String,
+    pub variables: String,
+    pub tenant_id: String,
+}
+
+/// PROCESS_EVENT: an event (message, timer, ...) triggers an element of a scope.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ProcessEventRecord {
+    /// The element instance the event belongs to (for start events: the process definition).
+    pub scope_key: i64,
+    pub target_element_id: String,
+    pub variables: String,
+    pub process_definition_key: i64,
+    pub process_instance_key: i64,
+    pub tenant_id: String,
+}
+
 /// The typed value of a record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum RecordValue {
@@ -250,6 +333,12 @@ pub enum RecordValue {
     VariableDocument(VariableDocumentRecord),
     Incident(IncidentRecord),
     Timer(TimerRecord),
+    Message(MessageRecord),
+    MessageBatch(MessageBatchRecord),
+    MessageSubscription(MessageSubscriptionRecord),
+    ProcessMessageSubscription(ProcessMessageSubscriptionRecord),
+    MessageStartEventSubscription(MessageStartEventSubscriptionRecord),
+    ProcessEvent(ProcessEventRecord),
 }
 
 impl RecordValue {
@@ -266,6 +355,14 @@ impl RecordValue {
             RecordValue::VariableDocument(_) => ValueType::VariableDocument,
             RecordValue::Incident(_) => ValueType::Incident,
             RecordValue::Timer(_) => ValueType::Timer,
+            RecordValue::Message(_) => ValueType::Message,
+            RecordValue::MessageBatch(_) => ValueType::MessageBatch,
+            RecordValue::MessageSubscription(_) => ValueType::MessageSubscription,
+            RecordValue::ProcessMessageSubscription(_) => ValueType::ProcessMessageSubscription,
+            RecordValue::MessageStartEventSubscription(_) => {
+                ValueType::MessageStartEventSubscription
+            }
+            RecordValue::ProcessEvent(_) => ValueType::ProcessEvent,
         }
     }
 
@@ -354,6 +451,41 @@ impl RecordValue {
                 "processDefinitionKey": t.process_definition_key, "dueDate": t.due_date,
                 "targetElementId": t.target_element_id, "repetitions": t.repetitions,
                 "tenantId": t.tenant_id,
+            }),
+            RecordValue::Message(m) => json!({
+                "name": m.name, "correlationKey": m.correlation_key,
+                "timeToLive": m.time_to_live, "variables": doc(&m.variables),
+                "messageId": m.message_id, "deadline": m.deadline, "tenantId": m.tenant_id,
+            }),
+            RecordValue::MessageBatch(b) => json!({"messageKeys": b.message_keys}),
+            RecordValue::MessageSubscription(m) => json!({
+                "processInstanceKey": m.process_instance_key,
+                "elementInstanceKey": m.element_instance_key,
+                "bpmnProcessId": m.bpmn_process_id, "messageKey": m.message_key,
+                "messageName": m.message_name, "correlationKey": m.correlation_key,
+                "interrupting": m.interrupting, "variables": doc(&m.variables),
+                "tenantId": m.tenant_id,
+            }),
+            RecordValue::ProcessMessageSubscription(m) => json!({
+                "processInstanceKey": m.process_instance_key,
+                "elementInstanceKey": m.element_instance_key,
+                "processDefinitionKey": m.process_definition_key,
+                "bpmnProcessId": m.bpmn_process_id, "messageKey": m.message_key,
+                "messageName": m.message_name, "variables": doc(&m.variables),
+                "interrupting": m.interrupting, "correlationKey": m.correlation_key,
+                "elementId": m.element_id, "tenantId": m.tenant_id,
+            }),
+            RecordValue::MessageStartEventSubscription(m) => json!({
+                "processDefinitionKey": m.process_definition_key,
+                "bpmnProcessId": m.bpmn_process_id, "messageName": m.message_name,
+                "startEventId": m.start_event_id, "processInstanceKey": m.process_instance_key,
+                "messageKey": m.message_key, "correlationKey": m.correlation_key,
+                "variables": doc(&m.variables), "tenantId": m.tenant_id,
+            }),
+            RecordValue::ProcessEvent(e) => json!({
+                "scopeKey": e.scope_key, "targetElementId": e.target_element_id,
+                "variables": doc(&e.variables), "processDefinitionKey": e.process_definition_key,
+                "processInstanceKey": e.process_instance_key, "tenantId": e.tenant_id,
             }),
         }
     }

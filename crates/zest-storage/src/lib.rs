@@ -131,7 +131,11 @@ type Mirror = RwLock<BTreeMap<Vec<u8>, Vec<u8>>>;
 fn mirrored(ks: Ks) -> bool {
     matches!(
         ks,
-        Ks::JobsActivatable | Ks::JobDeadlines | Ks::JobBackoffs | Ks::TimerDueDates
+        Ks::JobsActivatable
+            | Ks::JobDeadlines
+            | Ks::JobBackoffs
+            | Ks::TimerDueDates
+            | Ks::MessageDeadlines
     )
 }
 

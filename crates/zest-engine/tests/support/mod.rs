@@ -126,6 +126,11 @@ pub fn label(r: &Record) -> String {
         RecordValue::ProcessInstanceCreation(c) => c.bpmn_process_id.clone(),
         RecordValue::JobBatch(b) => b.job_type.clone(),
         RecordValue::Process(p) => p.bpmn_process_id.clone(),
+        RecordValue::Message(m) => m.name.clone(),
+        RecordValue::MessageSubscription(m) => m.message_name.clone(),
+        RecordValue::ProcessMessageSubscription(m) => m.message_name.clone(),
+        RecordValue::MessageStartEventSubscription(m) => m.start_event_id.clone(),
+        RecordValue::ProcessEvent(e) => e.target_element_id.clone(),
         _ => String::new(),
     }
 }
@@ -446,7 +451,43 @@ impl Harness {
                 commands.push(new_command(key, intent, job, -1, -1));
             }
         }
+        let expired = self.due(Ks::MessageDeadlines);
+        if !expired.is_empty() {
+            commands.push(new_command(
+                -1,
+                Intent::Expire,
+                RecordValue::MessageBatch(zest_protocol::MessageBatchRecord {
+                    message_keys: expired,
+                }),
+                -1,
+                -1,
+            ));
+        }
         commands.into_iter().map(|c| self.submit(c)).collect()
+    }
+
+    /// PublishMessage: name, correlation key, time to live (ms), message id, variables.
+    pub fn publish(
+        &mut self,
+        name: &str,
+        correlation_key: &str,
+        ttl: i64,
+        message_id: &str,
+        variables: &str,
+    ) -> Batch {
+        self.client(
+            -1,
+            Intent::Publish,
+            RecordValue::Message(zest_protocol::MessageRecord {
+                name: name.to_string(),
+                correlation_key: correlation_key.to_string(),
+                time_to_live: ttl,
+                variables: variables.to_string(),
+                message_id: message_id.to_string(),
+                deadline: -1,
+                tenant_id: String::new(),
+            }),
+        )
     }
 
     // ---------------------------------------------------------------------------------------
@@ -759,6 +800,16 @@ impl Harness {
             ) {
                 continue;
             }
+            if ks == Ks::MessageStartSubscriptions {
+                // the start events of deployed processes stay; locks must be gone
+                let locks: Vec<_> = self
+                    .entries(ks)
+                    .into_iter()
+                    .filter(|(k, _)| k[0] != b's')
+                    .collect();
+                assert!(locks.is_empty(), "message start locks remain: {locks:?}");
+                continue;
+            }
             assert_eq!(
                 self.count(ks),
                 0,
@@ -849,7 +900,9 @@ impl Harness {
                         });
                         assert_eq!(job.record.element_instance_key, e.key);
                     }
-                    zest_protocol::BpmnElementType::IntermediateCatchEvent => {
+                    zest_protocol::BpmnElementType::IntermediateCatchEvent
+                        if e.record.bpmn_event_type == zest_protocol::BpmnEventType::Timer =>
+                    {
                         assert!(
                             self.state
                                 .map
@@ -963,6 +1016,80 @@ impl Harness {
         for (k, _) in self.entries(Ks::AwaitingResults) {
             assert!(insts.contains_key(&read_i64(&k, 0)));
         }
+        self.assert_messages_consistent(&insts);
+    }
+
+    /// Message state: both sides of every subscription agree, each waiting element has one,
+    /// no trigger is left over, and the message indexes match the buffered messages.
+    fn assert_messages_consistent(&self, insts: &std::collections::HashMap<i64, ElementInstance>) {
+        use zest_engine::types::{
+            ProcessMessageSubscriptionState, StoredMessageSubscription,
+            StoredProcessMessageSubscription,
+        };
+        assert_eq!(
+            self.count(Ks::EventTriggers),
+            0,
+            "unconsumed event triggers: {:?}",
+            self.entries(Ks::EventTriggers)
+        );
+        let mut waiting: Vec<i64> = Vec::new();
+        for (_, v) in self.entries(Ks::ProcessMessageSubscriptions) {
+            let sub: StoredProcessMessageSubscription = codec::decode(&v).unwrap();
+            let e = insts
+                .get(&sub.record.element_instance_key)
+                .unwrap_or_else(|| panic!("subscription {} of a missing element", sub.key));
+            assert_eq!(
+                e.state,
+                Intent::ElementActivated,
+                "subscribed element state"
+            );
+            assert_ne!(sub.state, ProcessMessageSubscriptionState::Deleting);
+            waiting.push(sub.record.element_instance_key);
+        }
+        for e in insts.values() {
+            let waits = e.state == Intent::ElementActivated
+                && (e.record.bpmn_element_type == zest_protocol::BpmnElementType::ReceiveTask
+                    || (e.record.bpmn_element_type
+                        == zest_protocol::BpmnElementType::IntermediateCatchEvent
+                        && e.record.bpmn_event_type == zest_protocol::BpmnEventType::Message));
+            if waits {
+                assert!(
+                    waiting.contains(&e.key),
+                    "{} waits without a subscription",
+                    e.record.element_id
+                );
+            }
+        }
+        let mut by_name = 0;
+        let mut subs = 0;
+        for (k, v) in self.entries(Ks::MessageSubscriptions) {
+            if k[0] == b'n' {
+                by_name += 1;
+                continue;
+            }
+            subs += 1;
+            let sub: StoredMessageSubscription = codec::decode(&v).unwrap();
+            assert!(!sub.correlating, "a correlation was never acknowledged");
+            assert!(
+                waiting.contains(&sub.record.element_instance_key),
+                "message subscription {} without its process side",
+                sub.key
+            );
+        }
+        assert_eq!(by_name, subs, "message subscription name index");
+        assert_eq!(subs, waiting.len(), "both sides of the subscriptions");
+        let messages = self.count(Ks::Messages);
+        assert_eq!(
+            self.count(Ks::MessageDeadlines),
+            messages,
+            "message deadlines"
+        );
+        let names = self
+            .entries(Ks::MessageIndex)
+            .iter()
+            .filter(|(k, _)| k[0] == b'n')
+            .count();
+        assert_eq!(names, messages, "message name index");
     }
 
     /// Replays the whole log on a fresh state with a fresh engine, batch by batch as written,

@@ -1,0 +1,942 @@
+//! Messages: PublishMessage, message subscriptions of waiting elements, message start events
+//! and time-to-live expiry, with Zeebe's records and correlation rules
+//! (`docs/design/zeebe-messages.md`).
+//!
+//! Two partitions meet in a correlation: the message partition (chosen by the hash of the
+//! correlation key) holds messages and MESSAGE_SUBSCRIPTIONs; the process instance's partition
+//! holds PROCESS_MESSAGE_SUBSCRIPTIONs. They talk through commands addressed to a partition
+//! ([`Ctx::send`]): appended to the same batch when the target is this partition, as Zeebe
+//! does, so with one partition a correlation is atomic and none of Zeebe's races can happen.
+
+use zest_protocol::{
+    partition_for_correlation_key, Intent, MessageBatchRecord, MessageRecord,
+    MessageStartEventSubscriptionRecord, MessageSubscriptionRecord, ProcessEventRecord,
+    ProcessInstanceRecord, ProcessMessageSubscriptionRecord, Record, RecordValue, RejectionType,
+    DEFAULT_TENANT,
+};
+
+use crate::engine::{Ctx, ProcResult, Rejection};
+use crate::state::{key_i64, read_i64, KeyBuf, Ks};
+use crate::types::{
+    ElementInstance, LatestVersion, ProcessMessageSubscriptionState, StoredMessageSubscription,
+    StoredProcessMessageSubscription, StoredStartSubscription, StoredTrigger,
+};
+use crate::variables;
+
+// ---------------------------------------------------------------------------------------------
+// State keys (shared with the appliers)
+
+pub(crate) fn message_name_key(name: &str, correlation_key: &str, message_key: i64) -> Vec<u8> {
+    KeyBuf::new()
+        .tag(b'n')
+        .str(name)
+        .str(correlation_key)
+        .i64(message_key)
+        .build()
+}
+
+fn message_name_prefix(name: &str, correlation_key: &str) -> Vec<u8> {
+    KeyBuf::new()
+        .tag(b'n')
+        .str(name)
+        .str(correlation_key)
+        .build()
+}
+
+pub(crate) fn message_id_key(name: &str, correlation_key: &str, message_id: &str) -> Vec<u8> {
+    KeyBuf::new()
+        .tag(b'i')
+        .str(name)
+        .str(correlation_key)
+        .str(message_id)
+        .build()
+}
+
+pub(crate) fn correlated_key(message_key: i64, bpmn_process_id: &str) -> Vec<u8> {
+    KeyBuf::new()
+        .tag(b'c')
+        .i64(message_key)
+        .str(bpmn_process_id)
+        .build()
+}
+
+pub(crate) fn correlated_prefix(message_key: i64) -> Vec<u8> {
+    KeyBuf::new().tag(b'c').i64(message_key).build()
+}
+
+pub(crate) fn subscription_key(element_instance_key: i64, message_name: &str) -> Vec<u8> {
+    KeyBuf::new()
+        .tag(b's')
+        .i64(element_instance_key)
+        .str(message_name)
+        .build()
+}
+
+pub(crate) fn subscription_name_key(
+    message_name: &str,
+    correlation_key: &str,
+    element_instance_key: i64,
+) -> Vec<u8> {
+    KeyBuf::new()
+        .tag(b'n')
+        .str(message_name)
+        .str(correlation_key)
+        .i64(element_instance_key)
+        .build()
+}
+
+pub(crate) fn process_subscription_key(element_instance_key: i64, message_name: &str) -> Vec<u8> {
+    KeyBuf::new()
+        .i64(element_instance_key)
+        .str(message_name)
+        .build()
+}
+
+pub(crate) fn start_subscription_key(
+    message_name: &str,
+    process_definition_key: i64,
+    start_event_id: &str,
+) -> Vec<u8> {
+    KeyBuf::new()
+        .tag(b's')
+        .str(message_name)
+        .i64(process_definition_key)
+        .str(start_event_id)
+        .build()
+}
+
+pub(crate) fn start_lock_key(bpmn_process_id: &str, correlation_key: &str) -> Vec<u8> {
+    KeyBuf::new()
+        .tag(b'l')
+        .str(bpmn_process_id)
+        .str(correlation_key)
+        .build()
+}
+
+pub(crate) fn start_lock_owner_key(process_instance_key: i64) -> Vec<u8> {
+    KeyBuf::new().tag(b'p').i64(process_instance_key).build()
+}
+
+/// Where a PROCESS_EVENT's trigger is kept: under the element instance it triggers, or for a
+/// start event (whose scope is the process definition) under the new process instance.
+pub(crate) fn trigger_key(e: &ProcessEventRecord) -> i64 {
+    if e.scope_key == e.process_definition_key {
+        e.process_instance_key
+    } else {
+        e.scope_key
+    }
+}
+
+fn tenant(t: &str) -> String {
+    if t.is_empty() {
+        DEFAULT_TENANT.to_string()
+    } else {
+        t.to_string()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// MESSAGE
+
+/// MESSAGE PUBLISH: buffers the message (unless its time to live is over at once) and
+/// correlates it to every waiting subscription and message start event it matches, at most once
+/// per process.
+pub fn publish(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, m: &MessageRecord) -> ProcResult {
+    if m.name.is_empty() {
+        return Err(Rejection::invalid_argument(
+            "Expected to publish a message with a name, but the name is empty",
+        ));
+    }
+    variables::parse_document(&m.variables).map_err(|e| {
+        Rejection::invalid_argument(format!("Property 'variables' is invalid: {e}"))
+    })?;
+    if !m.message_id.is_empty()
+        && ctx
+            .txn
+            .get_raw(
+                Ks::MessageIndex,
+                &message_id_key(&m.name, &m.correlation_key, &m.message_id),
+            )
+            .is_some()
+    {
+        return Err(Rejection::new(
+            RejectionType::AlreadyExists,
+            format!(
+                "Expected to publish a new message with id '{}', but a message with that id was already published",
+                m.message_id
+            ),
+        ));
+    }
+    let message = MessageRecord {
+        deadline: ctx.now.saturating_add(m.time_to_live),
+        tenant_id: tenant(&m.tenant_id),
+        ..m.clone()
+    };
+    let key = ctx.next_key();
+    let published = ctx.event(
+        key,
+        Intent::Published,
+        RecordValue::Message(message.clone()),
+    );
+    ctx.respond(cmd, published);
+
+    // waiting elements: one per process (bpmn process id), in subscription order
+    let mut served: Vec<String> = Vec::new();
+    let mut correlations = Vec::new();
+    let prefix = KeyBuf::new()
+        .tag(b'n')
+        .str(&message.name)
+        .str(&message.correlation_key)
+        .build();
+    for (k, _) in ctx
+        .txn
+        .scan_prefix(Ks::MessageSubscriptions, &prefix, usize::MAX)
+    {
+        let element_key = read_i64(&k, k.len() - 8);
+        let Some(sub) = ctx.txn.get::<StoredMessageSubscription>(
+            Ks::MessageSubscriptions,
+            &subscription_key(element_key, &message.name),
+        ) else {
+            continue;
+        };
+        if sub.correlating || served.contains(&sub.record.bpmn_process_id) {
+            continue;
+        }
+        served.push(sub.record.bpmn_process_id.clone());
+        correlations.push(correlating(ctx, &sub, key, &message));
+    }
+    // message start events of the latest versions
+    let start_prefix = KeyBuf::new().tag(b's').str(&message.name).build();
+    for (_, v) in ctx
+        .txn
+        .scan_prefix(Ks::MessageStartSubscriptions, &start_prefix, usize::MAX)
+    {
+        let Ok(sub) = zest_protocol::codec::decode::<StoredStartSubscription>(&v) else {
+            continue;
+        };
+        let process_id = sub.record.bpmn_process_id.clone();
+        if served.contains(&process_id)
+            || (!message.correlation_key.is_empty()
+                && ctx
+                    .txn
+                    .get_raw(
+                        Ks::MessageStartSubscriptions,
+                        &start_lock_key(&process_id, &message.correlation_key),
+                    )
+                    .is_some())
+        {
+            continue;
+        }
+        served.push(process_id);
+        start_instance(ctx, &sub, key, &message);
+    }
+    for (partition, value) in correlations {
+        ctx.send(partition, Intent::Correlate, value);
+    }
+    if message.time_to_live <= 0 {
+        ctx.event(key, Intent::Expired, RecordValue::Message(message));
+    }
+    Ok(())
+}
+
+/// MESSAGE_SUBSCRIPTION CORRELATING for `message`; returns the PROCESS_MESSAGE_SUBSCRIPTION
+/// CORRELATE command for the process instance's partition.
+fn correlating(
+    ctx: &mut Ctx<'_, '_, '_>,
+    sub: &StoredMessageSubscription,
+    message_key: i64,
+    message: &MessageRecord,
+) -> (u32, RecordValue) {
+    let record = MessageSubscriptionRecord {
+        message_key,
+        variables: message.variables.clone(),
+        ..sub.record.clone()
+    };
+    ctx.event(
+        sub.key,
+        Intent::Correlating,
+        RecordValue::MessageSubscription(record.clone()),
+    );
+    let partition = zest_protocol::partition_of_key(record.process_instance_key);
+    let value = RecordValue::ProcessMessageSubscription(ProcessMessageSubscriptionRecord {
+        subscription_partition_id: ctx.partition_id,
+        process_instance_key: record.process_instance_key,
+        element_instance_key: record.element_instance_key,
+        process_definition_key: -1,
+        bpmn_process_id: record.bpmn_process_id.clone(),
+        message_key,
+        message_name: record.message_name.clone(),
+        variables: record.variables.clone(),
+        interrupting: record.interrupting,
+        correlation_key: record.correlation_key.clone(),
+        element_id: String::new(),
+        tenant_id: record.tenant_id.clone(),
+    });
+    (partition, value)
+}
+
+/// A message start event correlates: a new instance of its process starts with the message's
+/// variables (MESSAGE_START_EVENT_SUBSCRIPTION CORRELATED, PROCESS_EVENT TRIGGERING, then the
+/// process's ACTIVATE_ELEMENT).
+fn start_instance(
+    ctx: &mut Ctx<'_, '_, '_>,
+    sub: &StoredStartSubscription,
+    message_key: i64,
+    message: &MessageRecord,
+) {
+    let Some(process) = ctx
+        .txn
+        .get::<crate::types::StoredProcess>(
+            Ks::Processes,
+            &key_i64(sub.record.process_definition_key),
+        )
+        .map(|p| p.record)
+    else {
+        return;
+    };
+    let instance_key = ctx.next_key();
+    ctx.event(
+        sub.key,
+        Intent::Correlated,
+        RecordValue::MessageStartEventSubscription(MessageStartEventSubscriptionRecord {
+            process_instance_key: instance_key,
+            message_key,
+            correlation_key: message.correlation_key.clone(),
+            variables: message.variables.clone(),
+            ..sub.record.clone()
+        }),
+    );
+    let event_key = ctx.next_key();
+    ctx.event(
+        event_key,
+        Intent::Triggering,
+        RecordValue::ProcessEvent(ProcessEventRecord {
+            scope_key: process.process_definition_key,
+            target_element_id: sub.record.start_event_id.clone(),
+            variables: message.variables.clone(),
+            process_definition_key: process.process_definition_key,
+            process_instance_key: instance_key,
+            tenant_id: tenant(&process.tenant_id),
+        }),
+    );
+    let record = ProcessInstanceRecord {
+        bpmn_process_id: process.bpmn_process_id.clone(),
+        version: process.version,
+        process_definition_key: process.process_definition_key,
+        process_instance_key: instance_key,
+        element_id: process.bpmn_process_id.clone(),
+        flow_scope_key: -1,
+        bpmn_element_type: zest_protocol::BpmnElementType::Process,
+        bpmn_event_type: zest_protocol::BpmnEventType::Unspecified,
+        parent_process_instance_key: -1,
+        parent_element_instance_key: -1,
+        tenant_id: tenant(&process.tenant_id),
+    };
+    ctx.command(
+        instance_key,
+        Intent::ActivateElement,
+        RecordValue::ProcessInstance(record),
+    );
+}
+
+/// MESSAGE EXPIRE (one message) and MESSAGE_BATCH EXPIRE (many): removes buffered messages
+/// whose time to live is over. Keys already gone are skipped.
+pub fn expire(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
+    let keys = match &cmd.value {
+        RecordValue::MessageBatch(MessageBatchRecord { message_keys }) => message_keys.clone(),
+        _ => {
+            if ctx
+                .txn
+                .get::<MessageRecord>(Ks::Messages, &key_i64(cmd.key))
+                .is_none()
+            {
+                return Err(Rejection::not_found(format!(
+                    "Expected to expire message with key '{}', but no such message was found",
+                    cmd.key
+                )));
+            }
+            vec![cmd.key]
+        }
+    };
+    for key in keys {
+        if let Some(m) = ctx.txn.get::<MessageRecord>(Ks::Messages, &key_i64(key)) {
+            ctx.event(key, Intent::Expired, RecordValue::Message(m));
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Opening and closing subscriptions (process instance partition)
+
+/// Opens the message subscription of a waiting element (PROCESS_MESSAGE_SUBSCRIPTION CREATING
+/// and MESSAGE_SUBSCRIPTION CREATE to the message partition).
+pub(crate) fn subscribe(
+    ctx: &mut Ctx<'_, '_, '_>,
+    inst: &ElementInstance,
+    message_name: String,
+    correlation_key: String,
+    interrupting: bool,
+) {
+    let partition = partition_for_correlation_key(&correlation_key, ctx.partition_count);
+    let record = ProcessMessageSubscriptionRecord {
+        subscription_partition_id: partition,
+        process_instance_key: inst.record.process_instance_key,
+        element_instance_key: inst.key,
+        process_definition_key: inst.record.process_definition_key,
+        bpmn_process_id: inst.record.bpmn_process_id.clone(),
+        message_key: -1,
+        message_name: message_name.clone(),
+        variables: String::new(),
+        interrupting,
+        correlation_key: correlation_key.clone(),
+        element_id: inst.record.element_id.clone(),
+        tenant_id: tenant(&inst.record.tenant_id),
+    };
+    let key = ctx.next_key();
+    ctx.event(
+        key,
+        Intent::Creating,
+        RecordValue::ProcessMessageSubscription(record),
+    );
+    ctx.send(
+        partition,
+        Intent::Create,
+        RecordValue::MessageSubscription(MessageSubscriptionRecord {
+            process_instance_key: inst.record.process_instance_key,
+            element_instance_key: inst.key,
+            bpmn_process_id: inst.record.bpmn_process_id.clone(),
+            message_key: -1,
+            message_name,
+            correlation_key,
+            interrupting,
+            variables: String::new(),
+            tenant_id: tenant(&inst.record.tenant_id),
+        }),
+    );
+}
+
+/// Closes the message subscriptions of an element that is left (PROCESS_MESSAGE_SUBSCRIPTION
+/// DELETING and MESSAGE_SUBSCRIPTION DELETE to the message partition).
+pub(crate) fn unsubscribe(ctx: &mut Ctx<'_, '_, '_>, element_instance_key: i64) {
+    let subs = ctx.txn.scan_prefix(
+        Ks::ProcessMessageSubscriptions,
+        &key_i64(element_instance_key),
+        usize::MAX,
+    );
+    for (_, v) in subs {
+        let Ok(sub) = zest_protocol::codec::decode::<StoredProcessMessageSubscription>(&v) else {
+            continue;
+        };
+        if sub.state == ProcessMessageSubscriptionState::Deleting {
+            continue;
+        }
+        ctx.event(
+            sub.key,
+            Intent::Deleting,
+            RecordValue::ProcessMessageSubscription(sub.record.clone()),
+        );
+        let r = &sub.record;
+        ctx.send(
+            r.subscription_partition_id,
+            Intent::Delete,
+            RecordValue::MessageSubscription(MessageSubscriptionRecord {
+                process_instance_key: r.process_instance_key,
+                element_instance_key: r.element_instance_key,
+                bpmn_process_id: r.bpmn_process_id.clone(),
+                message_key: -1,
+                message_name: r.message_name.clone(),
+                correlation_key: r.correlation_key.clone(),
+                interrupting: r.interrupting,
+                variables: String::new(),
+                tenant_id: r.tenant_id.clone(),
+            }),
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// MESSAGE_SUBSCRIPTION commands (message partition)
+
+/// A PROCESS_MESSAGE_SUBSCRIPTION command answering `r`, sent from this (message) partition.
+fn pms_value(from_partition: u32, r: &MessageSubscriptionRecord) -> RecordValue {
+    RecordValue::ProcessMessageSubscription(ProcessMessageSubscriptionRecord {
+        subscription_partition_id: from_partition,
+        process_instance_key: r.process_instance_key,
+        element_instance_key: r.element_instance_key,
+        process_definition_key: -1,
+        bpmn_process_id: r.bpmn_process_id.clone(),
+        message_key: r.message_key,
+        message_name: r.message_name.clone(),
+        variables: r.variables.clone(),
+        interrupting: r.interrupting,
+        correlation_key: r.correlation_key.clone(),
+        element_id: String::new(),
+        tenant_id: r.tenant_id.clone(),
+    })
+}
+
+/// MESSAGE_SUBSCRIPTION CREATE: opens the subscription; a buffered message that matches
+/// correlates at once, otherwise the process instance learns the subscription is open.
+pub fn subscription_create(
+    ctx: &mut Ctx<'_, '_, '_>,
+    cmd: &Record,
+    r: &MessageSubscriptionRecord,
+) -> ProcResult {
+    let back_to = zest_protocol::partition_of_key(r.process_instance_key);
+    if ctx
+        .txn
+        .get_raw(
+            Ks::MessageSubscriptions,
+            &subscription_key(r.element_instance_key, &r.message_name),
+        )
+        .is_some()
+    {
+        ctx.reject(cmd, RejectionType::InvalidState, format!(
+            "Expected to open a new message subscription for element with key '{}' and message name '{}', but there is already a message subscription for that element key and message name opened",
+            r.element_instance_key, r.message_name
+        ));
+        return Ok(());
+    }
+    let key = ctx.next_key();
+    ctx.event(
+        key,
+        Intent::Created,
+        RecordValue::MessageSubscription(r.clone()),
+    );
+    let sub = StoredMessageSubscription {
+        key,
+        record: r.clone(),
+        correlating: false,
+    };
+    match next_buffered_message(ctx, &r.message_name, &r.correlation_key, &r.bpmn_process_id) {
+        Some((message_key, message)) => {
+            let (partition, value) = correlating(ctx, &sub, message_key, &message);
+            ctx.send(partition, Intent::Correlate, value);
+        }
+        None => {
+            let value = pms_value(ctx.partition_id, r);
+            ctx.send(back_to, Intent::Create, value);
+        }
+    }
+    Ok(())
+}
+
+/// The oldest buffered message with this name and correlation key that is not expired and did
+/// not correlate to the process yet.
+fn next_buffered_message(
+    ctx: &Ctx<'_, '_, '_>,
+    name: &str,
+    correlation_key: &str,
+    bpmn_process_id: &str,
+) -> Option<(i64, MessageRecord)> {
+    let prefix = message_name_prefix(name, correlation_key);
+    let mut found = None;
+    ctx.txn
+        .scan_prefix(Ks::MessageIndex, &prefix, usize::MAX)
+        .into_iter()
+        .find(|(k, _)| {
+            let message_key = read_i64(k, k.len() - 8);
+            let Some(m) = ctx
+                .txn
+                .get::<MessageRecord>(Ks::Messages, &key_i64(message_key))
+            else {
+                return false;
+            };
+            if m.deadline <= ctx.now
+                || ctx
+                    .txn
+                    .get_raw(
+                        Ks::MessageIndex,
+                        &correlated_key(message_key, bpmn_process_id),
+                    )
+                    .is_some()
+            {
+                return false;
+            }
+            found = Some((message_key, m));
+            true
+        });
+    found
+}
+
+/// MESSAGE_SUBSCRIPTION CORRELATE: the process instance took the message.
+pub fn subscription_correlate(
+    ctx: &mut Ctx<'_, '_, '_>,
+    cmd: &Record,
+    r: &MessageSubscriptionRecord,
+) -> ProcResult {
+    let Some(sub) = ctx.txn.get::<StoredMessageSubscription>(
+        Ks::MessageSubscriptions,
+        &subscription_key(r.element_instance_key, &r.message_name),
+    ) else {
+        ctx.reject(cmd, RejectionType::NotFound, format!(
+            "Expected to correlate subscription for element with key '{}' and message name '{}', but no such message subscription exists",
+            r.element_instance_key, r.message_name
+        ));
+        return Ok(());
+    };
+    let record = MessageSubscriptionRecord {
+        message_key: r.message_key,
+        variables: r.variables.clone(),
+        ..sub.record.clone()
+    };
+    ctx.event(
+        sub.key,
+        Intent::Correlated,
+        RecordValue::MessageSubscription(record.clone()),
+    );
+    if !record.interrupting {
+        // the subscription stays open: offer it the next buffered message
+        let sub = StoredMessageSubscription {
+            correlating: false,
+            ..sub
+        };
+        if let Some((message_key, message)) = next_buffered_message(
+            ctx,
+            &record.message_name,
+            &record.correlation_key,
+            &record.bpmn_process_id,
+        ) {
+            let (partition, value) = correlating(ctx, &sub, message_key, &message);
+            ctx.send(partition, Intent::Correlate, value);
+        }
+    }
+    Ok(())
+}
+
+/// MESSAGE_SUBSCRIPTION REJECT: the process instance could not take the message (it left the
+/// element meanwhile); the message may correlate again to this process.
+pub fn subscription_reject(
+    ctx: &mut Ctx<'_, '_, '_>,
+    cmd: &Record,
+    r: &MessageSubscriptionRecord,
+) -> ProcResult {
+    let _ = cmd;
+    let key = ctx
+        .txn
+        .get::<StoredMessageSubscription>(
+            Ks::MessageSubscriptions,
+            &subscription_key(r.element_instance_key, &r.message_name),
+        )
+        .map(|s| s.key)
+        .unwrap_or(-1);
+    ctx.event(
+        key,
+        Intent::Rejected,
+        RecordValue::MessageSubscription(r.clone()),
+    );
+    Ok(())
+}
+
+/// MESSAGE_SUBSCRIPTION DELETE: the element left; close the subscription and tell the process
+/// instance.
+pub fn subscription_delete(
+    ctx: &mut Ctx<'_, '_, '_>,
+    cmd: &Record,
+    r: &MessageSubscriptionRecord,
+) -> ProcResult {
+    match ctx.txn.get::<StoredMessageSubscription>(
+        Ks::MessageSubscriptions,
+        &subscription_key(r.element_instance_key, &r.message_name),
+    ) {
+        Some(sub) => {
+            ctx.event(
+                sub.key,
+                Intent::Deleted,
+                RecordValue::MessageSubscription(sub.record),
+            );
+        }
+        None => ctx.reject(cmd, RejectionType::NotFound, format!(
+            "Expected to close message subscription for element with key '{}' and message name '{}', but no such message subscription exists",
+            r.element_instance_key, r.message_name
+        )),
+    }
+    let value = pms_value(ctx.partition_id, r);
+    ctx.send(
+        zest_protocol::partition_of_key(r.process_instance_key),
+        Intent::Delete,
+        value,
+    );
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// PROCESS_MESSAGE_SUBSCRIPTION commands (process instance partition)
+
+fn stored_pms(
+    ctx: &Ctx<'_, '_, '_>,
+    r: &ProcessMessageSubscriptionRecord,
+) -> Option<StoredProcessMessageSubscription> {
+    ctx.txn.get(
+        Ks::ProcessMessageSubscriptions,
+        &process_subscription_key(r.element_instance_key, &r.message_name),
+    )
+}
+
+/// PROCESS_MESSAGE_SUBSCRIPTION CREATE: the message partition opened the subscription.
+pub fn process_subscription_create(
+    ctx: &mut Ctx<'_, '_, '_>,
+    cmd: &Record,
+    r: &ProcessMessageSubscriptionRecord,
+) -> ProcResult {
+    match stored_pms(ctx, r) {
+        Some(sub) if sub.state == ProcessMessageSubscriptionState::Creating => {
+            ctx.event(
+                sub.key,
+                Intent::Created,
+                RecordValue::ProcessMessageSubscription(sub.record),
+            );
+        }
+        Some(_) => ctx.reject(cmd, RejectionType::InvalidState, format!(
+            "Expected to create process message subscription with element key '{}' and message name '{}', but it is already open or closing",
+            r.element_instance_key, r.message_name
+        )),
+        None => ctx.reject(cmd, RejectionType::NotFound, format!(
+            "Expected to create process message subscription with element key '{}' and message name '{}', but no such subscription was found",
+            r.element_instance_key, r.message_name
+        )),
+    }
+    Ok(())
+}
+
+/// PROCESS_MESSAGE_SUBSCRIPTION CORRELATE: a message arrived for a waiting element; the element
+/// completes (catch event, receive task) with the message's variables.
+pub fn process_subscription_correlate(
+    ctx: &mut Ctx<'_, '_, '_>,
+    cmd: &Record,
+    r: &ProcessMessageSubscriptionRecord,
+) -> ProcResult {
+    let back_to = r.subscription_partition_id.max(1);
+    let ms_value = RecordValue::MessageSubscription(MessageSubscriptionRecord {
+        process_instance_key: r.process_instance_key,
+        element_instance_key: r.element_instance_key,
+        bpmn_process_id: r.bpmn_process_id.clone(),
+        message_key: r.message_key,
+        message_name: r.message_name.clone(),
+        correlation_key: r.correlation_key.clone(),
+        interrupting: r.interrupting,
+        variables: r.variables.clone(),
+        tenant_id: r.tenant_id.clone(),
+    });
+    let sub = stored_pms(ctx, r);
+    let inst = ctx
+        .txn
+        .get::<ElementInstance>(Ks::ElementInstances, &key_i64(r.element_instance_key));
+    let (sub, inst) = match (sub, inst) {
+        (Some(s), Some(i))
+            if s.state != ProcessMessageSubscriptionState::Deleting
+                && i.state == Intent::ElementActivated =>
+        {
+            (s, i)
+        }
+        (Some(s), _) if s.state == ProcessMessageSubscriptionState::Deleting => {
+            ctx.reject(cmd, RejectionType::InvalidState, format!(
+                "Expected to correlate process message subscription with element key '{}' and message name '{}', but it is already closing",
+                r.element_instance_key, r.message_name
+            ));
+            ctx.send(back_to, Intent::Reject, ms_value);
+            return Ok(());
+        }
+        _ => {
+            ctx.reject(cmd, RejectionType::NotFound, format!(
+                "Expected to correlate process message subscription with element key '{}' and message name '{}', but no such subscription was found",
+                r.element_instance_key, r.message_name
+            ));
+            ctx.send(back_to, Intent::Reject, ms_value);
+            return Ok(());
+        }
+    };
+    ctx.event(
+        sub.key,
+        Intent::Correlated,
+        RecordValue::ProcessMessageSubscription(ProcessMessageSubscriptionRecord {
+            message_key: r.message_key,
+            variables: r.variables.clone(),
+            ..sub.record.clone()
+        }),
+    );
+    let event_key = ctx.next_key();
+    ctx.event(
+        event_key,
+        Intent::Triggering,
+        RecordValue::ProcessEvent(ProcessEventRecord {
+            scope_key: inst.key,
+            target_element_id: inst.record.element_id.clone(),
+            variables: r.variables.clone(),
+            process_definition_key: inst.record.process_definition_key,
+            process_instance_key: inst.record.process_instance_key,
+            tenant_id: tenant(&inst.record.tenant_id),
+        }),
+    );
+    ctx.command(
+        inst.key,
+        Intent::CompleteElement,
+        RecordValue::ProcessInstance(inst.record.clone()),
+    );
+    ctx.send(back_to, Intent::Correlate, ms_value);
+    Ok(())
+}
+
+/// PROCESS_MESSAGE_SUBSCRIPTION DELETE: the message partition closed the subscription.
+pub fn process_subscription_delete(
+    ctx: &mut Ctx<'_, '_, '_>,
+    cmd: &Record,
+    r: &ProcessMessageSubscriptionRecord,
+) -> ProcResult {
+    match stored_pms(ctx, r) {
+        Some(sub) => {
+            ctx.event(
+                sub.key,
+                Intent::Deleted,
+                RecordValue::ProcessMessageSubscription(sub.record),
+            );
+        }
+        None => ctx.reject(cmd, RejectionType::NotFound, format!(
+            "Expected to delete process message subscription with element key '{}' and message name '{}', but no such subscription was found",
+            r.element_instance_key, r.message_name
+        )),
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Event triggers and message start events
+
+/// Consumes the event that triggered an element (PROCESS_EVENT TRIGGERED) and returns its
+/// variables, if one is pending.
+pub(crate) fn take_trigger(
+    ctx: &mut Ctx<'_, '_, '_>,
+    key: i64,
+    record: &ProcessInstanceRecord,
+    scope_key: i64,
+) -> Option<StoredTrigger> {
+    let trigger: StoredTrigger = ctx.txn.get(Ks::EventTriggers, &key_i64(key))?;
+    ctx.event(
+        trigger.event_key,
+        Intent::Triggered,
+        RecordValue::ProcessEvent(ProcessEventRecord {
+            scope_key,
+            target_element_id: trigger.element_id.clone(),
+            variables: trigger.variables.clone(),
+            process_definition_key: record.process_definition_key,
+            process_instance_key: record.process_instance_key,
+            tenant_id: tenant(&record.tenant_id),
+        }),
+    );
+    Some(trigger)
+}
+
+/// Deployment of a new latest version: the previous version's message start events stop
+/// listening and the new version's start listening.
+pub(crate) fn replace_start_subscriptions(
+    ctx: &mut Ctx<'_, '_, '_>,
+    previous: Option<LatestVersion>,
+    process: &zest_protocol::ProcessRecord,
+    model: &zest_model::Process,
+) {
+    if let Some(prev) = previous {
+        if let Some(prev_model) = ctx.models.get(ctx.txn, prev.key) {
+            for &i in &prev_model
+                .element(zest_model::Process::ROOT)
+                .message_start_events
+            {
+                let el = prev_model.element(i);
+                let Some(m) = &el.message else { continue };
+                let k = start_subscription_key(&m.name.source(), prev.key, &el.id);
+                if let Some(sub) = ctx
+                    .txn
+                    .get::<StoredStartSubscription>(Ks::MessageStartSubscriptions, &k)
+                {
+                    ctx.event(
+                        sub.key,
+                        Intent::Deleted,
+                        RecordValue::MessageStartEventSubscription(sub.record),
+                    );
+                }
+            }
+        }
+    }
+    for &i in &model
+        .element(zest_model::Process::ROOT)
+        .message_start_events
+    {
+        let el = model.element(i);
+        let Some(m) = &el.message else { continue };
+        let key = ctx.next_key();
+        ctx.event(
+            key,
+            Intent::Created,
+            RecordValue::MessageStartEventSubscription(MessageStartEventSubscriptionRecord {
+                process_definition_key: process.process_definition_key,
+                bpmn_process_id: process.bpmn_process_id.clone(),
+                message_name: m.name.source(),
+                start_event_id: el.id.clone(),
+                process_instance_key: -1,
+                message_key: -1,
+                correlation_key: String::new(),
+                variables: String::new(),
+                tenant_id: tenant(&process.tenant_id),
+            }),
+        );
+    }
+}
+
+/// Called when a process instance ends. If a message start event started it with a
+/// correlation key, the next buffered message with that key may start the next instance.
+pub(crate) fn on_instance_ended(ctx: &mut Ctx<'_, '_, '_>, lock: Option<(String, String)>) {
+    let Some((process_id, correlation_key)) = lock else {
+        return;
+    };
+    let Some(latest) = ctx
+        .txn
+        .get::<LatestVersion>(Ks::ProcessLatest, process_id.as_bytes())
+    else {
+        return;
+    };
+    let Some(model) = ctx.models.get(ctx.txn, latest.key) else {
+        return;
+    };
+    let mut best: Option<(i64, MessageRecord, StoredStartSubscription)> = None;
+    for &i in &model
+        .element(zest_model::Process::ROOT)
+        .message_start_events
+    {
+        let el = model.element(i);
+        let Some(m) = &el.message else { continue };
+        let name = m.name.source();
+        let Some(sub) = ctx.txn.get::<StoredStartSubscription>(
+            Ks::MessageStartSubscriptions,
+            &start_subscription_key(&name, latest.key, &el.id),
+        ) else {
+            continue;
+        };
+        if let Some((message_key, message)) =
+            next_buffered_message(ctx, &name, &correlation_key, &process_id)
+        {
+            if best.as_ref().map(|b| message_key < b.0).unwrap_or(true) {
+                best = Some((message_key, message, sub));
+            }
+        }
+    }
+    if let Some((message_key, message, sub)) = best {
+        start_instance(ctx, &sub, message_key, &message);
+    }
+}
+
+/// The (bpmn process id, correlation key) lock an instance holds, read before it ends.
+pub(crate) fn start_lock_of(
+    ctx: &Ctx<'_, '_, '_>,
+    process_instance_key: i64,
+) -> Option<(String, String)> {
+    let raw = ctx.txn.get_raw(
+        Ks::MessageStartSubscriptions,
+        &start_lock_owner_key(process_instance_key),
+    )?;
+    // the value is the lock key: tag, process id, 0, correlation key, 0
+    let body = raw.get(1..)?;
+    let mut parts = body.split(|b| *b == 0);
+    let process_id = String::from_utf8(parts.next()?.to_vec()).ok()?;
+    let correlation_key = String::from_utf8(parts.next()?.to_vec()).ok()?;
+    Some((process_id, correlation_key))
+}
