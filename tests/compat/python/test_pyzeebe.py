@@ -8,7 +8,7 @@ import contextlib
 import grpc
 import pytest
 from pyzeebe import Job, ZeebeClient, ZeebeWorker, create_insecure_channel
-from pyzeebe.errors import ProcessDefinitionNotFoundError, ProcessInvalidError
+from pyzeebe.errors import MessageAlreadyExistsError, ProcessDefinitionNotFoundError, ProcessInvalidError
 from pyzeebe.proto import gateway_pb2, gateway_pb2_grpc
 
 from conftest import TESTDATA, unique_id
@@ -161,3 +161,28 @@ def test_unknown_process_is_not_found(zeebe_address):
             await client.run_process(unique_id("no_such_process"), {"a": 1})
 
     run(go())
+
+
+def test_publish_message_completes_receive_task(zeebe_address, model):
+    """A buffered message (TTL 10 s) completes a receive task with its variables; the same
+    message id again while it is buffered is refused."""
+    process_id, path = model("receive_message.bpmn", "zest_proc")
+
+    async def go():
+        client = ZeebeClient(create_insecure_channel(grpc_address=zeebe_address))
+        await _deploy(client, path, process_id)
+        resp = await client.publish_message(
+            process_id + "-paid", process_id, {"amount": 42},
+            time_to_live_in_milliseconds=10000, message_id="m-" + process_id,
+        )
+        assert resp.key > 0
+        result = await client.run_process_with_result(process_id, {"orderId": process_id}, timeout=20000)
+        with pytest.raises(MessageAlreadyExistsError):
+            await client.publish_message(
+                process_id + "-paid", process_id, time_to_live_in_milliseconds=10000,
+                message_id="m-" + process_id,
+            )
+        return result
+
+    result = run(go())
+    assert result.variables == {"orderId": process_id, "amount": 42}

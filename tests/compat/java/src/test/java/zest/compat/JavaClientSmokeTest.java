@@ -487,4 +487,139 @@ class JavaClientSmokeTest {
       streamer.close();
     }
   }
+
+  static String messageModels(String catchId, String startId, String name, String jobType) {
+    return """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL"
+            xmlns:zeebe="http://camunda.org/schema/zeebe/1.0"
+            id="defs_CATCH" targetNamespace="http://zest.example/java-smoke">
+          <bpmn:process id="CATCH" isExecutable="true">
+            <bpmn:startEvent id="start" />
+            <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="wait" />
+            <bpmn:intermediateCatchEvent id="wait">
+              <bpmn:messageEventDefinition messageRef="paid" />
+            </bpmn:intermediateCatchEvent>
+            <bpmn:sequenceFlow id="f2" sourceRef="wait" targetRef="end" />
+            <bpmn:endEvent id="end" />
+          </bpmn:process>
+          <bpmn:process id="START" isExecutable="true">
+            <bpmn:startEvent id="by_message">
+              <bpmn:messageEventDefinition messageRef="placed" />
+            </bpmn:startEvent>
+            <bpmn:sequenceFlow id="g1" sourceRef="by_message" targetRef="task" />
+            <bpmn:serviceTask id="task">
+              <bpmn:extensionElements><zeebe:taskDefinition type="JOB_TYPE" /></bpmn:extensionElements>
+            </bpmn:serviceTask>
+            <bpmn:sequenceFlow id="g2" sourceRef="task" targetRef="done" />
+            <bpmn:endEvent id="done" />
+          </bpmn:process>
+          <bpmn:message id="paid" name="NAME-paid">
+            <bpmn:extensionElements><zeebe:subscription correlationKey="=orderId" /></bpmn:extensionElements>
+          </bpmn:message>
+          <bpmn:message id="placed" name="NAME-placed" />
+        </bpmn:definitions>
+        """
+        .replace("CATCH", catchId)
+        .replace("START", startId)
+        .replace("NAME", name)
+        .replace("JOB_TYPE", jobType);
+  }
+
+  /**
+   * PublishMessage: a buffered message completes a catch event of an instance created after it,
+   * with the message's variables; a message id is unique while its message is buffered; a message
+   * start event starts an instance; a tenant other than the default is refused.
+   */
+  @Test
+  @Order(8)
+  void publishMessageCorrelatesAndStartsInstances() throws Exception {
+    String catchId = processId + "_catch";
+    String startId = processId + "_msgstart";
+    String name = "java-" + runId;
+    String jobType = "java-msg-" + runId;
+    DeploymentEvent d =
+        client
+            .newDeployResourceCommand()
+            .addResourceStringUtf8(
+                messageModels(catchId, startId, name, jobType), catchId + ".bpmn")
+            .send()
+            .join();
+    assertEquals(2, d.getProcesses().size());
+
+    // published first, buffered for 30 s: the instance created next takes it at once
+    var published =
+        client
+            .newPublishMessageCommand()
+            .messageName(name + "-paid")
+            .correlationKey("order-" + runId)
+            .timeToLive(Duration.ofSeconds(30))
+            .messageId("pay-" + runId)
+            .variables(Map.of("amount", 42))
+            .send()
+            .join();
+    assertTrue(published.getMessageKey() > 0, "message key " + published.getMessageKey());
+    assertEquals("<default>", published.getTenantId());
+    ProcessInstanceResult r =
+        client
+            .newCreateInstanceCommand()
+            .bpmnProcessId(catchId)
+            .latestVersion()
+            .variables(Map.of("orderId", "order-" + runId))
+            .withResult()
+            .requestTimeout(Duration.ofSeconds(15))
+            .send()
+            .join();
+    assertEquals(Map.of("orderId", "order-" + runId, "amount", 42), r.getVariablesAsMap());
+
+    // the same id again while the first is buffered
+    assertStatus(
+        Status.Code.ALREADY_EXISTS,
+        () ->
+            client
+                .newPublishMessageCommand()
+                .messageName(name + "-paid")
+                .correlationKey("order-" + runId)
+                .timeToLive(Duration.ofSeconds(30))
+                .messageId("pay-" + runId)
+                .send()
+                .join());
+
+    // a message start event: the message's variables are the new instance's variables
+    client
+        .newPublishMessageCommand()
+        .messageName(name + "-placed")
+        .correlationKey("")
+        .variables(Map.of("who", "java"))
+        .send()
+        .join();
+    ActivatedJob job =
+        eventually(
+            "the job of the instance started by a message",
+            () -> {
+              ActivateJobsResponse resp =
+                  client
+                      .newActivateJobsCommand()
+                      .jobType(jobType)
+                      .maxJobsToActivate(1)
+                      .requestTimeout(Duration.ofSeconds(1))
+                      .send()
+                      .join();
+              return resp.getJobs().isEmpty() ? null : resp.getJobs().get(0);
+            });
+    assertEquals(startId, job.getBpmnProcessId());
+    assertEquals("java", job.getVariablesAsMap().get("who"));
+    client.newCompleteCommand(job).send().join();
+
+    assertStatus(
+        Status.Code.INVALID_ARGUMENT,
+        () ->
+            client
+                .newPublishMessageCommand()
+                .messageName(name + "-paid")
+                .correlationKey("x")
+                .tenantId("another-tenant")
+                .send()
+                .join());
+  }
 }
