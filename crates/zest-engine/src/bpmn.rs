@@ -155,12 +155,15 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
         }
     }
     match el.kind {
-        ElementKind::Process => {
+        ElementKind::Process | ElementKind::SubProcess => {
             ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
-            // started by an event (a message start event): activate that start event
-            if let Some(trigger) =
+            // a process started by an event (a message start event): activate that start event
+            let trigger = if matches!(el.kind, ElementKind::Process) {
                 messages::take_trigger(ctx, key, &inst.record, inst.record.process_definition_key)
-            {
+            } else {
+                None
+            };
+            if let Some(trigger) = trigger {
                 let Some((start, start_el)) = model.element_by_id(&trigger.element_id) else {
                     return Err(Rejection::invalid_state(format!(
                         "Expected to start process '{}' at element '{}', but it has no such element",

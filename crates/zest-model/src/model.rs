@@ -104,6 +104,9 @@ pub enum ElementKind {
     MessageCatch,
     /// A start event with a message definition: a published message creates an instance.
     MessageStartEvent,
+    /// An embedded sub-process: a scope whose none start event starts when it activates and
+    /// that completes when no token is left in it.
+    SubProcess,
 }
 
 #[derive(Debug, Clone)]

@@ -338,6 +338,8 @@ struct ProcessBuilder<'c, 't, 'a, 'input> {
     flow_nodes: Vec<(Node<'a, 'input>, bool)>,
     /// Number of start events (of any kind) directly in the process.
     start_event_count: usize,
+    /// The scope (process or embedded sub-process) whose children are being read.
+    scope: ElementIdx,
     /// Per element: outgoing flows dropped because their target is unsupported or missing.
     dropped_outgoing: HashMap<ElementIdx, usize>,
 }
@@ -354,6 +356,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             all_flow_ids: HashSet::new(),
             flow_nodes: Vec::new(),
             start_event_count: 0,
+            scope: Process::ROOT,
             dropped_outgoing: HashMap::new(),
         }
     }
@@ -377,20 +380,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         self.push(process, node);
         self.extensions(id, node, &Allowed::NONE);
 
-        for child in node.children().filter(|n| n.is_element()) {
-            if child.tag_name().namespace() != Some(BPMN_NS) {
-                continue; // foreign extensions at process level
-            }
-            let name = child.tag_name().name();
-            if name == "sequenceFlow" {
-                self.sequence_flow(child);
-            } else if FLOW_NODES.contains(&name) {
-                self.flow_node(child);
-            }
-            // Everything else (documentation, laneSet, textAnnotation, association, dataObject,
-            // dataObjectReference, dataStoreReference, ioSpecification, property, group, ...)
-            // carries no behaviour.
-        }
+        self.scope_children(node);
 
         let flows = self.resolve_flows();
         self.resolve_defaults(&flows);
@@ -424,7 +414,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
 
     fn flow_node(&mut self, node: Node<'a, 'input>) {
         let kind_name = node.tag_name().name();
-        if kind_name == "startEvent" {
+        if kind_name == "startEvent" && self.scope == Process::ROOT {
             self.start_event_count += 1;
         }
         let Some(id) = non_empty_attr(node, "id") else {
@@ -476,6 +466,28 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 BpmnEventType::None,
                 line,
             ),
+            "startEvent" if self.scope != Process::ROOT && !event_defs.is_empty() => {
+                let msg = "Start events in sub-processes must be of type none".to_string();
+                return self.unsupported(id, node, msg);
+            }
+            "subProcess"
+                if node
+                    .attribute("triggeredByEvent")
+                    .is_none_or(|v| v.trim() != "true") =>
+            {
+                new_element(
+                    id,
+                    node,
+                    ElementKind::SubProcess,
+                    BpmnElementType::SubProcess,
+                    BpmnEventType::Unspecified,
+                    line,
+                )
+            }
+            "subProcess" => {
+                let msg = format!("event sub-processes ('subProcess' with triggeredByEvent=\"true\") {UNSUPPORTED_PL}");
+                return self.unsupported(id, node, msg);
+            }
             "startEvent" if matches!(event_defs.as_slice(), [d] if is_bpmn(*d, "messageEventDefinition")) =>
             {
                 let mut e = new_element(
@@ -554,6 +566,10 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                     return self.unsupported(id, node, msg);
                 }
             },
+            "businessRuleTask" if has_zeebe_extension(node, "calledDecision") => {
+                let msg = format!("business rule tasks with 'zeebe:calledDecision' (DMN decisions) {UNSUPPORTED_PL}");
+                return self.unsupported(id, node, msg);
+            }
             "scriptTask" if has_zeebe_extension(node, "script") => new_element(
                 id,
                 node,
@@ -609,8 +625,10 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             }
         };
 
+        element.flow_scope = Some(self.scope);
         let allowed = match element.kind {
             ElementKind::JobWorkerTask => Allowed::SERVICE_TASK,
+            ElementKind::SubProcess => Allowed::IO,
             ElementKind::PassThroughTask | ElementKind::NoneIntermediateThrowEvent => Allowed::IO,
             ElementKind::ScriptTask => Allowed::SCRIPT_TASK,
             ElementKind::NoneStartEvent => Allowed::OUTPUTS,
@@ -627,6 +645,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 | ElementKind::PassThroughTask
                 | ElementKind::ScriptTask
                 | ElementKind::MessageCatch
+                | ElementKind::SubProcess
         ) {
             for child in children_in(node, BPMN_NS) {
                 let name = child.tag_name().name();
@@ -662,7 +681,32 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         }
         element.inputs = ext.inputs;
         element.outputs = ext.outputs;
-        self.push(element, node);
+        let is_sub_process = matches!(element.kind, ElementKind::SubProcess);
+        let idx = self.push(element, node);
+        if is_sub_process {
+            // its children live in its scope
+            let outer = std::mem::replace(&mut self.scope, idx);
+            self.scope_children(node);
+            self.scope = outer;
+        }
+    }
+
+    /// Reads the flow nodes and sequence flows directly inside a process or sub-process.
+    fn scope_children(&mut self, node: Node<'a, 'input>) {
+        for child in node.children().filter(|n| n.is_element()) {
+            if child.tag_name().namespace() != Some(BPMN_NS) {
+                continue; // foreign extensions
+            }
+            let name = child.tag_name().name();
+            if name == "sequenceFlow" {
+                self.sequence_flow(child);
+            } else if FLOW_NODES.contains(&name) {
+                self.flow_node(child);
+            }
+            // Everything else (documentation, laneSet, textAnnotation, association, dataObject,
+            // dataObjectReference, dataStoreReference, ioSpecification, property, group, ...)
+            // carries no behaviour.
+        }
     }
 
     /// The message that `owner` (a message event definition or a receive task) references
@@ -1220,8 +1264,12 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
     fn validate(&mut self, flows: &[SequenceFlow]) {
         let process_node = self.nodes[0];
         let process_id = self.elements[0].id.clone();
+        let in_root = |e: &Element| e.flow_scope == Some(Process::ROOT);
         let none_starts: Vec<ElementIdx> = (1..self.elements.len())
-            .filter(|&i| matches!(self.elements[i].kind, ElementKind::NoneStartEvent))
+            .filter(|&i| {
+                matches!(self.elements[i].kind, ElementKind::NoneStartEvent)
+                    && in_root(&self.elements[i])
+            })
             .collect();
         if self.start_event_count == 0 {
             self.ctx.problem(
@@ -1237,6 +1285,41 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             );
         }
         self.elements[0].start_events = none_starts;
+        // an embedded sub-process starts at its one none start event
+        for sub in 1..self.elements.len() {
+            if !matches!(self.elements[sub].kind, ElementKind::SubProcess) {
+                continue;
+            }
+            let starts: Vec<ElementIdx> = (1..self.elements.len())
+                .filter(|&i| {
+                    self.elements[i].flow_scope == Some(sub)
+                        && matches!(self.elements[i].kind, ElementKind::NoneStartEvent)
+                })
+                .collect();
+            if starts.len() != 1 {
+                let id = self.elements[sub].id.clone();
+                self.ctx.problem(
+                    Some(&id),
+                    self.nodes[sub],
+                    format!(
+                        "Must have exactly one none start event, but the sub-process has {}",
+                        starts.len()
+                    ),
+                );
+            }
+            self.elements[sub].start_events = starts;
+        }
+        // a sequence flow stays inside its scope
+        for (f, flow) in flows.iter().enumerate() {
+            let (a, b) = (&self.elements[flow.source], &self.elements[flow.target]);
+            if a.flow_scope != b.flow_scope {
+                let msg = format!(
+                    "A sequence flow must connect elements of the same scope, but '{}' and '{}' are in different (sub-)processes",
+                    a.id, b.id
+                );
+                self.flow_problem(f, flows, msg);
+            }
+        }
         let message_starts: Vec<ElementIdx> = (1..self.elements.len())
             .filter(|&i| matches!(self.elements[i].kind, ElementKind::MessageStartEvent))
             .collect();

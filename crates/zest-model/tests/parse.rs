@@ -476,22 +476,25 @@ fn realistic_is_rejected() {
     let Some(e) = reject_workload("realistic/bankCustomerComplaintDisputeHandling.bpmn") else {
         return;
     };
-    // (its job-based send tasks are supported)
-    for (id, kind) in [
-        ("Activity_02tn153", "subProcess"),
-        ("Activity_0ynau00", "userTask"),
-        ("Activity_1pqdlzs", "callActivity"),
-        ("Activity_199882v", "subProcess"),
-        ("Event_0jastu6", "boundaryEvent"),
+    // (its job-based send tasks and its embedded sub-processes are supported)
+    for (id, what) in [
+        ("Activity_03cktkd", "multi-instance"),
+        ("Gateway_1p7bkh1", "'eventBasedGateway'"),
+        ("Event_0sc8le6", "'escalationEventDefinition'"),
+        ("Activity_0iv8gg2", "'zeebe:calledDecision' (DMN decisions)"),
+        ("Activity_0ynau00", "'userTask'"),
+        ("Activity_1pqdlzs", "'callActivity'"),
+        ("Event_0jastu6", "'boundaryEvent'"),
     ] {
-        has(
-            &e.problems,
-            id,
-            &format!("the element kind '{kind}' is not supported"),
-        );
+        has(&e.problems, id, what);
     }
-    // Only the unsupported elements: no noise from flows or gateways touching them.
-    assert_eq!(e.problems.len(), 5, "{e}");
+    // Only the unsupported elements, one problem each: no noise from flows or gateways
+    // touching them.
+    for p in &e.problems {
+        assert!(p.message.contains("not supported"), "{p}");
+    }
+    let ids: std::collections::HashSet<_> = e.problems.iter().map(|p| &p.element_id).collect();
+    assert_eq!(ids.len(), e.problems.len(), "{e}");
 
     let Some(e) = reject_workload("realistic/refundingProcess.bpmn") else {
         return;
@@ -721,7 +724,7 @@ fn unsupported_elements_are_all_reported() {
         START,
         r#"<bpmn:userTask id="UserTask_1" />"#,
         r#"<bpmn:scriptTask id="script" />"#,
-        r#"<bpmn:subProcess id="sub"><bpmn:startEvent id="inner_start" /></bpmn:subProcess>"#,
+        r#"<bpmn:subProcess id="sub" triggeredByEvent="true"><bpmn:startEvent id="inner_start" /></bpmn:subProcess>"#,
         r#"<bpmn:boundaryEvent id="boundary" attachedToRef="task"><bpmn:timerEventDefinition><bpmn:timeDuration>PT1S</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:boundaryEvent>"#,
         r#"<bpmn:startEvent id="timer_start"><bpmn:timerEventDefinition><bpmn:timeCycle>R/PT1S</bpmn:timeCycle></bpmn:timerEventDefinition></bpmn:startEvent>"#,
         r#"<bpmn:endEvent id="terminate"><bpmn:terminateEventDefinition /></bpmn:endEvent>"#,
@@ -746,7 +749,6 @@ fn unsupported_elements_are_all_reported() {
     let ps = problems(&process(&body));
     for (id, kind) in [
         ("UserTask_1", "'userTask'"),
-        ("sub", "'subProcess'"),
         ("boundary", "'boundaryEvent'"),
         ("timer_start", "'startEvent' with 'timerEventDefinition'"),
         ("terminate", "'endEvent' with 'terminateEventDefinition'"),
@@ -760,6 +762,11 @@ fn unsupported_elements_are_all_reported() {
     ] {
         has(&ps, id, &format!("the element kind {kind}"));
     }
+    has(
+        &ps,
+        "sub",
+        "event sub-processes ('subProcess' with triggeredByEvent=\"true\")",
+    );
     // message elements need a message of the definitions
     has(
         &ps,
@@ -1519,4 +1526,61 @@ fn no_executable_process_is_reported_with_other_problems() {
             .any(|p| p.message.contains("no executable process")),
         "{ps:#?}"
     );
+}
+
+#[test]
+fn embedded_sub_processes_are_scopes() {
+    let body = [
+        START,
+        r#"<bpmn:subProcess id="sub">
+             <bpmn:startEvent id="sub_start" />
+             <bpmn:serviceTask id="inner"><bpmn:extensionElements><zeebe:taskDefinition type="t" /></bpmn:extensionElements></bpmn:serviceTask>
+             <bpmn:endEvent id="sub_end" />
+             <bpmn:sequenceFlow id="s1" sourceRef="sub_start" targetRef="inner" />
+             <bpmn:sequenceFlow id="s2" sourceRef="inner" targetRef="sub_end" />
+           </bpmn:subProcess>"#,
+        END,
+        &flow("f1", "start", "sub"),
+        &flow("f2", "sub", "end"),
+    ]
+    .join("\n");
+    let p = parse_ok(&process(&body));
+    let sub = idx(&p, "sub");
+    assert!(matches!(p.element(sub).kind, ElementKind::SubProcess));
+    assert_eq!(p.element(sub).start_events, vec![idx(&p, "sub_start")]);
+    assert_eq!(p.element(idx(&p, "inner")).flow_scope, Some(sub));
+    assert_eq!(
+        p.element(Process::ROOT).start_events,
+        vec![idx(&p, "start")]
+    );
+
+    // no start event inside, a message start inside, and a flow leaving the sub-process
+    let body = [
+        START,
+        r#"<bpmn:subProcess id="empty"><bpmn:task id="t1" /></bpmn:subProcess>"#,
+        r#"<bpmn:subProcess id="msg"><bpmn:startEvent id="ms"><bpmn:messageEventDefinition /></bpmn:startEvent><bpmn:startEvent id="ok_start" /></bpmn:subProcess>"#,
+        END,
+        &flow("f1", "start", "empty"),
+        &flow("f2", "empty", "msg"),
+        &flow("f3", "msg", "end"),
+        &flow("out", "t1", "end"),
+    ]
+    .join("\n");
+    let ps = problems(&process(&body));
+    has(
+        &ps,
+        "empty",
+        "Must have exactly one none start event, but the sub-process has 0",
+    );
+    has(
+        &ps,
+        "ms",
+        "Start events in sub-processes must be of type none",
+    );
+    has(
+        &ps,
+        "out",
+        "A sequence flow must connect elements of the same scope",
+    );
+    assert_eq!(ps.len(), 3, "{ps:#?}");
 }
