@@ -232,7 +232,7 @@ fn dispatch(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
         (RecordValue::MessageSubscription(r), Correlate) => {
             messages::subscription_correlate(ctx, cmd, r)
         }
-        (RecordValue::MessageSubscription(r), Reject) => messages::subscription_reject(ctx, cmd, r),
+        (RecordValue::MessageSubscription(r), Reject) => messages::subscription_reject(ctx, r),
         (RecordValue::MessageSubscription(r), Delete) => messages::subscription_delete(ctx, cmd, r),
         (RecordValue::ProcessMessageSubscription(r), Create) => {
             messages::process_subscription_create(ctx, cmd, r)

@@ -35,7 +35,8 @@ pub(crate) fn message_name_key(name: &str, correlation_key: &str, message_key: i
         .build()
 }
 
-fn message_name_prefix(name: &str, correlation_key: &str) -> Vec<u8> {
+/// Prefix of the `n` (name, correlation key, key) indexes of messages and of subscriptions.
+fn name_prefix(name: &str, correlation_key: &str) -> Vec<u8> {
     KeyBuf::new()
         .tag(b'n')
         .str(name)
@@ -183,11 +184,8 @@ pub fn publish(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, m: &MessageRecord) -> Pr
     // waiting elements: one per process (bpmn process id), in subscription order
     let mut served: Vec<String> = Vec::new();
     let mut correlations = Vec::new();
-    let prefix = KeyBuf::new()
-        .tag(b'n')
-        .str(&message.name)
-        .str(&message.correlation_key)
-        .build();
+    // the `n` index of subscriptions has the layout of the messages' one
+    let prefix = name_prefix(&message.name, &message.correlation_key);
     for (k, _) in ctx
         .txn
         .scan_prefix(Ks::MessageSubscriptions, &prefix, usize::MAX)
@@ -258,21 +256,7 @@ fn correlating(
         RecordValue::MessageSubscription(record.clone()),
     );
     let partition = zest_protocol::partition_of_key(record.process_instance_key);
-    let value = RecordValue::ProcessMessageSubscription(ProcessMessageSubscriptionRecord {
-        subscription_partition_id: ctx.partition_id,
-        process_instance_key: record.process_instance_key,
-        element_instance_key: record.element_instance_key,
-        process_definition_key: -1,
-        bpmn_process_id: record.bpmn_process_id.clone(),
-        message_key,
-        message_name: record.message_name.clone(),
-        variables: record.variables.clone(),
-        interrupting: record.interrupting,
-        correlation_key: record.correlation_key.clone(),
-        element_id: String::new(),
-        tenant_id: record.tenant_id.clone(),
-    });
-    (partition, value)
+    (partition, pms_value(ctx.partition_id, &record))
 }
 
 /// A message start event correlates: a new instance of its process starts with the message's
@@ -394,26 +378,13 @@ pub(crate) fn subscribe(
         tenant_id: tenant(&inst.record.tenant_id),
     };
     let key = ctx.next_key();
+    let value = ms_value(&record);
     ctx.event(
         key,
         Intent::Creating,
         RecordValue::ProcessMessageSubscription(record),
     );
-    ctx.send(
-        partition,
-        Intent::Create,
-        RecordValue::MessageSubscription(MessageSubscriptionRecord {
-            process_instance_key: inst.record.process_instance_key,
-            element_instance_key: inst.key,
-            bpmn_process_id: inst.record.bpmn_process_id.clone(),
-            message_key: -1,
-            message_name,
-            correlation_key,
-            interrupting,
-            variables: String::new(),
-            tenant_id: tenant(&inst.record.tenant_id),
-        }),
-    );
+    ctx.send(partition, Intent::Create, value);
 }
 
 /// Closes the message subscriptions of an element that is left (PROCESS_MESSAGE_SUBSCRIPTION
@@ -436,23 +407,37 @@ pub(crate) fn unsubscribe(ctx: &mut Ctx<'_, '_, '_>, element_instance_key: i64) 
             Intent::Deleting,
             RecordValue::ProcessMessageSubscription(sub.record.clone()),
         );
-        let r = &sub.record;
+        let value = MessageSubscriptionRecord {
+            message_key: -1,
+            variables: String::new(),
+            ..ms_record(&sub.record)
+        };
         ctx.send(
-            r.subscription_partition_id,
+            sub.record.subscription_partition_id,
             Intent::Delete,
-            RecordValue::MessageSubscription(MessageSubscriptionRecord {
-                process_instance_key: r.process_instance_key,
-                element_instance_key: r.element_instance_key,
-                bpmn_process_id: r.bpmn_process_id.clone(),
-                message_key: -1,
-                message_name: r.message_name.clone(),
-                correlation_key: r.correlation_key.clone(),
-                interrupting: r.interrupting,
-                variables: String::new(),
-                tenant_id: r.tenant_id.clone(),
-            }),
+            RecordValue::MessageSubscription(value),
         );
     }
+}
+
+/// The message partition's view of a process instance's subscription.
+fn ms_record(r: &ProcessMessageSubscriptionRecord) -> MessageSubscriptionRecord {
+    MessageSubscriptionRecord {
+        process_instance_key: r.process_instance_key,
+        element_instance_key: r.element_instance_key,
+        bpmn_process_id: r.bpmn_process_id.clone(),
+        message_key: r.message_key,
+        message_name: r.message_name.clone(),
+        correlation_key: r.correlation_key.clone(),
+        interrupting: r.interrupting,
+        variables: r.variables.clone(),
+        tenant_id: r.tenant_id.clone(),
+    }
+}
+
+/// A MESSAGE_SUBSCRIPTION command answering `r`, sent from the process instance's partition.
+fn ms_value(r: &ProcessMessageSubscriptionRecord) -> RecordValue {
+    RecordValue::MessageSubscription(ms_record(r))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -530,7 +515,7 @@ fn next_buffered_message(
     correlation_key: &str,
     bpmn_process_id: &str,
 ) -> Option<(i64, MessageRecord)> {
-    let prefix = message_name_prefix(name, correlation_key);
+    let prefix = name_prefix(name, correlation_key);
     let mut found = None;
     ctx.txn
         .scan_prefix(Ks::MessageIndex, &prefix, usize::MAX)
@@ -607,12 +592,7 @@ pub fn subscription_correlate(
 
 /// MESSAGE_SUBSCRIPTION REJECT: the process instance could not take the message (it left the
 /// element meanwhile); the message may correlate again to this process.
-pub fn subscription_reject(
-    ctx: &mut Ctx<'_, '_, '_>,
-    cmd: &Record,
-    r: &MessageSubscriptionRecord,
-) -> ProcResult {
-    let _ = cmd;
+pub fn subscription_reject(ctx: &mut Ctx<'_, '_, '_>, r: &MessageSubscriptionRecord) -> ProcResult {
     let key = ctx
         .txn
         .get::<StoredMessageSubscription>(
@@ -708,17 +688,7 @@ pub fn process_subscription_correlate(
     r: &ProcessMessageSubscriptionRecord,
 ) -> ProcResult {
     let back_to = r.subscription_partition_id.max(1);
-    let ms_value = RecordValue::MessageSubscription(MessageSubscriptionRecord {
-        process_instance_key: r.process_instance_key,
-        element_instance_key: r.element_instance_key,
-        bpmn_process_id: r.bpmn_process_id.clone(),
-        message_key: r.message_key,
-        message_name: r.message_name.clone(),
-        correlation_key: r.correlation_key.clone(),
-        interrupting: r.interrupting,
-        variables: r.variables.clone(),
-        tenant_id: r.tenant_id.clone(),
-    });
+    let ms_value = ms_value(r);
     let sub = stored_pms(ctx, r);
     let inst = ctx
         .txn
