@@ -191,10 +191,7 @@ pub fn publish(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, m: &MessageRecord) -> Pr
         .scan_prefix(Ks::MessageSubscriptions, &prefix, usize::MAX)
     {
         let element_key = read_i64(&k, k.len() - 8);
-        let Some(sub) = ctx.txn.get::<StoredMessageSubscription>(
-            Ks::MessageSubscriptions,
-            &subscription_key(element_key, &message.name),
-        ) else {
+        let Some(sub) = stored_ms(ctx, element_key, &message.name) else {
             continue;
         };
         if sub.correlating || served.contains(&sub.record.bpmn_process_id) {
@@ -443,6 +440,18 @@ fn ms_value(r: &ProcessMessageSubscriptionRecord) -> RecordValue {
 // ---------------------------------------------------------------------------------------------
 // MESSAGE_SUBSCRIPTION commands (message partition)
 
+/// The message subscription of an element for a message name (message partition side).
+fn stored_ms(
+    ctx: &Ctx<'_, '_, '_>,
+    element_instance_key: i64,
+    message_name: &str,
+) -> Option<StoredMessageSubscription> {
+    ctx.txn.get(
+        Ks::MessageSubscriptions,
+        &subscription_key(element_instance_key, message_name),
+    )
+}
+
 /// A PROCESS_MESSAGE_SUBSCRIPTION command answering `r`, sent from this (message) partition.
 fn pms_value(from_partition: u32, r: &MessageSubscriptionRecord) -> RecordValue {
     RecordValue::ProcessMessageSubscription(ProcessMessageSubscriptionRecord {
@@ -551,10 +560,7 @@ pub fn subscription_correlate(
     cmd: &Record,
     r: &MessageSubscriptionRecord,
 ) -> ProcResult {
-    let Some(sub) = ctx.txn.get::<StoredMessageSubscription>(
-        Ks::MessageSubscriptions,
-        &subscription_key(r.element_instance_key, &r.message_name),
-    ) else {
+    let Some(sub) = stored_ms(ctx, r.element_instance_key, &r.message_name) else {
         ctx.reject(cmd, RejectionType::NotFound, format!(
             "Expected to correlate subscription for element with key '{}' and message name '{}', but no such message subscription exists",
             r.element_instance_key, r.message_name
@@ -593,12 +599,7 @@ pub fn subscription_correlate(
 /// MESSAGE_SUBSCRIPTION REJECT: the process instance could not take the message (it left the
 /// element meanwhile); the message may correlate again to this process.
 pub fn subscription_reject(ctx: &mut Ctx<'_, '_, '_>, r: &MessageSubscriptionRecord) -> ProcResult {
-    let key = ctx
-        .txn
-        .get::<StoredMessageSubscription>(
-            Ks::MessageSubscriptions,
-            &subscription_key(r.element_instance_key, &r.message_name),
-        )
+    let key = stored_ms(ctx, r.element_instance_key, &r.message_name)
         .map(|s| s.key)
         .unwrap_or(-1);
     ctx.event(
@@ -616,10 +617,7 @@ pub fn subscription_delete(
     cmd: &Record,
     r: &MessageSubscriptionRecord,
 ) -> ProcResult {
-    match ctx.txn.get::<StoredMessageSubscription>(
-        Ks::MessageSubscriptions,
-        &subscription_key(r.element_instance_key, &r.message_name),
-    ) {
+    match stored_ms(ctx, r.element_instance_key, &r.message_name) {
         Some(sub) => {
             ctx.event(
                 sub.key,
