@@ -11,13 +11,20 @@ use crate::models::Models;
 use crate::state::{key_i64, KeyBuf, Ks, Txn};
 use crate::types::*;
 
-pub fn apply_event(txn: &mut Txn<'_>, models: &mut Models, r: &Record) {
+/// Keeps the key generator past `r`'s key, so a replayed partition generates the keys the
+/// leader generated. Applied to events and to follow-up commands (whose key may be used by no
+/// event, e.g. a parallel join's rejected activation).
+pub fn observe_key(txn: &mut Txn<'_>, r: &Record) {
     if r.key > 0 && partition_of_key(r.key) == r.partition_id {
         let max: i64 = txn.get(Ks::Meta, META_MAX_KEY).unwrap_or(0);
         if r.key > max {
             txn.put(Ks::Meta, META_MAX_KEY.to_vec(), &r.key);
         }
     }
+}
+
+pub fn apply_event(txn: &mut Txn<'_>, models: &mut Models, r: &Record) {
+    observe_key(txn, r);
     match &r.value {
         RecordValue::Process(p) if r.intent == Intent::Created => {
             txn.put(
@@ -166,6 +173,7 @@ pub fn apply_event(txn: &mut Txn<'_>, models: &mut Models, r: &Record) {
 
 /// Messages, message subscriptions (both sides), message start events and event triggers.
 fn apply_message(txn: &mut Txn<'_>, r: &Record) {
+    use crate::events::trigger_key;
     use crate::messages::*;
     use crate::types::ProcessMessageSubscriptionState as Pms;
     match (&r.value, r.intent) {

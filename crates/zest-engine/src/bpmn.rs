@@ -7,14 +7,14 @@ use serde_json::{Map, Value};
 use zest_model::{ElementIdx, ElementKind, Expression, Mapping, Process, TimerDefinition};
 use zest_protocol::{
     ErrorType, IncidentRecord, Intent, JobRecord, ProcessInstanceRecord,
-    ProcessInstanceResultRecord, Record, RecordValue, TimerRecord,
+    ProcessInstanceResultRecord, Record, RecordValue, RejectionType, TimerRecord,
 };
 
 use crate::appliers::join_token_key;
 use crate::engine::{Ctx, ProcResult, Rejection, SideEffect};
 use crate::state::{key_i64, read_i64, Ks};
 use crate::types::{AwaitingResult, ElementInstance, StoredJob};
-use crate::{messages, variables};
+use crate::{events, messages, variables};
 use zest_protocol::json::type_name;
 
 /// Loads an element instance with its process model and element index.
@@ -130,8 +130,48 @@ pub fn activate_element(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
             )));
         }
     }
+    if pi.flow_scope_key > 0 && !join_ready(ctx, pi) {
+        // a parallel join activates once a token arrived on each incoming flow; Zeebe rejects
+        // the activations before that
+        ctx.reject(
+            cmd,
+            RejectionType::InvalidState,
+            format!("Expected to be able to activate parallel gateway '{}', but not all sequence flows have been taken.", pi.element_id),
+        );
+        return Ok(());
+    }
     ctx.event(cmd.key, Intent::ElementActivating, pi_value(pi));
     on_activate(ctx, cmd.key)
+}
+
+/// False for a parallel gateway joining several flows while a flow has no token yet.
+fn join_ready(ctx: &mut Ctx<'_, '_, '_>, pi: &ProcessInstanceRecord) -> bool {
+    if pi.bpmn_element_type != zest_model::BpmnElementType::ParallelGateway {
+        return true;
+    }
+    let Some(model) = ctx.models.get(ctx.txn, pi.process_definition_key) else {
+        return true;
+    };
+    let Some((_, target)) = model.element_by_id(&pi.element_id) else {
+        return true;
+    };
+    if target.incoming.len() < 2 {
+        return true;
+    }
+    let Some(scope) = ctx
+        .txn
+        .get::<ElementInstance>(Ks::ElementInstances, &key_i64(pi.flow_scope_key))
+    else {
+        return true;
+    };
+    target.incoming.iter().all(|&f| {
+        scope
+            .join_tokens
+            .get(&join_token_key(&target.id, &model.flow(f).id))
+            .copied()
+            .unwrap_or(0)
+            > 0
+    })
 }
 
 /// The part of activation after ELEMENT_ACTIVATING; re-run when an incident on it is resolved.
@@ -159,7 +199,7 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
             // a process started by an event (a message start event): activate that start event
             let trigger = if matches!(el.kind, ElementKind::Process) {
-                messages::take_trigger(ctx, key, &inst.record, inst.record.process_definition_key)
+                events::take_trigger(ctx, key, &inst.record, inst.record.process_definition_key)
             } else {
                 None
             };
@@ -202,9 +242,14 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
         ElementKind::NoneStartEvent
         | ElementKind::MessageStartEvent
         | ElementKind::NoneEndEvent
-        | ElementKind::ParallelGateway
         | ElementKind::PassThroughTask
         | ElementKind::NoneIntermediateThrowEvent => {
+            // Zeebe completes these with a COMPLETE_ELEMENT command of their own
+            ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
+            ctx.command(key, Intent::CompleteElement, pi_value(&inst.record));
+            Ok(())
+        }
+        ElementKind::ParallelGateway => {
             ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
             ctx.event(key, Intent::ElementCompleting, pi_value(&inst.record));
             on_complete(ctx, key)
@@ -293,18 +338,15 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
                     return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1)
                 }
             };
-            ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
-            ctx.event(key, Intent::ElementCompleting, pi_value(&inst.record));
-            // written while completing, as Zeebe does, like a job's completion variables: the
-            // result propagates, unless output mappings decide what leaves the task
+            // the result travels as an event trigger, like a job's completion variables, and
+            // is written while the task completes
             let mut doc = Map::new();
             doc.insert(script.result_variable.clone(), result);
-            if el.outputs.is_empty() {
-                variables::merge_propagate(ctx, key, &doc);
-            } else {
-                variables::set_local_document(ctx, key, &doc, None);
-            }
-            on_complete(ctx, key)
+            let vars = Value::Object(doc).to_string();
+            events::triggering(ctx, key, &inst.record, &el.id, vars);
+            ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
+            ctx.command(key, Intent::CompleteElement, pi_value(&inst.record));
+            Ok(())
         }
         ElementKind::MessageCatch => {
             let Some(message) = &el.message else {
@@ -487,9 +529,16 @@ pub fn on_complete(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
         )));
     };
     let el = model.element(idx);
-    if matches!(el.kind, ElementKind::MessageCatch) {
-        // the message's variables: propagated, unless output mappings decide what leaves
-        if let Some(trigger) = messages::take_trigger(ctx, key, &inst.record, key) {
+    if matches!(
+        el.kind,
+        ElementKind::MessageCatch
+            | ElementKind::JobWorkerTask
+            | ElementKind::ScriptTask
+            | ElementKind::TimerIntermediateCatchEvent
+    ) {
+        // the event's variables (a message's, a job's, a script's result): propagated, unless
+        // output mappings decide what leaves the element
+        if let Some(trigger) = events::take_trigger(ctx, key, &inst.record, key) {
             let doc = variables::parse_document(&trigger.variables).unwrap_or_default();
             if !doc.is_empty() {
                 if el.outputs.is_empty() {
@@ -544,8 +593,19 @@ pub fn on_complete(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
     if matches!(el.kind, ElementKind::ExclusiveGateway) {
         return Ok(()); // flows were taken during activation
     }
-    for &f in &el.outgoing.clone() {
-        take_flow(ctx, &inst, &model, f)?;
+    take_outgoing(ctx, &inst, &model, idx)
+}
+
+/// Takes every outgoing flow of a completed element (an implicit or parallel fork). Zeebe takes
+/// them last to first, so their activations are processed in that order.
+fn take_outgoing(
+    ctx: &mut Ctx<'_, '_, '_>,
+    inst: &ElementInstance,
+    model: &Arc<Process>,
+    idx: ElementIdx,
+) -> ProcResult {
+    for &f in model.element(idx).outgoing.iter().rev() {
+        take_flow(ctx, inst, model, f)?;
     }
     Ok(())
 }
@@ -569,22 +629,6 @@ fn take_flow(
     };
     let flow_key = ctx.next_key();
     ctx.event(flow_key, Intent::SequenceFlowTaken, pi_value(&flow_record));
-    let target = model.element(flow.target);
-    if matches!(target.kind, ElementKind::ParallelGateway) && target.incoming.len() > 1 {
-        let scope: Option<ElementInstance> = ctx.txn.get(Ks::ElementInstances, &key_i64(scope_key));
-        let Some(scope) = scope else { return Ok(()) };
-        let ready = target.incoming.iter().all(|&f| {
-            scope
-                .join_tokens
-                .get(&join_token_key(&target.id, &model.flow(f).id))
-                .copied()
-                .unwrap_or(0)
-                > 0
-        });
-        if !ready {
-            return Ok(());
-        }
-    }
     let scope_record = ProcessInstanceRecord {
         flow_scope_key: scope_key,
         ..from.record.clone()

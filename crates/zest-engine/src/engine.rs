@@ -4,7 +4,7 @@ use zest_protocol::{
     encode_key, Intent, PartitionId, Position, Record, RecordType, RecordValue, RejectionType,
 };
 
-use crate::appliers::apply_event;
+use crate::appliers::{apply_event, observe_key};
 use crate::models::Models;
 use crate::state::{Ks, Txn};
 use crate::{bpmn, deployment, instance, jobs, messages};
@@ -197,6 +197,8 @@ impl Engine {
         for r in records {
             if r.record_type == RecordType::Event {
                 apply_event(txn, &mut self.models, r);
+            } else if r.record_type == RecordType::Command && r.source_record_position >= 0 {
+                observe_key(txn, r);
             }
         }
         txn.commit_command();
@@ -331,6 +333,21 @@ impl Ctx<'_, '_, '_> {
         apply_event(self.txn, self.models, &r);
         self.records.push(r.clone());
         r
+    }
+
+    /// Replaces the value of the command being processed, as written to the log. Zeebe
+    /// processes a batch's follow-up commands before it writes them, so what a processor fills
+    /// into a command's value shows in the log; this reproduces that where it is visible.
+    pub fn amend_command(&mut self, value: RecordValue) {
+        if let Some(r) = self
+            .records
+            .iter_mut()
+            .find(|r| r.position as i64 == self.source_position)
+        {
+            if r.value.value_type() == value.value_type() {
+                r.value = value;
+            }
+        }
     }
 
     /// Writes a follow-up command, processed later in the same batch.

@@ -97,12 +97,6 @@ pub fn create(
             p.tenant_id.clone()
         },
     };
-    let value = RecordValue::ProcessInstanceCreation(created);
-    let event = if cmd.intent == Intent::CreateWithAwaitingResult {
-        ctx.event_for_request(pi_key, Intent::Created, value)
-    } else {
-        ctx.event(pi_key, Intent::Created, value)
-    };
     let process_record = ProcessInstanceRecord {
         bpmn_process_id: p.bpmn_process_id.clone(),
         version: p.version,
@@ -116,11 +110,18 @@ pub fn create(
         parent_element_instance_key: -1,
         tenant_id: p.tenant_id.clone(),
     };
+    // Zeebe's order: the activation command, then CREATED
     ctx.command(
         pi_key,
         Intent::ActivateElement,
         RecordValue::ProcessInstance(process_record),
     );
+    let value = RecordValue::ProcessInstanceCreation(created);
+    let event = if cmd.intent == Intent::CreateWithAwaitingResult {
+        ctx.event_for_request(pi_key, Intent::Created, value)
+    } else {
+        ctx.event(pi_key, Intent::Created, value)
+    };
     if cmd.intent != Intent::CreateWithAwaitingResult {
         ctx.respond(cmd, event);
     }
@@ -271,6 +272,13 @@ pub fn trigger_timer(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
         .txn
         .get::<ElementInstance>(Ks::ElementInstances, &key_i64(timer.element_instance_key))
     {
+        crate::events::triggering(
+            ctx,
+            inst.key,
+            &inst.record,
+            &timer.target_element_id,
+            String::new(),
+        );
         ctx.command(
             inst.key,
             Intent::CompleteElement,

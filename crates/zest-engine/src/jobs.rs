@@ -3,11 +3,11 @@
 use serde_json::Value;
 use zest_protocol::{ErrorType, Intent, JobBatchRecord, JobRecord, Record, RecordValue};
 
-use crate::bpmn;
 use crate::engine::{Ctx, ProcResult, Rejection, SideEffect};
 use crate::state::{key_i64, read_i64, Ks};
 use crate::types::{ElementInstance, JobState, StoredJob};
 use crate::variables;
+use crate::{bpmn, events};
 
 /// Upper bound of the variables carried by one activation response, under the gateway's
 /// default 4 MiB message limit with room for the rest of the message.
@@ -120,16 +120,15 @@ pub fn complete(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) -> ProcR
     record.variables = j.variables.clone();
     let event = ctx.event(cmd.key, Intent::Completed, RecordValue::Job(record));
     let elem_key = job.record.element_instance_key;
-    if let Some((inst, model, idx)) = bpmn::load(ctx, elem_key) {
-        if !doc.is_empty() {
-            // with output mappings the job's variables stay local to the task, and only the
-            // mappings' results leave it; without, they propagate (Zeebe's rules)
-            if model.element(idx).outputs.is_empty() {
-                variables::merge_propagate(ctx, elem_key, &doc);
-            } else {
-                variables::set_local_document(ctx, elem_key, &doc, None);
-            }
-        }
+    if let Some((inst, _, _)) = bpmn::load(ctx, elem_key) {
+        // the job's variables travel as an event trigger and are written while the task
+        // completes (bpmn::on_complete)
+        let vars = if doc.is_empty() {
+            String::new()
+        } else {
+            j.variables.clone()
+        };
+        events::triggering(ctx, elem_key, &inst.record, &inst.record.element_id, vars);
         ctx.command(
             elem_key,
             Intent::CompleteElement,

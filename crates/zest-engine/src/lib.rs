@@ -7,12 +7,14 @@
 //! Layout: one module per concern. `engine` holds the processing loop and the record writers;
 //! `appliers` is the only code that mutates state; `bpmn` holds one behaviour per element kind;
 //! `jobs`, `deployment`, `instance` hold the processors of the other value types;
+//! `events` holds event triggers (PROCESS_EVENT); `messages` the message subscriptions;
 //! `variables` implements Zeebe's variable scoping and propagation.
 
 mod appliers;
 mod bpmn;
 mod deployment;
 mod engine;
+mod events;
 mod instance;
 mod jobs;
 mod messages;

@@ -19,7 +19,7 @@ use crate::engine::{Ctx, ProcResult, Rejection};
 use crate::state::{key_i64, read_i64, KeyBuf, Ks};
 use crate::types::{
     ElementInstance, LatestVersion, ProcessMessageSubscriptionState, StoredMessageSubscription,
-    StoredProcessMessageSubscription, StoredStartSubscription, StoredTrigger,
+    StoredProcessMessageSubscription, StoredStartSubscription,
 };
 use crate::variables;
 
@@ -118,17 +118,7 @@ pub(crate) fn start_lock_owner_key(process_instance_key: i64) -> Vec<u8> {
     KeyBuf::new().tag(b'p').i64(process_instance_key).build()
 }
 
-/// Where a PROCESS_EVENT's trigger is kept: under the element instance it triggers, or for a
-/// start event (whose scope is the process definition) under the new process instance.
-pub(crate) fn trigger_key(e: &ProcessEventRecord) -> i64 {
-    if e.scope_key == e.process_definition_key {
-        e.process_instance_key
-    } else {
-        e.scope_key
-    }
-}
-
-fn tenant(t: &str) -> String {
+pub(crate) fn tenant(t: &str) -> String {
     if t.is_empty() {
         DEFAULT_TENANT.to_string()
     } else {
@@ -715,6 +705,15 @@ pub fn process_subscription_correlate(
             return Ok(());
         }
     };
+    if r.element_id.is_empty() {
+        // Zeebe fills the element id into the command while processing it (visible in its log)
+        ctx.amend_command(RecordValue::ProcessMessageSubscription(
+            ProcessMessageSubscriptionRecord {
+                element_id: sub.record.element_id.clone(),
+                ..r.clone()
+            },
+        ));
+    }
     ctx.event(
         sub.key,
         Intent::Correlated,
@@ -770,30 +769,6 @@ pub fn process_subscription_delete(
 
 // ---------------------------------------------------------------------------------------------
 // Event triggers and message start events
-
-/// Consumes the event that triggered an element (PROCESS_EVENT TRIGGERED) and returns its
-/// variables, if one is pending.
-pub(crate) fn take_trigger(
-    ctx: &mut Ctx<'_, '_, '_>,
-    key: i64,
-    record: &ProcessInstanceRecord,
-    scope_key: i64,
-) -> Option<StoredTrigger> {
-    let trigger: StoredTrigger = ctx.txn.get(Ks::EventTriggers, &key_i64(key))?;
-    ctx.event(
-        trigger.event_key,
-        Intent::Triggered,
-        RecordValue::ProcessEvent(ProcessEventRecord {
-            scope_key,
-            target_element_id: trigger.element_id.clone(),
-            variables: trigger.variables.clone(),
-            process_definition_key: record.process_definition_key,
-            process_instance_key: record.process_instance_key,
-            tenant_id: tenant(&record.tenant_id),
-        }),
-    );
-    Some(trigger)
-}
 
 /// Deployment of a new latest version: the previous version's message start events stop
 /// listening and the new version's start listening.

@@ -144,13 +144,14 @@ fn one_task_process_runs_end_to_end_with_zeebe_record_stream() {
         full,
         vec![
             (C, PC, Create, s("benchmark")),
-            (E, PC, Created, s("benchmark")),
             (C, P, ActivateElement, s("benchmark")),
+            (E, PC, Created, s("benchmark")),
             (E, P, ElementActivating, s("benchmark")),
             (E, P, ElementActivated, s("benchmark")),
             (C, P, ActivateElement, s("start")),
             (E, P, ElementActivating, s("start")),
             (E, P, ElementActivated, s("start")),
+            (C, P, CompleteElement, s("start")),
             (E, P, ElementCompleting, s("start")),
             (E, P, ElementCompleted, s("start")),
             (E, P, SequenceFlowTaken, s("SequenceFlow_0xll35j")),
@@ -239,7 +240,9 @@ fn one_task_process_runs_end_to_end_with_zeebe_record_stream() {
         done.events(),
         vec![
             ev(J, Completed, "task"),
+            ev(ValueType::ProcessEvent, Triggering, "task"),
             ev(P, ElementCompleting, "task"),
+            ev(ValueType::ProcessEvent, Triggered, "task"),
             ev(P, ElementCompleted, "task"),
             ev(P, SequenceFlowTaken, "SequenceFlow_1wkb5x5"),
             ev(P, ElementActivating, "end"),
@@ -407,7 +410,9 @@ fn typical_process_takes_yes_path_with_timers_and_completes_after_ten_jobs() {
         fired[0].events(),
         vec![
             ev(ValueType::Timer, Triggered, "timer1"),
+            ev(ValueType::ProcessEvent, Triggering, "timer1"),
             ev(ValueType::ProcessInstance, ElementCompleting, "timer1"),
+            ev(ValueType::ProcessEvent, Triggered, "timer1"),
             ev(ValueType::ProcessInstance, ElementCompleted, "timer1"),
             ev(
                 ValueType::ProcessInstance,
@@ -687,14 +692,15 @@ fn parallel_gateway_forks_two_jobs_and_joins_after_both_complete() {
             ev(P, ElementActivated, "fork"),
             ev(P, ElementCompleting, "fork"),
             ev(P, ElementCompleted, "fork"),
-            ev(P, SequenceFlowTaken, "f1"),
+            // Zeebe takes a fork's flows last to first
             ev(P, SequenceFlowTaken, "f2"),
-            ev(P, ElementActivating, "p1"),
-            ev(J, Created, "p1"),
-            ev(P, ElementActivated, "p1"),
+            ev(P, SequenceFlowTaken, "f1"),
             ev(P, ElementActivating, "p2"),
             ev(J, Created, "p2"),
             ev(P, ElementActivated, "p2"),
+            ev(P, ElementActivating, "p1"),
+            ev(J, Created, "p1"),
+            ev(P, ElementActivated, "p1"),
         ]
     );
     let (k1, _) = h.activate_one("p1");
@@ -853,12 +859,13 @@ fn job_completion_variables_propagate_to_the_process_scope() {
             (Created, "c".to_string(), pi_key)
         ]
     );
-    // the variable events come after JOB COMPLETED and before the task completes
+    // the variable events come while the task completes, after the job's event trigger is
+    // consumed (Zeebe's order)
     let evs = b.events();
-    let job_done = evs.iter().position(|e| e.0 == ValueType::Job).unwrap();
+    let triggered = evs.iter().position(|e| e.1 == Triggered).unwrap();
     let var = evs.iter().position(|e| e.0 == ValueType::Variable).unwrap();
-    let completing = evs.iter().position(|e| e.1 == ElementCompleting).unwrap();
-    assert!(job_done < var && var < completing);
+    let completed = evs.iter().position(|e| e.1 == ElementCompleted).unwrap();
+    assert!(triggered < var && var < completed);
 
     assert_eq!(
         h.variables(pi_key).into_iter().collect::<Vec<_>>(),
@@ -2878,7 +2885,7 @@ fn fork_into_two_end_events_completes_the_process_once() {
         1
     );
     assert!(evs.ends_with(&pi(&[
-        (ElementCompleted, "e2"),
+        (ElementCompleted, "e1"),
         (ElementCompleting, "two_ends"),
         (ElementCompleted, "two_ends")
     ])));

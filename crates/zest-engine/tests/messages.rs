@@ -133,6 +133,7 @@ fn waiting_catch_event_correlates_a_published_message_in_zeebe_order() {
             ev(MS, Intent::Correlated, "paid"),
             ev(PI, Intent::ElementActivating, "end"),
             ev(PI, Intent::ElementActivated, "end"),
+            cmd(PI, Intent::CompleteElement, "end"),
             ev(PI, Intent::ElementCompleting, "end"),
             ev(PI, Intent::ElementCompleted, "end"),
             cmd(PI, Intent::CompleteElement, "order"),

@@ -526,7 +526,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                     node,
                     ElementKind::MessageCatch,
                     BpmnElementType::ReceiveTask,
-                    BpmnEventType::Unspecified,
+                    BpmnEventType::Message,
                     line,
                 );
                 e.message = self.message_ref(id, node, true);

@@ -1,0 +1,70 @@
+//! Event triggers: how an event (a job's completion, a timer, a message, a thrown error) reaches
+//! the element it completes or the catch event it activates, in Zeebe's two steps. PROCESS_EVENT
+//! TRIGGERING stores the trigger (with the event's variables) under the element instance it
+//! belongs to; the element consumes it with PROCESS_EVENT TRIGGERED when it completes (or, for a
+//! boundary event, when the activity it is attached to has been terminated).
+
+use zest_protocol::{Intent, ProcessEventRecord, ProcessInstanceRecord, Record, RecordValue};
+
+use crate::engine::Ctx;
+use crate::messages::tenant;
+use crate::state::{key_i64, Ks};
+use crate::types::StoredTrigger;
+
+/// Where a PROCESS_EVENT's trigger is kept: under the element instance it triggers, or for a
+/// start event (whose scope is the process definition) under the new process instance.
+pub(crate) fn trigger_key(e: &ProcessEventRecord) -> i64 {
+    if e.scope_key == e.process_definition_key {
+        e.process_instance_key
+    } else {
+        e.scope_key
+    }
+}
+
+/// PROCESS_EVENT TRIGGERING: an event for `target_element_id` reached the element instance
+/// `scope_key` (the waiting element itself, or the activity a boundary event is attached to).
+pub(crate) fn triggering(
+    ctx: &mut Ctx<'_, '_, '_>,
+    scope_key: i64,
+    record: &ProcessInstanceRecord,
+    target_element_id: &str,
+    variables: String,
+) -> Record {
+    let event_key = ctx.next_key();
+    ctx.event(
+        event_key,
+        Intent::Triggering,
+        RecordValue::ProcessEvent(ProcessEventRecord {
+            scope_key,
+            target_element_id: target_element_id.to_string(),
+            variables,
+            process_definition_key: record.process_definition_key,
+            process_instance_key: record.process_instance_key,
+            tenant_id: tenant(&record.tenant_id),
+        }),
+    )
+}
+
+/// Consumes the event that triggered an element (PROCESS_EVENT TRIGGERED) and returns its
+/// variables, if one is pending.
+pub(crate) fn take_trigger(
+    ctx: &mut Ctx<'_, '_, '_>,
+    key: i64,
+    record: &ProcessInstanceRecord,
+    scope_key: i64,
+) -> Option<StoredTrigger> {
+    let trigger: StoredTrigger = ctx.txn.get(Ks::EventTriggers, &key_i64(key))?;
+    ctx.event(
+        trigger.event_key,
+        Intent::Triggered,
+        RecordValue::ProcessEvent(ProcessEventRecord {
+            scope_key,
+            target_element_id: trigger.element_id.clone(),
+            variables: trigger.variables.clone(),
+            process_definition_key: record.process_definition_key,
+            process_instance_key: record.process_instance_key,
+            tenant_id: tenant(&record.tenant_id),
+        }),
+    );
+    Some(trigger)
+}

@@ -1,0 +1,187 @@
+//! Record streams checked against the real Zeebe engine.
+//!
+//! Each `tests/anchor/scenarios/NAME.steps` holds a scenario (the steps of
+//! `tests/anchor/RecordDump.java`, one per line); `NAME.zeebe` beside it is what Zeebe 8.8 wrote
+//! for it (made by `tests/anchor/regen.sh`, which runs `../shared/anchors/zeebe`). This test runs
+//! the same steps through Zest's engine, prints its log in the same format and compares.
+//!
+//! Records that Zest does not write at all (identity setup, usage metrics) are left out of the
+//! Zeebe dump by RecordDump.java; every other record must match in order, kind, value type,
+//! intent and detail.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use support::*;
+use zest_protocol::{Record, RecordType, RecordValue};
+
+fn anchor_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/anchor")
+}
+
+/// One line per record, as RecordDump.java prints it.
+fn line(r: &Record) -> String {
+    let kind = match r.record_type {
+        RecordType::Command => "C",
+        RecordType::Event => "E",
+        RecordType::CommandRejection => "R",
+    };
+    let detail = match &r.value {
+        RecordValue::ProcessInstance(p) => format!(
+            "{} {} {}",
+            p.element_id,
+            enum_name(&p.bpmn_element_type),
+            enum_name(&p.bpmn_event_type)
+        ),
+        RecordValue::Job(j) => format!("{} {}", j.element_id, j.job_type),
+        RecordValue::Timer(t) => t.target_element_id.clone(),
+        RecordValue::Incident(i) => format!(
+            "{} {} {}",
+            i.element_id,
+            enum_name(&i.error_type),
+            i.error_message
+        ),
+        RecordValue::Variable(v) => format!("{}={}", v.name, v.value),
+        RecordValue::ProcessEvent(e) => e.target_element_id.clone(),
+        RecordValue::ProcessMessageSubscription(s) => {
+            format!("{} {}", s.element_id, s.message_name)
+        }
+        RecordValue::MessageSubscription(s) => s.message_name.clone(),
+        _ => String::new(),
+    };
+    let mut out = format!(
+        "{kind} {} {} {detail}",
+        r.value_type.name(),
+        r.intent.name()
+    );
+    if r.record_type == RecordType::CommandRejection {
+        out.push_str(&format!(
+            " | {}: {}",
+            enum_name(&r.rejection_type),
+            r.rejection_reason
+        ));
+    }
+    out
+}
+
+/// The SCREAMING_SNAKE_CASE name serde gives an enum value.
+fn enum_name<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// Runs the steps of a scenario (the grammar of RecordDump.java) and returns Zest's log.
+fn run(steps: &[Vec<String>]) -> Vec<String> {
+    let mut h = Harness::new();
+    for step in steps {
+        let arg = |i: usize| step.get(i).map(String::as_str).unwrap_or("");
+        match arg(0) {
+            "deploy" => {
+                let path = anchor_dir().join(arg(1));
+                let xml = std::fs::read_to_string(&path)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                let name = path.file_name().unwrap().to_string_lossy().to_string();
+                h.deploy(&name, &xml);
+            }
+            "create" => {
+                h.create(arg(1), arg(2));
+            }
+            "complete" => {
+                for (key, _) in h.activate(arg(1), 100) {
+                    h.complete(key, arg(2));
+                }
+            }
+            "fail" => {
+                for (key, _) in h.activate(arg(1), 100) {
+                    h.fail(key, arg(2).parse().unwrap(), "", 0);
+                }
+            }
+            "throw" => {
+                for (key, _) in h.activate(arg(1), 100) {
+                    h.throw_error(key, arg(2), arg(3));
+                }
+            }
+            "publish" => {
+                h.publish(arg(1), arg(2), 3_600_000, "", arg(3));
+            }
+            "time" => {
+                let d = zest_model::time::parse_iso_duration(arg(1)).unwrap();
+                h.now = d.add_to(h.now).unwrap();
+                h.run_scheduler();
+            }
+            other => panic!("unknown step {other}"),
+        }
+    }
+    h.assert_state_consistent();
+    h.assert_replay_matches();
+    h.log.iter().filter(|r| shown(r)).map(line).collect()
+}
+
+/// Records RecordDump.java prints; deployments and process records are left out on both sides.
+fn shown(r: &Record) -> bool {
+    !matches!(
+        r.value,
+        RecordValue::Deployment(_) | RecordValue::Process(_)
+    )
+}
+
+/// Splits a step line into words; a JSON argument in braces may contain spaces.
+fn words(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = line.trim();
+    while !rest.is_empty() {
+        if rest.starts_with('{') {
+            out.push(rest.to_string());
+            break;
+        }
+        let end = rest.find(' ').unwrap_or(rest.len());
+        out.push(rest[..end].to_string());
+        rest = rest[end..].trim_start();
+    }
+    out
+}
+
+#[test]
+fn record_streams_match_zeebe() {
+    let dir = anchor_dir().join("scenarios");
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "steps"))
+        .collect();
+    names.sort();
+    assert!(!names.is_empty(), "no scenarios in {}", dir.display());
+    let mut failures = Vec::new();
+    for path in &names {
+        let steps: Vec<Vec<String>> = std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+            .map(words)
+            .collect();
+        let expected_path = path.with_extension("zeebe");
+        let expected: Vec<String> = std::fs::read_to_string(&expected_path)
+            .unwrap_or_else(|e| panic!("{}: {e}", expected_path.display()))
+            .lines()
+            .map(|l| l.trim_end().to_string())
+            .collect();
+        let actual: Vec<String> = run(&steps)
+            .into_iter()
+            .map(|l| l.trim_end().to_string())
+            .collect();
+        if actual != expected {
+            let name = path.file_stem().unwrap().to_string_lossy();
+            let out = std::env::temp_dir().join(format!("zest-anchor-{name}.zest"));
+            std::fs::write(&out, actual.join("\n") + "\n").unwrap();
+            failures.push(format!(
+                "{name}: Zest's records differ from Zeebe's; see diff {} {}",
+                expected_path.display(),
+                out.display()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
