@@ -158,12 +158,29 @@ pub fn apply_event(txn: &mut Txn<'_>, models: &mut Models, r: &Record) {
             Intent::Created => {
                 txn.put(Ks::Timers, key_i64(r.key), t);
                 txn.put_raw(Ks::TimerDueDates, due_key(t.due_date, r.key), Vec::new());
-                update_instance(txn, t.element_instance_key, |e| e.timer_key = r.key);
+                txn.put_raw(
+                    Ks::ElementTimers,
+                    element_timer_key(t.element_instance_key, r.key),
+                    Vec::new(),
+                );
+                update_instance(txn, t.element_instance_key, |e| {
+                    if e.record.element_id == t.target_element_id {
+                        e.timer_key = r.key;
+                    }
+                });
             }
             Intent::Triggered | Intent::Canceled => {
                 txn.delete(Ks::Timers, key_i64(r.key));
                 txn.delete(Ks::TimerDueDates, due_key(t.due_date, r.key));
-                update_instance(txn, t.element_instance_key, |e| e.timer_key = -1);
+                txn.delete(
+                    Ks::ElementTimers,
+                    element_timer_key(t.element_instance_key, r.key),
+                );
+                update_instance(txn, t.element_instance_key, |e| {
+                    if e.timer_key == r.key {
+                        e.timer_key = -1;
+                    }
+                });
             }
             _ => {}
         },
@@ -452,6 +469,14 @@ fn apply_process_instance(
     }
 }
 
+/// Key of the timer index by element instance.
+pub(crate) fn element_timer_key(element_instance_key: i64, timer_key: i64) -> Vec<u8> {
+    KeyBuf::new()
+        .i64(element_instance_key)
+        .i64(timer_key)
+        .build()
+}
+
 /// The parallel gateway a flow leads to, if that gateway joins several flows.
 pub(crate) fn join_target(model: &Process, flow_id: &str) -> Option<String> {
     let flow = model.flow_by_id(flow_id)?;
@@ -490,6 +515,18 @@ fn consume_tokens(model: &Process, element_id: &str, scope: &mut ElementInstance
     }
 }
 
+/// The job's element id in ERROR_THROWN when no catch event caught the error (Zeebe's marker).
+pub(crate) const NO_CATCH_EVENT_FOUND: &str = "NO_CATCH_EVENT_FOUND";
+
+fn remove_job(txn: &mut Txn<'_>, job_key: i64) {
+    let key = key_i64(job_key);
+    if let Some(stored) = txn.get::<StoredJob>(Ks::Jobs, &key) {
+        remove_job_indexes(txn, job_key, &stored);
+        txn.delete(Ks::Jobs, key);
+        update_instance(txn, stored.record.element_instance_key, |e| e.job_key = -1);
+    }
+}
+
 fn apply_job(txn: &mut Txn<'_>, r: &Record, j: &zest_protocol::JobRecord) {
     let key = key_i64(r.key);
     match r.intent {
@@ -509,13 +546,10 @@ fn apply_job(txn: &mut Txn<'_>, r: &Record, j: &zest_protocol::JobRecord) {
             );
             update_instance(txn, j.element_instance_key, |e| e.job_key = r.key);
         }
-        Intent::Completed | Intent::Canceled => {
-            if let Some(stored) = txn.get::<StoredJob>(Ks::Jobs, &key) {
-                remove_job_indexes(txn, r.key, &stored);
-                txn.delete(Ks::Jobs, key);
-                update_instance(txn, stored.record.element_instance_key, |e| e.job_key = -1);
-            }
-        }
+        Intent::Completed | Intent::Canceled => remove_job(txn, r.key),
+        // a caught error: the job ends (Zeebe marks an uncaught one NO_CATCH_EVENT_FOUND and
+        // keeps it for its incident)
+        Intent::ErrorThrown if j.element_id != NO_CATCH_EVENT_FOUND => remove_job(txn, r.key),
         _ => {
             let Some(mut stored) = txn.get::<StoredJob>(Ks::Jobs, &key) else {
                 return;

@@ -196,6 +196,9 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
     }
     match el.kind {
         ElementKind::Process | ElementKind::SubProcess => {
+            if let Err(msg) = subscribe_boundaries(ctx, &inst, &model, idx) {
+                return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1);
+            }
             ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
             // a process started by an event (a message start event): activate that start event
             let trigger = if matches!(el.kind, ElementKind::Process) {
@@ -244,6 +247,9 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
         | ElementKind::NoneEndEvent
         | ElementKind::PassThroughTask
         | ElementKind::NoneIntermediateThrowEvent => {
+            if let Err(msg) = subscribe_boundaries(ctx, &inst, &model, idx) {
+                return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1);
+            }
             // Zeebe completes these with a COMPLETE_ELEMENT command of their own
             ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
             ctx.command(key, Intent::CompleteElement, pi_value(&inst.record));
@@ -304,6 +310,9 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
                     return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1)
                 }
             };
+            if let Err(msg) = subscribe_boundaries(ctx, &inst, &model, idx) {
+                return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1);
+            }
             let job = JobRecord {
                 job_type: job_type.clone(),
                 retries,
@@ -338,6 +347,9 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
                     return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1)
                 }
             };
+            if let Err(msg) = subscribe_boundaries(ctx, &inst, &model, idx) {
+                return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1);
+            }
             // the result travels as an event trigger, like a job's completion variables, and
             // is written while the task completes
             let mut doc = Map::new();
@@ -372,9 +384,27 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
                 },
                 None => String::new(),
             };
-            messages::subscribe(ctx, &inst, name, correlation_key, true);
+            if let Err(msg) = subscribe_boundaries(ctx, &inst, &model, idx) {
+                return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1);
+            }
+            let own = inst.record.element_id.clone();
+            messages::subscribe(ctx, &inst, &own, name, correlation_key, true);
             ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
             Ok(())
+        }
+        ElementKind::BoundaryEvent => Err(Rejection::invalid_state(format!(
+            "Expected to activate boundary event '{}' through its activity's events, but it was activated by a sequence flow",
+            el.id
+        ))),
+        ElementKind::ErrorEndEvent => {
+            let code = el.error_code.clone().unwrap_or_default();
+            let Some((scope, scope_model, boundary)) = find_error_catch(ctx, inst.parent_key, &code)
+            else {
+                let msg = unhandled_error_message(&code, None);
+                return raise_incident(ctx, &inst, ErrorType::UnhandledErrorEvent, msg, -1);
+            };
+            ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
+            trigger_boundary(ctx, &scope, &scope_model, boundary, String::new())
         }
         ElementKind::TimerIntermediateCatchEvent => {
             let due = match &el.timer {
@@ -549,6 +579,13 @@ pub fn on_complete(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             }
         }
     }
+    if matches!(el.kind, ElementKind::BoundaryEvent) && el.outputs.is_empty() {
+        // the event's variables (local to the boundary event) leave it
+        let doc = variables::local(ctx, key);
+        if !doc.is_empty() && inst.parent_key > 0 {
+            variables::merge_propagate(ctx, inst.parent_key, &doc);
+        }
+    }
     if !el.outputs.is_empty() {
         let doc = match evaluate_mappings(&el.outputs, &variables::visible(ctx, key)) {
             Ok(doc) => doc,
@@ -585,6 +622,9 @@ pub fn on_complete(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             ctx.respond_to(a.request_id, a.request_stream_id, record);
         }
         return Ok(());
+    }
+    if !el.boundary_events.is_empty() {
+        unsubscribe_events(ctx, key);
     }
     ctx.event(key, Intent::ElementCompleted, pi_value(&inst.record));
     if el.outgoing.is_empty() || matches!(el.kind, ElementKind::NoneEndEvent) {
@@ -684,38 +724,70 @@ pub(crate) fn raise_incident(
     Ok(())
 }
 
-/// Terminates an element instance and everything inside it: its job, timer, incidents and
-/// children.
-pub(crate) fn terminate(ctx: &mut Ctx<'_, '_, '_>, key: i64) {
+/// TERMINATE_ELEMENT: an element instance leaves without completing (cancel, an interrupting
+/// boundary event, a caught error). Its job, timers, subscriptions and incidents go first; a
+/// scope then terminates its children with commands of their own and is terminated when the
+/// last of them is (Zeebe's order).
+pub fn terminate_element(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
     let Some(inst) = ctx
         .txn
-        .get::<ElementInstance>(Ks::ElementInstances, &key_i64(key))
+        .get::<ElementInstance>(Ks::ElementInstances, &key_i64(cmd.key))
     else {
-        return;
+        ctx.reject(
+            cmd,
+            RejectionType::NotFound,
+            format!(
+                "Expected to terminate element instance with key '{}', but no such element was found",
+                cmd.key
+            ),
+        );
+        return Ok(());
     };
-    ctx.event(key, Intent::ElementTerminating, pi_value(&inst.record));
-    let children = ctx
-        .txn
-        .scan_prefix(Ks::ElementChildren, &key_i64(key), usize::MAX);
-    for (k, _) in children {
-        terminate(ctx, read_i64(&k, 8));
+    if inst.state == Intent::ElementTerminating {
+        ctx.reject(
+            cmd,
+            RejectionType::InvalidState,
+            format!(
+                "Expected to terminate element instance with key '{}', but it is already being terminated",
+                cmd.key
+            ),
+        );
+        return Ok(());
     }
+    let key = inst.key;
+    ctx.event(key, Intent::ElementTerminating, pi_value(&inst.record));
     if inst.job_key > 0 {
         if let Some(job) = ctx.txn.get::<StoredJob>(Ks::Jobs, &key_i64(inst.job_key)) {
             ctx.event(inst.job_key, Intent::Canceled, RecordValue::Job(job.record));
             resolve_incident_of(ctx, inst.job_key);
         }
     }
-    if inst.timer_key > 0 {
-        if let Some(timer) = ctx
+    unsubscribe_events(ctx, key);
+    resolve_incident_of(ctx, key);
+    let children = ctx
+        .txn
+        .scan_prefix(Ks::ElementChildren, &key_i64(key), usize::MAX);
+    if children.is_empty() {
+        return on_terminated(ctx, key);
+    }
+    for (k, _) in children {
+        let child_key = read_i64(&k, 8);
+        if let Some(child) = ctx
             .txn
-            .get::<TimerRecord>(Ks::Timers, &key_i64(inst.timer_key))
+            .get::<ElementInstance>(Ks::ElementInstances, &key_i64(child_key))
         {
-            ctx.event(inst.timer_key, Intent::Canceled, RecordValue::Timer(timer));
+            ctx.command(child_key, Intent::TerminateElement, pi_value(&child.record));
         }
     }
-    messages::unsubscribe(ctx, key);
-    resolve_incident_of(ctx, key);
+    Ok(())
+}
+
+/// Writes ELEMENT_TERMINATED, then: activates the boundary event that interrupted the element,
+/// or lets a terminating flow scope finish once its last child is gone.
+fn on_terminated(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
+    let Some((inst, model, _)) = load(ctx, key) else {
+        return Ok(());
+    };
     let lock = if inst.parent_key <= 0 {
         messages::start_lock_of(ctx, key)
     } else {
@@ -723,6 +795,178 @@ pub(crate) fn terminate(ctx: &mut Ctx<'_, '_, '_>, key: i64) {
     };
     ctx.event(key, Intent::ElementTerminated, pi_value(&inst.record));
     messages::on_instance_ended(ctx, lock);
+    if let Some(trigger) = events::take_trigger(ctx, key, &inst.record, key) {
+        if let Some((boundary, _)) = model.element_by_id(&trigger.element_id) {
+            return activate_boundary(ctx, &inst, &model, boundary, &trigger.variables);
+        }
+    }
+    if inst.parent_key > 0 {
+        if let Some(scope) = ctx
+            .txn
+            .get::<ElementInstance>(Ks::ElementInstances, &key_i64(inst.parent_key))
+        {
+            if scope.state == Intent::ElementTerminating && scope.active_children == 0 {
+                return on_terminated(ctx, scope.key);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Cancels the timers of an element instance (its own and its boundary events') and closes its
+/// message subscriptions.
+fn unsubscribe_events(ctx: &mut Ctx<'_, '_, '_>, key: i64) {
+    let timers = ctx
+        .txn
+        .scan_prefix(Ks::ElementTimers, &key_i64(key), usize::MAX);
+    for (k, _) in timers {
+        let timer_key = read_i64(&k, 8);
+        if let Some(timer) = ctx.txn.get::<TimerRecord>(Ks::Timers, &key_i64(timer_key)) {
+            ctx.event(timer_key, Intent::Canceled, RecordValue::Timer(timer));
+        }
+    }
+    messages::unsubscribe(ctx, key);
+}
+
+/// An event reached a boundary event of the activity `activity`: an interrupting one
+/// terminates the activity first (the boundary event is activated once it is terminated); a
+/// non-interrupting one is activated at once, beside it.
+pub(crate) fn trigger_boundary(
+    ctx: &mut Ctx<'_, '_, '_>,
+    activity: &ElementInstance,
+    model: &Arc<Process>,
+    boundary: ElementIdx,
+    variables: String,
+) -> ProcResult {
+    let el = model.element(boundary);
+    events::triggering(ctx, activity.key, &activity.record, &el.id, variables);
+    if el.interrupting {
+        ctx.command(
+            activity.key,
+            Intent::TerminateElement,
+            pi_value(&activity.record),
+        );
+        return Ok(());
+    }
+    let trigger = events::take_trigger(ctx, activity.key, &activity.record, activity.key);
+    let vars = trigger.map(|t| t.variables).unwrap_or_default();
+    activate_boundary(ctx, activity, model, boundary, &vars)
+}
+
+/// Activates a triggered boundary event beside (or instead of) its activity: ACTIVATING and
+/// ACTIVATED at once, the event's variables as its local variables, then COMPLETE_ELEMENT.
+fn activate_boundary(
+    ctx: &mut Ctx<'_, '_, '_>,
+    activity: &ElementInstance,
+    model: &Arc<Process>,
+    boundary: ElementIdx,
+    variables: &str,
+) -> ProcResult {
+    let scope_key = activity.parent_key;
+    let rec = child_record(&activity.record, scope_key, model, boundary);
+    let key = ctx.next_key();
+    ctx.event(key, Intent::ElementActivating, pi_value(&rec));
+    ctx.event(key, Intent::ElementActivated, pi_value(&rec));
+    let doc = variables::parse_document(variables).unwrap_or_default();
+    if !doc.is_empty() {
+        variables::set_local_document(ctx, key, &doc, None);
+    }
+    ctx.command(key, Intent::CompleteElement, pi_value(&rec));
+    Ok(())
+}
+
+/// Opens the subscriptions of an activity's boundary events (timers and messages), last to
+/// first as Zeebe does. Everything is evaluated before anything is written, so a failure (an
+/// incident on the activity) leaves nothing behind for the retry.
+fn subscribe_boundaries(
+    ctx: &mut Ctx<'_, '_, '_>,
+    inst: &ElementInstance,
+    model: &Process,
+    idx: ElementIdx,
+) -> Result<(), String> {
+    enum Sub {
+        Timer(String, i64),
+        Message(String, String, String, bool),
+    }
+    let el = model.element(idx);
+    let mut subs = Vec::new();
+    for &b in el.boundary_events.iter().rev() {
+        let be = model.element(b);
+        if let Some(t) = &be.timer {
+            subs.push(Sub::Timer(be.id.clone(), timer_due_date(ctx, t, inst.key)?));
+        } else if let Some(m) = &be.message {
+            let name = evaluate(ctx, &m.name, inst.key).and_then(|v| expect_string(&m.name, v))?;
+            let ck = match &m.correlation_key {
+                Some(expr) => correlation_key(ctx, expr, inst.key)?,
+                None => String::new(),
+            };
+            subs.push(Sub::Message(be.id.clone(), name, ck, be.interrupting));
+        }
+    }
+    for sub in subs {
+        match sub {
+            Sub::Timer(target, due) => {
+                let timer = TimerRecord {
+                    element_instance_key: inst.key,
+                    process_instance_key: inst.record.process_instance_key,
+                    process_definition_key: inst.record.process_definition_key,
+                    due_date: due,
+                    target_element_id: target,
+                    repetitions: 1,
+                    tenant_id: inst.record.tenant_id.clone(),
+                };
+                let timer_key = ctx.next_key();
+                ctx.event(timer_key, Intent::Created, RecordValue::Timer(timer));
+            }
+            Sub::Message(target, name, ck, interrupting) => {
+                messages::subscribe(ctx, inst, &target, name, ck, interrupting);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The boundary event that catches an error thrown at element instance `from` (a task whose
+/// job threw it, or the flow scope of an error end event): the nearest enclosing activity with
+/// an error boundary event for the code, a specific one before a catch-all one.
+pub(crate) fn find_error_catch(
+    ctx: &mut Ctx<'_, '_, '_>,
+    from: i64,
+    code: &str,
+) -> Option<(ElementInstance, Arc<Process>, ElementIdx)> {
+    let mut key = from;
+    while key > 0 {
+        let inst: ElementInstance = ctx.txn.get(Ks::ElementInstances, &key_i64(key))?;
+        let model = ctx
+            .models
+            .get(ctx.txn, inst.record.process_definition_key)?;
+        if let Some((_, el)) = model.element_by_id(&inst.record.element_id) {
+            let errors = el
+                .boundary_events
+                .iter()
+                .copied()
+                .filter(|&b| model.element(b).event_type == zest_model::BpmnEventType::Error);
+            let exact = errors
+                .clone()
+                .find(|&b| model.element(b).error_code.as_deref() == Some(code));
+            let any = errors
+                .clone()
+                .find(|&b| model.element(b).error_code.is_none());
+            if let Some(b) = exact.or(any) {
+                return Some((inst, model, b));
+            }
+        }
+        key = inst.parent_key;
+    }
+    None
+}
+
+/// Zeebe's incident message for an error nothing catches.
+pub(crate) fn unhandled_error_message(code: &str, message: Option<&str>) -> String {
+    match message {
+        Some(m) => format!("Expected to throw an error event with the code '{code}' with message '{m}', but it was not caught. No error events are available in the scope."),
+        None => format!("Expected to throw an error event with the code '{code}', but it was not caught. No error events are available in the scope."),
+    }
 }
 
 fn resolve_incident_of(ctx: &mut Ctx<'_, '_, '_>, index_key: i64) {

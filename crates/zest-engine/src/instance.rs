@@ -147,7 +147,11 @@ pub fn cancel(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
     }
     let awaiting: Option<crate::types::AwaitingResult> =
         ctx.txn.get(Ks::AwaitingResults, &key_i64(cmd.key));
-    bpmn::terminate(ctx, cmd.key);
+    ctx.command(
+        cmd.key,
+        Intent::TerminateElement,
+        RecordValue::ProcessInstance(inst.record.clone()),
+    );
     let record = ctx.response_only_record(
         cmd.key,
         Intent::ElementTerminated,
@@ -263,27 +267,41 @@ pub fn trigger_timer(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
             cmd.key
         )));
     }
+    let Some((inst, model, _)) = bpmn::load(ctx, timer.element_instance_key) else {
+        return Err(Rejection::not_found(format!(
+            "Expected to trigger timer with key '{}', but its element instance '{}' does not exist",
+            cmd.key, timer.element_instance_key
+        )));
+    };
+    if inst.state != Intent::ElementActivated {
+        return Err(Rejection::invalid_state(format!(
+            "Expected to trigger timer with key '{}', but its element instance '{}' is not active",
+            cmd.key, timer.element_instance_key
+        )));
+    }
     ctx.event(
         cmd.key,
         Intent::Triggered,
         RecordValue::Timer(timer.clone()),
     );
-    if let Some(inst) = ctx
-        .txn
-        .get::<ElementInstance>(Ks::ElementInstances, &key_i64(timer.element_instance_key))
-    {
-        crate::events::triggering(
-            ctx,
-            inst.key,
-            &inst.record,
-            &timer.target_element_id,
-            String::new(),
-        );
-        ctx.command(
-            inst.key,
-            Intent::CompleteElement,
-            RecordValue::ProcessInstance(inst.record),
-        );
+    if timer.target_element_id != inst.record.element_id {
+        // a boundary event's timer
+        let Some((boundary, _)) = model.element_by_id(&timer.target_element_id) else {
+            return Ok(());
+        };
+        return bpmn::trigger_boundary(ctx, &inst, &model, boundary, String::new());
     }
+    crate::events::triggering(
+        ctx,
+        inst.key,
+        &inst.record,
+        &timer.target_element_id,
+        String::new(),
+    );
+    ctx.command(
+        inst.key,
+        Intent::CompleteElement,
+        RecordValue::ProcessInstance(inst.record),
+    );
     Ok(())
 }

@@ -195,17 +195,25 @@ pub fn throw_error(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) -> Pr
     record.error_code = j.error_code.clone();
     record.error_message = j.error_message.clone();
     record.variables = j.variables.clone();
+    let catch = bpmn::find_error_catch(ctx, job.record.element_instance_key, &j.error_code);
+    if catch.is_none() {
+        // Zeebe's marker: the job stays, in an incident
+        record.element_id = crate::appliers::NO_CATCH_EVENT_FOUND.to_string();
+    }
     let event = ctx.event(cmd.key, Intent::ErrorThrown, RecordValue::Job(record));
-    // No error catch events exist yet in the supported elements: the error is unhandled.
-    if let Some(inst) = ctx.txn.get::<ElementInstance>(
-        Ks::ElementInstances,
-        &key_i64(job.record.element_instance_key),
-    ) {
-        let msg = format!(
-            "Expected to throw an error event with the code '{}' with message '{}', but it was not caught. No error events are available in the scope.",
-            j.error_code, j.error_message
-        );
-        bpmn::raise_incident(ctx, &inst, ErrorType::UnhandledErrorEvent, msg, cmd.key)?;
+    match catch {
+        Some((scope, model, boundary)) => {
+            bpmn::trigger_boundary(ctx, &scope, &model, boundary, j.variables.clone())?;
+        }
+        None => {
+            if let Some(inst) = ctx.txn.get::<ElementInstance>(
+                Ks::ElementInstances,
+                &key_i64(job.record.element_instance_key),
+            ) {
+                let msg = bpmn::unhandled_error_message(&j.error_code, Some(&j.error_message));
+                bpmn::raise_incident(ctx, &inst, ErrorType::UnhandledErrorEvent, msg, cmd.key)?;
+            }
+        }
     }
     ctx.respond(cmd, event);
     Ok(())

@@ -345,6 +345,7 @@ pub fn expire(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
 pub(crate) fn subscribe(
     ctx: &mut Ctx<'_, '_, '_>,
     inst: &ElementInstance,
+    element_id: &str,
     message_name: String,
     correlation_key: String,
     interrupting: bool,
@@ -361,7 +362,7 @@ pub(crate) fn subscribe(
         variables: String::new(),
         interrupting,
         correlation_key: correlation_key.clone(),
-        element_id: inst.record.element_id.clone(),
+        element_id: element_id.to_string(),
         tenant_id: tenant(&inst.record.tenant_id),
     };
     let key = ctx.next_key();
@@ -723,24 +724,27 @@ pub fn process_subscription_correlate(
             ..sub.record.clone()
         }),
     );
-    let event_key = ctx.next_key();
-    ctx.event(
-        event_key,
-        Intent::Triggering,
-        RecordValue::ProcessEvent(ProcessEventRecord {
-            scope_key: inst.key,
-            target_element_id: inst.record.element_id.clone(),
-            variables: r.variables.clone(),
-            process_definition_key: inst.record.process_definition_key,
-            process_instance_key: inst.record.process_instance_key,
-            tenant_id: tenant(&inst.record.tenant_id),
-        }),
-    );
-    ctx.command(
-        inst.key,
-        Intent::CompleteElement,
-        RecordValue::ProcessInstance(inst.record.clone()),
-    );
+    if sub.record.element_id != inst.record.element_id {
+        // a boundary event of the waiting activity
+        if let Some(model) = ctx.models.get(ctx.txn, inst.record.process_definition_key) {
+            if let Some((boundary, _)) = model.element_by_id(&sub.record.element_id) {
+                crate::bpmn::trigger_boundary(ctx, &inst, &model, boundary, r.variables.clone())?;
+            }
+        }
+    } else {
+        crate::events::triggering(
+            ctx,
+            inst.key,
+            &inst.record,
+            &inst.record.element_id,
+            r.variables.clone(),
+        );
+        ctx.command(
+            inst.key,
+            Intent::CompleteElement,
+            RecordValue::ProcessInstance(inst.record.clone()),
+        );
+    }
     ctx.send(back_to, Intent::Correlate, ms_value);
     Ok(())
 }

@@ -63,10 +63,13 @@ pub enum Ks {
     MessageStartSubscriptions,
     /// element instance key (process instance key for start events) -> StoredTrigger
     EventTriggers,
+    /// (element instance key, timer key) -> (): the timers of an element instance (its own, or
+    /// its boundary events').
+    ElementTimers,
 }
 
 impl Ks {
-    pub const ALL: [Ks; 23] = [
+    pub const ALL: [Ks; 24] = [
         Ks::Meta,
         Ks::Processes,
         Ks::ProcessLatest,
@@ -90,6 +93,7 @@ impl Ks {
         Ks::ProcessMessageSubscriptions,
         Ks::MessageStartSubscriptions,
         Ks::EventTriggers,
+        Ks::ElementTimers,
     ];
 
     /// Position in [`Ks::ALL`] (declaration order), for array-indexed keyspace handles.
@@ -123,6 +127,7 @@ impl Ks {
             Ks::ProcessMessageSubscriptions => "process_message_subscriptions",
             Ks::MessageStartSubscriptions => "message_start_subscriptions",
             Ks::EventTriggers => "event_triggers",
+            Ks::ElementTimers => "element_timers",
         }
     }
 }

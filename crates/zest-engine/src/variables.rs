@@ -44,6 +44,14 @@ fn parse(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or(Value::Null)
 }
 
+/// The variables of `scope_key` itself.
+pub fn local(ctx: &Ctx<'_, '_, '_>, scope_key: i64) -> Map<String, Value> {
+    local_raw(ctx, scope_key)
+        .into_iter()
+        .map(|(name, var)| (name, parse(&var.value)))
+        .collect()
+}
+
 /// All variables visible from `scope_key`.
 pub fn visible(ctx: &Ctx<'_, '_, '_>, scope_key: i64) -> Map<String, Value> {
     let mut out = Map::new();

@@ -76,6 +76,7 @@ fn enum_name<T: serde::Serialize>(v: &T) -> String {
 /// Runs the steps of a scenario (the grammar of RecordDump.java) and returns Zest's log.
 fn run(steps: &[Vec<String>]) -> Vec<String> {
     let mut h = Harness::new();
+    let mut last_instance = -1;
     for step in steps {
         let arg = |i: usize| step.get(i).map(String::as_str).unwrap_or("");
         match arg(0) {
@@ -87,7 +88,10 @@ fn run(steps: &[Vec<String>]) -> Vec<String> {
                 h.deploy(&name, &xml);
             }
             "create" => {
-                h.create(arg(1), arg(2));
+                last_instance = h.create_ok(arg(1), arg(2));
+            }
+            "cancel" => {
+                h.cancel(last_instance);
             }
             "complete" => {
                 for (key, _) in h.activate(arg(1), 100) {

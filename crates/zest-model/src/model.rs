@@ -107,6 +107,11 @@ pub enum ElementKind {
     /// An embedded sub-process: a scope whose none start event starts when it activates and
     /// that completes when no token is left in it.
     SubProcess,
+    /// A boundary event (timer, message or error) attached to an activity
+    /// (`Element::attached_to`); `Element::interrupting` says whether it terminates it.
+    BoundaryEvent,
+    /// An error end event: throws `Element::error_code` to the nearest error catch event.
+    ErrorEndEvent,
 }
 
 #[derive(Debug, Clone)]
@@ -136,6 +141,15 @@ pub struct Element {
     pub start_events: Vec<ElementIdx>,
     /// Message start events directly inside this scope (for the process only).
     pub message_start_events: Vec<ElementIdx>,
+    /// The activity a boundary event is attached to.
+    pub attached_to: Option<ElementIdx>,
+    /// A boundary event's `cancelActivity` (true unless written false).
+    pub interrupting: bool,
+    /// Boundary events attached to this activity, in document order.
+    pub boundary_events: Vec<ElementIdx>,
+    /// The error code an error end event throws, or an error boundary event catches (`None`
+    /// for an error boundary event: it catches every error).
+    pub error_code: Option<String>,
     /// 1-based line of the element's start tag in the XML.
     pub line: u32,
 }

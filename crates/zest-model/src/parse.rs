@@ -104,6 +104,7 @@ pub fn parse_bpmn(resource_name: &str, xml: &[u8]) -> Result<Vec<Process>, Model
         lines: LineIndex::new(text),
         problems: Vec::new(),
         messages: HashMap::new(),
+        errors: HashMap::new(),
     };
     let root = doc.root_element();
     if !is_bpmn(root, "definitions") {
@@ -139,6 +140,13 @@ pub fn parse_bpmn(resource_name: &str, xml: &[u8]) -> Result<Vec<Process>, Model
                 correlation_key,
             },
         );
+    }
+
+    for node in root.children().filter(|n| is_bpmn(*n, "error")) {
+        if let Some(id) = non_empty_attr(node, "id") {
+            let code = non_empty_attr(node, "errorCode").map(|c| c.trim().to_string());
+            ctx.errors.insert(id.to_string(), code);
+        }
     }
 
     let mut processes = Vec::new();
@@ -210,6 +218,8 @@ struct Ctx<'t> {
     problems: Vec<Problem>,
     /// `bpmn:message` elements of the definitions, by id.
     messages: HashMap<String, MessageDef>,
+    /// `bpmn:error` elements of the definitions: id -> errorCode (if any).
+    errors: HashMap<String, Option<String>>,
 }
 
 /// A `bpmn:message` as written: its name and `zeebe:subscription` correlation key.
@@ -342,6 +352,9 @@ struct ProcessBuilder<'c, 't, 'a, 'input> {
     scope: ElementIdx,
     /// Per element: outgoing flows dropped because their target is unsupported or missing.
     dropped_outgoing: HashMap<ElementIdx, usize>,
+    /// Boundary events and the id of the activity they are attached to (resolved once every
+    /// element is read).
+    attachments: Vec<(ElementIdx, &'a str)>,
 }
 
 impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
@@ -358,6 +371,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             start_event_count: 0,
             scope: Process::ROOT,
             dropped_outgoing: HashMap::new(),
+            attachments: Vec::new(),
         }
     }
 
@@ -382,6 +396,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
 
         self.scope_children(node);
 
+        self.resolve_attachments();
         let flows = self.resolve_flows();
         self.resolve_defaults(&flows);
         self.validate(&flows);
@@ -516,9 +531,79 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                     line,
                 )
             }
+            "endEvent" if matches!(event_defs.as_slice(), [d] if is_bpmn(*d, "errorEventDefinition")) =>
+            {
+                let mut e = new_element(
+                    id,
+                    node,
+                    ElementKind::ErrorEndEvent,
+                    BpmnElementType::EndEvent,
+                    BpmnEventType::Error,
+                    line,
+                );
+                e.error_code = self.thrown_error_code(id, event_defs[0]);
+                e
+            }
             "startEvent" | "endEvent" | "intermediateThrowEvent" => {
                 let msg = unsupported_event(&event_defs);
                 return self.unsupported(id, node, msg);
+            }
+            "boundaryEvent" => {
+                let [def] = event_defs.as_slice() else {
+                    let msg = "Must have exactly one event definition".to_string();
+                    return self.unsupported(id, node, msg);
+                };
+                let interrupting = node
+                    .attribute("cancelActivity")
+                    .is_none_or(|v| v.trim() != "false");
+                let (event_type, name) = (def.tag_name().name(), kind_name);
+                let mut e = new_element(
+                    id,
+                    node,
+                    ElementKind::BoundaryEvent,
+                    BpmnElementType::BoundaryEvent,
+                    match event_type {
+                        "timerEventDefinition" => BpmnEventType::Timer,
+                        "messageEventDefinition" => BpmnEventType::Message,
+                        "errorEventDefinition" => BpmnEventType::Error,
+                        _ => {
+                            let msg = unsupported_event(std::slice::from_ref(def));
+                            return self.unsupported(id, node, msg);
+                        }
+                    },
+                    line,
+                );
+                e.interrupting = interrupting;
+                match event_type {
+                    "timerEventDefinition" if has_time_cycle(*def) => {
+                        self.ctx.problem(
+                            Some(id),
+                            *def,
+                            format!("timer boundary events with a 'timeCycle' {UNSUPPORTED_PL}"),
+                        );
+                    }
+                    "timerEventDefinition" => e.timer = self.timer(id, *def, true),
+                    "messageEventDefinition" => e.message = self.message_ref(id, *def, true),
+                    _ => {
+                        if !interrupting {
+                            self.ctx.problem(
+                                Some(id),
+                                node,
+                                format!("An error '{name}' must be interrupting (cancelActivity=\"true\")"),
+                            );
+                        }
+                        e.error_code = self.caught_error_code(id, *def);
+                    }
+                }
+                match non_empty_attr(node, "attachedToRef") {
+                    Some(target) => self.attachments.push((self.elements.len(), target.trim())),
+                    None => self.ctx.problem(
+                        Some(id),
+                        node,
+                        "Must be attached to an activity (attribute 'attachedToRef')",
+                    ),
+                }
+                e
             }
             "receiveTask" => {
                 let mut e = new_element(
@@ -635,6 +720,8 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             ElementKind::NoneEndEvent => Allowed::INPUTS,
             ElementKind::TimerIntermediateCatchEvent | ElementKind::MessageCatch => Allowed::IO,
             ElementKind::MessageStartEvent => Allowed::OUTPUTS,
+            ElementKind::BoundaryEvent => Allowed::OUTPUTS,
+            ElementKind::ErrorEndEvent => Allowed::INPUTS,
             _ => Allowed::NONE,
         };
         let ext = self.extensions(id, node, &allowed);
@@ -784,6 +871,109 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             name,
             correlation_key,
         })
+    }
+
+    /// The error code an error end event throws: its `errorRef`'s static `errorCode`.
+    fn thrown_error_code(&mut self, id: &str, def: Node) -> Option<String> {
+        let Some(reference) = non_empty_attr(def, "errorRef") else {
+            self.ctx.problem(
+                Some(id),
+                def,
+                "Must reference an error (attribute 'errorRef')",
+            );
+            return None;
+        };
+        match self.ctx.errors.get(reference.trim()) {
+            None => {
+                self.ctx.problem(
+                    Some(id),
+                    def,
+                    format!("Attribute 'errorRef' must reference a 'bpmn:error' of the definitions, but no error has the id '{reference}'"),
+                );
+                None
+            }
+            Some(None) => {
+                self.ctx.problem(
+                    Some(id),
+                    def,
+                    format!("ErrorCode must be present and not empty (the error '{reference}' has no 'errorCode')"),
+                );
+                None
+            }
+            Some(Some(code)) if code.starts_with('=') => {
+                self.ctx.problem(
+                    Some(id),
+                    def,
+                    format!("error codes given as FEEL expressions ('{code}') {UNSUPPORTED_PL}"),
+                );
+                None
+            }
+            Some(Some(code)) => Some(code.clone()),
+        }
+    }
+
+    /// The error code an error boundary event catches; `None` catches every error.
+    fn caught_error_code(&mut self, id: &str, def: Node) -> Option<String> {
+        let reference = non_empty_attr(def, "errorRef")?;
+        match self.ctx.errors.get(reference.trim()) {
+            None => {
+                self.ctx.problem(
+                    Some(id),
+                    def,
+                    format!("Attribute 'errorRef' must reference a 'bpmn:error' of the definitions, but no error has the id '{reference}'"),
+                );
+                None
+            }
+            Some(code) => code.clone(),
+        }
+    }
+
+    /// Attaches boundary events to their activities (Zeebe's rules: an activity of the same
+    /// scope; no incoming flows).
+    fn resolve_attachments(&mut self) {
+        for (b, target) in std::mem::take(&mut self.attachments) {
+            let (id, node) = (self.elements[b].id.clone(), self.nodes[b]);
+            let Some(a) = self.flow_node_idx(target) else {
+                if !self.unsupported.contains(target) {
+                    self.ctx.problem(
+                        Some(&id),
+                        node,
+                        format!("Attribute 'attachedToRef' must reference an activity, but no element has the id '{target}'"),
+                    );
+                }
+                continue;
+            };
+            let activity = &self.elements[a];
+            let is_activity = matches!(
+                activity.kind,
+                ElementKind::JobWorkerTask
+                    | ElementKind::ScriptTask
+                    | ElementKind::PassThroughTask
+                    | ElementKind::SubProcess
+            ) && !matches!(
+                activity.element_type,
+                BpmnElementType::EndEvent | BpmnElementType::IntermediateThrowEvent
+            ) || activity.element_type == BpmnElementType::ReceiveTask;
+            if !is_activity {
+                let kind = self.nodes[a].tag_name().name();
+                self.ctx.problem(
+                    Some(&id),
+                    node,
+                    format!("Attribute 'attachedToRef' must reference an activity, but '{target}' is a '{kind}'"),
+                );
+                continue;
+            }
+            if activity.flow_scope != self.elements[b].flow_scope {
+                self.ctx.problem(
+                    Some(&id),
+                    node,
+                    format!("A boundary event must be in the scope of the activity '{target}' it is attached to"),
+                );
+                continue;
+            }
+            self.elements[b].attached_to = Some(a);
+            self.elements[a].boundary_events.push(b);
+        }
     }
 
     fn unsupported(&mut self, id: &'a str, node: Node, message: String) {
@@ -1357,7 +1547,16 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                         "Start events must not have incoming sequence flows",
                     );
                 }
-                ElementKind::NoneEndEvent if !e.outgoing.is_empty() => {
+                ElementKind::BoundaryEvent if !e.incoming.is_empty() => {
+                    self.ctx.problem(
+                        Some(&id),
+                        node,
+                        "Boundary events must not have incoming sequence flows",
+                    );
+                }
+                ElementKind::NoneEndEvent | ElementKind::ErrorEndEvent
+                    if !e.outgoing.is_empty() =>
+                {
                     self.ctx.problem(
                         Some(&id),
                         node,
@@ -1476,6 +1675,10 @@ struct Extensions<'a, 'input> {
     outputs: Vec<Mapping>,
 }
 
+fn has_time_cycle(def: Node) -> bool {
+    children_in(def, BPMN_NS).any(|n| n.tag_name().name() == "timeCycle")
+}
+
 fn new_element(
     id: &str,
     node: Node,
@@ -1503,6 +1706,10 @@ fn new_element(
         message: None,
         start_events: Vec::new(),
         message_start_events: Vec::new(),
+        attached_to: None,
+        interrupting: true,
+        boundary_events: Vec::new(),
+        error_code: None,
         line,
     }
 }

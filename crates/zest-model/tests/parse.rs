@@ -495,12 +495,140 @@ fn realistic_is_rejected() {
     }
     let ids: std::collections::HashSet<_> = e.problems.iter().map(|p| &p.element_id).collect();
     assert_eq!(ids.len(), e.problems.len(), "{e}");
+}
 
-    let Some(e) = reject_workload("realistic/refundingProcess.bpmn") else {
+#[test]
+fn refunding_process_parses_with_its_error_boundary_event() {
+    let Some(p) = parse_workload("realistic/refundingProcess.bpmn") else {
         return;
     };
-    has(&e.problems, "Event_014zd88", "'boundaryEvent'");
-    assert_eq!(e.problems.len(), 1, "{e}");
+    let b = p.element(idx(&p, "Event_014zd88"));
+    assert!(matches!(b.kind, ElementKind::BoundaryEvent));
+    assert_eq!(b.event_type, BpmnEventType::Error);
+    assert!(b.interrupting);
+    assert_eq!(b.error_code.as_deref(), Some("refundingError"));
+    assert_eq!(b.attached_to, Some(idx(&p, "Activity_19w3iwm")));
+    assert_eq!(
+        p.element(idx(&p, "Activity_19w3iwm")).boundary_events,
+        vec![idx(&p, "Event_014zd88")]
+    );
+}
+
+#[test]
+fn boundary_events_follow_zeebes_rules() {
+    let with_boundary = |attrs: &str, def: &str, extra: &str| {
+        let body = [
+            START.to_string(),
+            task("task"),
+            END.to_string(),
+            flow("f1", "start", "task"),
+            flow("f2", "task", "end"),
+            format!(r#"<bpmn:boundaryEvent id="b" {attrs}>{def}</bpmn:boundaryEvent>"#),
+            extra.to_string(),
+        ]
+        .join("\n");
+        format!(
+            "{HEAD}{body}\n</bpmn:process>\n<bpmn:error id=\"err\" errorCode=\"E1\" />\n</bpmn:definitions>\n"
+        )
+    };
+    let timer = "<bpmn:timerEventDefinition><bpmn:timeDuration>PT1M</bpmn:timeDuration></bpmn:timerEventDefinition>";
+    let error = r#"<bpmn:errorEventDefinition errorRef="err" />"#;
+    let p = parse_ok(&with_boundary(
+        r#"attachedToRef="task" cancelActivity="false""#,
+        timer,
+        "",
+    ));
+    assert!(!p.element(idx(&p, "b")).interrupting);
+    let p = parse_ok(&with_boundary(
+        r#"attachedToRef="task""#,
+        "<bpmn:errorEventDefinition />",
+        "",
+    ));
+    assert_eq!(p.element(idx(&p, "b")).error_code, None, "catch-all");
+    has(
+        &problems(&with_boundary("", timer, "")),
+        "b",
+        "Must be attached to an activity",
+    );
+    has(
+        &problems(&with_boundary(r#"attachedToRef="nope""#, timer, "")),
+        "b",
+        "no element has the id 'nope'",
+    );
+    has(
+        &problems(&with_boundary(r#"attachedToRef="end""#, timer, "")),
+        "b",
+        "must reference an activity, but 'end' is a 'endEvent'",
+    );
+    has(
+        &problems(&with_boundary(
+            r#"attachedToRef="task" cancelActivity="false""#,
+            error,
+            "",
+        )),
+        "b",
+        "must be interrupting",
+    );
+    has(
+        &problems(&with_boundary(
+            r#"attachedToRef="task""#,
+            timer,
+            &flow("f3", "start", "b"),
+        )),
+        "b",
+        "Boundary events must not have incoming sequence flows",
+    );
+    has(
+        &problems(&with_boundary(
+            r#"attachedToRef="task""#,
+            "<bpmn:timerEventDefinition><bpmn:timeCycle>R2/PT1M</bpmn:timeCycle></bpmn:timerEventDefinition>",
+            "",
+        )),
+        "b",
+        "'timeCycle' are not supported",
+    );
+    has(
+        &problems(&with_boundary(
+            r#"attachedToRef="task""#,
+            r#"<bpmn:errorEventDefinition errorRef="missing" />"#,
+            "",
+        )),
+        "b",
+        "no error has the id 'missing'",
+    );
+}
+
+#[test]
+fn error_end_events_need_an_error_code() {
+    let with_end = |def: &str, errors: &str| {
+        let body = [
+            START.to_string(),
+            format!(r#"<bpmn:endEvent id="fail">{def}</bpmn:endEvent>"#),
+            flow("f1", "start", "fail"),
+        ]
+        .join("\n");
+        format!("{HEAD}{body}\n</bpmn:process>\n{errors}\n</bpmn:definitions>\n")
+    };
+    let p = parse_ok(&with_end(
+        r#"<bpmn:errorEventDefinition errorRef="e" />"#,
+        r#"<bpmn:error id="e" errorCode="boom" />"#,
+    ));
+    let e = p.element(idx(&p, "fail"));
+    assert!(matches!(e.kind, ElementKind::ErrorEndEvent));
+    assert_eq!(e.error_code.as_deref(), Some("boom"));
+    has(
+        &problems(&with_end("<bpmn:errorEventDefinition />", "")),
+        "fail",
+        "Must reference an error",
+    );
+    has(
+        &problems(&with_end(
+            r#"<bpmn:errorEventDefinition errorRef="e" />"#,
+            r#"<bpmn:error id="e" />"#,
+        )),
+        "fail",
+        "ErrorCode must be present and not empty",
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -725,7 +853,7 @@ fn unsupported_elements_are_all_reported() {
         r#"<bpmn:userTask id="UserTask_1" />"#,
         r#"<bpmn:scriptTask id="script" />"#,
         r#"<bpmn:subProcess id="sub" triggeredByEvent="true"><bpmn:startEvent id="inner_start" /></bpmn:subProcess>"#,
-        r#"<bpmn:boundaryEvent id="boundary" attachedToRef="task"><bpmn:timerEventDefinition><bpmn:timeDuration>PT1S</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:boundaryEvent>"#,
+        r#"<bpmn:boundaryEvent id="boundary" attachedToRef="task"><bpmn:signalEventDefinition /></bpmn:boundaryEvent>"#,
         r#"<bpmn:startEvent id="timer_start"><bpmn:timerEventDefinition><bpmn:timeCycle>R/PT1S</bpmn:timeCycle></bpmn:timerEventDefinition></bpmn:startEvent>"#,
         r#"<bpmn:endEvent id="terminate"><bpmn:terminateEventDefinition /></bpmn:endEvent>"#,
         r#"<bpmn:intermediateCatchEvent id="msg_catch"><bpmn:messageEventDefinition messageRef="m" /></bpmn:intermediateCatchEvent>"#,
