@@ -124,10 +124,16 @@ pub fn activate_element(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
             .txn
             .get(Ks::ElementInstances, &key_i64(pi.flow_scope_key));
         if !scope.map(|s| s.is_active()).unwrap_or(false) {
-            return Err(Rejection::invalid_state(format!(
-                "Expected to activate element '{}' in flow scope '{}', but the flow scope is not active",
-                pi.element_id, pi.flow_scope_key
-            )));
+            // its scope was interrupted earlier in the batch
+            ctx.reject(
+                cmd,
+                RejectionType::InvalidState,
+                format!(
+                    "Expected to activate element '{}' in flow scope '{}', but the flow scope is not active",
+                    pi.element_id, pi.flow_scope_key
+                ),
+            );
+            return Ok(());
         }
     }
     if pi.flow_scope_key > 0 && !join_ready(ctx, pi) {
@@ -532,7 +538,31 @@ fn choose_exclusive_flow(
 }
 
 /// COMPLETE_ELEMENT: a waiting element (task, timer, process scope) completes.
-pub fn complete_element(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
+pub fn complete_element(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
+    let key = cmd.key;
+    if let Some(scope_state) = ctx
+        .txn
+        .get::<ElementInstance>(Ks::ElementInstances, &key_i64(key))
+        .filter(|i| i.parent_key > 0)
+        .and_then(|i| {
+            ctx.txn
+                .get::<ElementInstance>(Ks::ElementInstances, &key_i64(i.parent_key))
+        })
+        .map(|scope| scope.state)
+        .filter(|s| *s != Intent::ElementActivated)
+    {
+        // the flow scope is being terminated (an interrupting event in the same batch): the
+        // element is terminated with it instead
+        ctx.reject(
+            cmd,
+            RejectionType::InvalidState,
+            format!(
+                "Expected flow scope instance to be in state 'ELEMENT_ACTIVATED' but was '{}'.",
+                scope_state.name()
+            ),
+        );
+        return Ok(());
+    }
     let Some(inst) = ctx
         .txn
         .get::<ElementInstance>(Ks::ElementInstances, &key_i64(key))

@@ -214,7 +214,7 @@ fn dispatch(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
         }
         (RecordValue::ProcessInstance(_), Cancel) => instance::cancel(ctx, cmd),
         (RecordValue::ProcessInstance(_), ActivateElement) => bpmn::activate_element(ctx, cmd),
-        (RecordValue::ProcessInstance(_), CompleteElement) => bpmn::complete_element(ctx, cmd.key),
+        (RecordValue::ProcessInstance(_), CompleteElement) => bpmn::complete_element(ctx, cmd),
         (RecordValue::ProcessInstance(_), TerminateElement) => bpmn::terminate_element(ctx, cmd),
         (RecordValue::Job(j), Complete) => jobs::complete(ctx, cmd, j),
         (RecordValue::Job(j), Fail) => jobs::fail(ctx, cmd, j),

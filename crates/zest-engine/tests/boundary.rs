@@ -202,3 +202,32 @@ fn completing_the_task_closes_its_boundary_subscriptions() {
     h.assert_no_runtime_state();
     settle(&h);
 }
+
+#[test]
+fn an_error_that_interrupts_a_scope_while_a_sibling_completes_in_the_same_batch() {
+    // the sibling's COMPLETE_ELEMENT comes after the scope's TERMINATE_ELEMENT: it is rejected
+    // (Zeebe's message) and the sibling is terminated with its scope; nothing is stuck
+    let mut h = Harness::new();
+    h.deploy_ok(&model("error_race.bpmn"));
+    let b = h.create("error_race", "");
+    b.accepted();
+    let rejected: Vec<_> = b
+        .records
+        .iter()
+        .filter(|r| r.record_type == zest_protocol::RecordType::CommandRejection)
+        .map(|r| (r.intent, label(r), r.rejection_reason.clone()))
+        .collect();
+    assert_eq!(
+        rejected,
+        vec![(
+            Intent::CompleteElement,
+            "manual".to_string(),
+            "Expected flow scope instance to be in state 'ELEMENT_ACTIVATED' but was 'ELEMENT_TERMINATING'.".to_string()
+        )]
+    );
+    assert!(b
+        .pi_events()
+        .ends_with(&pi(&[(Intent::ElementCompleted, "error_race")])));
+    h.assert_no_runtime_state();
+    settle(&h);
+}
