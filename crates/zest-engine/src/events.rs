@@ -9,7 +9,7 @@ use zest_protocol::{Intent, ProcessEventRecord, ProcessInstanceRecord, Record, R
 use crate::engine::Ctx;
 use crate::messages::tenant;
 use crate::state::{key_i64, Ks};
-use crate::types::StoredTrigger;
+use crate::types::{ElementInstance, StoredTrigger};
 
 /// Where a PROCESS_EVENT's trigger is kept: under the element instance it triggers, or for a
 /// start event (whose scope is the process definition) under the new process instance.
@@ -43,6 +43,27 @@ pub(crate) fn triggering(
             tenant_id: tenant(&record.tenant_id),
         }),
     )
+}
+
+/// An event (a job's completion, a timer, a message) reached the element instance `inst` that
+/// waits for it: TRIGGERING with the event's variables, then the element's COMPLETE_ELEMENT.
+pub(crate) fn complete_by_event(
+    ctx: &mut Ctx<'_, '_, '_>,
+    inst: &ElementInstance,
+    variables: String,
+) {
+    triggering(
+        ctx,
+        inst.key,
+        &inst.record,
+        &inst.record.element_id,
+        variables,
+    );
+    ctx.command(
+        inst.key,
+        Intent::CompleteElement,
+        RecordValue::ProcessInstance(inst.record.clone()),
+    );
 }
 
 /// Consumes the event that triggered an element (PROCESS_EVENT TRIGGERED) and returns its

@@ -291,17 +291,6 @@ pub fn trigger_timer(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
         };
         return bpmn::trigger_boundary(ctx, &inst, &model, boundary, String::new());
     }
-    crate::events::triggering(
-        ctx,
-        inst.key,
-        &inst.record,
-        &timer.target_element_id,
-        String::new(),
-    );
-    ctx.command(
-        inst.key,
-        Intent::CompleteElement,
-        RecordValue::ProcessInstance(inst.record),
-    );
+    crate::events::complete_by_event(ctx, &inst, String::new());
     Ok(())
 }

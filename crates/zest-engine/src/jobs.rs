@@ -119,8 +119,10 @@ pub fn complete(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) -> ProcR
     let mut record = job.record.clone();
     record.variables = j.variables.clone();
     let event = ctx.event(cmd.key, Intent::Completed, RecordValue::Job(record));
-    let elem_key = job.record.element_instance_key;
-    if let Some((inst, _, _)) = bpmn::load(ctx, elem_key) {
+    if let Some(inst) = ctx.txn.get::<ElementInstance>(
+        Ks::ElementInstances,
+        &key_i64(job.record.element_instance_key),
+    ) {
         // the job's variables travel as an event trigger and are written while the task
         // completes (bpmn::on_complete)
         let vars = if doc.is_empty() {
@@ -128,12 +130,7 @@ pub fn complete(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) -> ProcR
         } else {
             j.variables.clone()
         };
-        events::triggering(ctx, elem_key, &inst.record, &inst.record.element_id, vars);
-        ctx.command(
-            elem_key,
-            Intent::CompleteElement,
-            RecordValue::ProcessInstance(inst.record),
-        );
+        events::complete_by_event(ctx, &inst, vars);
     }
     ctx.respond(cmd, event);
     Ok(())

@@ -10,9 +10,8 @@
 
 use zest_protocol::{
     partition_for_correlation_key, Intent, MessageBatchRecord, MessageRecord,
-    MessageStartEventSubscriptionRecord, MessageSubscriptionRecord, ProcessEventRecord,
-    ProcessInstanceRecord, ProcessMessageSubscriptionRecord, Record, RecordValue, RejectionType,
-    DEFAULT_TENANT,
+    MessageStartEventSubscriptionRecord, MessageSubscriptionRecord, ProcessInstanceRecord,
+    ProcessMessageSubscriptionRecord, Record, RecordValue, RejectionType, DEFAULT_TENANT,
 };
 
 use crate::engine::{Ctx, ProcResult, Rejection};
@@ -277,19 +276,6 @@ fn start_instance(
             ..sub.record.clone()
         }),
     );
-    let event_key = ctx.next_key();
-    ctx.event(
-        event_key,
-        Intent::Triggering,
-        RecordValue::ProcessEvent(ProcessEventRecord {
-            scope_key: process.process_definition_key,
-            target_element_id: sub.record.start_event_id.clone(),
-            variables: message.variables.clone(),
-            process_definition_key: process.process_definition_key,
-            process_instance_key: instance_key,
-            tenant_id: tenant(&process.tenant_id),
-        }),
-    );
     let record = ProcessInstanceRecord {
         bpmn_process_id: process.bpmn_process_id.clone(),
         version: process.version,
@@ -303,6 +289,14 @@ fn start_instance(
         parent_element_instance_key: -1,
         tenant_id: tenant(&process.tenant_id),
     };
+    // a start event's trigger belongs to the process definition (events::trigger_key)
+    crate::events::triggering(
+        ctx,
+        process.process_definition_key,
+        &record,
+        &sub.record.start_event_id,
+        message.variables.clone(),
+    );
     ctx.command(
         instance_key,
         Intent::ActivateElement,
@@ -732,18 +726,7 @@ pub fn process_subscription_correlate(
             }
         }
     } else {
-        crate::events::triggering(
-            ctx,
-            inst.key,
-            &inst.record,
-            &inst.record.element_id,
-            r.variables.clone(),
-        );
-        ctx.command(
-            inst.key,
-            Intent::CompleteElement,
-            RecordValue::ProcessInstance(inst.record.clone()),
-        );
+        crate::events::complete_by_event(ctx, &inst, r.variables.clone());
     }
     ctx.send(back_to, Intent::Correlate, ms_value);
     Ok(())

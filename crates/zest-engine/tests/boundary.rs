@@ -16,6 +16,13 @@ fn model(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// True when the batch created the variable `name` in scope `scope_key`.
+fn created_variable(b: &Batch, name: &str, scope_key: i64) -> bool {
+    b.find(ValueType::Variable, Intent::Created).iter().any(|r| {
+        matches!(&r.value, zest_protocol::RecordValue::Variable(v) if v.name == name && v.scope_key == scope_key)
+    })
+}
+
 fn settle(h: &Harness) {
     h.assert_state_consistent();
     h.assert_replay_matches();
@@ -39,12 +46,7 @@ fn a_thrown_error_is_caught_by_the_boundary_event_with_its_variables() {
     );
     b.accepted();
     assert!(
-        b.find(ValueType::Variable, Intent::Created)
-            .iter()
-            .any(|r| matches!(
-                &r.value,
-                zest_protocol::RecordValue::Variable(v) if v.name == "why" && v.scope_key == pik
-            )),
+        created_variable(&b, "why", pik),
         "the error's variables reach the process scope"
     );
     // the task is terminated without a JOB CANCELED: the caught error ended the job
@@ -179,12 +181,7 @@ fn message_boundary_events_correlate_beside_and_instead_of_the_task() {
     let b = h.publish("cancel", "o-1", 0, "", r#"{"reason":"x"}"#);
     assert_eq!(b.count(ValueType::Job, Intent::Canceled), 1);
     assert!(
-        b.find(ValueType::Variable, Intent::Created)
-            .iter()
-            .any(|r| matches!(
-                &r.value,
-                zest_protocol::RecordValue::Variable(v) if v.name == "reason" && v.scope_key == pi
-            )),
+        created_variable(&b, "reason", pi),
         "the message's variables reach the process scope"
     );
     h.assert_no_runtime_state();
