@@ -21,7 +21,17 @@ import io.camunda.zeebe.protocol.record.value.*;
 import java.time.Duration;
 
 public final class RecordDump {
-  public static void main(String[] args) throws Exception {
+  public static void main(String[] args) {
+    try {
+      run(args);
+    } catch (Throwable e) {
+      // the engine's threads would keep the JVM alive: say why and exit
+      System.out.println("FAILED: " + e);
+      System.exit(1);
+    }
+  }
+
+  private static void run(String[] args) throws Exception {
     ZeebeTestEngine engine = EngineFactory.create();
     engine.start();
     ZeebeClient client = engine.createClient();

@@ -477,11 +477,14 @@ pub(crate) fn element_timer_key(element_instance_key: i64, timer_key: i64) -> Ve
         .build()
 }
 
-/// The parallel gateway a flow leads to, if that gateway joins several flows.
+/// The parallel or inclusive gateway a flow leads to, if that gateway joins several flows.
 pub(crate) fn join_target(model: &Process, flow_id: &str) -> Option<String> {
     let flow = model.flow_by_id(flow_id)?;
     let target = model.element(flow.target);
-    (target.element_type == BpmnElementType::ParallelGateway && target.incoming.len() > 1)
+    (matches!(
+        target.element_type,
+        BpmnElementType::ParallelGateway | BpmnElementType::InclusiveGateway
+    ) && target.incoming.len() > 1)
         .then(|| target.id.clone())
 }
 
@@ -497,19 +500,24 @@ fn consume_tokens(model: &Process, element_id: &str, scope: &mut ElementInstance
     if element.incoming.is_empty() {
         return;
     }
-    if matches!(element.kind, ElementKind::ParallelGateway) && element.incoming.len() > 1 {
+    if matches!(
+        element.kind,
+        ElementKind::ParallelGateway | ElementKind::InclusiveGateway
+    ) && element.incoming.len() > 1
+    {
+        // one token from each incoming flow that has one (a parallel join has one on each)
+        let mut consumed = 0;
         for &f in &element.incoming {
             let k = join_token_key(&element.id, &model.flow(f).id);
             if let Some(n) = scope.join_tokens.get_mut(&k) {
                 *n -= 1;
+                consumed += 1;
                 if *n == 0 {
                     scope.join_tokens.remove(&k);
                 }
             }
         }
-        scope.active_flows = scope
-            .active_flows
-            .saturating_sub(element.incoming.len() as u32);
+        scope.active_flows = scope.active_flows.saturating_sub(consumed);
     } else {
         scope.active_flows = scope.active_flows.saturating_sub(1);
     }

@@ -137,22 +137,26 @@ pub fn activate_element(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
         }
     }
     if pi.flow_scope_key > 0 && !join_ready(ctx, pi) {
-        // a parallel join activates once a token arrived on each incoming flow; Zeebe rejects
-        // the activations before that
-        ctx.reject(
-            cmd,
-            RejectionType::InvalidState,
-            format!("Expected to be able to activate parallel gateway '{}', but not all sequence flows have been taken.", pi.element_id),
-        );
+        // a join activates once a token arrived on each incoming flow (inclusive: each flow a
+        // token can still reach); Zeebe rejects the activations before that
+        let reason = if pi.bpmn_element_type == zest_model::BpmnElementType::InclusiveGateway {
+            format!("Expected to be able to activate inclusive gateway '{}', but not all satisfied sequence flows have been taken.", pi.element_id)
+        } else {
+            format!("Expected to be able to activate parallel gateway '{}', but not all sequence flows have been taken.", pi.element_id)
+        };
+        ctx.reject(cmd, RejectionType::InvalidState, reason);
         return Ok(());
     }
     ctx.event(cmd.key, Intent::ElementActivating, pi_value(pi));
     on_activate(ctx, cmd.key)
 }
 
-/// False for a parallel gateway joining several flows while a flow has no token yet.
+/// False for a parallel gateway joining several flows while a flow has no token yet, and for
+/// an inclusive gateway while a flow without a token can still be reached from an element
+/// instance of the scope.
 fn join_ready(ctx: &mut Ctx<'_, '_, '_>, pi: &ProcessInstanceRecord) -> bool {
-    if pi.bpmn_element_type != zest_model::BpmnElementType::ParallelGateway {
+    let inclusive = pi.bpmn_element_type == zest_model::BpmnElementType::InclusiveGateway;
+    if pi.bpmn_element_type != zest_model::BpmnElementType::ParallelGateway && !inclusive {
         return true;
     }
     let Some(model) = ctx.models.get(ctx.txn, pi.process_definition_key) else {
@@ -170,14 +174,67 @@ fn join_ready(ctx: &mut Ctx<'_, '_, '_>, pi: &ProcessInstanceRecord) -> bool {
     else {
         return true;
     };
-    target.incoming.iter().all(|&f| {
+    let has_token = |f: usize| {
         scope
             .join_tokens
             .get(&join_token_key(&target.id, &model.flow(f).id))
             .copied()
             .unwrap_or(0)
             > 0
-    })
+    };
+    if !inclusive {
+        return target.incoming.iter().all(|&f| has_token(f));
+    }
+    let waiting: Vec<usize> = target
+        .incoming
+        .iter()
+        .copied()
+        .filter(|&f| !has_token(f))
+        .collect();
+    if waiting.is_empty() {
+        return true;
+    }
+    // the elements still active in the scope: can one of them reach a flow without token?
+    let children =
+        ctx.txn
+            .scan_prefix(Ks::ElementChildren, &key_i64(pi.flow_scope_key), usize::MAX);
+    let mut starts = Vec::new();
+    for (k, _) in children {
+        let child_key = read_i64(&k, 8);
+        if let Some(child) = ctx
+            .txn
+            .get::<ElementInstance>(Ks::ElementInstances, &key_i64(child_key))
+        {
+            if child.record.element_id != target.id {
+                if let Some((idx, _)) = model.element_by_id(&child.record.element_id) {
+                    starts.push(idx);
+                }
+            }
+        }
+    }
+    !can_reach_any(&model, &starts, &waiting)
+}
+
+/// Whether a path of sequence flows (also through boundary events and link events) leads from
+/// one of the elements `from` to one of the flows `flows`.
+fn can_reach_any(model: &Process, from: &[ElementIdx], flows: &[usize]) -> bool {
+    let mut seen = vec![false; model.elements.len()];
+    let mut stack: Vec<ElementIdx> = from.to_vec();
+    while let Some(e) = stack.pop() {
+        if std::mem::replace(&mut seen[e], true) {
+            continue;
+        }
+        let el = model.element(e);
+        for &f in &el.outgoing {
+            if flows.contains(&f) {
+                return true;
+            }
+            stack.push(model.flow(f).target);
+        }
+        stack.extend(el.boundary_events.iter().copied());
+        stack.extend(el.link_target);
+    }
+    false
 }
 
 /// The part of activation after ELEMENT_ACTIVATING; re-run when an incident on it is resolved.
@@ -251,6 +308,9 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
         ElementKind::NoneStartEvent
         | ElementKind::MessageStartEvent
         | ElementKind::NoneEndEvent
+        | ElementKind::TerminateEndEvent
+        | ElementKind::LinkThrowEvent
+        | ElementKind::LinkCatchEvent
         | ElementKind::PassThroughTask
         | ElementKind::NoneIntermediateThrowEvent => {
             if let Err(msg) = subscribe_boundaries(ctx, &inst, &model, idx) {
@@ -265,6 +325,35 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
             ctx.event(key, Intent::ElementCompleting, pi_value(&inst.record));
             on_complete(ctx, key)
+        }
+        ElementKind::EventBasedGateway => {
+            let targets: Vec<ElementIdx> = el
+                .outgoing
+                .iter()
+                .map(|&f| model.flow(f).target)
+                .collect();
+            if let Err(msg) = subscribe_catch_events(ctx, &inst, &model, &targets) {
+                return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1);
+            }
+            ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
+            Ok(())
+        }
+        ElementKind::InclusiveGateway => {
+            // choose the flows before changing anything, so a failure leaves it ACTIVATING
+            let flows = match choose_inclusive_flows(ctx, &model, idx, key) {
+                Ok(f) => f,
+                Err(msg) => return raise_incident(ctx, &inst, ErrorType::ConditionError, msg, -1),
+            };
+            ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
+            ctx.event(key, Intent::ElementCompleting, pi_value(&inst.record));
+            ctx.event(key, Intent::ElementCompleted, pi_value(&inst.record));
+            if flows.is_empty() {
+                return complete_scope_if_done(ctx, inst.parent_key);
+            }
+            for f in flows.into_iter().rev() {
+                take_flow(ctx, &inst, &model, f)?;
+            }
+            Ok(())
         }
         ElementKind::ExclusiveGateway => {
             // choose the flow before changing anything, so a failure leaves the gateway ACTIVATING
@@ -316,6 +405,16 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
                     return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1)
                 }
             };
+            let mut custom_headers: std::collections::BTreeMap<String, String> =
+                el.task_headers.iter().cloned().collect();
+            if let Some(props) = &el.user_task {
+                match user_task_headers(ctx, props, key) {
+                    Ok(h) => custom_headers.extend(h),
+                    Err(msg) => {
+                        return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1)
+                    }
+                }
+            }
             if let Err(msg) = subscribe_boundaries(ctx, &inst, &model, idx) {
                 return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1);
             }
@@ -323,7 +422,7 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
                 job_type: job_type.clone(),
                 retries,
                 deadline: -1,
-                custom_headers: el.task_headers.iter().cloned().collect(),
+                custom_headers,
                 variables: String::new(),
                 element_id: el.id.clone(),
                 element_instance_key: key,
@@ -440,6 +539,105 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
     }
 }
 
+/// The custom headers Zeebe gives a job-worker user task's job: assignee, candidate groups and
+/// users (JSON arrays), due and follow-up dates, form key.
+fn user_task_headers(
+    ctx: &Ctx<'_, '_, '_>,
+    props: &zest_model::UserTaskProps,
+    key: i64,
+) -> Result<Vec<(String, String)>, String> {
+    const PREFIX: &str = "io.camunda.zeebe:";
+    let mut out = Vec::new();
+    if let Some(e) = &props.assignee {
+        let v = evaluate(ctx, e, key)?;
+        let s = match v {
+            Value::String(s) => s,
+            Value::Number(n) => n.to_string(),
+            Value::Null => String::new(),
+            other => {
+                return Err(format!(
+                    "Expected result of the expression '{}' to be 'STRING', but was '{}'.",
+                    e.source(),
+                    type_name(&other)
+                ))
+            }
+        };
+        if !s.is_empty() {
+            out.push((format!("{PREFIX}assignee"), s));
+        }
+    }
+    for (expr, name) in [
+        (&props.candidate_groups, "candidateGroups"),
+        (&props.candidate_users, "candidateUsers"),
+    ] {
+        let Some(e) = expr else { continue };
+        let list: Vec<String> = match e {
+            Expression::Static(s) => s
+                .split(',')
+                .map(|p| p.trim().to_string())
+                .filter(|p| !p.is_empty())
+                .collect(),
+            Expression::Feel(_) => match evaluate(ctx, e, key)? {
+                Value::Array(items) => items
+                    .into_iter()
+                    .map(|i| match i {
+                        Value::String(s) => Ok(s),
+                        other => Err(format!(
+                            "Expected result of the expression '{}' to be 'ARRAY' containing 'STRING' items, but was 'ARRAY' containing at least one non-'STRING' item: {other}.",
+                            e.source()
+                        )),
+                    })
+                    .collect::<Result<_, _>>()?,
+                Value::String(s) => s
+                    .split(',')
+                    .map(|p| p.trim().to_string())
+                    .filter(|p| !p.is_empty())
+                    .collect(),
+                other => {
+                    return Err(format!(
+                        "Expected result of the expression '{}' to be 'ARRAY', but was '{}'.",
+                        e.source(),
+                        type_name(&other)
+                    ))
+                }
+            },
+        };
+        let json = Value::Array(list.into_iter().map(Value::String).collect()).to_string();
+        out.push((format!("{PREFIX}{name}"), json));
+    }
+    for (expr, name) in [
+        (&props.due_date, "dueDate"),
+        (&props.follow_up_date, "followUpDate"),
+    ] {
+        let Some(e) = expr else { continue };
+        let text = match evaluate(ctx, e, key)? {
+            Value::String(s) if s.is_empty() => continue,
+            Value::String(s) => s,
+            Value::Null => continue,
+            other => {
+                return Err(format!(
+                    "Expected result of the expression '{}' to be 'STRING', but was '{}'.",
+                    e.source(),
+                    type_name(&other)
+                ))
+            }
+        };
+        let millis = zest_model::time::parse_date_time(&text).map_err(|err| {
+            format!(
+                "Expected result of the expression '{}' to be a valid date-time string, but was '{text}': {err}",
+                e.source()
+            )
+        })?;
+        if let Some(formatted) = zest_model::time::format_date_time_utc(millis) {
+            out.push((format!("{PREFIX}{name}"), formatted));
+        }
+    }
+    if let Some(form_key) = &props.form_key {
+        out.push((format!("{PREFIX}formKey"), form_key.clone()));
+    }
+    Ok(out)
+}
+
 /// A correlation key as Zeebe extracts it: a string as is, a number as its integer digits.
 fn correlation_key(ctx: &Ctx<'_, '_, '_>, expr: &Expression, scope: i64) -> Result<String, String> {
     let failed = |detail: String| {
@@ -491,6 +689,61 @@ fn timer_due_date(
                 .map_err(|err| format!("Invalid time cycle '{v}': {err}"))
         }
     }
+}
+
+/// True for a catch event that an event-based gateway leads to (it is activated with the
+/// gateway's event, and that event's variables leave it like a boundary event's).
+fn after_event_gateway(model: &Process, idx: ElementIdx) -> bool {
+    model.element(idx).incoming.iter().any(|&f| {
+        matches!(
+            model.element(model.flow(f).source).kind,
+            ElementKind::EventBasedGateway
+        )
+    })
+}
+
+/// The flows an inclusive gateway takes: every non-default flow whose condition holds (a flow
+/// without condition always), else the default flow.
+fn choose_inclusive_flows(
+    ctx: &Ctx<'_, '_, '_>,
+    model: &Process,
+    idx: ElementIdx,
+    key: i64,
+) -> Result<Vec<usize>, String> {
+    let el = model.element(idx);
+    let mut vars: Option<Map<String, Value>> = None;
+    let mut taken = Vec::new();
+    for &f in &el.outgoing {
+        if Some(f) == el.default_flow {
+            continue;
+        }
+        let Some(cond) = &model.flow(f).condition else {
+            taken.push(f);
+            continue;
+        };
+        let vars = vars.get_or_insert_with(|| variables::visible(ctx, key));
+        match evaluate_with(cond, vars)? {
+            Value::Bool(true) => taken.push(f),
+            Value::Bool(false) | Value::Null => {}
+            other => {
+                return Err(format!(
+                    "Expected result of the expression '{}' to be 'BOOLEAN', but was '{}'.",
+                    cond.source(),
+                    type_name(&other)
+                ))
+            }
+        }
+    }
+    if taken.is_empty() && !el.outgoing.is_empty() {
+        match el.default_flow {
+            Some(f) => taken.push(f),
+            None => return Err(
+                "Expected at least one condition to evaluate to true, or to have a default flow"
+                    .to_string(),
+            ),
+        }
+    }
+    Ok(taken)
 }
 
 fn choose_exclusive_flow(
@@ -609,7 +862,9 @@ pub fn on_complete(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             }
         }
     }
-    if matches!(el.kind, ElementKind::BoundaryEvent) && el.outputs.is_empty() {
+    if (matches!(el.kind, ElementKind::BoundaryEvent) || after_event_gateway(&model, idx))
+        && el.outputs.is_empty()
+    {
         // the event's variables (local to the boundary event) leave it
         let doc = variables::local(ctx, key);
         if !doc.is_empty() && inst.parent_key > 0 {
@@ -653,14 +908,43 @@ pub fn on_complete(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
         }
         return Ok(());
     }
-    if !el.boundary_events.is_empty() {
+    if !el.boundary_events.is_empty() || matches!(el.kind, ElementKind::EventBasedGateway) {
         unsubscribe_events(ctx, key);
     }
     ctx.event(key, Intent::ElementCompleted, pi_value(&inst.record));
+    match el.kind {
+        ElementKind::LinkThrowEvent => {
+            // the catch event of the link, in the same scope, without a sequence flow
+            let Some(target) = el.link_target else {
+                return Ok(());
+            };
+            let rec = child_record(&inst.record, inst.parent_key, &model, target);
+            let child_key = ctx.next_key();
+            ctx.command(child_key, Intent::ActivateElement, pi_value(&rec));
+            return Ok(());
+        }
+        ElementKind::EventBasedGateway => {
+            // the catch event whose event came first
+            let Some(trigger) = events::take_trigger(ctx, key, &inst.record, key) else {
+                return Ok(());
+            };
+            let Some((target, _)) = model.element_by_id(&trigger.element_id) else {
+                return Ok(());
+            };
+            return activate_boundary(ctx, &inst, &model, target, &trigger.variables);
+        }
+        _ => {}
+    }
+    if matches!(el.kind, ElementKind::TerminateEndEvent) {
+        return terminate_siblings(ctx, inst.parent_key);
+    }
     if el.outgoing.is_empty() || matches!(el.kind, ElementKind::NoneEndEvent) {
         return complete_scope_if_done(ctx, inst.parent_key);
     }
-    if matches!(el.kind, ElementKind::ExclusiveGateway) {
+    if matches!(
+        el.kind,
+        ElementKind::ExclusiveGateway | ElementKind::InclusiveGateway
+    ) {
         return Ok(()); // flows were taken during activation
     }
     take_outgoing(ctx, &inst, &model, idx)
@@ -707,6 +991,30 @@ fn take_flow(
     let key = ctx.next_key();
     ctx.command(key, Intent::ActivateElement, pi_value(&rec));
     Ok(())
+}
+
+/// A terminate end event completed: every other element instance in its scope is terminated
+/// (one TERMINATE_ELEMENT each), and the scope completes once the last of them is gone.
+fn terminate_siblings(ctx: &mut Ctx<'_, '_, '_>, scope_key: i64) -> ProcResult {
+    let children = ctx
+        .txn
+        .scan_prefix(Ks::ElementChildren, &key_i64(scope_key), usize::MAX);
+    let mut any = false;
+    for (k, _) in children {
+        let child_key = read_i64(&k, 8);
+        if let Some(child) = ctx
+            .txn
+            .get::<ElementInstance>(Ks::ElementInstances, &key_i64(child_key))
+            .filter(|c| c.state != Intent::ElementTerminating)
+        {
+            ctx.command(child_key, Intent::TerminateElement, pi_value(&child.record));
+            any = true;
+        }
+    }
+    if any {
+        return Ok(());
+    }
+    complete_scope_if_done(ctx, scope_key)
 }
 
 /// Completes a scope once no token is left in it.
@@ -838,6 +1146,8 @@ fn on_terminated(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             if scope.state == Intent::ElementTerminating && scope.active_children == 0 {
                 return on_terminated(ctx, scope.key);
             }
+            // a terminate end event's scope completes once its other children are gone
+            return complete_scope_if_done(ctx, scope.key);
         }
     }
     Ok(())
@@ -905,22 +1215,65 @@ fn activate_boundary(
     Ok(())
 }
 
+/// An event (a timer, a message) for the catch event `target_element_id` reached the element
+/// instance `inst` that holds its subscription: the waiting element itself completes, an
+/// event-based gateway completes and activates that catch event, an activity hands it to its
+/// boundary event.
+pub(crate) fn trigger_event(
+    ctx: &mut Ctx<'_, '_, '_>,
+    inst: &ElementInstance,
+    model: &Arc<Process>,
+    target_element_id: &str,
+    variables: String,
+) -> ProcResult {
+    if target_element_id == inst.record.element_id {
+        events::complete_by_event(ctx, inst, target_element_id, variables);
+        return Ok(());
+    }
+    if inst.record.bpmn_element_type == zest_model::BpmnElementType::EventBasedGateway {
+        events::complete_by_event(ctx, inst, target_element_id, variables);
+        return Ok(());
+    }
+    let Some((boundary, _)) = model.element_by_id(target_element_id) else {
+        return Ok(());
+    };
+    trigger_boundary(ctx, inst, model, boundary, variables)
+}
+
 /// Opens the subscriptions of an activity's boundary events (timers and messages), last to
-/// first as Zeebe does. Everything is evaluated before anything is written, so a failure (an
-/// incident on the activity) leaves nothing behind for the retry.
+/// first as Zeebe does.
 fn subscribe_boundaries(
     ctx: &mut Ctx<'_, '_, '_>,
     inst: &ElementInstance,
     model: &Process,
     idx: ElementIdx,
 ) -> Result<(), String> {
+    let targets: Vec<ElementIdx> = model
+        .element(idx)
+        .boundary_events
+        .iter()
+        .rev()
+        .copied()
+        .collect();
+    subscribe_catch_events(ctx, inst, model, &targets)
+}
+
+/// Opens the subscriptions (timers, messages) of catch events `targets` under the element
+/// instance `inst` (an activity for its boundary events, an event-based gateway for the events
+/// it waits for). Everything is evaluated before anything is written, so a failure (an
+/// incident on `inst`) leaves nothing behind for the retry.
+fn subscribe_catch_events(
+    ctx: &mut Ctx<'_, '_, '_>,
+    inst: &ElementInstance,
+    model: &Process,
+    targets: &[ElementIdx],
+) -> Result<(), String> {
     enum Sub {
         Timer(String, i64),
         Message(String, String, String, bool),
     }
-    let el = model.element(idx);
     let mut subs = Vec::new();
-    for &b in el.boundary_events.iter().rev() {
+    for &b in targets {
         let be = model.element(b);
         if let Some(t) = &be.timer {
             subs.push(Sub::Timer(be.id.clone(), timer_due_date(ctx, t, inst.key)?));

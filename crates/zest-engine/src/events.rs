@@ -47,18 +47,15 @@ pub(crate) fn triggering(
 
 /// An event (a job's completion, a timer, a message) reached the element instance `inst` that
 /// waits for it: TRIGGERING with the event's variables, then the element's COMPLETE_ELEMENT.
+/// `target_element_id` is the element itself, or for an event-based gateway the catch event
+/// whose event came.
 pub(crate) fn complete_by_event(
     ctx: &mut Ctx<'_, '_, '_>,
     inst: &ElementInstance,
+    target_element_id: &str,
     variables: String,
 ) {
-    triggering(
-        ctx,
-        inst.key,
-        &inst.record,
-        &inst.record.element_id,
-        variables,
-    );
+    triggering(ctx, inst.key, &inst.record, target_element_id, variables);
     ctx.command(
         inst.key,
         Intent::CompleteElement,

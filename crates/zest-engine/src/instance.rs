@@ -284,13 +284,5 @@ pub fn trigger_timer(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
         Intent::Triggered,
         RecordValue::Timer(timer.clone()),
     );
-    if timer.target_element_id != inst.record.element_id {
-        // a boundary event's timer
-        let Some((boundary, _)) = model.element_by_id(&timer.target_element_id) else {
-            return Ok(());
-        };
-        return bpmn::trigger_boundary(ctx, &inst, &model, boundary, String::new());
-    }
-    crate::events::complete_by_event(ctx, &inst, String::new());
-    Ok(())
+    bpmn::trigger_event(ctx, &inst, &model, &timer.target_element_id, String::new())
 }

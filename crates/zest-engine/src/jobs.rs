@@ -130,7 +130,8 @@ pub fn complete(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) -> ProcR
         } else {
             j.variables.clone()
         };
-        events::complete_by_event(ctx, &inst, vars);
+        let target = inst.record.element_id.clone();
+        events::complete_by_event(ctx, &inst, &target, vars);
     }
     ctx.respond(cmd, event);
     Ok(())

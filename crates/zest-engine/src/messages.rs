@@ -718,15 +718,14 @@ pub fn process_subscription_correlate(
             ..sub.record.clone()
         }),
     );
-    if sub.record.element_id != inst.record.element_id {
-        // a boundary event of the waiting activity
-        if let Some(model) = ctx.models.get(ctx.txn, inst.record.process_definition_key) {
-            if let Some((boundary, _)) = model.element_by_id(&sub.record.element_id) {
-                crate::bpmn::trigger_boundary(ctx, &inst, &model, boundary, r.variables.clone())?;
-            }
-        }
-    } else {
-        crate::events::complete_by_event(ctx, &inst, r.variables.clone());
+    if let Some(model) = ctx.models.get(ctx.txn, inst.record.process_definition_key) {
+        crate::bpmn::trigger_event(
+            ctx,
+            &inst,
+            &model,
+            &sub.record.element_id,
+            r.variables.clone(),
+        )?;
     }
     ctx.send(back_to, Intent::Correlate, ms_value);
     Ok(())

@@ -85,7 +85,14 @@ fn run(steps: &[Vec<String>]) -> Vec<String> {
                 let xml = std::fs::read_to_string(&path)
                     .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
                 let name = path.file_name().unwrap().to_string_lossy().to_string();
-                h.deploy(&name, &xml);
+                let b = h.deploy(&name, &xml);
+                let r = b.response();
+                assert_eq!(
+                    r.record_type,
+                    RecordType::Event,
+                    "deploying {name}: {}",
+                    r.rejection_reason
+                );
             }
             "create" => {
                 last_instance = h.create_ok(arg(1), arg(2));
@@ -157,6 +164,11 @@ fn record_streams_match_zeebe() {
         .filter(|p| p.extension().is_some_and(|e| e == "steps"))
         .collect();
     names.sort();
+    // ANCHOR=name[,name] runs only those scenarios (while a model is being worked on)
+    if let Ok(only) = std::env::var("ANCHOR") {
+        let only: Vec<&str> = only.split(',').collect();
+        names.retain(|p| only.iter().any(|o| p.file_stem().is_some_and(|s| s == *o)));
+    }
     assert!(!names.is_empty(), "no scenarios in {}", dir.display());
     let mut failures = Vec::new();
     for path in &names {

@@ -69,6 +69,19 @@ pub enum TimerDefinition {
     Cycle(Expression),
 }
 
+/// The assignment, form and schedule of a user task (`zeebe:assignmentDefinition`,
+/// `zeebe:formDefinition`, `zeebe:taskSchedule`), static or FEEL.
+#[derive(Debug, Clone, Default)]
+pub struct UserTaskProps {
+    pub assignee: Option<Expression>,
+    /// A comma-separated static list, or FEEL giving a list of strings.
+    pub candidate_groups: Option<Expression>,
+    pub candidate_users: Option<Expression>,
+    pub due_date: Option<Expression>,
+    pub follow_up_date: Option<Expression>,
+    pub form_key: Option<String>,
+}
+
 /// The `bpmn:message` an event or receive task refers to.
 #[derive(Debug, Clone)]
 pub struct MessageRef {
@@ -112,6 +125,20 @@ pub enum ElementKind {
     BoundaryEvent,
     /// An error end event: throws `Element::error_code` to the nearest error catch event.
     ErrorEndEvent,
+    /// A link intermediate throw event: completes and activates the link catch event of the
+    /// same name in its scope (`Element::link_target`), without a sequence flow.
+    LinkThrowEvent,
+    /// A link intermediate catch event: reached from its throw event, passes through.
+    LinkCatchEvent,
+    /// An event-based gateway: waits for the first event of the catch events its flows lead
+    /// to (messages, timers), then activates that catch event.
+    EventBasedGateway,
+    /// An inclusive gateway: forks to every flow whose condition holds (or the default one) and
+    /// joins the tokens that can still arrive.
+    InclusiveGateway,
+    /// A terminate end event: once completed, terminates every other element instance in its
+    /// scope, which then completes.
+    TerminateEndEvent,
 }
 
 #[derive(Debug, Clone)]
@@ -150,6 +177,12 @@ pub struct Element {
     /// The error code an error end event throws, or an error boundary event catches (`None`
     /// for an error boundary event: it catches every error).
     pub error_code: Option<String>,
+    /// The name of a link event (`bpmn:linkEventDefinition name`).
+    pub link_name: Option<String>,
+    /// A link throw event's catch event (same name, same scope).
+    pub link_target: Option<ElementIdx>,
+    /// What a job-worker user task tells its worker (sent as the job's custom headers).
+    pub user_task: Option<UserTaskProps>,
     /// 1-based line of the element's start tag in the XML.
     pub line: u32,
 }

@@ -16,6 +16,9 @@ const BPMN_NS: &str = "http://www.omg.org/spec/BPMN/20100524/MODEL";
 /// Namespace of Zeebe's extension elements.
 const ZEEBE_NS: &str = "http://camunda.org/schema/zeebe/1.0";
 
+/// The job type of a job-worker user task (Zeebe's `Protocol.USER_TASK_JOB_TYPE`).
+pub const USER_TASK_JOB_TYPE: &str = "io.camunda.zeebe:userTask";
+
 const UNSUPPORTED: &str = "is not supported by this version of Zest";
 const UNSUPPORTED_PL: &str = "are not supported by this version of Zest";
 
@@ -544,6 +547,29 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 e.error_code = self.thrown_error_code(id, event_defs[0]);
                 e
             }
+            "endEvent" if matches!(event_defs.as_slice(), [d] if is_bpmn(*d, "terminateEventDefinition")) => {
+                new_element(
+                    id,
+                    node,
+                    ElementKind::TerminateEndEvent,
+                    BpmnElementType::EndEvent,
+                    BpmnEventType::Terminate,
+                    line,
+                )
+            }
+            "intermediateThrowEvent" if matches!(event_defs.as_slice(), [d] if is_bpmn(*d, "linkEventDefinition")) =>
+            {
+                let mut e = new_element(
+                    id,
+                    node,
+                    ElementKind::LinkThrowEvent,
+                    BpmnElementType::IntermediateThrowEvent,
+                    BpmnEventType::Link,
+                    line,
+                );
+                e.link_name = self.link_name(id, event_defs[0]);
+                e
+            }
             "startEvent" | "endEvent" | "intermediateThrowEvent" => {
                 let msg = unsupported_event(&event_defs);
                 return self.unsupported(id, node, msg);
@@ -630,6 +656,18 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                     e.timer = self.timer(id, *def, true);
                     e
                 }
+                [def] if is_bpmn(*def, "linkEventDefinition") => {
+                    let mut e = new_element(
+                        id,
+                        node,
+                        ElementKind::LinkCatchEvent,
+                        BpmnElementType::IntermediateCatchEvent,
+                        BpmnEventType::Link,
+                        line,
+                    );
+                    e.link_name = self.link_name(id, *def);
+                    e
+                }
                 [def] if is_bpmn(*def, "messageEventDefinition") => {
                     let mut e = new_element(
                         id,
@@ -688,6 +726,34 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 BpmnEventType::Unspecified,
                 line,
             ),
+            "userTask" if has_zeebe_extension(node, "userTask") => {
+                let msg = format!("Camunda user tasks ('zeebe:userTask') {UNSUPPORTED_PL}; without 'zeebe:userTask' the user task runs as a job-worker user task (job type 'io.camunda.zeebe:userTask')");
+                return self.unsupported(id, node, msg);
+            }
+            "userTask" => new_element(
+                id,
+                node,
+                ElementKind::JobWorkerTask,
+                BpmnElementType::UserTask,
+                BpmnEventType::Unspecified,
+                line,
+            ),
+            "eventBasedGateway" => new_element(
+                id,
+                node,
+                ElementKind::EventBasedGateway,
+                BpmnElementType::EventBasedGateway,
+                BpmnEventType::Unspecified,
+                line,
+            ),
+            "inclusiveGateway" => new_element(
+                id,
+                node,
+                ElementKind::InclusiveGateway,
+                BpmnElementType::InclusiveGateway,
+                BpmnEventType::Unspecified,
+                line,
+            ),
             "exclusiveGateway" => new_element(
                 id,
                 node,
@@ -712,7 +778,12 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
 
         element.flow_scope = Some(self.scope);
         let allowed = match element.kind {
+            ElementKind::JobWorkerTask if element.element_type == BpmnElementType::UserTask => {
+                Allowed::USER_TASK
+            }
             ElementKind::JobWorkerTask => Allowed::SERVICE_TASK,
+            ElementKind::LinkThrowEvent => Allowed::INPUTS,
+            ElementKind::LinkCatchEvent => Allowed::OUTPUTS,
             ElementKind::SubProcess => Allowed::IO,
             ElementKind::PassThroughTask | ElementKind::NoneIntermediateThrowEvent => Allowed::IO,
             ElementKind::ScriptTask => Allowed::SCRIPT_TASK,
@@ -721,10 +792,10 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             ElementKind::TimerIntermediateCatchEvent | ElementKind::MessageCatch => Allowed::IO,
             ElementKind::MessageStartEvent => Allowed::OUTPUTS,
             ElementKind::BoundaryEvent => Allowed::OUTPUTS,
-            ElementKind::ErrorEndEvent => Allowed::INPUTS,
+            ElementKind::ErrorEndEvent | ElementKind::TerminateEndEvent => Allowed::INPUTS,
             _ => Allowed::NONE,
         };
-        let ext = self.extensions(id, node, &allowed);
+        let mut ext = self.extensions(id, node, &allowed);
 
         if matches!(
             element.kind,
@@ -759,7 +830,15 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 );
             }
         }
-        if matches!(element.kind, ElementKind::JobWorkerTask) {
+        if element.element_type == BpmnElementType::UserTask {
+            // Zeebe's job-worker user task: a job of a fixed type, one retry
+            element.task_definition = Some(TaskDefinition {
+                job_type: Expression::Static(USER_TASK_JOB_TYPE.to_string()),
+                retries: Expression::Static("1".to_string()),
+            });
+            element.task_headers = std::mem::take(&mut ext.headers);
+            element.user_task = Some(self.user_task_props(id, &ext.user_task));
+        } else if matches!(element.kind, ElementKind::JobWorkerTask) {
             element.task_definition = self.task_definition(id, node, &ext.task_definitions);
             element.task_headers = ext.headers;
         }
@@ -1144,6 +1223,71 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         })
     }
 
+    /// The name of a link event definition (required).
+    fn link_name(&mut self, id: &str, def: Node) -> Option<String> {
+        match non_empty_attr(def, "name") {
+            Some(n) => Some(n.to_string()),
+            None => {
+                self.ctx.problem(
+                    Some(id),
+                    def,
+                    "Link events must have a name (attribute 'name')",
+                );
+                None
+            }
+        }
+    }
+
+    /// A user task's assignment, form and schedule.
+    fn user_task_props(&mut self, id: &str, nodes: &[Node]) -> UserTaskProps {
+        let mut props = UserTaskProps::default();
+        for &n in nodes {
+            let mut expr = |attr: &str| -> Option<Expression> {
+                let text = non_empty_attr(n, attr)?;
+                self.ctx
+                    .expression(id, n, &format!("Attribute '{attr}'"), text.trim())
+            };
+            match n.tag_name().name() {
+                "assignmentDefinition" => {
+                    props.assignee = expr("assignee");
+                    props.candidate_groups = expr("candidateGroups");
+                    props.candidate_users = expr("candidateUsers");
+                }
+                "taskSchedule" => {
+                    props.due_date = expr("dueDate");
+                    props.follow_up_date = expr("followUpDate");
+                }
+                _ => {
+                    if let Some(k) = non_empty_attr(n, "formKey") {
+                        props.form_key = Some(k.trim().to_string());
+                    } else if non_empty_attr(n, "formId").is_some() {
+                        self.ctx.problem(
+                            Some(id),
+                            n,
+                            format!("linked forms ('zeebe:formDefinition formId') {UNSUPPORTED_PL} (forms cannot be deployed yet); an embedded form key ('formKey') is"),
+                        );
+                    }
+                }
+            }
+        }
+        for (expr, what) in [
+            (&props.due_date, "dueDate"),
+            (&props.follow_up_date, "followUpDate"),
+        ] {
+            if let Some(Expression::Static(s)) = expr {
+                if let Err(e) = time::parse_date_time(s) {
+                    let at = nodes[0];
+                    self.ctx.problem(
+                        Some(id),
+                        at,
+                        format!("Attribute '{what}' must be an ISO 8601 date-time, but '{s}' is not: {e}"),
+                    );
+                }
+            }
+        }
+        props
+    }
+
     /// Reads `zeebe:*` extension elements of `owner`.
     fn extensions(
         &mut self,
@@ -1162,7 +1306,12 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 match child.tag_name().name() {
                     "taskDefinition" if allowed.task => ext.task_definitions.push(child),
                     "script" if allowed.script => ext.scripts.push(child),
-                    "taskHeaders" if allowed.task => {
+                    "assignmentDefinition" | "formDefinition" | "taskSchedule"
+                        if allowed.user_task =>
+                    {
+                        ext.user_task.push(child)
+                    }
+                    "taskHeaders" if allowed.task || allowed.user_task => {
                         header_lists += 1;
                         if header_lists > 1 {
                             self.ctx.problem(
@@ -1451,6 +1600,102 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         }
     }
 
+    /// Links each link throw event to the catch event of the same name in its scope (Zeebe's
+    /// rules: the catch event exists, its name is unique in the scope, it has no incoming flow).
+    fn resolve_links(&mut self) {
+        let mut catches: HashMap<(Option<ElementIdx>, String), ElementIdx> = HashMap::new();
+        for i in 1..self.elements.len() {
+            let e = &self.elements[i];
+            if !matches!(e.kind, ElementKind::LinkCatchEvent) {
+                continue;
+            }
+            let Some(name) = e.link_name.clone() else {
+                continue;
+            };
+            let id = e.id.clone();
+            if !e.incoming.is_empty() {
+                self.ctx.problem(
+                    Some(&id),
+                    self.nodes[i],
+                    "Link catch events must not have incoming sequence flows",
+                );
+            }
+            if catches.insert((e.flow_scope, name.clone()), i).is_some() {
+                self.ctx.problem(
+                    Some(&id),
+                    self.nodes[i],
+                    format!("Multiple intermediate catch link event definitions with the same name '{name}' are not allowed."),
+                );
+            }
+        }
+        for i in 1..self.elements.len() {
+            let e = &self.elements[i];
+            if !matches!(e.kind, ElementKind::LinkThrowEvent) {
+                continue;
+            }
+            let Some(name) = e.link_name.clone() else {
+                continue;
+            };
+            match catches.get(&(e.flow_scope, name.clone())) {
+                Some(&target) => self.elements[i].link_target = Some(target),
+                None => {
+                    let id = e.id.clone();
+                    self.ctx.problem(
+                        Some(&id),
+                        self.nodes[i],
+                        format!("Can't find a catch link event for the throw link event with the name '{name}' in the same scope."),
+                    );
+                }
+            }
+        }
+    }
+
+    /// An event-based gateway leads to at least two catch events of kind message or timer,
+    /// by flows without conditions.
+    fn validate_event_gateways(&mut self) {
+        for i in 1..self.elements.len() {
+            let e = &self.elements[i];
+            if !matches!(e.kind, ElementKind::EventBasedGateway) {
+                continue;
+            }
+            let id = e.id.clone();
+            let dropped = self.dropped_outgoing.get(&i).copied().unwrap_or(0);
+            if e.outgoing.len() + dropped < 2 {
+                self.ctx.problem(
+                    Some(&id),
+                    self.nodes[i],
+                    "Event-based gateway must have at least 2 outgoing sequence flows.",
+                );
+            }
+            let bad_target = e.outgoing.iter().any(|&f| {
+                let (node, _) = self.flow_nodes[f];
+                let target = node.attribute("targetRef").unwrap_or("");
+                self.by_id.get(target.trim()).is_some_and(|&t| {
+                    let t = &self.elements[t];
+                    !(t.element_type == BpmnElementType::IntermediateCatchEvent
+                        && matches!(
+                            t.kind,
+                            ElementKind::MessageCatch | ElementKind::TimerIntermediateCatchEvent
+                        ))
+                })
+            });
+            if bad_target {
+                self.ctx.problem(
+                    Some(&id),
+                    self.nodes[i],
+                    "Event-based gateway must not have an outgoing sequence flow to other elements than message or timer intermediate catch events.",
+                );
+            }
+            if e.outgoing.iter().any(|&f| self.flow_nodes[f].1) {
+                self.ctx.problem(
+                    Some(&id),
+                    self.nodes[i],
+                    "Event-based gateway must not have an outgoing sequence flow with a condition.",
+                );
+            }
+        }
+    }
+
     fn validate(&mut self, flows: &[SequenceFlow]) {
         let process_node = self.nodes[0];
         let process_id = self.elements[0].id.clone();
@@ -1531,6 +1776,8 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             }
         }
         self.elements[0].message_start_events = message_starts;
+        self.resolve_links();
+        self.validate_event_gateways();
 
         for idx in 1..self.elements.len() {
             let e = &self.elements[idx];
@@ -1554,7 +1801,10 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                         "Boundary events must not have incoming sequence flows",
                     );
                 }
-                ElementKind::NoneEndEvent | ElementKind::ErrorEndEvent
+                ElementKind::NoneEndEvent
+                | ElementKind::ErrorEndEvent
+                | ElementKind::TerminateEndEvent
+                | ElementKind::LinkThrowEvent
                     if !e.outgoing.is_empty() =>
                 {
                     self.ctx.problem(
@@ -1563,7 +1813,9 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                         "End events must not have outgoing sequence flows to other elements.",
                     );
                 }
-                ElementKind::ExclusiveGateway | ElementKind::ParallelGateway
+                ElementKind::ExclusiveGateway
+                | ElementKind::ParallelGateway
+                | ElementKind::InclusiveGateway
                     if outgoing_count == 0 =>
                 {
                     self.ctx.problem(
@@ -1593,12 +1845,15 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             }
         }
 
-        // Conditions are only evaluated by exclusive gateways.
+        // Conditions are only evaluated by exclusive and inclusive gateways (and the event-based
+        // gateway reports its own).
         for (f, flow) in flows.iter().enumerate() {
             if self.flow_nodes[f].1
                 && !matches!(
                     self.elements[flow.source].kind,
                     ElementKind::ExclusiveGateway
+                        | ElementKind::InclusiveGateway
+                        | ElementKind::EventBasedGateway
                 )
             {
                 let source_kind = self.nodes[flow.source].tag_name().name();
@@ -1606,7 +1861,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                     f,
                     flows,
                     format!(
-                        "conditions on sequence flows leaving '{source_kind}' elements {UNSUPPORTED_PL}; only flows leaving an exclusive gateway may have a condition"
+                        "conditions on sequence flows leaving '{source_kind}' elements {UNSUPPORTED_PL}; only flows leaving an exclusive or inclusive gateway may have a condition"
                     ),
                 );
             }
@@ -1622,6 +1877,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
 /// Which zeebe extensions an element kind understands.
 struct Allowed {
     task: bool,
+    user_task: bool,
     script: bool,
     inputs: bool,
     outputs: bool,
@@ -1630,36 +1886,49 @@ struct Allowed {
 impl Allowed {
     const NONE: Allowed = Allowed {
         task: false,
+        user_task: false,
         script: false,
         inputs: false,
         outputs: false,
     };
     const SCRIPT_TASK: Allowed = Allowed {
         task: false,
+        user_task: false,
         script: true,
         inputs: true,
         outputs: true,
     };
     const SERVICE_TASK: Allowed = Allowed {
         task: true,
+        user_task: false,
+        script: false,
+        inputs: true,
+        outputs: true,
+    };
+    const USER_TASK: Allowed = Allowed {
+        task: false,
+        user_task: true,
         script: false,
         inputs: true,
         outputs: true,
     };
     const IO: Allowed = Allowed {
         task: false,
+        user_task: false,
         script: false,
         inputs: true,
         outputs: true,
     };
     const INPUTS: Allowed = Allowed {
         task: false,
+        user_task: false,
         script: false,
         inputs: true,
         outputs: false,
     };
     const OUTPUTS: Allowed = Allowed {
         task: false,
+        user_task: false,
         script: false,
         inputs: false,
         outputs: true,
@@ -1668,6 +1937,8 @@ impl Allowed {
 
 #[derive(Default)]
 struct Extensions<'a, 'input> {
+    /// zeebe:assignmentDefinition, formDefinition, taskSchedule of a user task.
+    user_task: Vec<Node<'a, 'input>>,
     task_definitions: Vec<Node<'a, 'input>>,
     scripts: Vec<Node<'a, 'input>>,
     headers: Vec<(String, String)>,
@@ -1710,6 +1981,9 @@ fn new_element(
         interrupting: true,
         boundary_events: Vec::new(),
         error_code: None,
+        link_name: None,
+        link_target: None,
+        user_task: None,
         line,
     }
 }

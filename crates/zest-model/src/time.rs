@@ -705,3 +705,34 @@ mod tests {
         }
     }
 }
+
+/// Epoch milliseconds as an ISO 8601 date-time in UTC, written as Java's `ZonedDateTime`
+/// writes it (what Zeebe puts in a user task's due date header): seconds only when not zero,
+/// milliseconds only when not zero, `Z` for UTC. E.g. `2030-01-01T10:00Z`.
+pub fn format_date_time_utc(millis: i64) -> Option<String> {
+    use chrono::Timelike;
+    let t = chrono::DateTime::<chrono::Utc>::from_timestamp_millis(millis)?;
+    let mut out = t.format("%Y-%m-%dT%H:%M").to_string();
+    let ms = t.nanosecond() / 1_000_000;
+    if t.second() != 0 || ms != 0 {
+        out.push_str(&format!(":{:02}", t.second()));
+    }
+    if ms != 0 {
+        out.push_str(&format!(".{ms:03}"));
+    }
+    out.push('Z');
+    Some(out)
+}
+
+#[cfg(test)]
+mod format_tests {
+    use super::*;
+
+    #[test]
+    fn formats_like_java_zoned_date_time() {
+        let t = parse_date_time("2030-01-01T10:00:00Z").unwrap();
+        assert_eq!(format_date_time_utc(t).unwrap(), "2030-01-01T10:00Z");
+        let t = parse_date_time("2030-01-01T10:00:05.120+01:00").unwrap();
+        assert_eq!(format_date_time_utc(t).unwrap(), "2030-01-01T09:00:05.120Z");
+    }
+}

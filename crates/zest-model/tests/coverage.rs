@@ -14,6 +14,14 @@ const HEAD: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 "#;
 const TAIL: &str = "\n</bpmn:process>\n</bpmn:definitions>\n";
 
+/// start -> link throw "l" (id "x") ... link catch "l" (id "xc") -> end
+const LINK: &str = r#"<bpmn:startEvent id="s" />
+<bpmn:intermediateThrowEvent id="x"><bpmn:linkEventDefinition name="l" /></bpmn:intermediateThrowEvent>
+<bpmn:intermediateCatchEvent id="xc"><bpmn:linkEventDefinition name="l" /></bpmn:intermediateCatchEvent>
+<bpmn:endEvent id="e" />
+<bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="x" />
+<bpmn:sequenceFlow id="f2" sourceRef="xc" targetRef="e" />"#;
+
 const JOB: &str =
     r#"<bpmn:extensionElements><zeebe:taskDefinition type="job" /></bpmn:extensionElements>"#;
 
@@ -101,10 +109,7 @@ fn model(row: &str) -> Option<String> {
         )),
         "message intermediate catch event" => between(&event("intermediateCatchEvent", MESSAGE)),
         "signal intermediate catch event" => between(&event("intermediateCatchEvent", SIGNAL)),
-        "link intermediate catch event" => between(&event(
-            "intermediateCatchEvent",
-            r#"<bpmn:linkEventDefinition name="l" />"#,
-        )),
+        "link intermediate catch event" | "link intermediate throw event" => LINK.to_string(),
         "none intermediate throw event" => between(r#"<bpmn:intermediateThrowEvent id="x" />"#),
         "message intermediate throw event" => between(&format!(
             "<bpmn:intermediateThrowEvent id=\"x\">{JOB}{MESSAGE}</bpmn:intermediateThrowEvent>"
@@ -113,10 +118,6 @@ fn model(row: &str) -> Option<String> {
         "escalation intermediate throw event" => {
             between(&event("intermediateThrowEvent", ESCALATION))
         }
-        "link intermediate throw event" => between(&event(
-            "intermediateThrowEvent",
-            r#"<bpmn:linkEventDefinition name="l" />"#,
-        )),
         "compensation intermediate throw event" => {
             between(&event("intermediateThrowEvent", COMPENSATION))
         }
@@ -164,9 +165,12 @@ fn model(row: &str) -> Option<String> {
         "parallel gateway" => between(r#"<bpmn:parallelGateway id="x" />"#),
         "inclusive gateway" => between(r#"<bpmn:inclusiveGateway id="x" />"#),
         "event-based gateway" => format!(
-            "<bpmn:startEvent id=\"s\" />\n<bpmn:eventBasedGateway id=\"x\" />\n{}\n<bpmn:endEvent id=\"e\" />\n{}\n<bpmn:sequenceFlow id=\"f9\" sourceRef=\"s\" targetRef=\"x\" />",
+            "<bpmn:startEvent id=\"s\" />\n<bpmn:eventBasedGateway id=\"x\" />\n{}\n{}\n<bpmn:endEvent id=\"e\" />\n{}\n{}\n<bpmn:sequenceFlow id=\"f9\" sourceRef=\"s\" targetRef=\"x\" />",
             event("intermediateCatchEvent", TIMER_DURATION).replace("\"x\"", "\"c\""),
-            flows(&["x", "c", "e"]).replace("id=\"f", "id=\"g")
+            event("intermediateCatchEvent", r#"<bpmn:messageEventDefinition messageRef="msg" />"#)
+                .replace("\"x\"", "\"d\""),
+            flows(&["x", "c", "e"]).replace("id=\"f", "id=\"g"),
+            flows(&["x", "d", "e"]).replace("id=\"f", "id=\"h")
         ),
         "embedded sub-process" => between(
             r#"<bpmn:subProcess id="x"><bpmn:startEvent id="is" /><bpmn:endEvent id="ie" /><bpmn:sequenceFlow id="if" sourceRef="is" targetRef="ie" /></bpmn:subProcess>"#,
