@@ -154,6 +154,8 @@ pub fn apply_event(txn: &mut Txn<'_>, models: &mut Models, r: &Record) {
         | RecordValue::ProcessMessageSubscription(_)
         | RecordValue::MessageStartEventSubscription(_)
         | RecordValue::ProcessEvent(_) => apply_message(txn, r),
+        RecordValue::SignalSubscription(sub) => apply_signal_subscription(txn, r, sub),
+        RecordValue::Signal(_) => {}
         RecordValue::Timer(t) => match r.intent {
             Intent::Created => {
                 txn.put(Ks::Timers, key_i64(r.key), t);
@@ -382,6 +384,34 @@ fn apply_message(txn: &mut Txn<'_>, r: &Record) {
         ),
         (RecordValue::ProcessEvent(e), Intent::Triggered) => {
             txn.delete(Ks::EventTriggers, key_i64(trigger_key(e)))
+        }
+        _ => {}
+    }
+}
+
+/// SIGNAL_SUBSCRIPTION CREATED / DELETED: the subscription and its index by owner.
+fn apply_signal_subscription(
+    txn: &mut Txn<'_>,
+    r: &Record,
+    sub: &zest_protocol::SignalSubscriptionRecord,
+) {
+    use crate::signals::{owner_key, subscription_key};
+    let k = subscription_key(sub);
+    match r.intent {
+        Intent::Created => {
+            txn.put(
+                Ks::SignalSubscriptions,
+                k,
+                &crate::types::StoredSignalSubscription {
+                    key: r.key,
+                    record: sub.clone(),
+                },
+            );
+            txn.put(Ks::SignalSubscriptions, owner_key(sub), &sub.signal_name);
+        }
+        Intent::Deleted => {
+            txn.delete(Ks::SignalSubscriptions, k);
+            txn.delete(Ks::SignalSubscriptions, owner_key(sub));
         }
         _ => {}
     }

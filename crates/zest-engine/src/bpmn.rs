@@ -14,7 +14,7 @@ use crate::appliers::join_token_key;
 use crate::engine::{Ctx, ProcResult, Rejection, SideEffect};
 use crate::state::{key_i64, read_i64, Ks};
 use crate::types::{AwaitingResult, ElementInstance, StoredJob};
-use crate::{events, messages, variables};
+use crate::{events, messages, signals, variables};
 use zest_protocol::json::type_name;
 
 /// Loads an element instance with its process model and element index.
@@ -270,33 +270,14 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
                 None
             };
             if let Some(trigger) = trigger {
-                let Some((start, start_el)) = model.element_by_id(&trigger.element_id) else {
+                let Some((start, _)) = model.element_by_id(&trigger.element_id) else {
                     return Err(Rejection::invalid_state(format!(
                         "Expected to start process '{}' at element '{}', but it has no such element",
                         inst.record.bpmn_process_id, trigger.element_id
                     )));
                 };
                 let rec = child_record(&inst.record, key, &model, start);
-                let child_key = ctx.next_key();
-                let doc = variables::parse_document(&trigger.variables).unwrap_or_default();
-                if !doc.is_empty() {
-                    // without output mappings the message's variables become process
-                    // variables; with them, they are local to the start event
-                    let scope = if start_el.outputs.is_empty() {
-                        key
-                    } else {
-                        child_key
-                    };
-                    let seed = variables::ScopeInfoSeed {
-                        process_instance_key: inst.record.process_instance_key,
-                        process_definition_key: inst.record.process_definition_key,
-                        bpmn_process_id: inst.record.bpmn_process_id.clone(),
-                        tenant_id: inst.record.tenant_id.clone(),
-                    };
-                    variables::set_local_document(ctx, scope, &doc, Some(&seed));
-                }
-                ctx.command(child_key, Intent::ActivateElement, pi_value(&rec));
-                return Ok(());
+                return activate_triggered(ctx, &rec, &trigger.variables);
             }
             for &start in &el.start_events {
                 let rec = child_record(&inst.record, key, &model, start);
@@ -307,6 +288,7 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
         }
         ElementKind::NoneStartEvent
         | ElementKind::MessageStartEvent
+        | ElementKind::SignalStartEvent
         | ElementKind::NoneEndEvent
         | ElementKind::TerminateEndEvent
         | ElementKind::LinkThrowEvent
@@ -497,6 +479,42 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
             Ok(())
         }
+        ElementKind::SignalCatch => {
+            let name = match signal_name(ctx, el, key) {
+                Ok(n) => n,
+                Err(msg) => {
+                    return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1)
+                }
+            };
+            if let Err(msg) = subscribe_boundaries(ctx, &inst, &model, idx) {
+                return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1);
+            }
+            signals::subscribe(ctx, &inst, &el.id, name);
+            ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
+            Ok(())
+        }
+        ElementKind::SignalThrowEvent => {
+            let name = match signal_name(ctx, el, key) {
+                Ok(n) => n,
+                Err(msg) => {
+                    return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1)
+                }
+            };
+            // the signal carries the element's local variables (its input mappings' result)
+            let vars = Value::Object(variables::local(ctx, key)).to_string();
+            ctx.command(
+                -1,
+                Intent::Broadcast,
+                RecordValue::Signal(zest_protocol::SignalRecord {
+                    signal_name: name,
+                    variables: vars,
+                    tenant_id: inst.record.tenant_id.clone(),
+                }),
+            );
+            ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
+            ctx.command(key, Intent::CompleteElement, pi_value(&inst.record));
+            Ok(())
+        }
         ElementKind::BoundaryEvent => Err(Rejection::invalid_state(format!(
             "Expected to activate boundary event '{}' through its activity's events, but it was activated by a sequence flow",
             el.id
@@ -636,6 +654,18 @@ fn user_task_headers(
         out.push((format!("{PREFIX}formKey"), form_key.clone()));
     }
     Ok(out)
+}
+
+/// The signal name of a signal event, evaluated in its scope.
+fn signal_name(
+    ctx: &Ctx<'_, '_, '_>,
+    el: &zest_model::Element,
+    key: i64,
+) -> Result<String, String> {
+    let Some(expr) = &el.signal else {
+        return Err(format!("signal event '{}' has no signal", el.id));
+    };
+    evaluate(ctx, expr, key).and_then(|v| expect_string(expr, v))
 }
 
 /// A correlation key as Zeebe extracts it: a string as is, a number as its integer digits.
@@ -845,6 +875,7 @@ pub fn on_complete(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
     if matches!(
         el.kind,
         ElementKind::MessageCatch
+            | ElementKind::SignalCatch
             | ElementKind::JobWorkerTask
             | ElementKind::ScriptTask
             | ElementKind::TimerIntermediateCatchEvent
@@ -862,7 +893,10 @@ pub fn on_complete(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             }
         }
     }
-    if (matches!(el.kind, ElementKind::BoundaryEvent) || after_event_gateway(&model, idx))
+    if (matches!(
+        el.kind,
+        ElementKind::BoundaryEvent | ElementKind::MessageStartEvent | ElementKind::SignalStartEvent
+    ) || after_event_gateway(&model, idx))
         && el.outputs.is_empty()
     {
         // the event's variables (local to the boundary event) leave it
@@ -908,7 +942,12 @@ pub fn on_complete(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
         }
         return Ok(());
     }
-    if !el.boundary_events.is_empty() || matches!(el.kind, ElementKind::EventBasedGateway) {
+    if !el.boundary_events.is_empty()
+        || matches!(
+            el.kind,
+            ElementKind::EventBasedGateway | ElementKind::SignalCatch
+        )
+    {
         unsubscribe_events(ctx, key);
     }
     ctx.event(key, Intent::ElementCompleted, pi_value(&inst.record));
@@ -1166,6 +1205,7 @@ fn unsubscribe_events(ctx: &mut Ctx<'_, '_, '_>, key: i64) {
         }
     }
     messages::unsubscribe(ctx, key);
+    signals::unsubscribe(ctx, key);
 }
 
 /// An event reached a boundary event of the activity `activity`: an interrupting one
@@ -1204,6 +1244,19 @@ fn activate_boundary(
 ) -> ProcResult {
     let scope_key = activity.parent_key;
     let rec = child_record(&activity.record, scope_key, model, boundary);
+    activate_triggered(ctx, &rec, variables)
+}
+
+/// Activates an element that an event triggered (a boundary event, a start event, the catch
+/// event after an event-based gateway) with record `rec`: ACTIVATING and ACTIVATED at once,
+/// the event's variables as its local variables, then COMPLETE_ELEMENT. Without output
+/// mappings those variables leave it when it completes.
+fn activate_triggered(
+    ctx: &mut Ctx<'_, '_, '_>,
+    rec: &ProcessInstanceRecord,
+    variables: &str,
+) -> ProcResult {
+    let rec = rec.clone();
     let key = ctx.next_key();
     ctx.event(key, Intent::ElementActivating, pi_value(&rec));
     ctx.event(key, Intent::ElementActivated, pi_value(&rec));
@@ -1271,6 +1324,7 @@ fn subscribe_catch_events(
     enum Sub {
         Timer(String, i64),
         Message(String, String, String, bool),
+        Signal(String, String),
     }
     let mut subs = Vec::new();
     for &b in targets {
@@ -1284,6 +1338,8 @@ fn subscribe_catch_events(
                 None => String::new(),
             };
             subs.push(Sub::Message(be.id.clone(), name, ck, be.interrupting));
+        } else if be.signal.is_some() {
+            subs.push(Sub::Signal(be.id.clone(), signal_name(ctx, be, inst.key)?));
         }
     }
     for sub in subs {
@@ -1304,6 +1360,7 @@ fn subscribe_catch_events(
             Sub::Message(target, name, ck, interrupting) => {
                 messages::subscribe(ctx, inst, &target, name, ck, interrupting);
             }
+            Sub::Signal(target, name) => signals::subscribe(ctx, inst, &target, name),
         }
     }
     Ok(())

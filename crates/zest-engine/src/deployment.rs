@@ -104,6 +104,7 @@ pub fn create(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, d: &DeploymentRecord) -> 
                 ctx.event(key, Intent::Created, RecordValue::Process(record.clone()));
                 ctx.models.insert(key, Arc::new(process.clone()));
                 crate::messages::replace_start_subscriptions(ctx, latest, &record, &process);
+                crate::signals::replace_start_subscriptions(ctx, latest, &record, &process);
             }
             metadata.push(ProcessMetadata {
                 bpmn_process_id: process.id.clone(),

@@ -7,7 +7,7 @@ use zest_protocol::{
 use crate::appliers::{apply_event, observe_key};
 use crate::models::Models;
 use crate::state::{Ks, Txn};
-use crate::{bpmn, deployment, instance, jobs, messages};
+use crate::{bpmn, deployment, instance, jobs, messages, signals};
 
 /// Why a command is rejected; becomes a COMMAND_REJECTION record and the client's error.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -246,6 +246,7 @@ fn dispatch(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
         (RecordValue::ProcessMessageSubscription(r), Delete) => {
             messages::process_subscription_delete(ctx, cmd, r)
         }
+        (RecordValue::Signal(sig), Broadcast) => signals::broadcast(ctx, cmd, sig),
         (v, intent) => Err(Rejection::invalid_argument(format!(
             "Expected a supported command, but got {} {:?}",
             v.value_type().name(),

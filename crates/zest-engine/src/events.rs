@@ -86,3 +86,53 @@ pub(crate) fn take_trigger(
     );
     Some(trigger)
 }
+
+/// An event (a message, a signal, a timer) starts a new instance of `process` at the start
+/// event `start_event_id`: PROCESS_EVENT TRIGGERING (kept under the process definition), then
+/// the process's ACTIVATE_ELEMENT. Returns the new instance's key.
+pub(crate) fn start_process(
+    ctx: &mut Ctx<'_, '_, '_>,
+    process: &zest_protocol::ProcessRecord,
+    start_event_id: &str,
+    variables: String,
+) -> i64 {
+    let instance_key = ctx.next_key();
+    start_process_with_key(ctx, process, instance_key, start_event_id, variables);
+    instance_key
+}
+
+/// [`start_process`] with a key chosen by the caller (a message start event records it first).
+pub(crate) fn start_process_with_key(
+    ctx: &mut Ctx<'_, '_, '_>,
+    process: &zest_protocol::ProcessRecord,
+    instance_key: i64,
+    start_event_id: &str,
+    variables: String,
+) {
+    let record = ProcessInstanceRecord {
+        bpmn_process_id: process.bpmn_process_id.clone(),
+        version: process.version,
+        process_definition_key: process.process_definition_key,
+        process_instance_key: instance_key,
+        element_id: process.bpmn_process_id.clone(),
+        flow_scope_key: -1,
+        bpmn_element_type: zest_protocol::BpmnElementType::Process,
+        bpmn_event_type: zest_protocol::BpmnEventType::Unspecified,
+        parent_process_instance_key: -1,
+        parent_element_instance_key: -1,
+        tenant_id: tenant(&process.tenant_id),
+    };
+    // a start event's trigger belongs to the process definition (trigger_key)
+    triggering(
+        ctx,
+        process.process_definition_key,
+        &record,
+        start_event_id,
+        variables,
+    );
+    ctx.command(
+        instance_key,
+        Intent::ActivateElement,
+        RecordValue::ProcessInstance(record),
+    );
+}

@@ -8,6 +8,7 @@
 //! `appliers` is the only code that mutates state; `bpmn` holds one behaviour per element kind;
 //! `jobs`, `deployment`, `instance` hold the processors of the other value types;
 //! `events` holds event triggers (PROCESS_EVENT); `messages` the message subscriptions;
+//! `signals` signal broadcasts and subscriptions;
 //! `variables` implements Zeebe's variable scoping and propagation.
 
 mod appliers;
@@ -19,6 +20,7 @@ mod instance;
 mod jobs;
 mod messages;
 mod models;
+mod signals;
 pub mod state;
 pub mod types;
 mod variables;

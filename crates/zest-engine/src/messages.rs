@@ -10,7 +10,7 @@
 
 use zest_protocol::{
     partition_for_correlation_key, Intent, MessageBatchRecord, MessageRecord,
-    MessageStartEventSubscriptionRecord, MessageSubscriptionRecord, ProcessInstanceRecord,
+    MessageStartEventSubscriptionRecord, MessageSubscriptionRecord,
     ProcessMessageSubscriptionRecord, Record, RecordValue, RejectionType, DEFAULT_TENANT,
 };
 
@@ -276,31 +276,12 @@ fn start_instance(
             ..sub.record.clone()
         }),
     );
-    let record = ProcessInstanceRecord {
-        bpmn_process_id: process.bpmn_process_id.clone(),
-        version: process.version,
-        process_definition_key: process.process_definition_key,
-        process_instance_key: instance_key,
-        element_id: process.bpmn_process_id.clone(),
-        flow_scope_key: -1,
-        bpmn_element_type: zest_protocol::BpmnElementType::Process,
-        bpmn_event_type: zest_protocol::BpmnEventType::Unspecified,
-        parent_process_instance_key: -1,
-        parent_element_instance_key: -1,
-        tenant_id: tenant(&process.tenant_id),
-    };
-    // a start event's trigger belongs to the process definition (events::trigger_key)
-    crate::events::triggering(
+    crate::events::start_process_with_key(
         ctx,
-        process.process_definition_key,
-        &record,
+        &process,
+        instance_key,
         &sub.record.start_event_id,
         message.variables.clone(),
-    );
-    ctx.command(
-        instance_key,
-        Intent::ActivateElement,
-        RecordValue::ProcessInstance(record),
     );
 }
 

@@ -66,10 +66,15 @@ pub enum Ks {
     /// (element instance key, timer key) -> (): the timers of an element instance (its own, or
     /// its boundary events').
     ElementTimers,
+    /// Signal subscriptions, by tag: `s` (signal name, subscription key, catch event id) ->
+    /// StoredSignalSubscription; `o` (subscription key, catch event id) -> signal name. The
+    /// subscription key is the element instance's key, or for a start event the process
+    /// definition key.
+    SignalSubscriptions,
 }
 
 impl Ks {
-    pub const ALL: [Ks; 24] = [
+    pub const ALL: [Ks; 25] = [
         Ks::Meta,
         Ks::Processes,
         Ks::ProcessLatest,
@@ -94,6 +99,7 @@ impl Ks {
         Ks::MessageStartSubscriptions,
         Ks::EventTriggers,
         Ks::ElementTimers,
+        Ks::SignalSubscriptions,
     ];
 
     /// Position in [`Ks::ALL`] (declaration order), for array-indexed keyspace handles.
@@ -128,6 +134,7 @@ impl Ks {
             Ks::MessageStartSubscriptions => "message_start_subscriptions",
             Ks::EventTriggers => "event_triggers",
             Ks::ElementTimers => "element_timers",
+            Ks::SignalSubscriptions => "signal_subscriptions",
         }
     }
 }

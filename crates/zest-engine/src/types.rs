@@ -131,6 +131,14 @@ pub struct StoredStartSubscription {
     pub record: MessageStartEventSubscriptionRecord,
 }
 
+/// A signal subscription: a start event of the latest version of a process, or a catch or
+/// boundary event of an element instance.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StoredSignalSubscription {
+    pub key: i64,
+    pub record: zest_protocol::SignalSubscriptionRecord,
+}
+
 /// An event that triggered an element and is not yet consumed by it (PROCESS_EVENT
 /// TRIGGERING, consumed at TRIGGERED).
 #[derive(Debug, Clone, Serialize, Deserialize)]

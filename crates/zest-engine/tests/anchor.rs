@@ -48,6 +48,7 @@ fn line(r: &Record) -> String {
             format!("{} {}", s.element_id, s.message_name)
         }
         RecordValue::MessageSubscription(s) => s.message_name.clone(),
+        RecordValue::SignalSubscription(s) => format!("{} {}", s.signal_name, s.catch_event_id),
         _ => String::new(),
     };
     let mut out = format!(
@@ -117,6 +118,9 @@ fn run(steps: &[Vec<String>]) -> Vec<String> {
             }
             "publish" => {
                 h.publish(arg(1), arg(2), 3_600_000, "", arg(3));
+            }
+            "signal" => {
+                h.broadcast(arg(1), arg(2)).accepted();
             }
             "time" => {
                 let d = zest_model::time::parse_iso_duration(arg(1)).unwrap();

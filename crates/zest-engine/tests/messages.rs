@@ -457,12 +457,16 @@ fn message_start_event_creates_an_instance_with_the_message_variables() {
             ev(PI, Intent::ElementActivated, "fulfil"),
         ]
     );
+    // as in Zeebe: the start event is activated at once, the message's variables are its
+    // local variables and leave it when it completes
     assert_eq!(
-        s[8..11].to_vec(),
+        s[8..13].to_vec(),
         vec![
             ev(PE, Intent::Triggered, "start"),
+            ev(PI, Intent::ElementActivating, "start"),
+            ev(PI, Intent::ElementActivated, "start"),
             ev(ValueType::Variable, Intent::Created, "orderId"),
-            cmd(PI, Intent::ActivateElement, "start"),
+            cmd(PI, Intent::CompleteElement, "start"),
         ]
     );
     assert_eq!(b.count(ValueType::Job, Intent::Created), 1);

@@ -877,9 +877,42 @@ impl Gateway for GatewayService {
 
     async fn broadcast_signal(
         &self,
-        _request: Request<proto::BroadcastSignalRequest>,
+        request: Request<proto::BroadcastSignalRequest>,
     ) -> Result<Response<proto::BroadcastSignalResponse>, Status> {
-        Err(unsupported("Signals (BroadcastSignal)"))
+        self.check_size(request.get_ref())?;
+        let r = request.into_inner();
+        if r.signal_name.trim().is_empty() {
+            return Err(Status::invalid_argument(
+                "Expected to broadcast a signal with a name, but the name is empty",
+            ));
+        }
+        let tenant_id = r.tenant_id.trim();
+        if !tenant_id.is_empty() && tenant_id != DEFAULT_TENANT {
+            return Err(Status::invalid_argument(format!(
+                "Expected to handle gRPC request BroadcastSignal with tenant identifier '{tenant_id}', but multi-tenancy is disabled"
+            )));
+        }
+        let signal = zest_protocol::SignalRecord {
+            signal_name: r.signal_name,
+            variables: variables_document(&r.variables, "variables")?,
+            tenant_id: DEFAULT_TENANT.into(),
+        };
+        // like a deployment, a broadcast is processed by the first partition (with one
+        // partition per node that is every subscription)
+        let event = self
+            .submit(
+                1,
+                new_command(-1, Intent::Broadcast, RecordValue::Signal(signal), -1, -1),
+            )
+            .await?;
+        let tenant_id = match &event.value {
+            RecordValue::Signal(s) => s.tenant_id.clone(),
+            _ => DEFAULT_TENANT.into(),
+        };
+        Ok(Response::new(proto::BroadcastSignalResponse {
+            key: event.key,
+            tenant_id,
+        }))
     }
 }
 

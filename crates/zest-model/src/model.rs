@@ -125,6 +125,13 @@ pub enum ElementKind {
     BoundaryEvent,
     /// An error end event: throws `Element::error_code` to the nearest error catch event.
     ErrorEndEvent,
+    /// A signal intermediate catch event: waits for a broadcast of its signal.
+    SignalCatch,
+    /// A signal start event: a broadcast of its signal creates an instance.
+    SignalStartEvent,
+    /// A signal intermediate throw or end event: broadcasts its signal (with the element's
+    /// variables, or its input mappings' result) and passes on.
+    SignalThrowEvent,
     /// A link intermediate throw event: completes and activates the link catch event of the
     /// same name in its scope (`Element::link_target`), without a sequence flow.
     LinkThrowEvent,
@@ -177,6 +184,8 @@ pub struct Element {
     /// The error code an error end event throws, or an error boundary event catches (`None`
     /// for an error boundary event: it catches every error).
     pub error_code: Option<String>,
+    /// The signal name of a signal event (static, or FEEL evaluated on activation).
+    pub signal: Option<Expression>,
     /// The name of a link event (`bpmn:linkEventDefinition name`).
     pub link_name: Option<String>,
     /// A link throw event's catch event (same name, same scope).

@@ -108,6 +108,7 @@ pub fn parse_bpmn(resource_name: &str, xml: &[u8]) -> Result<Vec<Process>, Model
         problems: Vec::new(),
         messages: HashMap::new(),
         errors: HashMap::new(),
+        signals: HashMap::new(),
     };
     let root = doc.root_element();
     if !is_bpmn(root, "definitions") {
@@ -143,6 +144,13 @@ pub fn parse_bpmn(resource_name: &str, xml: &[u8]) -> Result<Vec<Process>, Model
                 correlation_key,
             },
         );
+    }
+
+    for node in root.children().filter(|n| is_bpmn(*n, "signal")) {
+        if let Some(id) = non_empty_attr(node, "id") {
+            let name = non_empty_attr(node, "name").map(|c| c.trim().to_string());
+            ctx.signals.insert(id.to_string(), name);
+        }
     }
 
     for node in root.children().filter(|n| is_bpmn(*n, "error")) {
@@ -223,6 +231,8 @@ struct Ctx<'t> {
     messages: HashMap<String, MessageDef>,
     /// `bpmn:error` elements of the definitions: id -> errorCode (if any).
     errors: HashMap<String, Option<String>>,
+    /// `bpmn:signal` elements of the definitions: id -> name (if any).
+    signals: HashMap<String, Option<String>>,
 }
 
 /// A `bpmn:message` as written: its name and `zeebe:subscription` correlation key.
@@ -506,6 +516,19 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 let msg = format!("event sub-processes ('subProcess' with triggeredByEvent=\"true\") {UNSUPPORTED_PL}");
                 return self.unsupported(id, node, msg);
             }
+            "startEvent" if matches!(event_defs.as_slice(), [d] if is_bpmn(*d, "signalEventDefinition")) =>
+            {
+                let mut e = new_element(
+                    id,
+                    node,
+                    ElementKind::SignalStartEvent,
+                    BpmnElementType::StartEvent,
+                    BpmnEventType::Signal,
+                    line,
+                );
+                e.signal = self.signal_name(id, event_defs[0], true);
+                e
+            }
             "startEvent" if matches!(event_defs.as_slice(), [d] if is_bpmn(*d, "messageEventDefinition")) =>
             {
                 let mut e = new_element(
@@ -545,6 +568,23 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                     line,
                 );
                 e.error_code = self.thrown_error_code(id, event_defs[0]);
+                e
+            }
+            "endEvent" | "intermediateThrowEvent" if matches!(event_defs.as_slice(), [d] if is_bpmn(*d, "signalEventDefinition")) =>
+            {
+                let mut e = new_element(
+                    id,
+                    node,
+                    ElementKind::SignalThrowEvent,
+                    if kind_name == "endEvent" {
+                        BpmnElementType::EndEvent
+                    } else {
+                        BpmnElementType::IntermediateThrowEvent
+                    },
+                    BpmnEventType::Signal,
+                    line,
+                );
+                e.signal = self.signal_name(id, event_defs[0], false);
                 e
             }
             "endEvent" if matches!(event_defs.as_slice(), [d] if is_bpmn(*d, "terminateEventDefinition")) => {
@@ -592,6 +632,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                         "timerEventDefinition" => BpmnEventType::Timer,
                         "messageEventDefinition" => BpmnEventType::Message,
                         "errorEventDefinition" => BpmnEventType::Error,
+                        "signalEventDefinition" => BpmnEventType::Signal,
                         _ => {
                             let msg = unsupported_event(std::slice::from_ref(def));
                             return self.unsupported(id, node, msg);
@@ -610,6 +651,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                     }
                     "timerEventDefinition" => e.timer = self.timer(id, *def, true),
                     "messageEventDefinition" => e.message = self.message_ref(id, *def, true),
+                    "signalEventDefinition" => e.signal = self.signal_name(id, *def, false),
                     _ => {
                         if !interrupting {
                             self.ctx.problem(
@@ -654,6 +696,18 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                         line,
                     );
                     e.timer = self.timer(id, *def, true);
+                    e
+                }
+                [def] if is_bpmn(*def, "signalEventDefinition") => {
+                    let mut e = new_element(
+                        id,
+                        node,
+                        ElementKind::SignalCatch,
+                        BpmnElementType::IntermediateCatchEvent,
+                        BpmnEventType::Signal,
+                        line,
+                    );
+                    e.signal = self.signal_name(id, *def, false);
                     e
                 }
                 [def] if is_bpmn(*def, "linkEventDefinition") => {
@@ -783,6 +837,9 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             }
             ElementKind::JobWorkerTask => Allowed::SERVICE_TASK,
             ElementKind::LinkThrowEvent => Allowed::INPUTS,
+            ElementKind::SignalThrowEvent => Allowed::IO,
+            ElementKind::SignalCatch => Allowed::IO,
+            ElementKind::SignalStartEvent => Allowed::OUTPUTS,
             ElementKind::LinkCatchEvent => Allowed::OUTPUTS,
             ElementKind::SubProcess => Allowed::IO,
             ElementKind::PassThroughTask | ElementKind::NoneIntermediateThrowEvent => Allowed::IO,
@@ -950,6 +1007,53 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             name,
             correlation_key,
         })
+    }
+
+    /// The signal name a signal event definition references (`signalRef` -> `bpmn:signal name`),
+    /// static or FEEL. A start event's subscription opens at deployment, so its name must be
+    /// static (or FEEL without variables).
+    fn signal_name(&mut self, id: &str, def: Node, at_deployment: bool) -> Option<Expression> {
+        let Some(reference) = non_empty_attr(def, "signalRef") else {
+            self.ctx.problem(
+                Some(id),
+                def,
+                "Must reference a signal (attribute 'signalRef')",
+            );
+            return None;
+        };
+        let Some(name) = self.ctx.signals.get(reference.trim()).cloned() else {
+            self.ctx.problem(
+                Some(id),
+                def,
+                format!("Attribute 'signalRef' must reference a 'bpmn:signal' of the definitions, but no signal has the id '{reference}'"),
+            );
+            return None;
+        };
+        let Some(name) = name else {
+            self.ctx.problem(
+                Some(id),
+                def,
+                format!(
+                    "Must have a signal name: the signal '{reference}' has no 'name' attribute"
+                ),
+            );
+            return None;
+        };
+        let expr = self.ctx.expression(id, def, "Signal name", &name)?;
+        match (at_deployment, &expr) {
+            (true, Expression::Feel(e)) => match e.evaluate(&serde_json::Map::new()) {
+                Ok(serde_json::Value::String(v)) => Some(Expression::Static(v)),
+                _ => {
+                    self.ctx.problem(
+                        Some(id),
+                        def,
+                        format!("Expected the signal name expression '={}' of a start event to result in a string without variables (it is evaluated at deployment)", e.source()),
+                    );
+                    None
+                }
+            },
+            _ => Some(expr),
+        }
     }
 
     /// The error code an error end event throws: its `errorRef`'s static `errorCode`.
@@ -1675,7 +1779,9 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                     !(t.element_type == BpmnElementType::IntermediateCatchEvent
                         && matches!(
                             t.kind,
-                            ElementKind::MessageCatch | ElementKind::TimerIntermediateCatchEvent
+                            ElementKind::MessageCatch
+                                | ElementKind::TimerIntermediateCatchEvent
+                                | ElementKind::SignalCatch
                         ))
                 })
             });
@@ -1683,7 +1789,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 self.ctx.problem(
                     Some(&id),
                     self.nodes[i],
-                    "Event-based gateway must not have an outgoing sequence flow to other elements than message or timer intermediate catch events.",
+                    "Event-based gateway must not have an outgoing sequence flow to other elements than message, timer or signal intermediate catch events.",
                 );
             }
             if e.outgoing.iter().any(|&f| self.flow_nodes[f].1) {
@@ -1785,7 +1891,9 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             let dropped_outgoing = self.dropped_outgoing.get(&idx).copied().unwrap_or(0);
             let outgoing_count = e.outgoing.len() + dropped_outgoing;
             match e.kind {
-                ElementKind::NoneStartEvent | ElementKind::MessageStartEvent
+                ElementKind::NoneStartEvent
+                | ElementKind::MessageStartEvent
+                | ElementKind::SignalStartEvent
                     if !e.incoming.is_empty() =>
                 {
                     self.ctx.problem(
@@ -1806,6 +1914,15 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 | ElementKind::TerminateEndEvent
                 | ElementKind::LinkThrowEvent
                     if !e.outgoing.is_empty() =>
+                {
+                    self.ctx.problem(
+                        Some(&id),
+                        node,
+                        "End events must not have outgoing sequence flows to other elements.",
+                    );
+                }
+                ElementKind::SignalThrowEvent
+                    if e.element_type == BpmnElementType::EndEvent && !e.outgoing.is_empty() =>
                 {
                     self.ctx.problem(
                         Some(&id),
@@ -1981,6 +2098,7 @@ fn new_element(
         interrupting: true,
         boundary_events: Vec::new(),
         error_code: None,
+        signal: None,
         link_name: None,
         link_target: None,
         user_task: None,

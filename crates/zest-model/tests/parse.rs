@@ -855,11 +855,11 @@ fn unsupported_elements_are_all_reported() {
         r#"<bpmn:complexGateway id="complex" />"#,
         r#"<bpmn:scriptTask id="script" />"#,
         r#"<bpmn:subProcess id="sub" triggeredByEvent="true"><bpmn:startEvent id="inner_start" /></bpmn:subProcess>"#,
-        r#"<bpmn:boundaryEvent id="boundary" attachedToRef="task"><bpmn:signalEventDefinition /></bpmn:boundaryEvent>"#,
+        r#"<bpmn:boundaryEvent id="boundary" attachedToRef="task"><bpmn:escalationEventDefinition /></bpmn:boundaryEvent>"#,
         r#"<bpmn:startEvent id="timer_start"><bpmn:timerEventDefinition><bpmn:timeCycle>R/PT1S</bpmn:timeCycle></bpmn:timerEventDefinition></bpmn:startEvent>"#,
         r#"<bpmn:endEvent id="escalate"><bpmn:escalationEventDefinition /></bpmn:endEvent>"#,
         r#"<bpmn:intermediateCatchEvent id="msg_catch"><bpmn:messageEventDefinition messageRef="m" /></bpmn:intermediateCatchEvent>"#,
-        r#"<bpmn:intermediateThrowEvent id="throw"><bpmn:signalEventDefinition /></bpmn:intermediateThrowEvent>"#,
+        r#"<bpmn:intermediateThrowEvent id="throw"><bpmn:escalationEventDefinition /></bpmn:intermediateThrowEvent>"#,
         r#"<bpmn:eventBasedGateway id="ebg" />"#,
         r#"<bpmn:callActivity id="call" />"#,
         r#"<bpmn:businessRuleTask id="brt" />"#,
@@ -883,7 +883,7 @@ fn unsupported_elements_are_all_reported() {
         ("escalate", "'endEvent' with 'escalationEventDefinition'"),
         (
             "throw",
-            "'intermediateThrowEvent' with 'signalEventDefinition'",
+            "'intermediateThrowEvent' with 'escalationEventDefinition'",
         ),
         ("call", "'callActivity'"),
     ] {

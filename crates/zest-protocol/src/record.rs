@@ -43,6 +43,8 @@ pub enum ValueType {
     ProcessMessageSubscription,
     MessageStartEventSubscription,
     ProcessEvent,
+    Signal,
+    SignalSubscription,
 }
 
 impl ValueType {
@@ -65,6 +67,8 @@ impl ValueType {
             ValueType::ProcessMessageSubscription => "PROCESS_MESSAGE_SUBSCRIPTION",
             ValueType::MessageStartEventSubscription => "MESSAGE_START_EVENT_SUBSCRIPTION",
             ValueType::ProcessEvent => "PROCESS_EVENT",
+            ValueType::Signal => "SIGNAL",
+            ValueType::SignalSubscription => "SIGNAL_SUBSCRIPTION",
         }
     }
 }
@@ -141,6 +145,9 @@ pub enum Intent {
     Deleted,
     // process event
     Triggering,
+    // signal
+    Broadcast,
+    Broadcasted,
 }
 
 impl Intent {
@@ -201,6 +208,8 @@ impl Intent {
             Intent::Deleting => "DELETING",
             Intent::Deleted => "DELETED",
             Intent::Triggering => "TRIGGERING",
+            Intent::Broadcast => "BROADCAST",
+            Intent::Broadcasted => "BROADCASTED",
         }
     }
 }

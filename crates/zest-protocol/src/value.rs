@@ -319,6 +319,27 @@ pub struct ProcessEventRecord {
     pub tenant_id: String,
 }
 
+/// SIGNAL: a signal broadcast to every subscription with its name.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct SignalRecord {
+    pub signal_name: String,
+    pub variables: String,
+    pub tenant_id: String,
+}
+
+/// SIGNAL_SUBSCRIPTION: a signal catch event waiting (a signal start event of the latest
+/// process version, or an element instance's catch or boundary event).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct SignalSubscriptionRecord {
+    pub process_definition_key: i64,
+    pub bpmn_process_id: String,
+    pub catch_event_id: String,
+    /// The element instance holding the subscription; -1 for a start event.
+    pub catch_event_instance_key: i64,
+    pub signal_name: String,
+    pub tenant_id: String,
+}
+
 /// The typed value of a record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum RecordValue {
@@ -339,6 +360,8 @@ pub enum RecordValue {
     ProcessMessageSubscription(ProcessMessageSubscriptionRecord),
     MessageStartEventSubscription(MessageStartEventSubscriptionRecord),
     ProcessEvent(ProcessEventRecord),
+    Signal(SignalRecord),
+    SignalSubscription(SignalSubscriptionRecord),
 }
 
 impl RecordValue {
@@ -363,6 +386,8 @@ impl RecordValue {
                 ValueType::MessageStartEventSubscription
             }
             RecordValue::ProcessEvent(_) => ValueType::ProcessEvent,
+            RecordValue::Signal(_) => ValueType::Signal,
+            RecordValue::SignalSubscription(_) => ValueType::SignalSubscription,
         }
     }
 
@@ -486,6 +511,16 @@ impl RecordValue {
                 "scopeKey": e.scope_key, "targetElementId": e.target_element_id,
                 "variables": doc(&e.variables), "processDefinitionKey": e.process_definition_key,
                 "processInstanceKey": e.process_instance_key, "tenantId": e.tenant_id,
+            }),
+            RecordValue::Signal(s) => json!({
+                "signalName": s.signal_name, "variables": doc(&s.variables),
+                "tenantId": s.tenant_id,
+            }),
+            RecordValue::SignalSubscription(s) => json!({
+                "processDefinitionKey": s.process_definition_key,
+                "bpmnProcessId": s.bpmn_process_id, "catchEventId": s.catch_event_id,
+                "catchEventInstanceKey": s.catch_event_instance_key,
+                "signalName": s.signal_name, "tenantId": s.tenant_id,
             }),
         }
     }

@@ -186,3 +186,31 @@ def test_publish_message_completes_receive_task(zeebe_address, model):
 
     result = run(go())
     assert result.variables == {"orderId": process_id, "amount": 42}
+
+
+def test_broadcast_signal_starts_an_instance(zeebe_address, model):
+    """A broadcast signal starts an instance at its signal start event, with the signal's
+    variables; a pyzeebe worker sees them in the instance's first job."""
+    process_id, path = model("signal_start.bpmn", "zest_proc")
+    job_type = process_id + "-started"
+
+    async def go():
+        client = ZeebeClient(create_insecure_channel(grpc_address=zeebe_address))
+        await _deploy(client, path, process_id)
+        seen: asyncio.Future = asyncio.get_running_loop().create_future()
+        worker = ZeebeWorker(create_insecure_channel(grpc_address=zeebe_address), name="pyzeebe-compat", request_timeout=2000)
+
+        @worker.task(task_type=job_type, timeout_ms=20000)
+        async def started(job: Job) -> dict:
+            if not seen.done():
+                seen.set_result((job.bpmn_process_id, dict(job.variables)))
+            return {}
+
+        resp = await client.broadcast_signal(process_id + "-start", {"n": 7})
+        assert resp.key > 0
+        async with running(worker):
+            return await asyncio.wait_for(seen, 20)
+
+    bpmn_process_id, variables = run(go())
+    assert bpmn_process_id == process_id
+    assert variables == {"n": 7}

@@ -493,6 +493,18 @@ impl Harness {
     // ---------------------------------------------------------------------------------------
     // Client commands
 
+    pub fn broadcast(&mut self, signal_name: &str, variables: &str) -> Batch {
+        self.client(
+            -1,
+            Intent::Broadcast,
+            RecordValue::Signal(zest_protocol::SignalRecord {
+                signal_name: signal_name.to_string(),
+                variables: variables.to_string(),
+                tenant_id: String::new(),
+            }),
+        )
+    }
+
     pub fn deploy(&mut self, resource_name: &str, xml: &str) -> Batch {
         self.client(
             -1,

@@ -622,4 +622,124 @@ class JavaClientSmokeTest {
                 .send()
                 .join());
   }
+
+  static String signalModels(String catchId, String startId, String name, String jobType) {
+    return """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL"
+            xmlns:zeebe="http://camunda.org/schema/zeebe/1.0"
+            id="defs_CATCH" targetNamespace="http://zest.example/java-smoke">
+          <bpmn:process id="CATCH" isExecutable="true">
+            <bpmn:startEvent id="start" />
+            <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="wait" />
+            <bpmn:intermediateCatchEvent id="wait">
+              <bpmn:signalEventDefinition signalRef="go" />
+            </bpmn:intermediateCatchEvent>
+            <bpmn:sequenceFlow id="f2" sourceRef="wait" targetRef="after" />
+            <bpmn:serviceTask id="after">
+              <bpmn:extensionElements><zeebe:taskDefinition type="JOB_TYPE-after" /></bpmn:extensionElements>
+            </bpmn:serviceTask>
+            <bpmn:sequenceFlow id="f3" sourceRef="after" targetRef="end" />
+            <bpmn:endEvent id="end" />
+          </bpmn:process>
+          <bpmn:process id="START" isExecutable="true">
+            <bpmn:startEvent id="by_signal">
+              <bpmn:signalEventDefinition signalRef="begin" />
+            </bpmn:startEvent>
+            <bpmn:sequenceFlow id="g1" sourceRef="by_signal" targetRef="task" />
+            <bpmn:serviceTask id="task">
+              <bpmn:extensionElements><zeebe:taskDefinition type="JOB_TYPE" /></bpmn:extensionElements>
+            </bpmn:serviceTask>
+            <bpmn:sequenceFlow id="g2" sourceRef="task" targetRef="done" />
+            <bpmn:endEvent id="done" />
+          </bpmn:process>
+          <bpmn:signal id="go" name="NAME-go" />
+          <bpmn:signal id="begin" name="NAME-begin" />
+        </bpmn:definitions>
+        """
+        .replace("CATCH", catchId)
+        .replace("START", startId)
+        .replace("NAME", name)
+        .replace("JOB_TYPE", jobType);
+  }
+
+  ActivatedJob oneJob(String what, String jobType) throws Exception {
+    return eventually(
+        what,
+        () -> {
+          ActivateJobsResponse resp =
+              client
+                  .newActivateJobsCommand()
+                  .jobType(jobType)
+                  .maxJobsToActivate(1)
+                  .requestTimeout(Duration.ofSeconds(1))
+                  .send()
+                  .join();
+          return resp.getJobs().isEmpty() ? null : resp.getJobs().get(0);
+        });
+  }
+
+  /**
+   * BroadcastSignal: a waiting signal catch event gets the signal's variables; a signal start
+   * event starts an instance with them; a tenant other than the default one is refused.
+   */
+  @Test
+  @Order(9)
+  void broadcastSignalTriggersCatchAndStartEvents() throws Exception {
+    String catchId = processId + "_sigcatch";
+    String startId = processId + "_sigstart";
+    String name = "java-sig-" + runId;
+    String jobType = "java-sig-" + runId;
+    DeploymentEvent d =
+        client
+            .newDeployResourceCommand()
+            .addResourceStringUtf8(signalModels(catchId, startId, name, jobType), catchId + ".bpmn")
+            .send()
+            .join();
+    assertEquals(2, d.getProcesses().size());
+
+    long instance =
+        client
+            .newCreateInstanceCommand()
+            .bpmnProcessId(catchId)
+            .latestVersion()
+            .variables(Map.of("orderId", "o-" + runId))
+            .send()
+            .join()
+            .getProcessInstanceKey();
+    var broadcast =
+        client
+            .newBroadcastSignalCommand()
+            .signalName(name + "-go")
+            .variables(Map.of("approved", true))
+            .send()
+            .join();
+    assertTrue(broadcast.getKey() > 0, "signal key " + broadcast.getKey());
+    assertEquals("<default>", broadcast.getTenantId());
+    ActivatedJob after = oneJob("the job after the signal catch event", jobType + "-after");
+    assertEquals(instance, after.getProcessInstanceKey());
+    assertEquals(true, after.getVariablesAsMap().get("approved"));
+    client.newCompleteCommand(after).send().join();
+
+    client
+        .newBroadcastSignalCommand()
+        .signalName(name + "-begin")
+        .variables(Map.of("who", "java"))
+        .send()
+        .join();
+    ActivatedJob started = oneJob("the job of the instance started by a signal", jobType);
+    assertEquals(startId, started.getBpmnProcessId());
+    assertEquals("java", started.getVariablesAsMap().get("who"));
+    client.newCompleteCommand(started).send().join();
+
+    assertStatus(
+        Status.Code.INVALID_ARGUMENT,
+        () ->
+            client
+                .newBroadcastSignalCommand()
+                .signalName(name + "-go")
+                .tenantId("another-tenant")
+                .send()
+                .join());
+  }
 }
