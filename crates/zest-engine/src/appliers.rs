@@ -162,7 +162,7 @@ pub fn apply_event(txn: &mut Txn<'_>, models: &mut Models, r: &Record) {
                 txn.put_raw(Ks::TimerDueDates, due_key(t.due_date, r.key), Vec::new());
                 txn.put_raw(
                     Ks::ElementTimers,
-                    element_timer_key(t.element_instance_key, r.key),
+                    element_timer_key(timer_owner(t), r.key),
                     Vec::new(),
                 );
                 update_instance(txn, t.element_instance_key, |e| {
@@ -174,10 +174,7 @@ pub fn apply_event(txn: &mut Txn<'_>, models: &mut Models, r: &Record) {
             Intent::Triggered | Intent::Canceled => {
                 txn.delete(Ks::Timers, key_i64(r.key));
                 txn.delete(Ks::TimerDueDates, due_key(t.due_date, r.key));
-                txn.delete(
-                    Ks::ElementTimers,
-                    element_timer_key(t.element_instance_key, r.key),
-                );
+                txn.delete(Ks::ElementTimers, element_timer_key(timer_owner(t), r.key));
                 update_instance(txn, t.element_instance_key, |e| {
                     if e.timer_key == r.key {
                         e.timer_key = -1;
@@ -496,6 +493,16 @@ fn apply_process_instance(
             });
         }
         _ => {}
+    }
+}
+
+/// Whose timer it is: the element instance's, or for a timer start event the process
+/// definition's (a new version cancels the previous version's start timers through it).
+pub(crate) fn timer_owner(t: &zest_protocol::TimerRecord) -> i64 {
+    if t.element_instance_key > 0 {
+        t.element_instance_key
+    } else {
+        t.process_definition_key
     }
 }
 

@@ -289,6 +289,7 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
         ElementKind::NoneStartEvent
         | ElementKind::MessageStartEvent
         | ElementKind::SignalStartEvent
+        | ElementKind::TimerStartEvent
         | ElementKind::NoneEndEvent
         | ElementKind::TerminateEndEvent
         | ElementKind::LinkThrowEvent
@@ -895,7 +896,10 @@ pub fn on_complete(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
     }
     if (matches!(
         el.kind,
-        ElementKind::BoundaryEvent | ElementKind::MessageStartEvent | ElementKind::SignalStartEvent
+        ElementKind::BoundaryEvent
+            | ElementKind::MessageStartEvent
+            | ElementKind::SignalStartEvent
+            | ElementKind::TimerStartEvent
     ) || after_event_gateway(&model, idx))
         && el.outputs.is_empty()
     {

@@ -105,6 +105,7 @@ pub fn create(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, d: &DeploymentRecord) -> 
                 ctx.models.insert(key, Arc::new(process.clone()));
                 crate::messages::replace_start_subscriptions(ctx, latest, &record, &process);
                 crate::signals::replace_start_subscriptions(ctx, latest, &record, &process);
+                crate::instance::replace_start_timers(ctx, latest, &record, &process);
             }
             metadata.push(ProcessMetadata {
                 bpmn_process_id: process.id.clone(),

@@ -267,6 +267,9 @@ pub fn trigger_timer(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
             cmd.key
         )));
     }
+    if timer.element_instance_key <= 0 {
+        return trigger_start_timer(ctx, cmd.key, &timer);
+    }
     let Some((inst, model, _)) = bpmn::load(ctx, timer.element_instance_key) else {
         return Err(Rejection::not_found(format!(
             "Expected to trigger timer with key '{}', but its element instance '{}' does not exist",
@@ -285,4 +288,132 @@ pub fn trigger_timer(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
         RecordValue::Timer(timer.clone()),
     );
     bpmn::trigger_event(ctx, &inst, &model, &timer.target_element_id, String::new())
+}
+
+/// A timer start event's timer is due: a new instance starts at the start event, and a cycle
+/// with repetitions left sets the next timer (one interval after this one's due date).
+fn trigger_start_timer(
+    ctx: &mut Ctx<'_, '_, '_>,
+    timer_key: i64,
+    timer: &zest_protocol::TimerRecord,
+) -> ProcResult {
+    let Some(process) = ctx
+        .txn
+        .get::<crate::types::StoredProcess>(Ks::Processes, &key_i64(timer.process_definition_key))
+        .map(|p| p.record)
+    else {
+        return Err(Rejection::not_found(format!(
+            "Expected to trigger timer with key '{timer_key}', but its process definition '{}' does not exist",
+            timer.process_definition_key
+        )));
+    };
+    ctx.event(
+        timer_key,
+        Intent::Triggered,
+        RecordValue::Timer(timer.clone()),
+    );
+    crate::events::start_process(ctx, &process, &timer.target_element_id, String::new());
+    if timer.repetitions == 1 {
+        return Ok(());
+    }
+    let Some(model) = ctx.models.get(ctx.txn, timer.process_definition_key) else {
+        return Ok(());
+    };
+    let Some((_, el)) = model.element_by_id(&timer.target_element_id) else {
+        return Ok(());
+    };
+    let Some(zest_model::TimerDefinition::Cycle(zest_model::Expression::Static(text))) = &el.timer
+    else {
+        return Ok(());
+    };
+    let Ok(cycle) = zest_model::time::parse_cycle(text) else {
+        return Ok(());
+    };
+    let Ok(due) = cycle.interval.add_to(timer.due_date) else {
+        return Ok(());
+    };
+    let next = zest_protocol::TimerRecord {
+        due_date: due,
+        repetitions: if timer.repetitions > 1 {
+            timer.repetitions - 1
+        } else {
+            timer.repetitions
+        },
+        ..timer.clone()
+    };
+    let key = ctx.next_key();
+    ctx.event(key, Intent::Created, RecordValue::Timer(next));
+    Ok(())
+}
+
+/// Deployment of a new latest version: the previous version's timer start events are
+/// cancelled and the new version's timers are set.
+pub(crate) fn replace_start_timers(
+    ctx: &mut Ctx<'_, '_, '_>,
+    previous: Option<crate::types::LatestVersion>,
+    process: &zest_protocol::ProcessRecord,
+    model: &zest_model::Process,
+) {
+    if let Some(prev) = previous {
+        let timers = ctx
+            .txn
+            .scan_prefix(Ks::ElementTimers, &key_i64(prev.key), usize::MAX);
+        for (k, _) in timers {
+            let timer_key = crate::state::read_i64(&k, 8);
+            if let Some(t) = ctx
+                .txn
+                .get::<zest_protocol::TimerRecord>(Ks::Timers, &key_i64(timer_key))
+            {
+                ctx.event(timer_key, Intent::Canceled, RecordValue::Timer(t));
+            }
+        }
+    }
+    for el in &model.elements {
+        if !matches!(el.kind, zest_model::ElementKind::TimerStartEvent)
+            || el.flow_scope != Some(zest_model::Process::ROOT)
+        {
+            continue;
+        }
+        let Some((due, repetitions)) = el.timer.as_ref().and_then(|t| start_timer(t, ctx.now))
+        else {
+            continue;
+        };
+        let timer = zest_protocol::TimerRecord {
+            element_instance_key: -1,
+            process_instance_key: -1,
+            process_definition_key: process.process_definition_key,
+            due_date: due,
+            target_element_id: el.id.clone(),
+            repetitions,
+            tenant_id: crate::messages::tenant(&process.tenant_id),
+        };
+        let key = ctx.next_key();
+        ctx.event(key, Intent::Created, RecordValue::Timer(timer));
+    }
+}
+
+/// The first due date and the repetitions (-1: forever) of a timer start event's (static)
+/// timer.
+fn start_timer(t: &zest_model::TimerDefinition, now: i64) -> Option<(i64, i32)> {
+    use zest_model::{time, Expression, TimerDefinition};
+    match t {
+        TimerDefinition::Duration(Expression::Static(s)) => {
+            let d = time::parse_iso_duration(s).ok()?;
+            Some((d.add_to(now).ok()?.max(now), 1))
+        }
+        TimerDefinition::Date(Expression::Static(s)) => Some((time::parse_date_time(s).ok()?, 1)),
+        TimerDefinition::Cycle(Expression::Static(s)) => {
+            let c = time::parse_cycle(s).ok()?;
+            let first = match c.start {
+                Some(start) => start,
+                None => c.interval.add_to(now).ok()?,
+            };
+            let repetitions = c
+                .repetitions
+                .map(|r| r.min(i32::MAX as u32) as i32)
+                .unwrap_or(-1);
+            Some((first, repetitions))
+        }
+        _ => None,
+    }
 }

@@ -129,6 +129,9 @@ pub enum ElementKind {
     SignalCatch,
     /// A signal start event: a broadcast of its signal creates an instance.
     SignalStartEvent,
+    /// A timer start event (timeDate, timeDuration or timeCycle, static): the timer, set when
+    /// the process version is deployed, starts instances.
+    TimerStartEvent,
     /// A signal intermediate throw or end event: broadcasts its signal (with the element's
     /// variables, or its input mappings' result) and passes on.
     SignalThrowEvent,

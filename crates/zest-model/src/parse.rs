@@ -529,6 +529,21 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 e.signal = self.signal_name(id, event_defs[0], true);
                 e
             }
+            "startEvent" if matches!(event_defs.as_slice(), [d] if is_bpmn(*d, "timerEventDefinition")) =>
+            {
+                let mut e = new_element(
+                    id,
+                    node,
+                    ElementKind::TimerStartEvent,
+                    BpmnElementType::StartEvent,
+                    BpmnEventType::Timer,
+                    line,
+                );
+                e.timer = self
+                    .timer(id, event_defs[0], false)
+                    .and_then(|t| self.static_start_timer(id, event_defs[0], t));
+                e
+            }
             "startEvent" if matches!(event_defs.as_slice(), [d] if is_bpmn(*d, "messageEventDefinition")) =>
             {
                 let mut e = new_element(
@@ -839,7 +854,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             ElementKind::LinkThrowEvent => Allowed::INPUTS,
             ElementKind::SignalThrowEvent => Allowed::IO,
             ElementKind::SignalCatch => Allowed::IO,
-            ElementKind::SignalStartEvent => Allowed::OUTPUTS,
+            ElementKind::SignalStartEvent | ElementKind::TimerStartEvent => Allowed::OUTPUTS,
             ElementKind::LinkCatchEvent => Allowed::OUTPUTS,
             ElementKind::SubProcess => Allowed::IO,
             ElementKind::PassThroughTask | ElementKind::NoneIntermediateThrowEvent => Allowed::IO,
@@ -1392,6 +1407,51 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         props
     }
 
+    /// A timer start event's timer is set at deployment, before any variable exists: a FEEL
+    /// timer is evaluated now, without variables, and must give a valid value.
+    fn static_start_timer(
+        &mut self,
+        id: &str,
+        def: Node,
+        timer: TimerDefinition,
+    ) -> Option<TimerDefinition> {
+        let (expr, wrap, check): (
+            _,
+            fn(Expression) -> TimerDefinition,
+            fn(&str) -> Result<(), String>,
+        ) = match timer {
+            TimerDefinition::Duration(e) => (e, TimerDefinition::Duration, |s| {
+                time::parse_duration(s).map(|_| ())
+            }),
+            TimerDefinition::Date(e) => (e, TimerDefinition::Date, |s| {
+                time::parse_date_time(s).map(|_| ())
+            }),
+            TimerDefinition::Cycle(e) => (e, TimerDefinition::Cycle, |s| {
+                time::parse_cycle(s).map(|_| ())
+            }),
+        };
+        let Expression::Feel(f) = &expr else {
+            return Some(wrap(expr));
+        };
+        match f.evaluate(&serde_json::Map::new()) {
+            Ok(serde_json::Value::String(v)) if check(&v).is_ok() => {
+                Some(wrap(Expression::Static(v)))
+            }
+            other => {
+                let got = match other {
+                    Ok(v) => format!("'{v}'"),
+                    Err(e) => e.message,
+                };
+                self.ctx.problem(
+                    Some(id),
+                    def,
+                    format!("Expected the timer expression '={}' of a timer start event to give a valid timer without variables (it is evaluated at deployment), but got {got}", f.source()),
+                );
+                None
+            }
+        }
+    }
+
     /// Reads `zeebe:*` extension elements of `owner`.
     fn extensions(
         &mut self,
@@ -1894,6 +1954,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 ElementKind::NoneStartEvent
                 | ElementKind::MessageStartEvent
                 | ElementKind::SignalStartEvent
+                | ElementKind::TimerStartEvent
                     if !e.incoming.is_empty() =>
                 {
                     self.ctx.problem(

@@ -856,7 +856,7 @@ fn unsupported_elements_are_all_reported() {
         r#"<bpmn:scriptTask id="script" />"#,
         r#"<bpmn:subProcess id="sub" triggeredByEvent="true"><bpmn:startEvent id="inner_start" /></bpmn:subProcess>"#,
         r#"<bpmn:boundaryEvent id="boundary" attachedToRef="task"><bpmn:escalationEventDefinition /></bpmn:boundaryEvent>"#,
-        r#"<bpmn:startEvent id="timer_start"><bpmn:timerEventDefinition><bpmn:timeCycle>R/PT1S</bpmn:timeCycle></bpmn:timerEventDefinition></bpmn:startEvent>"#,
+        r#"<bpmn:startEvent id="cond_start"><bpmn:conditionalEventDefinition /></bpmn:startEvent>"#,
         r#"<bpmn:endEvent id="escalate"><bpmn:escalationEventDefinition /></bpmn:endEvent>"#,
         r#"<bpmn:intermediateCatchEvent id="msg_catch"><bpmn:messageEventDefinition messageRef="m" /></bpmn:intermediateCatchEvent>"#,
         r#"<bpmn:intermediateThrowEvent id="throw"><bpmn:escalationEventDefinition /></bpmn:intermediateThrowEvent>"#,
@@ -879,7 +879,10 @@ fn unsupported_elements_are_all_reported() {
     for (id, kind) in [
         ("complex", "'complexGateway'"),
         ("boundary", "'boundaryEvent'"),
-        ("timer_start", "'startEvent' with 'timerEventDefinition'"),
+        (
+            "cond_start",
+            "'startEvent' with 'conditionalEventDefinition'",
+        ),
         ("escalate", "'endEvent' with 'escalationEventDefinition'"),
         (
             "throw",

@@ -985,11 +985,21 @@ impl Harness {
         for (k, v) in self.entries(Ks::Timers) {
             let key = read_i64(&k, 0);
             let t: TimerRecord = codec::decode(&v).unwrap();
+            expect_due.insert([key_i64(t.due_date), key_i64(key)].concat());
+            if t.element_instance_key <= 0 {
+                // a timer start event's timer belongs to its process definition
+                assert!(
+                    self.entries(Ks::Processes)
+                        .iter()
+                        .any(|(k, _)| read_i64(k, 0) == t.process_definition_key),
+                    "start timer {key} of a missing process definition"
+                );
+                continue;
+            }
             let inst = insts
                 .get(&t.element_instance_key)
                 .unwrap_or_else(|| panic!("timer {key} of a missing element instance"));
             assert_eq!(inst.timer_key, key);
-            expect_due.insert([key_i64(t.due_date), key_i64(key)].concat());
         }
         let due: BTreeSet<Vec<u8>> = self
             .entries(Ks::TimerDueDates)
