@@ -1415,21 +1415,19 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         def: Node,
         timer: TimerDefinition,
     ) -> Option<TimerDefinition> {
-        let (expr, wrap, check): (
-            _,
-            fn(Expression) -> TimerDefinition,
-            fn(&str) -> Result<(), String>,
-        ) = match timer {
-            TimerDefinition::Duration(e) => (e, TimerDefinition::Duration, |s| {
-                time::parse_duration(s).map(|_| ())
-            }),
-            TimerDefinition::Date(e) => (e, TimerDefinition::Date, |s| {
-                time::parse_date_time(s).map(|_| ())
-            }),
-            TimerDefinition::Cycle(e) => (e, TimerDefinition::Cycle, |s| {
-                time::parse_cycle(s).map(|_| ())
-            }),
-        };
+        type Check = fn(&str) -> Result<(), String>;
+        let (expr, wrap, check): (Expression, fn(Expression) -> TimerDefinition, Check) =
+            match timer {
+                TimerDefinition::Duration(e) => (e, TimerDefinition::Duration, |s| {
+                    time::parse_duration(s).map(|_| ())
+                }),
+                TimerDefinition::Date(e) => (e, TimerDefinition::Date, |s| {
+                    time::parse_date_time(s).map(|_| ())
+                }),
+                TimerDefinition::Cycle(e) => (e, TimerDefinition::Cycle, |s| {
+                    time::parse_cycle(s).map(|_| ())
+                }),
+            };
         let Expression::Feel(f) = &expr else {
             return Some(wrap(expr));
         };
