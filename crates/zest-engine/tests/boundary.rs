@@ -9,13 +9,6 @@ use support::*;
 use zest_engine::state::Ks;
 use zest_protocol::{ErrorType, Intent, ValueType};
 
-fn model(name: &str) -> String {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/anchor/models")
-        .join(name);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
 /// True when the batch created the variable `name` in scope `scope_key`.
 fn created_variable(b: &Batch, name: &str, scope_key: i64) -> bool {
     b.find(ValueType::Variable, Intent::Created).iter().any(|r| {
@@ -23,15 +16,10 @@ fn created_variable(b: &Batch, name: &str, scope_key: i64) -> bool {
     })
 }
 
-fn settle(h: &Harness) {
-    h.assert_state_consistent();
-    h.assert_replay_matches();
-}
-
 #[test]
 fn a_thrown_error_is_caught_by_the_boundary_event_with_its_variables() {
     let mut h = Harness::new();
-    h.deploy_ok(&model("refunding.bpmn"));
+    h.deploy_ok(&anchor_model("refunding.bpmn"));
     let pik = h.create_ok("refundingProcess", "");
     let (job, _) = h.activate_one("refunding");
     let b = h.job_cmd(
@@ -57,13 +45,13 @@ fn a_thrown_error_is_caught_by_the_boundary_event_with_its_variables() {
         .ends_with(&pi(&[(Intent::ElementCompleted, "refundingProcess")])));
     assert!(h.job(job).is_none());
     h.assert_no_runtime_state();
-    settle(&h);
+    h.settle();
 }
 
 #[test]
 fn throw_error_variables_reach_the_scope_through_the_boundary_event() {
     let mut h = Harness::new();
-    h.deploy_ok(&model("error_end.bpmn"));
+    h.deploy_ok(&anchor_model("error_end.bpmn"));
     let pi = h.create_ok("error_end", "");
     let (job, _) = h.activate_one("work");
     h.complete(job, "").accepted();
@@ -76,13 +64,13 @@ fn throw_error_variables_reach_the_scope_through_the_boundary_event() {
     h.set_variables(pi, r#"{"seen":1}"#, false).accepted();
     h.complete(after, "").accepted();
     h.assert_no_runtime_state();
-    settle(&h);
+    h.settle();
 }
 
 #[test]
 fn an_error_nothing_catches_raises_an_incident() {
     let mut h = Harness::new();
-    h.deploy_ok(&model("refunding.bpmn"));
+    h.deploy_ok(&anchor_model("refunding.bpmn"));
     let pi = h.create_ok("refundingProcess", "");
     let (job, _) = h.activate_one("refunding");
     let b = h.throw_error(job, "other-code", "no");
@@ -99,13 +87,13 @@ fn an_error_nothing_catches_raises_an_incident() {
     assert!(h.job(job).is_some(), "the job stays for its incident");
     h.cancel(pi).accepted();
     h.assert_no_runtime_state();
-    settle(&h);
+    h.settle();
 }
 
 #[test]
 fn an_error_end_event_without_a_catch_raises_an_incident_on_the_end_event() {
     let mut h = Harness::new();
-    let xml = model("error_end.bpmn")
+    let xml = anchor_model("error_end.bpmn")
         .replace(
             r#"<bpmn:errorEventDefinition />"#,
             r#"<bpmn:errorEventDefinition errorRef="other" />"#,
@@ -127,13 +115,13 @@ fn an_error_end_event_without_a_catch_raises_an_incident_on_the_end_event() {
     );
     h.cancel(pi).accepted();
     h.assert_no_runtime_state();
-    settle(&h);
+    h.settle();
 }
 
 #[test]
 fn timer_boundary_events_fire_beside_and_instead_of_the_task() {
     let mut h = Harness::new();
-    h.deploy_ok(&model("boundary_timer.bpmn"));
+    h.deploy_ok(&anchor_model("boundary_timer.bpmn"));
     h.create_ok("boundary_timer", "");
     assert_eq!(h.count(Ks::ElementTimers), 2);
     h.advance(30_000);
@@ -150,13 +138,13 @@ fn timer_boundary_events_fire_beside_and_instead_of_the_task() {
         .pi_events()
         .ends_with(&pi(&[(Intent::ElementCompleted, "boundary_timer")])));
     h.assert_no_runtime_state();
-    settle(&h);
+    h.settle();
 }
 
 #[test]
 fn completing_the_task_cancels_its_boundary_timers() {
     let mut h = Harness::new();
-    h.deploy_ok(&model("boundary_timer.bpmn"));
+    h.deploy_ok(&anchor_model("boundary_timer.bpmn"));
     h.create_ok("boundary_timer", "");
     let (job, _) = h.activate_one("work");
     let b = h.complete(job, "");
@@ -164,13 +152,13 @@ fn completing_the_task_cancels_its_boundary_timers() {
     h.advance(3_600_000);
     assert!(h.run_scheduler().is_empty());
     h.assert_no_runtime_state();
-    settle(&h);
+    h.settle();
 }
 
 #[test]
 fn message_boundary_events_correlate_beside_and_instead_of_the_task() {
     let mut h = Harness::new();
-    h.deploy_ok(&model("boundary_message.bpmn"));
+    h.deploy_ok(&anchor_model("boundary_message.bpmn"));
     let pi = h.create_ok("boundary_message", r#"{"orderId":"o-1"}"#);
     // a non-interrupting boundary event takes every message while the task waits
     h.publish("note", "o-1", 0, "", r#"{"n":1}"#).accepted();
@@ -185,19 +173,19 @@ fn message_boundary_events_correlate_beside_and_instead_of_the_task() {
         "the message's variables reach the process scope"
     );
     h.assert_no_runtime_state();
-    settle(&h);
+    h.settle();
 }
 
 #[test]
 fn completing_the_task_closes_its_boundary_subscriptions() {
     let mut h = Harness::new();
-    h.deploy_ok(&model("boundary_message.bpmn"));
+    h.deploy_ok(&anchor_model("boundary_message.bpmn"));
     h.create_ok("boundary_message", r#"{"orderId":"o-1"}"#);
     let (job, _) = h.activate_one("work");
     h.complete(job, "").accepted();
     h.assert_state_consistent();
     h.assert_no_runtime_state();
-    settle(&h);
+    h.settle();
 }
 
 #[test]
@@ -205,7 +193,7 @@ fn an_error_that_interrupts_a_scope_while_a_sibling_completes_in_the_same_batch(
     // the sibling's COMPLETE_ELEMENT comes after the scope's TERMINATE_ELEMENT: it is rejected
     // (Zeebe's message) and the sibling is terminated with its scope; nothing is stuck
     let mut h = Harness::new();
-    h.deploy_ok(&model("error_race.bpmn"));
+    h.deploy_ok(&anchor_model("error_race.bpmn"));
     let b = h.create("error_race", "");
     b.accepted();
     let rejected: Vec<_> = b
@@ -226,5 +214,5 @@ fn an_error_that_interrupts_a_scope_while_a_sibling_completes_in_the_same_batch(
         .pi_events()
         .ends_with(&pi(&[(Intent::ElementCompleted, "error_race")])));
     h.assert_no_runtime_state();
-    settle(&h);
+    h.settle();
 }

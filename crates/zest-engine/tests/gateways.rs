@@ -6,22 +6,10 @@ mod support;
 use support::*;
 use zest_protocol::{ErrorType, Intent, ValueType};
 
-fn model(name: &str) -> String {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/anchor/models")
-        .join(name);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-fn settle(h: &Harness) {
-    h.assert_state_consistent();
-    h.assert_replay_matches();
-}
-
 #[test]
 fn a_job_worker_user_task_tells_its_worker_the_assignment_form_and_due_date() {
     let mut h = Harness::new();
-    h.deploy_ok(&model("user_task_job.bpmn"));
+    h.deploy_ok(&anchor_model("user_task_job.bpmn"));
     let pik = h.create_ok("user_task_job", "");
     let (job, record) = h.activate_one("io.camunda.zeebe:userTask");
     assert_eq!(record.retries, 1, "Zeebe gives user task jobs one retry");
@@ -41,14 +29,14 @@ fn a_job_worker_user_task_tells_its_worker_the_assignment_form_and_due_date() {
     h.complete(job, r#"{"approved":true}"#).accepted();
     assert!(h.element_instance(pik).is_none(), "the instance completed");
     h.assert_no_runtime_state();
-    settle(&h);
+    h.settle();
 }
 
 #[test]
 fn a_user_task_assignee_expression_that_fails_raises_an_incident() {
     let mut h = Harness::new();
-    let xml =
-        model("user_task_job.bpmn").replace(r#"assignee="demo""#, r#"assignee="=owner.name""#);
+    let xml = anchor_model("user_task_job.bpmn")
+        .replace(r#"assignee="demo""#, r#"assignee="=owner.name""#);
     h.deploy_ok(&xml);
     h.create_ok("user_task_job", r#"{"owner":{"name":["x"]}}"#);
     let incidents = h.incidents();
@@ -62,13 +50,13 @@ fn a_user_task_assignee_expression_that_fails_raises_an_incident() {
         "{}",
         incidents[0].1.record.error_message
     );
-    settle(&h);
+    h.settle();
 }
 
 #[test]
 fn an_inclusive_gateway_joins_only_the_branches_it_took() {
     let mut h = Harness::new();
-    h.deploy_ok(&model("inclusive.bpmn"));
+    h.deploy_ok(&anchor_model("inclusive.bpmn"));
     // x = 5: a and b are taken, c (default) is not
     let pik = h.create_ok("inclusive", r#"{"x":5}"#);
     assert!(h.activate("c", 10).is_empty());
@@ -89,13 +77,13 @@ fn an_inclusive_gateway_joins_only_the_branches_it_took() {
     h.complete(c, "").accepted();
     assert!(h.element_instance(pik).is_none());
     h.assert_no_runtime_state();
-    settle(&h);
+    h.settle();
 }
 
 #[test]
 fn an_inclusive_gateway_without_a_true_condition_or_default_raises_an_incident() {
     let mut h = Harness::new();
-    let xml = model("inclusive.bpmn").replace(r#" default="fc""#, "").replace(
+    let xml = anchor_model("inclusive.bpmn").replace(r#" default="fc""#, "").replace(
         r#"<bpmn:sequenceFlow id="fc" sourceRef="fork" targetRef="c" />"#,
         r#"<bpmn:sequenceFlow id="fc" sourceRef="fork" targetRef="c"><bpmn:conditionExpression>=x &lt; 0</bpmn:conditionExpression></bpmn:sequenceFlow>"#,
     );
@@ -112,13 +100,13 @@ fn an_inclusive_gateway_without_a_true_condition_or_default_raises_an_incident()
     h.resolve(incident).accepted();
     assert_eq!(h.activate("a", 10).len(), 1);
     assert_eq!(h.activate("b", 10).len(), 1);
-    settle(&h);
+    h.settle();
 }
 
 #[test]
 fn an_event_based_gateway_takes_the_first_event_and_its_variables() {
     let mut h = Harness::new();
-    h.deploy_ok(&model("event_gateway.bpmn"));
+    h.deploy_ok(&anchor_model("event_gateway.bpmn"));
     let pik = h.create_ok("event_gateway", r#"{"orderId":"o-1"}"#);
     let b = h.publish("go", "o-1", 0, "", r#"{"paid":true}"#);
     b.accepted();
@@ -134,13 +122,13 @@ fn an_event_based_gateway_takes_the_first_event_and_its_variables() {
     );
     assert!(h.element_instance(pik).is_none(), "the instance completed");
     h.assert_no_runtime_state();
-    settle(&h);
+    h.settle();
 }
 
 #[test]
 fn a_link_throw_event_needs_its_catch_event() {
     let mut h = Harness::new();
-    let xml = model("link.bpmn").replace(
+    let xml = anchor_model("link.bpmn").replace(
         r#"name="A" /></bpmn:intermediateCatchEvent>"#,
         r#"name="B" /></bpmn:intermediateCatchEvent>"#,
     );

@@ -62,11 +62,6 @@ fn ev(vt: ValueType, intent: Intent, l: &str) -> (RecordType, ValueType, Intent,
     (RecordType::Event, vt, intent, l.to_string())
 }
 
-fn settle(h: &Harness) {
-    h.assert_state_consistent();
-    h.assert_replay_matches();
-}
-
 const PI: ValueType = ValueType::ProcessInstance;
 const MS: ValueType = ValueType::MessageSubscription;
 const PMS: ValueType = ValueType::ProcessMessageSubscription;
@@ -95,7 +90,7 @@ fn waiting_catch_event_correlates_a_published_message_in_zeebe_order() {
             ev(PMS, Intent::Created, "paid"),
         ]
     );
-    settle(&h);
+    h.settle();
     let pi_key = h.instance_of("order").key;
 
     // another correlation key or name does nothing
@@ -154,7 +149,7 @@ fn waiting_catch_event_correlates_a_published_message_in_zeebe_order() {
     };
     assert_eq!(p.message_key, response.key);
     assert_eq!(p.element_id, "wait");
-    settle(&h);
+    h.settle();
     h.assert_no_runtime_state();
 }
 
@@ -174,7 +169,7 @@ fn buffered_message_correlates_when_the_subscription_opens() {
         unreachable!()
     };
     assert_eq!(m.deadline, h.now + 60_000);
-    settle(&h);
+    h.settle();
 
     let created = h.create("order", r#"{"orderId":"o-1"}"#);
     let s = stream(&created.records);
@@ -196,17 +191,17 @@ fn buffered_message_correlates_when_the_subscription_opens() {
     );
     assert_eq!(created.count(PMS, Intent::Created), 0);
     assert_eq!(created.count(PI, Intent::ElementCompleted), 4);
-    settle(&h);
+    h.settle();
 
     // the message stays buffered, but correlates at most once per process
     h.create("order", r#"{"orderId":"o-1"}"#);
     assert!(h.instance_of("wait").is_active());
-    settle(&h);
+    h.settle();
     // ... and it still reaches other processes
     h.deploy_ok(&catch_process("other"));
     let b = h.create("other", r#"{"orderId":"o-1"}"#);
     assert_eq!(b.count(PMS, Intent::Correlated), 1);
-    settle(&h);
+    h.settle();
 
     // after its time to live, the message is removed by the scheduler
     h.advance(60_000);
@@ -225,7 +220,7 @@ fn buffered_message_correlates_when_the_subscription_opens() {
         0,
         "ids and correlation marks go too"
     );
-    settle(&h);
+    h.settle();
 }
 
 #[test]
@@ -237,7 +232,7 @@ fn an_expired_message_no_longer_correlates_even_before_the_scheduler_removes_it(
     let b = h.create("order", r#"{"orderId":"o-1"}"#);
     assert_eq!(b.count(PMS, Intent::Created), 1);
     assert_eq!(b.count(PMS, Intent::Correlated), 0);
-    settle(&h);
+    h.settle();
 }
 
 #[test]
@@ -253,14 +248,14 @@ fn one_message_serves_one_instance_of_a_process() {
         unreachable!()
     };
     assert_eq!(p.process_instance_key, a, "the oldest subscription first");
-    settle(&h);
+    h.settle();
     let second = h.publish("paid", "o-1", 0, "", "{}");
     let RecordValue::ProcessMessageSubscription(p) = &second.find(PMS, Intent::Correlated)[0].value
     else {
         unreachable!()
     };
     assert_eq!(p.process_instance_key, b);
-    settle(&h);
+    h.settle();
     h.assert_no_runtime_state();
 }
 
@@ -284,7 +279,7 @@ fn message_id_is_unique_while_the_message_is_buffered() {
     // a message that is not buffered gives no protection
     h.publish("now", "k", 0, "x", "{}").accepted();
     h.publish("now", "k", 0, "x", "{}").accepted();
-    settle(&h);
+    h.settle();
 }
 
 #[test]
@@ -323,7 +318,7 @@ fn leaving_a_waiting_element_closes_both_sides_of_its_subscription() {
             ev(PMS, Intent::Deleted, "paid"),
         ]
     );
-    settle(&h);
+    h.settle();
     h.assert_no_runtime_state();
     // a later message finds nothing
     let b = h.publish("paid", "o-1", 0, "", "{}");
@@ -370,7 +365,7 @@ fn receive_task_with_output_mappings_and_a_numeric_correlation_key() {
         created.contains(&("carrier".to_string(), false)),
         "{created:?}"
     );
-    settle(&h);
+    h.settle();
 }
 
 #[test]
@@ -389,16 +384,16 @@ fn a_correlation_key_that_is_not_a_string_or_number_raises_an_incident() {
         "Failed to extract the correlation key for '=orderId': The value must be either a string or a number, but was OBJECT."
     );
     assert_eq!(b.count(PMS, Intent::Creating), 0);
-    settle(&h);
+    h.settle();
     // fix the variable, resolve: the subscription opens and a message completes the instance
     let pi_key = h.instance_of("order").key;
     h.set_variables(pi_key, r#"{"orderId":"o-9"}"#, false);
     let incident_key = inc[0].key;
     let r = h.resolve(incident_key);
     assert_eq!(r.count(PMS, Intent::Created), 1);
-    settle(&h);
+    h.settle();
     h.publish("paid", "o-9", 0, "", "{}");
-    settle(&h);
+    h.settle();
     h.assert_no_runtime_state();
 }
 
@@ -472,12 +467,12 @@ fn message_start_event_creates_an_instance_with_the_message_variables() {
     assert_eq!(b.count(ValueType::Job, Intent::Created), 1);
     let pi_key = h.instance_of("fulfil").key;
     assert_eq!(h.variables(pi_key).get("orderId"), Some(&json!("o-1")));
-    settle(&h);
+    h.settle();
 
     // each message starts another instance (no correlation key: no lock)
     let b = h.publish("order-placed", "", 0, "", "{}");
     assert_eq!(b.count(ValueType::Job, Intent::Created), 1);
-    settle(&h);
+    h.settle();
 }
 
 #[test]
@@ -508,7 +503,7 @@ fn a_new_version_replaces_the_message_start_subscription() {
         dup.count(ValueType::MessageStartEventSubscription, Intent::Created),
         0
     );
-    settle(&h);
+    h.settle();
 }
 
 #[test]
@@ -522,7 +517,7 @@ fn one_instance_per_correlation_key_at_a_time_and_buffered_messages_start_the_ne
     assert_eq!(second.count(PI, Intent::ElementActivating), 0);
     let other = h.publish("order-placed", "customer-2", 60_000, "", r#"{"n":3}"#);
     assert_eq!(other.count(PI, Intent::ElementActivating), 3);
-    settle(&h);
+    h.settle();
 
     // finish the first instance: the buffered message starts the next one in the same batch
     let jobs = h.activate("work", 10);
@@ -544,7 +539,7 @@ fn one_instance_per_correlation_key_at_a_time_and_buffered_messages_start_the_ne
         h.variables(p.process_instance_key).get("n"),
         Some(&json!(2))
     );
-    settle(&h);
+    h.settle();
     // the message that already started an instance never starts another
     let jobs = h.activate("work", 10);
     for (k, _) in jobs {
@@ -554,7 +549,7 @@ fn one_instance_per_correlation_key_at_a_time_and_buffered_messages_start_the_ne
             0
         );
     }
-    settle(&h);
+    h.settle();
 }
 
 #[test]
@@ -585,7 +580,7 @@ fn message_throw_and_end_events_are_job_workers() {
         .pi_events()
         .contains(&(Intent::ElementCompleted, "notify".to_string())));
     assert!(h.element_instance(pi_key).is_none());
-    settle(&h);
+    h.settle();
     h.assert_no_runtime_state();
 }
 
@@ -604,6 +599,6 @@ fn the_workload_msg_one_task_starts_by_message() {
     assert_eq!(b.count(ValueType::Job, Intent::Created), 1);
     let (k, _) = h.activate_one("benchmark-task");
     h.complete(k, "{}");
-    settle(&h);
+    h.settle();
     h.assert_no_runtime_state();
 }

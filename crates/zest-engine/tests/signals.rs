@@ -8,22 +8,10 @@ use support::*;
 use zest_engine::state::Ks;
 use zest_protocol::{Intent, RecordValue, ValueType};
 
-fn model(name: &str) -> String {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/anchor/models")
-        .join(name);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-fn settle(h: &Harness) {
-    h.assert_state_consistent();
-    h.assert_replay_matches();
-}
-
 #[test]
 fn cancelling_an_instance_closes_its_signal_subscriptions() {
     let mut h = Harness::new();
-    h.deploy_ok(&model("signal.bpmn"));
+    h.deploy_ok(&anchor_model("signal.bpmn"));
     let pik = h.create_ok("signal", "");
     assert_eq!(
         h.count(Ks::SignalSubscriptions),
@@ -39,14 +27,14 @@ fn cancelling_an_instance_closes_its_signal_subscriptions() {
     b.accepted();
     assert_eq!(b.count(ValueType::ProcessEvent, Intent::Triggering), 0);
     h.assert_no_runtime_state();
-    settle(&h);
+    h.settle();
 }
 
 #[test]
 fn a_new_version_takes_over_the_signal_start_event() {
     let mut h = Harness::new();
-    let v1 = h.deploy_ok(&model("signal_start.bpmn"));
-    let xml = model("signal_start.bpmn").replace(
+    let v1 = h.deploy_ok(&anchor_model("signal_start.bpmn"));
+    let xml = anchor_model("signal_start.bpmn").replace(
         r#"<bpmn:endEvent id="end" />"#,
         r#"<bpmn:endEvent id="end" name="v2" />"#,
     );
@@ -73,13 +61,13 @@ fn a_new_version_takes_over_the_signal_start_event() {
         })
         .collect();
     assert_eq!(activated, vec![2]);
-    settle(&h);
+    h.settle();
 }
 
 #[test]
 fn an_interrupting_signal_boundary_event_takes_the_task_away() {
     let mut h = Harness::new();
-    let xml = model("signal.bpmn").replace(r#"cancelActivity="false""#, "");
+    let xml = anchor_model("signal.bpmn").replace(r#"cancelActivity="false""#, "");
     h.deploy_ok(&xml);
     let pik = h.create_ok("signal", "");
     let b = h.broadcast("note", r#"{"why":"stop"}"#);
@@ -91,5 +79,5 @@ fn an_interrupting_signal_boundary_event_takes_the_task_away() {
         "the instance ended at 'noted'"
     );
     h.assert_no_runtime_state();
-    settle(&h);
+    h.settle();
 }

@@ -39,8 +39,7 @@ fn an_endless_cycle_starts_an_instance_every_interval() {
     }
     assert_eq!(h.activate("tick", 10).len(), 3);
     assert_eq!(h.count(Ks::Timers), 1, "the next timer is set");
-    h.assert_state_consistent();
-    h.assert_replay_matches();
+    h.settle();
 }
 
 #[test]
@@ -73,8 +72,7 @@ fn a_new_version_replaces_the_timers_and_a_date_fires_once() {
     let jobs = h.activate("tick", 10);
     assert_eq!(jobs.len(), 1);
     assert_eq!(jobs[0].1.process_definition_version, 2);
-    h.assert_state_consistent();
-    h.assert_replay_matches();
+    h.settle();
 }
 
 #[test]

@@ -1116,6 +1116,12 @@ impl Harness {
 
     /// Replays the whole log on a fresh state with a fresh engine, batch by batch as written,
     /// and asserts it rebuilds exactly the current state.
+    /// The checks every scenario ends with: consistent state, and a replay of the log gives it.
+    pub fn settle(&self) {
+        self.assert_state_consistent();
+        self.assert_replay_matches();
+    }
+
     pub fn assert_replay_matches(&self) {
         let mut state = MemState::default();
         let mut engine = Engine::new(PARTITION);
@@ -1142,6 +1148,14 @@ impl Harness {
 }
 
 /// Parses a JSON document (test helper).
+/// A model of the anchor scenarios (`tests/anchor/models/NAME`), shared with the Zeebe oracle.
+pub fn anchor_model(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/anchor/models")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 pub fn json(text: &str) -> Value {
     serde_json::from_str(text).unwrap()
 }

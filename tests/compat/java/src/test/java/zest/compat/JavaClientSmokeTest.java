@@ -593,20 +593,7 @@ class JavaClientSmokeTest {
         .variables(Map.of("who", "java"))
         .send()
         .join();
-    ActivatedJob job =
-        eventually(
-            "the job of the instance started by a message",
-            () -> {
-              ActivateJobsResponse resp =
-                  client
-                      .newActivateJobsCommand()
-                      .jobType(jobType)
-                      .maxJobsToActivate(1)
-                      .requestTimeout(Duration.ofSeconds(1))
-                      .send()
-                      .join();
-              return resp.getJobs().isEmpty() ? null : resp.getJobs().get(0);
-            });
+    ActivatedJob job = oneJob("the job of the instance started by a message", jobType);
     assertEquals(startId, job.getBpmnProcessId());
     assertEquals("java", job.getVariablesAsMap().get("who"));
     client.newCompleteCommand(job).send().join();
