@@ -321,9 +321,14 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
             Ok(())
         }
-        ElementKind::InclusiveGateway => {
+        ElementKind::ExclusiveGateway | ElementKind::InclusiveGateway => {
             // choose the flows before changing anything, so a failure leaves it ACTIVATING
-            let flows = match choose_inclusive_flows(ctx, &model, idx, key) {
+            let chosen = if matches!(el.kind, ElementKind::ExclusiveGateway) {
+                choose_exclusive_flow(ctx, &model, idx, key).map(|f| f.into_iter().collect())
+            } else {
+                choose_inclusive_flows(ctx, &model, idx, key)
+            };
+            let flows: Vec<usize> = match chosen {
                 Ok(f) => f,
                 Err(msg) => return raise_incident(ctx, &inst, ErrorType::ConditionError, msg, -1),
             };
@@ -333,24 +338,11 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             if flows.is_empty() {
                 return complete_scope_if_done(ctx, inst.parent_key);
             }
+            // last to first, as Zeebe takes them
             for f in flows.into_iter().rev() {
                 take_flow(ctx, &inst, &model, f)?;
             }
             Ok(())
-        }
-        ElementKind::ExclusiveGateway => {
-            // choose the flow before changing anything, so a failure leaves the gateway ACTIVATING
-            let flow = match choose_exclusive_flow(ctx, &model, idx, key) {
-                Ok(f) => f,
-                Err(msg) => return raise_incident(ctx, &inst, ErrorType::ConditionError, msg, -1),
-            };
-            ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
-            ctx.event(key, Intent::ElementCompleting, pi_value(&inst.record));
-            ctx.event(key, Intent::ElementCompleted, pi_value(&inst.record));
-            match flow {
-                Some(f) => take_flow(ctx, &inst, &model, f),
-                None => complete_scope_if_done(ctx, inst.parent_key),
-            }
         }
         ElementKind::JobWorkerTask => {
             let Some(def) = &el.task_definition else {
