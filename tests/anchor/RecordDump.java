@@ -5,7 +5,7 @@
 // Steps (arguments, in order):
 //   deploy FILE                 deploy a BPMN or DMN file
 //   create PROCESS_ID [JSON]    create an instance
-//   complete TYPE [JSON]        activate and complete every job of TYPE
+//   complete TYPE [JSON]        activate and complete every job of TYPE, oldest first
 //   fail TYPE RETRIES           activate and fail every job of TYPE
 //   throw TYPE CODE [MESSAGE]   activate the jobs of TYPE and throw an error from each
 //   publish NAME KEY [JSON]     publish a message (time to live 1 h)
@@ -49,7 +49,8 @@ public final class RecordDump {
         case "complete", "fail", "throw" -> {
           String type = args[i++];
           String extra = i < args.length ? args[i] : null;
-          var jobs = client.newActivateJobsCommand().jobType(type).maxJobsToActivate(100).send().join().getJobs();
+          var jobs = client.newActivateJobsCommand().jobType(type).maxJobsToActivate(100).send().join().getJobs()
+              .stream().sorted(java.util.Comparator.comparingLong(j -> j.getKey())).toList();
           if (step.equals("throw") || step.equals("fail")) i++;
           String msg = step.equals("throw") && i < args.length && !isStep(args[i]) ? args[i++] : null;
           String vars = step.equals("complete") && extra != null && extra.startsWith("{") ? args[i++] : null;

@@ -155,7 +155,7 @@ pub fn apply_event(txn: &mut Txn<'_>, models: &mut Models, r: &Record) {
         | RecordValue::MessageStartEventSubscription(_)
         | RecordValue::ProcessEvent(_) => apply_message(txn, r),
         RecordValue::SignalSubscription(sub) => apply_signal_subscription(txn, r, sub),
-        RecordValue::Signal(_) => {}
+        RecordValue::Signal(_) | RecordValue::ProcessInstanceBatch(_) => {}
         RecordValue::Timer(t) => match r.intent {
             Intent::Created => {
                 txn.put(Ks::Timers, key_i64(r.key), t);
@@ -456,6 +456,18 @@ fn apply_process_instance(
                         consume_tokens(model, &pi.element_id, scope);
                     }
                 });
+                if is_inner_instance(model.as_deref(), pi) {
+                    // the body counts its inner instances; each inner one keeps its number
+                    let body = update_counters(txn, pi.flow_scope_key, |c| c.loop_counter += 1);
+                    txn.put(
+                        Ks::MultiInstance,
+                        key_i64(r.key),
+                        &MultiInstanceCounters {
+                            loop_counter: body.loop_counter,
+                            ..Default::default()
+                        },
+                    );
+                }
             }
         }
         Intent::ElementActivated | Intent::ElementCompleting | Intent::ElementTerminating => {
@@ -473,6 +485,22 @@ fn apply_process_instance(
                 update_instance(txn, pi.flow_scope_key, |scope| {
                     scope.active_children = scope.active_children.saturating_sub(1);
                 });
+                let model = models.get(txn, pi.process_definition_key);
+                if let Some(el) = model.as_ref().and_then(|m| m.element_by_id(&pi.element_id)) {
+                    if el.1.multi_instance.is_some() {
+                        txn.delete(Ks::MultiInstance, key_i64(r.key));
+                    }
+                }
+                if is_inner_instance(model.as_deref(), pi) {
+                    let completed = r.intent == Intent::ElementCompleted;
+                    update_counters(txn, pi.flow_scope_key, |c| {
+                        if completed {
+                            c.completed += 1;
+                        } else {
+                            c.terminated += 1;
+                        }
+                    });
+                }
             } else {
                 txn.delete(Ks::AwaitingResults, key_i64(r.key));
                 release_start_lock(txn, r.key);
@@ -673,6 +701,29 @@ fn add_job_indexes(txn: &mut Txn<'_>, job_key: i64, job: &StoredJob) {
         ),
         JobState::Failed | JobState::ErrorThrown => {}
     }
+}
+
+/// Whether `pi` is an inner instance of a multi-instance activity (its flow scope is the body).
+fn is_inner_instance(
+    model: Option<&zest_model::Process>,
+    pi: &zest_protocol::ProcessInstanceRecord,
+) -> bool {
+    model
+        .and_then(|m| m.element_by_id(&pi.element_id))
+        .is_some_and(|(_, el)| el.is_inner_instance(pi.bpmn_element_type))
+}
+
+/// Updates (creating if needed) the multi-instance counters of `key`; returns the new counts.
+fn update_counters(
+    txn: &mut Txn<'_>,
+    key: i64,
+    f: impl FnOnce(&mut MultiInstanceCounters),
+) -> MultiInstanceCounters {
+    let k = key_i64(key);
+    let mut c: MultiInstanceCounters = txn.get(Ks::MultiInstance, &k).unwrap_or_default();
+    f(&mut c);
+    txn.put(Ks::MultiInstance, k, &c);
+    c
 }
 
 pub(crate) fn update_instance(txn: &mut Txn<'_>, key: i64, f: impl FnOnce(&mut ElementInstance)) {

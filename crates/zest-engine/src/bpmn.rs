@@ -6,15 +6,16 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 use zest_model::{ElementIdx, ElementKind, Expression, Mapping, Process, TimerDefinition};
 use zest_protocol::{
-    ErrorType, IncidentRecord, Intent, JobRecord, ProcessInstanceRecord,
-    ProcessInstanceResultRecord, Record, RecordValue, RejectionType, TimerRecord,
+    ErrorType, IncidentRecord, Intent, JobRecord, ProcessInstanceBatchRecord,
+    ProcessInstanceRecord, ProcessInstanceResultRecord, Record, RecordValue, RejectionType,
+    TimerRecord,
 };
 
 use crate::appliers::join_token_key;
 use crate::engine::{Ctx, ProcResult, Rejection, SideEffect};
 use crate::state::{key_i64, read_i64, Ks};
 use crate::types::{AwaitingResult, ElementInstance, StoredJob};
-use crate::{events, messages, signals, variables};
+use crate::{events, messages, multi_instance, signals, variables};
 use zest_protocol::json::type_name;
 
 /// Loads an element instance with its process model and element index.
@@ -42,11 +43,20 @@ pub(crate) fn child_record(
     idx: ElementIdx,
 ) -> ProcessInstanceRecord {
     let el = model.element(idx);
+    let (bpmn_element_type, bpmn_event_type) = if el.multi_instance.is_some() {
+        // a multi-instance activity is entered as its body
+        (
+            zest_model::BpmnElementType::MultiInstanceBody,
+            zest_model::BpmnEventType::Unspecified,
+        )
+    } else {
+        (el.element_type, el.event_type)
+    };
     ProcessInstanceRecord {
         element_id: el.id.clone(),
         flow_scope_key: scope_key,
-        bpmn_element_type: el.element_type,
-        bpmn_event_type: el.event_type,
+        bpmn_element_type,
+        bpmn_event_type,
         ..scope.clone()
     }
 }
@@ -245,14 +255,19 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
         )));
     };
     let el = model.element(idx);
-    // input mappings: evaluated in the flow scope, stored as local variables
+    if let Some(mi) = &el.multi_instance {
+        if el.is_body_instance(inst.record.bpmn_element_type) {
+            return multi_instance::activate_body(ctx, &inst, &model, idx, mi);
+        }
+        // an inner instance: its item and loop counter first
+        if let Err(msg) = multi_instance::set_loop_variables(ctx, &inst, mi) {
+            return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1);
+        }
+    }
+    // input mappings: evaluated in the element's scope (which sees an inner multi-instance
+    // instance's item), stored as local variables
     if !el.inputs.is_empty() {
-        let scope = if inst.parent_key > 0 {
-            inst.parent_key
-        } else {
-            key
-        };
-        match evaluate_mappings(&el.inputs, &variables::visible(ctx, scope)) {
+        match evaluate_mappings(&el.inputs, &variables::visible(ctx, key)) {
             Ok(doc) => variables::set_local_document(ctx, key, &doc, None),
             Err(msg) => return raise_incident(ctx, &inst, ErrorType::IoMappingError, msg, -1),
         }
@@ -865,6 +880,10 @@ pub fn on_complete(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
         )));
     };
     let el = model.element(idx);
+    let mi = el.multi_instance.as_ref();
+    if let Some(mi) = mi.filter(|_| el.is_body_instance(inst.record.bpmn_element_type)) {
+        return multi_instance::complete_body(ctx, &inst, &model, idx, mi);
+    }
     if matches!(
         el.kind,
         ElementKind::MessageCatch
@@ -946,6 +965,15 @@ pub fn on_complete(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
     {
         unsubscribe_events(ctx, key);
     }
+    if let Some(mi) = mi {
+        // an inner instance of a multi-instance body
+        let condition_holds = match multi_instance::before_inner_completed(ctx, &inst, mi) {
+            Ok(holds) => holds,
+            Err(msg) => return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1),
+        };
+        ctx.event(key, Intent::ElementCompleted, pi_value(&inst.record));
+        return multi_instance::after_inner_completed(ctx, &inst, &model, idx, mi, condition_holds);
+    }
     ctx.event(key, Intent::ElementCompleted, pi_value(&inst.record));
     match el.kind {
         ElementKind::LinkThrowEvent => {
@@ -973,16 +1001,29 @@ pub fn on_complete(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
     if matches!(el.kind, ElementKind::TerminateEndEvent) {
         return terminate_siblings(ctx, inst.parent_key);
     }
-    if el.outgoing.is_empty() || matches!(el.kind, ElementKind::NoneEndEvent) {
-        return complete_scope_if_done(ctx, inst.parent_key);
-    }
     if matches!(
         el.kind,
         ElementKind::ExclusiveGateway | ElementKind::InclusiveGateway
-    ) {
+    ) && !el.outgoing.is_empty()
+    {
         return Ok(()); // flows were taken during activation
     }
-    take_outgoing(ctx, &inst, &model, idx)
+    leave(ctx, &inst, &model, idx)
+}
+
+/// A completed element leaves: through its outgoing flows, or (an end event, an element
+/// without outgoing flows) by letting its scope complete when nothing else is left in it.
+pub(crate) fn leave(
+    ctx: &mut Ctx<'_, '_, '_>,
+    inst: &ElementInstance,
+    model: &Arc<Process>,
+    idx: ElementIdx,
+) -> ProcResult {
+    let el = model.element(idx);
+    if el.outgoing.is_empty() || matches!(el.kind, ElementKind::NoneEndEvent) {
+        return complete_scope_if_done(ctx, inst.parent_key);
+    }
+    take_outgoing(ctx, inst, model, idx)
 }
 
 /// Takes every outgoing flow of a completed element (an implicit or parallel fork). Zeebe takes
@@ -1029,27 +1070,101 @@ fn take_flow(
 }
 
 /// A terminate end event completed: every other element instance in its scope is terminated
-/// (one TERMINATE_ELEMENT each), and the scope completes once the last of them is gone.
+/// (batch commands, one child each), and the scope completes once the last of them is gone.
 fn terminate_siblings(ctx: &mut Ctx<'_, '_, '_>, scope_key: i64) -> ProcResult {
-    let children = ctx
+    let Some(scope) = ctx
         .txn
-        .scan_prefix(Ks::ElementChildren, &key_i64(scope_key), usize::MAX);
-    let mut any = false;
-    for (k, _) in children {
-        let child_key = read_i64(&k, 8);
-        if let Some(child) = ctx
-            .txn
-            .get::<ElementInstance>(Ks::ElementInstances, &key_i64(child_key))
-            .filter(|c| c.state != Intent::ElementTerminating)
-        {
-            ctx.command(child_key, Intent::TerminateElement, pi_value(&child.record));
-            any = true;
-        }
-    }
-    if any {
+        .get::<ElementInstance>(Ks::ElementInstances, &key_i64(scope_key))
+    else {
+        return Ok(());
+    };
+    if terminate_children(ctx, &scope) {
         return Ok(());
     }
     complete_scope_if_done(ctx, scope_key)
+}
+
+/// Writes TERMINATE_ELEMENT for the children of `scope` that can still be terminated, one
+/// PROCESS_INSTANCE_BATCH TERMINATE command at a time (Zeebe's order). False when there is
+/// none, so the caller finishes the scope itself.
+pub(crate) fn terminate_children(ctx: &mut Ctx<'_, '_, '_>, scope: &ElementInstance) -> bool {
+    if next_children(ctx, scope.key, -1, 1).is_empty() {
+        return false;
+    }
+    let batch = ProcessInstanceBatchRecord {
+        process_instance_key: scope.record.process_instance_key,
+        process_definition_key: scope.record.process_definition_key,
+        batch_element_instance_key: scope.key,
+        index: -1,
+        tenant_id: scope.record.tenant_id.clone(),
+    };
+    ctx.command(
+        scope.key,
+        Intent::Terminate,
+        RecordValue::ProcessInstanceBatch(batch),
+    );
+    true
+}
+
+/// Up to `limit` children of `scope_key` with a key from `from` on that can be terminated.
+fn next_children(
+    ctx: &Ctx<'_, '_, '_>,
+    scope_key: i64,
+    from: i64,
+    limit: usize,
+) -> Vec<ElementInstance> {
+    let mut out = Vec::new();
+    for (k, _) in ctx
+        .txn
+        .scan_prefix(Ks::ElementChildren, &key_i64(scope_key), usize::MAX)
+    {
+        let child_key = read_i64(&k, 8);
+        if child_key < from {
+            continue;
+        }
+        if let Some(child) = ctx
+            .txn
+            .get::<ElementInstance>(Ks::ElementInstances, &key_i64(child_key))
+            .filter(|c| c.is_active())
+        {
+            out.push(child);
+            if out.len() == limit {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// PROCESS_INSTANCE_BATCH TERMINATE: terminates the next child and hands the rest on.
+pub fn batch_terminate(
+    ctx: &mut Ctx<'_, '_, '_>,
+    cmd: &Record,
+    batch: &ProcessInstanceBatchRecord,
+) -> ProcResult {
+    let children = next_children(ctx, batch.batch_element_instance_key, batch.index, 2);
+    if let Some(first) = children.first() {
+        ctx.command(first.key, Intent::TerminateElement, pi_value(&first.record));
+    }
+    if let Some(second) = children.get(1) {
+        let next = ProcessInstanceBatchRecord {
+            index: second.key,
+            ..batch.clone()
+        };
+        let key = ctx.next_key();
+        ctx.command(
+            key,
+            Intent::Terminate,
+            RecordValue::ProcessInstanceBatch(next),
+        );
+    } else {
+        ctx.event(
+            cmd.key,
+            Intent::Terminated,
+            RecordValue::ProcessInstanceBatch(batch.clone()),
+        );
+    }
+    Ok(())
 }
 
 /// Completes a scope once no token is left in it.
@@ -1137,22 +1252,10 @@ pub fn terminate_element(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult 
     }
     unsubscribe_events(ctx, key);
     resolve_incident_of(ctx, key);
-    let children = ctx
-        .txn
-        .scan_prefix(Ks::ElementChildren, &key_i64(key), usize::MAX);
-    if children.is_empty() {
-        return on_terminated(ctx, key);
+    if terminate_children(ctx, &inst) {
+        return Ok(()); // terminated once its last child is
     }
-    for (k, _) in children {
-        let child_key = read_i64(&k, 8);
-        if let Some(child) = ctx
-            .txn
-            .get::<ElementInstance>(Ks::ElementInstances, &key_i64(child_key))
-        {
-            ctx.command(child_key, Intent::TerminateElement, pi_value(&child.record));
-        }
-    }
-    Ok(())
+    on_terminated(ctx, key)
 }
 
 /// Writes ELEMENT_TERMINATED, then: activates the boundary event that interrupted the element,
@@ -1190,7 +1293,7 @@ fn on_terminated(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
 
 /// Cancels the timers of an element instance (its own and its boundary events') and closes its
 /// message subscriptions.
-fn unsubscribe_events(ctx: &mut Ctx<'_, '_, '_>, key: i64) {
+pub(crate) fn unsubscribe_events(ctx: &mut Ctx<'_, '_, '_>, key: i64) {
     let timers = ctx
         .txn
         .scan_prefix(Ks::ElementTimers, &key_i64(key), usize::MAX);
@@ -1291,12 +1394,18 @@ pub(crate) fn trigger_event(
 
 /// Opens the subscriptions of an activity's boundary events (timers and messages), last to
 /// first as Zeebe does.
-fn subscribe_boundaries(
+pub(crate) fn subscribe_boundaries(
     ctx: &mut Ctx<'_, '_, '_>,
     inst: &ElementInstance,
     model: &Process,
     idx: ElementIdx,
 ) -> Result<(), String> {
+    if model
+        .element(idx)
+        .is_inner_instance(inst.record.bpmn_element_type)
+    {
+        return Ok(()); // a multi-instance activity's boundary events belong to its body
+    }
     let targets: Vec<ElementIdx> = model
         .element(idx)
         .boundary_events
@@ -1376,7 +1485,10 @@ pub(crate) fn find_error_catch(
         let model = ctx
             .models
             .get(ctx.txn, inst.record.process_definition_key)?;
-        if let Some((_, el)) = model.element_by_id(&inst.record.element_id) {
+        if let Some((_, el)) = model
+            .element_by_id(&inst.record.element_id)
+            .filter(|(_, el)| !el.is_inner_instance(inst.record.bpmn_element_type))
+        {
             let errors = el
                 .boundary_events
                 .iter()

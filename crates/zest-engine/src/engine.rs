@@ -7,7 +7,7 @@ use zest_protocol::{
 use crate::appliers::{apply_event, observe_key};
 use crate::models::Models;
 use crate::state::{Ks, Txn};
-use crate::{bpmn, deployment, instance, jobs, messages, signals};
+use crate::{bpmn, deployment, instance, jobs, messages, multi_instance, signals};
 
 /// Why a command is rejected; becomes a COMMAND_REJECTION record and the client's error.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -247,6 +247,10 @@ fn dispatch(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
             messages::process_subscription_delete(ctx, cmd, r)
         }
         (RecordValue::Signal(sig), Broadcast) => signals::broadcast(ctx, cmd, sig),
+        (RecordValue::ProcessInstanceBatch(b), Activate) => {
+            multi_instance::batch_activate(ctx, cmd, b)
+        }
+        (RecordValue::ProcessInstanceBatch(b), Terminate) => bpmn::batch_terminate(ctx, cmd, b),
         (v, intent) => Err(Rejection::invalid_argument(format!(
             "Expected a supported command, but got {} {:?}",
             v.value_type().name(),

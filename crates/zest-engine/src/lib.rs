@@ -8,7 +8,8 @@
 //! `appliers` is the only code that mutates state; `bpmn` holds one behaviour per element kind;
 //! `jobs`, `deployment`, `instance` hold the processors of the other value types;
 //! `events` holds event triggers (PROCESS_EVENT); `messages` the message subscriptions;
-//! `signals` signal broadcasts and subscriptions;
+//! `signals` signal broadcasts and subscriptions; `multi_instance` multi-instance bodies and
+//! PROCESS_INSTANCE_BATCH (children activated or terminated one command at a time);
 //! `variables` implements Zeebe's variable scoping and propagation.
 
 mod appliers;
@@ -20,6 +21,7 @@ mod instance;
 mod jobs;
 mod messages;
 mod models;
+mod multi_instance;
 mod signals;
 pub mod state;
 pub mod types;

@@ -71,10 +71,13 @@ pub enum Ks {
     /// subscription key is the element instance's key, or for a start event the process
     /// definition key.
     SignalSubscriptions,
+    /// element instance key -> MultiInstanceCounters: a multi-instance body's counts of inner
+    /// instances, and each inner instance's loop counter.
+    MultiInstance,
 }
 
 impl Ks {
-    pub const ALL: [Ks; 25] = [
+    pub const ALL: [Ks; 26] = [
         Ks::Meta,
         Ks::Processes,
         Ks::ProcessLatest,
@@ -100,6 +103,7 @@ impl Ks {
         Ks::EventTriggers,
         Ks::ElementTimers,
         Ks::SignalSubscriptions,
+        Ks::MultiInstance,
     ];
 
     /// Position in [`Ks::ALL`] (declaration order), for array-indexed keyspace handles.
@@ -135,6 +139,7 @@ impl Ks {
             Ks::EventTriggers => "event_triggers",
             Ks::ElementTimers => "element_timers",
             Ks::SignalSubscriptions => "signal_subscriptions",
+            Ks::MultiInstance => "multi_instance",
         }
     }
 }

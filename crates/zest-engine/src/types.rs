@@ -148,3 +148,13 @@ pub struct StoredTrigger {
     /// JSON object text: the message's variables.
     pub variables: String,
 }
+
+/// Counts kept for multi-instance activities. For a body: how many inner instances were
+/// activated (the last loop counter), completed and terminated. For an inner instance: its
+/// loop counter (1-based).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+pub struct MultiInstanceCounters {
+    pub loop_counter: i64,
+    pub completed: i64,
+    pub terminated: i64,
+}

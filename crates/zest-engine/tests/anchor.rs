@@ -135,11 +135,12 @@ fn run(steps: &[Vec<String>]) -> Vec<String> {
     h.log.iter().filter(|r| shown(r)).map(line).collect()
 }
 
-/// Records RecordDump.java prints; deployments and process records are left out on both sides.
+/// Records RecordDump.java prints; deployments, process records and process instance batches
+/// are left out on both sides.
 fn shown(r: &Record) -> bool {
     !matches!(
         r.value,
-        RecordValue::Deployment(_) | RecordValue::Process(_)
+        RecordValue::Deployment(_) | RecordValue::Process(_) | RecordValue::ProcessInstanceBatch(_)
     )
 }
 

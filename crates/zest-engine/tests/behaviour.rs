@@ -1684,6 +1684,8 @@ fn cancel_terminates_elements_and_cancels_the_job() {
         b.events(),
         vec![
             ev(ValueType::ProcessInstance, ElementTerminating, "benchmark"),
+            // the children are terminated by batch commands (Zeebe's PROCESS_INSTANCE_BATCH)
+            ev(ValueType::ProcessInstanceBatch, Terminated, ""),
             ev(ValueType::ProcessInstance, ElementTerminating, "task"),
             ev(ValueType::Job, Canceled, "task"),
             ev(ValueType::ProcessInstance, ElementTerminated, "task"),
@@ -1760,6 +1762,7 @@ fn cancel_resolves_an_element_incident() {
         b.events(),
         vec![
             ev(ValueType::ProcessInstance, ElementTerminating, "benchmark"),
+            ev(ValueType::ProcessInstanceBatch, Terminated, ""),
             ev(
                 ValueType::ProcessInstance,
                 ElementTerminating,

@@ -36,6 +36,50 @@ impl Expression {
     }
 }
 
+/// `bpmn:multiInstanceLoopCharacteristics` with its `zeebe:loopCharacteristics`: the activity
+/// runs once per item of a collection, in a multi-instance body (same element id, element type
+/// MULTI_INSTANCE_BODY) that holds the inner instances.
+#[derive(Debug, Clone)]
+pub struct MultiInstance {
+    /// `isSequential`: one inner instance after the other, else all at once.
+    pub sequential: bool,
+    /// A FEEL expression giving the items (a list).
+    pub input_collection: Expression,
+    /// The variable that holds an inner instance's item (local to it).
+    pub input_element: Option<String>,
+    /// The variable (local to the body, then propagated) collecting the output elements.
+    pub output_collection: Option<String>,
+    /// Evaluated as each inner instance completes; stored at its index of the output collection.
+    pub output_element: Option<Expression>,
+    /// `bpmn:completionCondition`: checked as each inner instance completes; when true the
+    /// body completes and the remaining inner instances are terminated.
+    pub completion_condition: Option<Expression>,
+}
+
+impl MultiInstance {
+    /// The variable an output element that is just a variable (or a path into one) refers to:
+    /// Zeebe creates it as a local null in each inner instance so its value stays there.
+    pub fn output_element_variable(&self) -> Option<&str> {
+        let Some(Expression::Feel(e)) = &self.output_element else {
+            return None;
+        };
+        let src = e.source().trim();
+        let is_name = |p: &str| {
+            let mut chars = p.chars();
+            chars
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        };
+        if !src.split('.').all(is_name) {
+            return None;
+        }
+        let root = src.split('.').next()?;
+        let same_as_input = self.input_element.as_deref() == Some(root);
+        (!same_as_input && root != "loopCounter").then_some(root)
+    }
+}
+
 /// A `zeebe:input` or `zeebe:output` mapping.
 #[derive(Debug, Clone)]
 pub struct Mapping {
@@ -195,8 +239,24 @@ pub struct Element {
     pub link_target: Option<ElementIdx>,
     /// What a job-worker user task tells its worker (sent as the job's custom headers).
     pub user_task: Option<UserTaskProps>,
+    /// Multi-instance loop characteristics of an activity.
+    pub multi_instance: Option<MultiInstance>,
     /// 1-based line of the element's start tag in the XML.
     pub line: u32,
+}
+
+impl Element {
+    /// Whether an instance with element type `element_type` of this element is an inner
+    /// instance of a multi-instance activity (its body has type MULTI_INSTANCE_BODY).
+    pub fn is_inner_instance(&self, element_type: BpmnElementType) -> bool {
+        self.multi_instance.is_some() && element_type != BpmnElementType::MultiInstanceBody
+    }
+
+    /// Whether an instance with element type `element_type` is this element's
+    /// multi-instance body.
+    pub fn is_body_instance(&self, element_type: BpmnElementType) -> bool {
+        self.multi_instance.is_some() && element_type == BpmnElementType::MultiInstanceBody
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -878,17 +878,15 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 | ElementKind::SubProcess
         ) {
             for child in children_in(node, BPMN_NS) {
-                let name = child.tag_name().name();
-                if name == "multiInstanceLoopCharacteristics"
-                    || name == "standardLoopCharacteristics"
-                {
-                    let what = if name == "multiInstanceLoopCharacteristics" {
-                        "multi-instance"
-                    } else {
-                        "loop"
-                    };
-                    self.ctx
-                        .problem(Some(id), child, format!("{what} ('{name}') {UNSUPPORTED}"));
+                match child.tag_name().name() {
+                    "multiInstanceLoopCharacteristics" => {
+                        element.multi_instance = self.multi_instance(id, child);
+                    }
+                    "standardLoopCharacteristics" => {
+                        let msg = format!("loops ('standardLoopCharacteristics') {UNSUPPORTED_PL}; use multi-instance ('multiInstanceLoopCharacteristics')");
+                        self.ctx.problem(Some(id), child, msg);
+                    }
+                    _ => {}
                 }
             }
             if node
@@ -927,6 +925,117 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             self.scope_children(node);
             self.scope = outer;
         }
+    }
+
+    /// `bpmn:multiInstanceLoopCharacteristics` with its `zeebe:loopCharacteristics`, checked
+    /// as Zeebe checks them.
+    fn multi_instance(&mut self, id: &str, node: Node) -> Option<MultiInstance> {
+        let sequential = node
+            .attribute("isSequential")
+            .is_some_and(|v| v.trim() == "true");
+        if let Some(c) =
+            children_in(node, BPMN_NS).find(|c| c.tag_name().name() == "loopCardinality")
+        {
+            self.ctx.problem(
+                Some(id),
+                c,
+                format!("a multi-instance 'loopCardinality' {UNSUPPORTED}; use 'inputCollection' of 'zeebe:loopCharacteristics'"),
+            );
+        }
+        let loops: Vec<Node> = children_in(node, BPMN_NS)
+            .filter(|n| n.tag_name().name() == "extensionElements")
+            .flat_map(|e| children_in(e, ZEEBE_NS))
+            .filter(|c| c.tag_name().name() == "loopCharacteristics")
+            .collect();
+        let [lc] = loops.as_slice() else {
+            let at = loops.get(1).copied().unwrap_or(node);
+            self.ctx.problem(
+                Some(id),
+                at,
+                "Must have exactly one 'zeebe:loopCharacteristics' extension element",
+            );
+            return None;
+        };
+        let lc = *lc;
+        let input_collection = match non_empty_attr(lc, "inputCollection") {
+            None => {
+                self.ctx.problem(
+                    Some(id),
+                    lc,
+                    "Attribute 'inputCollection' must be present and not empty",
+                );
+                None
+            }
+            Some(text) if !text.trim_start().starts_with('=') => {
+                self.ctx.problem(
+                    Some(id),
+                    lc,
+                    format!("Attribute 'inputCollection' must be a FEEL expression (starting with '='), but was '{text}'"),
+                );
+                None
+            }
+            Some(text) => self
+                .ctx
+                .expression(id, lc, "Attribute 'inputCollection'", text),
+        };
+        let input_element = non_empty_attr(lc, "inputElement").map(|v| v.trim().to_string());
+        let output_collection =
+            non_empty_attr(lc, "outputCollection").map(|v| v.trim().to_string());
+        let output_element = match non_empty_attr(lc, "outputElement") {
+            Some(text) => {
+                let e = self
+                    .ctx
+                    .expression(id, lc, "Attribute 'outputElement'", text);
+                e.as_ref()?;
+                e
+            }
+            None => None,
+        };
+        match (&output_collection, &output_element) {
+            (Some(_), None) => self.ctx.problem(
+                Some(id),
+                lc,
+                "Attribute 'outputElement' must be present if the attribute 'outputCollection' is set",
+            ),
+            (None, Some(_)) => self.ctx.problem(
+                Some(id),
+                lc,
+                "Attribute 'outputCollection' must be present if the attribute 'outputElement' is set",
+            ),
+            _ => {}
+        }
+        let completion_condition = match children_in(node, BPMN_NS)
+            .find(|c| c.tag_name().name() == "completionCondition")
+        {
+            Some(c) => {
+                let text = text_of(c);
+                let text = text.trim();
+                if text.is_empty() {
+                    None
+                } else if !text.starts_with('=') {
+                    self.ctx.problem(
+                        Some(id),
+                        c,
+                        format!("The completion condition must be a FEEL expression (starting with '='), but was '{text}'"),
+                    );
+                    return None;
+                } else {
+                    Some(
+                        self.ctx
+                            .expression(id, c, "The completion condition", text)?,
+                    )
+                }
+            }
+            None => None,
+        };
+        Some(MultiInstance {
+            sequential,
+            input_collection: input_collection?,
+            input_element,
+            output_collection,
+            output_element,
+            completion_condition,
+        })
     }
 
     /// Reads the flow nodes and sequence flows directly inside a process or sub-process.
@@ -2161,6 +2270,7 @@ fn new_element(
         link_name: None,
         link_target: None,
         user_task: None,
+        multi_instance: None,
         line,
     }
 }

@@ -478,7 +478,6 @@ fn realistic_is_rejected() {
     };
     // (its job-based send tasks and its embedded sub-processes are supported)
     for (id, what) in [
-        ("Activity_03cktkd", "multi-instance"),
         ("Event_0sc8le6", "'escalationEventDefinition'"),
         ("Activity_0iv8gg2", "'zeebe:calledDecision' (DMN decisions)"),
         (
@@ -927,7 +926,7 @@ fn unsupported_elements_are_all_reported() {
     has(
         &ps,
         "mi",
-        "multi-instance ('multiInstanceLoopCharacteristics') is not supported",
+        "Must have exactly one 'zeebe:loopCharacteristics' extension element",
     );
     // Nothing else: flows to unsupported elements are not reported as dangling.
     assert_eq!(ps.len(), 14, "{ps:#?}");
@@ -1717,4 +1716,89 @@ fn embedded_sub_processes_are_scopes() {
         "A sequence flow must connect elements of the same scope",
     );
     assert_eq!(ps.len(), 3, "{ps:#?}");
+}
+
+fn mi_task(loop_attrs: &str, inner: &str, sequential: bool) -> String {
+    let seq = if sequential {
+        r#" isSequential="true""#
+    } else {
+        ""
+    };
+    process(
+        &[
+            START,
+            &format!(
+                r#"<bpmn:serviceTask id="mi"><bpmn:extensionElements><zeebe:taskDefinition type="t" /></bpmn:extensionElements><bpmn:multiInstanceLoopCharacteristics{seq}><bpmn:extensionElements><zeebe:loopCharacteristics {loop_attrs} /></bpmn:extensionElements>{inner}</bpmn:multiInstanceLoopCharacteristics></bpmn:serviceTask>"#
+            ),
+            END,
+            &flow("f1", "start", "mi"),
+            &flow("f2", "mi", "end"),
+        ]
+        .join("\n"),
+    )
+}
+
+#[test]
+fn multi_instance_loop_characteristics_are_read() {
+    let xml = mi_task(
+        r#"inputCollection="=items" inputElement="item" outputCollection="results" outputElement="=result.value""#,
+        r#"<bpmn:completionCondition xsi:type="bpmn:tFormalExpression" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">=numberOfCompletedInstances &gt; 1</bpmn:completionCondition>"#,
+        true,
+    );
+    let ps = parse_bpmn("mi.bpmn", xml.as_bytes()).unwrap();
+    let el = ps[0].element(idx(&ps[0], "mi"));
+    let mi = el.multi_instance.as_ref().expect("multi-instance");
+    assert!(mi.sequential);
+    assert_eq!(mi.input_collection.source(), "=items");
+    assert_eq!(mi.input_element.as_deref(), Some("item"));
+    assert_eq!(mi.output_collection.as_deref(), Some("results"));
+    // an output element that is a path into a variable: that variable starts as a local null
+    assert_eq!(mi.output_element_variable(), Some("result"));
+    assert!(mi.completion_condition.is_some());
+}
+
+#[test]
+fn multi_instance_mistakes_are_reported() {
+    let cases = [
+        (mi_task("", "", false), "Attribute 'inputCollection' must be present and not empty"),
+        (
+            mi_task(r#"inputCollection="items""#, "", false),
+            "Attribute 'inputCollection' must be a FEEL expression (starting with '='), but was 'items'",
+        ),
+        (
+            mi_task(r#"inputCollection="=items" outputCollection="out""#, "", false),
+            "Attribute 'outputElement' must be present if the attribute 'outputCollection' is set",
+        ),
+        (
+            mi_task(r#"inputCollection="=items" outputElement="=x""#, "", false),
+            "Attribute 'outputCollection' must be present if the attribute 'outputElement' is set",
+        ),
+        (
+            mi_task(r#"inputCollection="=items""#, "<bpmn:loopCardinality>3</bpmn:loopCardinality>", false),
+            "a multi-instance 'loopCardinality' is not supported",
+        ),
+        (
+            mi_task(r#"inputCollection="=[1,""#, "", false),
+            "Attribute 'inputCollection'",
+        ),
+    ];
+    for (xml, expected) in cases {
+        let ps = problems(&xml);
+        has(&ps, "mi", expected);
+    }
+    let standard = process(
+        &[
+            START,
+            r#"<bpmn:task id="mi"><bpmn:standardLoopCharacteristics /></bpmn:task>"#,
+            END,
+            &flow("f1", "start", "mi"),
+            &flow("f2", "mi", "end"),
+        ]
+        .join("\n"),
+    );
+    has(
+        &problems(&standard),
+        "mi",
+        "loops ('standardLoopCharacteristics') are not supported",
+    );
 }

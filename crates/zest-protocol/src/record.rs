@@ -45,6 +45,7 @@ pub enum ValueType {
     ProcessEvent,
     Signal,
     SignalSubscription,
+    ProcessInstanceBatch,
 }
 
 impl ValueType {
@@ -69,6 +70,7 @@ impl ValueType {
             ValueType::ProcessEvent => "PROCESS_EVENT",
             ValueType::Signal => "SIGNAL",
             ValueType::SignalSubscription => "SIGNAL_SUBSCRIPTION",
+            ValueType::ProcessInstanceBatch => "PROCESS_INSTANCE_BATCH",
         }
     }
 }
@@ -148,6 +150,9 @@ pub enum Intent {
     // signal
     Broadcast,
     Broadcasted,
+    // process instance batch (ACTIVATE and ACTIVATED are the job batch's)
+    Terminate,
+    Terminated,
 }
 
 impl Intent {
@@ -210,6 +215,8 @@ impl Intent {
             Intent::Triggering => "TRIGGERING",
             Intent::Broadcast => "BROADCAST",
             Intent::Broadcasted => "BROADCASTED",
+            Intent::Terminate => "TERMINATE",
+            Intent::Terminated => "TERMINATED",
         }
     }
 }

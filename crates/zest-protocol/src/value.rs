@@ -340,6 +340,20 @@ pub struct SignalSubscriptionRecord {
     pub tenant_id: String,
 }
 
+/// PROCESS_INSTANCE_BATCH: the children of an element instance activated (a parallel
+/// multi-instance body's) or terminated one command at a time, each command writing the next.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ProcessInstanceBatchRecord {
+    pub process_instance_key: i64,
+    pub process_definition_key: i64,
+    /// The element instance whose children the batch activates or terminates.
+    pub batch_element_instance_key: i64,
+    /// ACTIVATE: how many children are left to activate; TERMINATE: the key of the next child
+    /// to terminate (-1: from the first).
+    pub index: i64,
+    pub tenant_id: String,
+}
+
 /// The typed value of a record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum RecordValue {
@@ -362,6 +376,7 @@ pub enum RecordValue {
     ProcessEvent(ProcessEventRecord),
     Signal(SignalRecord),
     SignalSubscription(SignalSubscriptionRecord),
+    ProcessInstanceBatch(ProcessInstanceBatchRecord),
 }
 
 impl RecordValue {
@@ -388,6 +403,7 @@ impl RecordValue {
             RecordValue::ProcessEvent(_) => ValueType::ProcessEvent,
             RecordValue::Signal(_) => ValueType::Signal,
             RecordValue::SignalSubscription(_) => ValueType::SignalSubscription,
+            RecordValue::ProcessInstanceBatch(_) => ValueType::ProcessInstanceBatch,
         }
     }
 
@@ -521,6 +537,12 @@ impl RecordValue {
                 "bpmnProcessId": s.bpmn_process_id, "catchEventId": s.catch_event_id,
                 "catchEventInstanceKey": s.catch_event_instance_key,
                 "signalName": s.signal_name, "tenantId": s.tenant_id,
+            }),
+            RecordValue::ProcessInstanceBatch(b) => json!({
+                "processInstanceKey": b.process_instance_key,
+                "processDefinitionKey": b.process_definition_key,
+                "batchElementInstanceKey": b.batch_element_instance_key,
+                "index": b.index, "tenantId": b.tenant_id,
             }),
         }
     }
