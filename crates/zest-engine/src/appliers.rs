@@ -431,6 +431,14 @@ fn apply_process_instance(
 ) {
     match r.intent {
         Intent::ElementActivating => {
+            if pi.parent_element_instance_key > 0 && pi.flow_scope_key <= 0 {
+                // a process instance started by a call activity
+                txn.put(
+                    Ks::CalledInstances,
+                    key_i64(pi.parent_element_instance_key),
+                    &r.key,
+                );
+            }
             let inst = ElementInstance {
                 key: r.key,
                 parent_key: pi.flow_scope_key,
@@ -474,6 +482,12 @@ fn apply_process_instance(
             update_instance(txn, r.key, |e| e.state = r.intent);
         }
         Intent::ElementCompleted | Intent::ElementTerminated => {
+            if pi.parent_element_instance_key > 0 && pi.flow_scope_key <= 0 {
+                txn.delete(Ks::CalledInstances, key_i64(pi.parent_element_instance_key));
+                if r.intent == Intent::ElementCompleted {
+                    hand_variables_to_call_activity(txn, models, r.key, pi);
+                }
+            }
             txn.delete(Ks::ElementInstances, key_i64(r.key));
             // local variables go with their scope
             let vars = txn.scan_prefix(Ks::Variables, &key_i64(r.key), usize::MAX);
@@ -701,6 +715,66 @@ fn add_job_indexes(txn: &mut Txn<'_>, job_key: i64, job: &StoredJob) {
         ),
         JobState::Failed | JobState::ErrorThrown => {}
     }
+}
+
+/// A process instance started by a call activity completed: its variables (in Zeebe's order)
+/// become the event that completes the call activity, when the call activity takes them (all
+/// child variables propagated, or output mappings to evaluate). Kept as a trigger without a
+/// TRIGGERING record, as Zeebe does; consumed by the call activity's completion.
+fn hand_variables_to_call_activity(
+    txn: &mut Txn<'_>,
+    models: &mut Models,
+    child_key: i64,
+    pi: &zest_protocol::ProcessInstanceRecord,
+) {
+    let call_key = key_i64(pi.parent_element_instance_key);
+    let Some(call) = txn.get::<ElementInstance>(Ks::ElementInstances, &call_key) else {
+        return;
+    };
+    if call.state != Intent::ElementActivated || txn.get_raw(Ks::EventTriggers, &call_key).is_some()
+    {
+        return; // being terminated, or another event is already on its way
+    }
+    let Some(model) = models.get(txn, call.record.process_definition_key) else {
+        return;
+    };
+    let Some((_, el)) = model.element_by_id(&call.record.element_id) else {
+        return;
+    };
+    let takes_variables = el
+        .called_element
+        .as_ref()
+        .is_some_and(|c| c.propagate_all_child_variables)
+        || !el.outputs.is_empty();
+    let variables = if takes_variables {
+        let prefix = key_i64(child_key);
+        let mut vars: Vec<(String, String)> = txn
+            .scan_prefix(Ks::Variables, &prefix, usize::MAX)
+            .into_iter()
+            .filter_map(|(k, v)| {
+                let name = String::from_utf8(k[prefix.len()..].to_vec()).ok()?;
+                let var: StoredVariable = zest_protocol::codec::decode(&v).ok()?;
+                Some((name, var.value))
+            })
+            .collect();
+        crate::variables::sort_like_zeebe(&mut vars);
+        let body: Vec<String> = vars
+            .iter()
+            .map(|(name, value)| format!("{}:{value}", serde_json::Value::from(name.as_str())))
+            .collect();
+        format!("{{{}}}", body.join(","))
+    } else {
+        String::new()
+    };
+    txn.put(
+        Ks::EventTriggers,
+        call_key,
+        &StoredTrigger {
+            event_key: child_key,
+            element_id: call.record.element_id.clone(),
+            variables,
+        },
+    );
 }
 
 /// Whether `pi` is an inner instance of a multi-instance activity (its flow scope is the body).

@@ -523,6 +523,7 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             ctx.command(key, Intent::CompleteElement, pi_value(&inst.record));
             Ok(())
         }
+        ElementKind::CallActivity => call_activity(ctx, &inst, &model, idx),
         ElementKind::BoundaryEvent => Err(Rejection::invalid_state(format!(
             "Expected to activate boundary event '{}' through its activity's events, but it was activated by a sequence flow",
             el.id
@@ -563,6 +564,84 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             Ok(())
         }
     }
+}
+
+/// A call activity starts an instance of the process it calls (latest version), which gets the
+/// variables the call activity sees (or only its input mappings' result), and waits for it.
+fn call_activity(
+    ctx: &mut Ctx<'_, '_, '_>,
+    inst: &ElementInstance,
+    model: &Arc<Process>,
+    idx: ElementIdx,
+) -> ProcResult {
+    let el = model.element(idx);
+    let Some(called) = &el.called_element else {
+        return Err(Rejection::invalid_state(format!(
+            "call activity '{}' has no called element",
+            el.id
+        )));
+    };
+    let key = inst.key;
+    let process_id = match evaluate(ctx, &called.process_id, key)
+        .and_then(|v| expect_string(&called.process_id, v))
+    {
+        Ok(id) => id,
+        Err(msg) => return raise_incident(ctx, inst, ErrorType::ExtractValueError, msg, -1),
+    };
+    let latest = ctx
+        .txn
+        .get::<crate::types::LatestVersion>(Ks::ProcessLatest, process_id.as_bytes());
+    let Some(process) = latest.and_then(|l| {
+        ctx.txn
+            .get::<crate::types::StoredProcess>(Ks::Processes, &key_i64(l.key))
+    }) else {
+        let msg = format!(
+            "Expected process with BPMN process id '{process_id}' to be deployed, but not found."
+        );
+        return raise_incident(ctx, inst, ErrorType::CalledElementError, msg, -1);
+    };
+    let has_none_start = ctx
+        .models
+        .get(ctx.txn, process.record.process_definition_key)
+        .is_some_and(|m| !m.element(Process::ROOT).start_events.is_empty());
+    if !has_none_start {
+        let msg = format!("Expected process with BPMN process id '{process_id}' to have a none start event, but not found.");
+        return raise_incident(ctx, inst, ErrorType::CalledElementError, msg, -1);
+    }
+    if let Err(msg) = subscribe_boundaries(ctx, inst, model, idx) {
+        return raise_incident(ctx, inst, ErrorType::ExtractValueError, msg, -1);
+    }
+    ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
+    let child_key = ctx.next_key();
+    let child = ProcessInstanceRecord {
+        bpmn_process_id: process.record.bpmn_process_id.clone(),
+        version: process.record.version,
+        process_definition_key: process.record.process_definition_key,
+        process_instance_key: child_key,
+        element_id: process.record.bpmn_process_id.clone(),
+        flow_scope_key: -1,
+        bpmn_element_type: zest_model::BpmnElementType::Process,
+        bpmn_event_type: zest_model::BpmnEventType::Unspecified,
+        parent_process_instance_key: inst.record.process_instance_key,
+        parent_element_instance_key: key,
+        tenant_id: inst.record.tenant_id.clone(),
+    };
+    ctx.command(child_key, Intent::ActivateElement, pi_value(&child));
+    let vars = if called.propagate_all_parent_variables {
+        variables::visible_for_copy(ctx, key)
+    } else {
+        let mut local: Vec<(String, Value)> = variables::local(ctx, key).into_iter().collect();
+        variables::sort_like_zeebe(&mut local);
+        local.into_iter().collect()
+    };
+    let seed = variables::ScopeInfoSeed {
+        process_instance_key: child_key,
+        process_definition_key: child.process_definition_key,
+        bpmn_process_id: child.bpmn_process_id.clone(),
+        tenant_id: child.tenant_id.clone(),
+    };
+    variables::set_local_document(ctx, child_key, &vars, Some(&seed));
+    Ok(())
 }
 
 /// The custom headers Zeebe gives a job-worker user task's job: assignee, candidate groups and
@@ -891,6 +970,7 @@ pub fn on_complete(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             | ElementKind::JobWorkerTask
             | ElementKind::ScriptTask
             | ElementKind::TimerIntermediateCatchEvent
+            | ElementKind::CallActivity
     ) {
         // the event's variables (a message's, a job's, a script's result): propagated, unless
         // output mappings decide what leaves the element
@@ -898,7 +978,13 @@ pub fn on_complete(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             let doc = variables::parse_document(&trigger.variables).unwrap_or_default();
             if !doc.is_empty() {
                 if el.outputs.is_empty() {
-                    variables::merge_propagate(ctx, key, &doc);
+                    // a called process's variables go to the call activity's flow scope
+                    let from = if matches!(el.kind, ElementKind::CallActivity) {
+                        inst.parent_key
+                    } else {
+                        key
+                    };
+                    variables::merge_propagate(ctx, from, &doc);
                 } else {
                     variables::set_local_document(ctx, key, &doc, None);
                 }
@@ -939,6 +1025,10 @@ pub fn on_complete(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
         let lock = messages::start_lock_of(ctx, key);
         ctx.event(key, Intent::ElementCompleted, pi_value(&inst.record));
         messages::on_instance_ended(ctx, lock);
+        if let Some(call) = calling_activity(ctx, &inst.record) {
+            // a called process completed: so does the call activity that waits for it
+            ctx.command(call.key, Intent::CompleteElement, pi_value(&call.record));
+        }
         if let (Some(a), Some(vars)) = (awaiting, result_vars) {
             let result = ProcessInstanceResultRecord {
                 bpmn_process_id: inst.record.bpmn_process_id.clone(),
@@ -1252,6 +1342,17 @@ pub fn terminate_element(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult 
     }
     unsubscribe_events(ctx, key);
     resolve_incident_of(ctx, key);
+    if let Some(child) = ctx.txn.get::<i64>(Ks::CalledInstances, &key_i64(key)) {
+        // a call activity: the process it called goes first
+        if let Some(called) = ctx
+            .txn
+            .get::<ElementInstance>(Ks::ElementInstances, &key_i64(child))
+            .filter(|c| c.state != Intent::ElementTerminating)
+        {
+            ctx.command(child, Intent::TerminateElement, pi_value(&called.record));
+        }
+        return Ok(());
+    }
     if terminate_children(ctx, &inst) {
         return Ok(()); // terminated once its last child is
     }
@@ -1271,7 +1372,16 @@ fn on_terminated(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
     };
     ctx.event(key, Intent::ElementTerminated, pi_value(&inst.record));
     messages::on_instance_ended(ctx, lock);
-    if let Some(trigger) = events::take_trigger(ctx, key, &inst.record, key) {
+    if let Some(call) = calling_activity(ctx, &inst.record) {
+        // a called process was terminated with the call activity waiting for it
+        if call.state == Intent::ElementTerminating {
+            return on_terminated(ctx, call.key);
+        }
+        return Ok(());
+    }
+    if let Some(trigger) = events::take_trigger(ctx, key, &inst.record, key)
+        .filter(|t| t.element_id != inst.record.element_id)
+    {
         if let Some((boundary, _)) = model.element_by_id(&trigger.element_id) {
             return activate_boundary(ctx, &inst, &model, boundary, &trigger.variables);
         }
@@ -1289,6 +1399,20 @@ fn on_terminated(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
         }
     }
     Ok(())
+}
+
+/// The call activity instance that started the process instance `process`, if any.
+fn calling_activity(
+    ctx: &Ctx<'_, '_, '_>,
+    process: &ProcessInstanceRecord,
+) -> Option<ElementInstance> {
+    if process.flow_scope_key > 0 || process.parent_element_instance_key <= 0 {
+        return None;
+    }
+    ctx.txn.get(
+        Ks::ElementInstances,
+        &key_i64(process.parent_element_instance_key),
+    )
 }
 
 /// Cancels the timers of an element instance (its own and its boundary events') and closes its
@@ -1504,7 +1628,12 @@ pub(crate) fn find_error_catch(
                 return Some((inst, model, b));
             }
         }
-        key = inst.parent_key;
+        // up the scopes, and from a called process to its call activity
+        key = if inst.parent_key > 0 {
+            inst.parent_key
+        } else {
+            inst.record.parent_element_instance_key
+        };
     }
     None
 }

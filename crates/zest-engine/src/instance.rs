@@ -139,6 +139,12 @@ pub fn cancel(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
         )))
         }
     };
+    if inst.record.parent_process_instance_key > 0 {
+        return Err(Rejection::invalid_state(format!(
+            "Expected to cancel a process instance with key '{}', but it is created by a parent process instance. Cancel the root process instance '{}' instead.",
+            cmd.key, inst.record.parent_process_instance_key
+        )));
+    }
     if inst.state == Intent::ElementTerminating {
         return Err(Rejection::invalid_state(format!(
             "Expected to cancel a process instance with key '{}', but it is already being terminated",

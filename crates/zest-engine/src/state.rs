@@ -74,10 +74,12 @@ pub enum Ks {
     /// element instance key -> MultiInstanceCounters: a multi-instance body's counts of inner
     /// instances, and each inner instance's loop counter.
     MultiInstance,
+    /// call activity instance key -> the key of the process instance it started
+    CalledInstances,
 }
 
 impl Ks {
-    pub const ALL: [Ks; 26] = [
+    pub const ALL: [Ks; 27] = [
         Ks::Meta,
         Ks::Processes,
         Ks::ProcessLatest,
@@ -104,6 +106,7 @@ impl Ks {
         Ks::ElementTimers,
         Ks::SignalSubscriptions,
         Ks::MultiInstance,
+        Ks::CalledInstances,
     ];
 
     /// Position in [`Ks::ALL`] (declaration order), for array-indexed keyspace handles.
@@ -140,6 +143,7 @@ impl Ks {
             Ks::ElementTimers => "element_timers",
             Ks::SignalSubscriptions => "signal_subscriptions",
             Ks::MultiInstance => "multi_instance",
+            Ks::CalledInstances => "called_instances",
         }
     }
 }

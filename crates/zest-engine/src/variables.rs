@@ -65,6 +65,27 @@ pub fn visible(ctx: &Ctx<'_, '_, '_>, scope_key: i64) -> Map<String, Value> {
     out
 }
 
+/// Orders one scope's variables as Zeebe iterates them (its state keys are length-prefixed
+/// names: shorter names first, then by bytes). Documents Zeebe builds from a scope, and so the
+/// order of the records they write, follow it.
+pub fn sort_like_zeebe<T>(vars: &mut [(String, T)]) {
+    vars.sort_by(|a, b| (a.0.len(), &a.0).cmp(&(b.0.len(), &b.0)));
+}
+
+/// All variables visible from `scope_key` as Zeebe collects them to copy them (outermost
+/// scope first, each scope in Zeebe's order; an inner variable replaces an outer one's value).
+pub fn visible_for_copy(ctx: &Ctx<'_, '_, '_>, scope_key: i64) -> Map<String, Value> {
+    let mut out = Map::new();
+    for scope in scope_chain(ctx, scope_key).into_iter().rev() {
+        let mut vars = local_raw(ctx, scope);
+        sort_like_zeebe(&mut vars);
+        for (name, var) in vars {
+            out.insert(name, parse(&var.value));
+        }
+    }
+    out
+}
+
 /// The variables named in `names` visible from `scope_key` (all of them when `names` is empty).
 pub fn visible_selected(
     ctx: &Ctx<'_, '_, '_>,

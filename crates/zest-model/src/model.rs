@@ -80,6 +80,18 @@ impl MultiInstance {
     }
 }
 
+/// `zeebe:calledElement` of a call activity (binding 'latest').
+#[derive(Debug, Clone)]
+pub struct CalledElement {
+    /// The BPMN process id of the process to start (static or FEEL).
+    pub process_id: Expression,
+    /// `propagateAllChildVariables` (default true): the child's variables come back.
+    pub propagate_all_child_variables: bool,
+    /// `propagateAllParentVariables` (default true): the child starts with every variable
+    /// the call activity sees; otherwise only with its input mappings' result.
+    pub propagate_all_parent_variables: bool,
+}
+
 /// A `zeebe:input` or `zeebe:output` mapping.
 #[derive(Debug, Clone)]
 pub struct Mapping {
@@ -193,6 +205,9 @@ pub enum ElementKind {
     /// A terminate end event: once completed, terminates every other element instance in its
     /// scope, which then completes.
     TerminateEndEvent,
+    /// Starts an instance of another process (`zeebe:calledElement`) and completes when it
+    /// completes.
+    CallActivity,
 }
 
 #[derive(Debug, Clone)]
@@ -239,6 +254,8 @@ pub struct Element {
     pub link_target: Option<ElementIdx>,
     /// What a job-worker user task tells its worker (sent as the job's custom headers).
     pub user_task: Option<UserTaskProps>,
+    /// The process a call activity starts.
+    pub called_element: Option<CalledElement>,
     /// Multi-instance loop characteristics of an activity.
     pub multi_instance: Option<MultiInstance>,
     /// 1-based line of the element's start tag in the XML.

@@ -783,6 +783,14 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 BpmnEventType::Unspecified,
                 line,
             ),
+            "callActivity" => new_element(
+                id,
+                node,
+                ElementKind::CallActivity,
+                BpmnElementType::CallActivity,
+                BpmnEventType::Unspecified,
+                line,
+            ),
             "task" | "manualTask" => new_element(
                 id,
                 node,
@@ -857,6 +865,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             ElementKind::SignalStartEvent | ElementKind::TimerStartEvent => Allowed::OUTPUTS,
             ElementKind::LinkCatchEvent => Allowed::OUTPUTS,
             ElementKind::SubProcess => Allowed::IO,
+            ElementKind::CallActivity => Allowed::CALL_ACTIVITY,
             ElementKind::PassThroughTask | ElementKind::NoneIntermediateThrowEvent => Allowed::IO,
             ElementKind::ScriptTask => Allowed::SCRIPT_TASK,
             ElementKind::NoneStartEvent => Allowed::OUTPUTS,
@@ -876,6 +885,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 | ElementKind::ScriptTask
                 | ElementKind::MessageCatch
                 | ElementKind::SubProcess
+                | ElementKind::CallActivity
         ) {
             for child in children_in(node, BPMN_NS) {
                 match child.tag_name().name() {
@@ -915,6 +925,9 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         if matches!(element.kind, ElementKind::ScriptTask) {
             element.script = self.script(id, node, &ext.scripts);
         }
+        if matches!(element.kind, ElementKind::CallActivity) {
+            element.called_element = self.called_element(id, node, &ext.called_elements);
+        }
         element.inputs = ext.inputs;
         element.outputs = ext.outputs;
         let is_sub_process = matches!(element.kind, ElementKind::SubProcess);
@@ -925,6 +938,50 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             self.scope_children(node);
             self.scope = outer;
         }
+    }
+
+    /// `zeebe:calledElement` of a call activity.
+    fn called_element(&mut self, id: &str, owner: Node, nodes: &[Node]) -> Option<CalledElement> {
+        let [called] = nodes else {
+            let at = nodes.get(1).copied().unwrap_or(owner);
+            self.ctx.problem(
+                Some(id),
+                at,
+                "Must have exactly one 'zeebe:calledElement' extension element",
+            );
+            return None;
+        };
+        let called = *called;
+        let binding = called
+            .attribute("bindingType")
+            .map(str::trim)
+            .unwrap_or("latest");
+        if binding != "latest" {
+            self.ctx.problem(
+                Some(id),
+                called,
+                format!("the binding type '{binding}' of 'zeebe:calledElement' {UNSUPPORTED}; use 'latest'"),
+            );
+        }
+        let flag = |name: &str| called.attribute(name).is_none_or(|v| v.trim() != "false");
+        let process_id = match non_empty_attr(called, "processId") {
+            Some(text) => self
+                .ctx
+                .expression(id, called, "Attribute 'processId'", text)?,
+            None => {
+                self.ctx.problem(
+                    Some(id),
+                    called,
+                    "Attribute 'processId' must be present and not empty",
+                );
+                return None;
+            }
+        };
+        Some(CalledElement {
+            process_id,
+            propagate_all_child_variables: flag("propagateAllChildVariables"),
+            propagate_all_parent_variables: flag("propagateAllParentVariables"),
+        })
     }
 
     /// `bpmn:multiInstanceLoopCharacteristics` with its `zeebe:loopCharacteristics`, checked
@@ -1257,6 +1314,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                     | ElementKind::ScriptTask
                     | ElementKind::PassThroughTask
                     | ElementKind::SubProcess
+                    | ElementKind::CallActivity
             ) && !matches!(
                 activity.element_type,
                 BpmnElementType::EndEvent | BpmnElementType::IntermediateThrowEvent
@@ -1577,6 +1635,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 match child.tag_name().name() {
                     "taskDefinition" if allowed.task => ext.task_definitions.push(child),
                     "script" if allowed.script => ext.scripts.push(child),
+                    "calledElement" if allowed.call => ext.called_elements.push(child),
                     "assignmentDefinition" | "formDefinition" | "taskSchedule"
                         if allowed.user_task =>
                     {
@@ -2166,6 +2225,7 @@ struct Allowed {
     script: bool,
     inputs: bool,
     outputs: bool,
+    call: bool,
 }
 
 impl Allowed {
@@ -2175,6 +2235,7 @@ impl Allowed {
         script: false,
         inputs: false,
         outputs: false,
+        call: false,
     };
     const SCRIPT_TASK: Allowed = Allowed {
         task: false,
@@ -2182,6 +2243,7 @@ impl Allowed {
         script: true,
         inputs: true,
         outputs: true,
+        call: false,
     };
     const SERVICE_TASK: Allowed = Allowed {
         task: true,
@@ -2189,6 +2251,7 @@ impl Allowed {
         script: false,
         inputs: true,
         outputs: true,
+        call: false,
     };
     const USER_TASK: Allowed = Allowed {
         task: false,
@@ -2196,6 +2259,7 @@ impl Allowed {
         script: false,
         inputs: true,
         outputs: true,
+        call: false,
     };
     const IO: Allowed = Allowed {
         task: false,
@@ -2203,6 +2267,7 @@ impl Allowed {
         script: false,
         inputs: true,
         outputs: true,
+        call: false,
     };
     const INPUTS: Allowed = Allowed {
         task: false,
@@ -2210,6 +2275,15 @@ impl Allowed {
         script: false,
         inputs: true,
         outputs: false,
+        call: false,
+    };
+    const CALL_ACTIVITY: Allowed = Allowed {
+        task: false,
+        user_task: false,
+        script: false,
+        inputs: true,
+        outputs: true,
+        call: true,
     };
     const OUTPUTS: Allowed = Allowed {
         task: false,
@@ -2217,6 +2291,7 @@ impl Allowed {
         script: false,
         inputs: false,
         outputs: true,
+        call: false,
     };
 }
 
@@ -2226,6 +2301,7 @@ struct Extensions<'a, 'input> {
     user_task: Vec<Node<'a, 'input>>,
     task_definitions: Vec<Node<'a, 'input>>,
     scripts: Vec<Node<'a, 'input>>,
+    called_elements: Vec<Node<'a, 'input>>,
     headers: Vec<(String, String)>,
     inputs: Vec<Mapping>,
     outputs: Vec<Mapping>,
@@ -2270,6 +2346,7 @@ fn new_element(
         link_name: None,
         link_target: None,
         user_task: None,
+        called_element: None,
         multi_instance: None,
         line,
     }
