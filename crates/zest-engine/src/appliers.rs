@@ -500,20 +500,23 @@ fn apply_process_instance(
                     scope.active_children = scope.active_children.saturating_sub(1);
                 });
                 let model = models.get(txn, pi.process_definition_key);
-                if let Some(el) = model.as_ref().and_then(|m| m.element_by_id(&pi.element_id)) {
-                    if el.1.multi_instance.is_some() {
-                        txn.delete(Ks::MultiInstance, key_i64(r.key));
+                let multi_instance = model
+                    .as_ref()
+                    .and_then(|m| m.element_by_id(&pi.element_id))
+                    .filter(|(_, el)| el.multi_instance.is_some());
+                if let Some((_, el)) = multi_instance {
+                    // a body or an inner instance: its counters go; a body counts its inner ones
+                    txn.delete(Ks::MultiInstance, key_i64(r.key));
+                    if el.is_inner_instance(pi.bpmn_element_type) {
+                        let completed = r.intent == Intent::ElementCompleted;
+                        update_counters(txn, pi.flow_scope_key, |c| {
+                            if completed {
+                                c.completed += 1;
+                            } else {
+                                c.terminated += 1;
+                            }
+                        });
                     }
-                }
-                if is_inner_instance(model.as_deref(), pi) {
-                    let completed = r.intent == Intent::ElementCompleted;
-                    update_counters(txn, pi.flow_scope_key, |c| {
-                        if completed {
-                            c.completed += 1;
-                        } else {
-                            c.terminated += 1;
-                        }
-                    });
                 }
             } else {
                 txn.delete(Ks::AwaitingResults, key_i64(r.key));
