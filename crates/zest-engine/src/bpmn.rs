@@ -31,7 +31,7 @@ pub(crate) fn load(
     Some((inst, model, idx))
 }
 
-fn pi_value(r: &ProcessInstanceRecord) -> RecordValue {
+pub(crate) fn pi_value(r: &ProcessInstanceRecord) -> RecordValue {
     RecordValue::ProcessInstance(r.clone())
 }
 
@@ -75,7 +75,7 @@ pub(crate) fn evaluate(
 }
 
 /// Evaluates a model expression against variables collected once by the caller.
-fn evaluate_with(expr: &Expression, vars: &Map<String, Value>) -> Result<Value, String> {
+pub(crate) fn evaluate_with(expr: &Expression, vars: &Map<String, Value>) -> Result<Value, String> {
     match expr {
         Expression::Static(s) => Ok(Value::String(s.clone())),
         Expression::Feel(e) => e.evaluate(vars).map_err(|err| {
@@ -1236,25 +1236,45 @@ pub fn batch_terminate(
     if let Some(first) = children.first() {
         ctx.command(first.key, Intent::TerminateElement, pi_value(&first.record));
     }
-    if let Some(second) = children.get(1) {
-        let next = ProcessInstanceBatchRecord {
-            index: second.key,
-            ..batch.clone()
-        };
-        let key = ctx.next_key();
-        ctx.command(
-            key,
-            Intent::Terminate,
-            RecordValue::ProcessInstanceBatch(next),
-        );
-    } else {
-        ctx.event(
-            cmd.key,
-            Intent::Terminated,
-            RecordValue::ProcessInstanceBatch(batch.clone()),
-        );
-    }
+    let next = children.get(1).map(|second| second.key);
+    continue_batch(
+        ctx,
+        cmd.key,
+        batch,
+        next,
+        Intent::Terminate,
+        Intent::Terminated,
+    );
     Ok(())
+}
+
+/// Hands the rest of a PROCESS_INSTANCE_BATCH to its next command (`again` with index
+/// `next`), or, with nothing left, ends it with `done`.
+pub(crate) fn continue_batch(
+    ctx: &mut Ctx<'_, '_, '_>,
+    cmd_key: i64,
+    batch: &ProcessInstanceBatchRecord,
+    next: Option<i64>,
+    again: Intent,
+    done: Intent,
+) {
+    match next {
+        Some(index) => {
+            let next = ProcessInstanceBatchRecord {
+                index,
+                ..batch.clone()
+            };
+            let key = ctx.next_key();
+            ctx.command(key, again, RecordValue::ProcessInstanceBatch(next));
+        }
+        None => {
+            ctx.event(
+                cmd_key,
+                done,
+                RecordValue::ProcessInstanceBatch(batch.clone()),
+            );
+        }
+    }
 }
 
 /// Completes a scope once no token is left in it.

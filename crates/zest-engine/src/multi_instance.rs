@@ -24,16 +24,12 @@ use zest_protocol::{
     RejectionType,
 };
 
-use crate::bpmn::{self, raise_incident};
+use crate::bpmn::{self, pi_value, raise_incident};
 use crate::engine::{Ctx, ProcResult};
 use crate::state::{key_i64, Ks};
 use crate::types::{ElementInstance, MultiInstanceCounters};
 use crate::variables;
 use zest_protocol::json::type_name;
-
-fn pi_value(r: &ProcessInstanceRecord) -> RecordValue {
-    RecordValue::ProcessInstance(r.clone())
-}
 
 fn counters(ctx: &Ctx<'_, '_, '_>, key: i64) -> MultiInstanceCounters {
     ctx.txn
@@ -148,24 +144,15 @@ pub fn batch_activate(
         activate_inner(ctx, &body.record, body_key, &model, idx);
     }
     let remaining = batch.index - 1;
-    if remaining > 0 {
-        let next = ProcessInstanceBatchRecord {
-            index: remaining,
-            ..batch.clone()
-        };
-        let key = ctx.next_key();
-        ctx.command(
-            key,
-            Intent::Activate,
-            RecordValue::ProcessInstanceBatch(next),
-        );
-    } else {
-        ctx.event(
-            cmd.key,
-            Intent::Activated,
-            RecordValue::ProcessInstanceBatch(batch.clone()),
-        );
-    }
+    let next = (remaining > 0).then_some(remaining);
+    bpmn::continue_batch(
+        ctx,
+        cmd.key,
+        batch,
+        next,
+        Intent::Activate,
+        Intent::Activated,
+    );
     Ok(())
 }
 
@@ -243,20 +230,12 @@ pub(crate) fn before_inner_completed(
         "numberOfTerminatedInstances".into(),
         Value::from(body_counts.terminated),
     );
-    let zest_model::Expression::Feel(feel) = condition else {
-        return Ok(false);
-    };
-    match feel.evaluate(&vars) {
-        Ok(Value::Bool(b)) => Ok(b),
-        Ok(other) => Err(format!(
+    match bpmn::evaluate_with(condition, &vars)? {
+        Value::Bool(b) => Ok(b),
+        other => Err(format!(
             "Expected result of the expression '{}' to be 'BOOLEAN', but was '{}'.",
-            feel.source(),
+            feel_source(condition),
             type_name(&other)
-        )),
-        Err(e) => Err(format!(
-            "Expected to evaluate expression '{}', but {}",
-            feel.source(),
-            e.message
         )),
     }
 }

@@ -65,9 +65,9 @@ pub fn visible(ctx: &Ctx<'_, '_, '_>, scope_key: i64) -> Map<String, Value> {
     out
 }
 
-/// Orders one scope's variables as Zeebe iterates them (its state keys are length-prefixed
-/// names: shorter names first, then by bytes). Documents Zeebe builds from a scope, and so the
-/// order of the records they write, follow it.
+/// Orders one scope's variables shorter names first, then by bytes (the order of Zeebe's
+/// length-prefixed state keys). It reproduces the record order of the anchored call activity
+/// scenarios; Zeebe's documents do not always follow it (see tests/anchor/scenarios/call_mapped).
 pub fn sort_like_zeebe<T>(vars: &mut [(String, T)]) {
     vars.sort_by(|a, b| (a.0.len(), &a.0).cmp(&(b.0.len(), &b.0)));
 }
