@@ -69,7 +69,8 @@ wait_ready() { # log file
 start_zest() {
   rm -rf "$OUT/zest-data"
   ZEST_LOG=warn "$ZEST_BIN" start --data-dir "$OUT/zest-data" \
-    --gateway-address 127.0.0.1:$PORT --management-address 127.0.0.1:$MGMT >"$OUT/zest.log" 2>&1 &
+    --gateway-address 127.0.0.1:$PORT --management-address 127.0.0.1:$MGMT \
+    --rest-address 127.0.0.1:0 >"$OUT/zest.log" 2>&1 &
   SERVER_PID=$!
   wait_ready "$OUT/zest.log"
 }

@@ -12,6 +12,10 @@
 //   signal NAME [JSON]          broadcast a signal
 //   time DURATION               advance the engine's clock (ISO 8601, e.g. PT1M)
 //   cancel                      cancel the instance created last
+//   usertask OP ELEMENT [ARG]   a command on the newest Camunda user task of ELEMENT, written to
+//                               the log as Zeebe's REST gateway writes it (the test engine has no
+//                               REST API): OP is complete [JSON], assign USER, claim USER,
+//                               unassign, or update JSON (changed attributes)
 import io.camunda.zeebe.client.ZeebeClient;
 import io.camunda.zeebe.process.test.api.ZeebeTestEngine;
 import io.camunda.zeebe.process.test.engine.EngineFactory;
@@ -73,6 +77,12 @@ public final class RecordDump {
           c.send().join();
         }
         case "time" -> engine.increaseTime(Duration.parse(args[i++]));
+        case "usertask" -> {
+          String op = args[i++];
+          String element = args[i++];
+          String arg = i < args.length && !isStep(args[i]) ? args[i++] : null;
+          userTaskCommand(engine, op, element, arg);
+        }
         default -> throw new IllegalArgumentException("unknown step " + step);
       }
       engine.waitForIdleState(Duration.ofSeconds(10));
@@ -97,6 +107,11 @@ public final class RecordDump {
       else if (v instanceof MessageSubscriptionRecordValue s) detail = s.getMessageName();
       else if (v instanceof SignalSubscriptionRecordValue s) detail = s.getSignalName() + " " + s.getCatchEventId();
       else if (v instanceof ErrorRecordValue e) detail = e.getExceptionMessage();
+      else if (v instanceof UserTaskRecordValue u) detail = u.getElementId() + " assignee=" + u.getAssignee()
+          + " candidateGroups=" + u.getCandidateGroupsList() + " candidateUsers=" + u.getCandidateUsersList()
+          + " dueDate=" + u.getDueDate() + " followUpDate=" + u.getFollowUpDate() + " priority=" + u.getPriority()
+          + " formKey=" + u.getFormKey() + " externalForm=" + u.getExternalFormReference()
+          + " changed=" + u.getChangedAttributes() + " action=" + u.getAction();
       if (r.getRecordType() == RecordType.COMMAND_REJECTION) detail += " | " + r.getRejectionType() + ": " + r.getRejectionReason();
       System.out.printf("%s %s %s %s%n", kind, vt, r.getIntent().name(), detail);
     }
@@ -106,6 +121,63 @@ public final class RecordDump {
   }
 
   private static boolean isStep(String s) {
-    return switch (s) { case "deploy", "create", "complete", "fail", "throw", "publish", "signal", "time", "cancel" -> true; default -> false; };
+    return switch (s) { case "deploy", "create", "complete", "fail", "throw", "publish", "signal", "time", "cancel", "usertask" -> true; default -> false; };
+  }
+
+  // Writes a USER_TASK command the way Camunda's REST gateway does (UserTaskServices): the test
+  // engine only speaks gRPC, so the command goes to its log writer directly.
+  private static void userTaskCommand(ZeebeTestEngine engine, String op, String element, String arg) throws Exception {
+    long key = -1;
+    for (Record<?> r : engine.getRecordStreamSource().getRecords()) {
+      if (r.getValueType() == io.camunda.zeebe.protocol.record.ValueType.USER_TASK
+          && r.getIntent() == io.camunda.zeebe.protocol.record.intent.UserTaskIntent.CREATED
+          && ((UserTaskRecordValue) r.getValue()).getElementId().equals(element)) key = r.getKey();
+    }
+    if (key < 0) throw new IllegalStateException("no user task created for " + element);
+    var record = new io.camunda.zeebe.protocol.impl.record.value.usertask.UserTaskRecord().setUserTaskKey(key);
+    io.camunda.zeebe.protocol.record.intent.UserTaskIntent intent;
+    switch (op) {
+      case "complete" -> {
+        intent = io.camunda.zeebe.protocol.record.intent.UserTaskIntent.COMPLETE;
+        record.setAction("complete");
+        if (arg != null) record.setVariables(new org.agrona.concurrent.UnsafeBuffer(
+            io.camunda.zeebe.protocol.impl.encoding.MsgPackConverter.convertToMsgPack(arg)));
+      }
+      case "assign" -> { intent = io.camunda.zeebe.protocol.record.intent.UserTaskIntent.ASSIGN; record.setAssignee(arg).setAction("assign"); }
+      case "claim" -> { intent = io.camunda.zeebe.protocol.record.intent.UserTaskIntent.CLAIM; record.setAssignee(arg).setAction("claim"); }
+      case "unassign" -> { intent = io.camunda.zeebe.protocol.record.intent.UserTaskIntent.ASSIGN; record.setAssignee("").setAction("unassign"); }
+      case "update" -> {
+        intent = io.camunda.zeebe.protocol.record.intent.UserTaskIntent.UPDATE;
+        record.setAction("update");
+        var changes = new com.fasterxml.jackson.databind.ObjectMapper().readTree(arg);
+        if (changes.has("dueDate")) record.setDueDate(changes.get("dueDate").asText()).setDueDateChanged();
+        if (changes.has("followUpDate")) record.setFollowUpDate(changes.get("followUpDate").asText()).setFollowUpDateChanged();
+        if (changes.has("priority")) record.setPriority(changes.get("priority").asInt()).setPriorityChanged();
+        if (changes.has("candidateGroups")) {
+          var l = new java.util.ArrayList<String>(); changes.get("candidateGroups").forEach(n -> l.add(n.asText()));
+          record.setCandidateGroupsList(l).setCandidateGroupsChanged();
+        }
+        if (changes.has("candidateUsers")) {
+          var l = new java.util.ArrayList<String>(); changes.get("candidateUsers").forEach(n -> l.add(n.asText()));
+          record.setCandidateUsersList(l).setCandidateUsersChanged();
+        }
+      }
+      default -> throw new IllegalArgumentException("unknown user task op " + op);
+    }
+    var metadata = new io.camunda.zeebe.protocol.impl.record.RecordMetadata()
+        .recordType(RecordType.COMMAND)
+        .valueType(io.camunda.zeebe.protocol.record.ValueType.USER_TASK)
+        .intent(intent);
+    var gatewayField = engine.getClass().getDeclaredField("gateway");
+    gatewayField.setAccessible(true);
+    Object gateway = gatewayField.get(engine);
+    var writerField = gateway.getClass().getDeclaredField("writer");
+    writerField.setAccessible(true);
+    Object writer = writerField.get(gateway);
+    var write = writer.getClass().getDeclaredMethod("writeCommandWithKey", Long.class,
+        io.camunda.zeebe.protocol.impl.record.UnifiedRecordValue.class,
+        io.camunda.zeebe.protocol.impl.record.RecordMetadata.class);
+    write.setAccessible(true);
+    write.invoke(writer, key, record, metadata);
   }
 }

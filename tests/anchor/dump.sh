@@ -14,4 +14,4 @@ if [ ! -d "$anchor/target/lib" ]; then
   rm -rf "$anchor" && cp -r "$anchor_src" "$anchor"
   (cd "$anchor" && mvn -q -DskipTests package >&2)
 fi
-exec java -cp "$anchor/target/zeebe-anchor-1.jar:$anchor/target/lib/*" "$here/RecordDump.java" "$@" 2>/dev/null
+exec java -cp "$anchor/target/zeebe-anchor-1.jar:$anchor/target/lib/*" "$here/RecordDump.java" "$@" 2>${DUMP_STDERR:-/dev/null}

@@ -114,22 +114,24 @@ if want python; then
 fi
 # The Java smoke test only takes an address: against a zest binary, start one for it.
 java_suite() {
-  local addr=${ZEEBE_ADDRESS:-} pid="" dir=""
+  local addr=${ZEEBE_ADDRESS:-} rest=${ZEEBE_REST_ADDRESS:-} pid="" dir=""
   if [ -z "$addr" ]; then
-    local port mport
+    local port mport rport
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
     mport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    rport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
     dir=$(mktemp -d /tmp/zest-java-XXXXXX)
     "$ZEST_BIN" start --data-dir "$dir/data" --gateway-address "127.0.0.1:$port" \
-      --management-address "127.0.0.1:$mport" >"$dir/out.log" 2>"$dir/err.log" &
+      --management-address "127.0.0.1:$mport" --rest-address "127.0.0.1:$rport" >"$dir/out.log" 2>"$dir/err.log" &
     pid=$!
     for _ in $(seq 1 120); do grep -q READY "$dir/out.log" 2>/dev/null && break; sleep 0.5; done
     grep -q READY "$dir/out.log" || { echo "zest did not start:"; tail -20 "$dir/err.log"; kill "$pid" 2>/dev/null; return 1; }
     addr=127.0.0.1:$port
+    rest=http://127.0.0.1:$rport
   fi
   local rc=0
   rm -rf "$HERE/java/target/surefire-reports"
-  (cd "$HERE/java" && ZEEBE_ADDRESS=$addr mvn -B -q test) || rc=$?
+  (cd "$HERE/java" && ZEEBE_ADDRESS=$addr ZEEBE_REST_ADDRESS=$rest mvn -B -q test) || rc=$?
   if [ -n "$pid" ]; then kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; rm -rf "$dir"; fi
   # surefire's report says how many ran (mvn -q prints no summary line)
   python3 - "$HERE/java/target/surefire-reports" <<'PY' || true

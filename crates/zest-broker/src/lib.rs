@@ -223,6 +223,26 @@ impl Broker {
         out
     }
 
+    /// The open Camunda user tasks of every partition (created, not yet completed or
+    /// canceled), read from committed state, oldest first per partition: what the REST API's
+    /// user task queries show. Like Camunda's secondary storage it trails the log a little:
+    /// a task shows once the command that created it has committed.
+    pub fn open_user_tasks(&self) -> Vec<zest_engine::types::StoredUserTask> {
+        use zest_engine::state::StateRead;
+        let mut out = Vec::new();
+        for p in &self.partitions {
+            p.store
+                .scan_prefix(zest_engine::state::Ks::UserTasks, b"t", &mut |_, v| {
+                    match zest_protocol::codec::decode::<zest_engine::types::StoredUserTask>(v) {
+                        Ok(t) => out.push(t),
+                        Err(e) => tracing::error!("undecodable user task in state: {e}"),
+                    }
+                    true
+                });
+        }
+        out
+    }
+
     /// True when every partition has a leader and has recovered.
     pub async fn is_ready(&self) -> bool {
         for p in &self.partitions {

@@ -156,6 +156,7 @@ pub fn apply_event(txn: &mut Txn<'_>, models: &mut Models, r: &Record) {
         | RecordValue::ProcessEvent(_) => apply_message(txn, r),
         RecordValue::SignalSubscription(sub) => apply_signal_subscription(txn, r, sub),
         RecordValue::Signal(_) | RecordValue::ProcessInstanceBatch(_) => {}
+        RecordValue::UserTask(u) => apply_user_task(txn, r, u),
         RecordValue::Timer(t) => match r.intent {
             Intent::Created => {
                 txn.put(Ks::Timers, key_i64(r.key), t);
@@ -834,4 +835,52 @@ pub fn variable_key(scope: i64, name: &str) -> Vec<u8> {
     let mut k = key_i64(scope);
     k.extend_from_slice(name.as_bytes());
     k
+}
+
+/// The key of a user task (`t`) or of an element instance's user task (`e`) in Ks::UserTasks.
+pub(crate) fn user_task_key(tag: u8, key: i64) -> Vec<u8> {
+    KeyBuf::new().tag(tag).i64(key).build()
+}
+
+fn apply_user_task(txn: &mut Txn<'_>, r: &Record, u: &zest_protocol::UserTaskRecord) {
+    let key = user_task_key(b't', r.key);
+    let store = |txn: &mut Txn<'_>, state: UserTaskState| {
+        // the per-command fields belong to the command's records, not to the task
+        let mut record = u.clone();
+        record.changed_attributes.clear();
+        record.action.clear();
+        record.variables.clear();
+        txn.put(
+            Ks::UserTasks,
+            key.clone(),
+            &StoredUserTask { state, record },
+        );
+    };
+    let set_state = |txn: &mut Txn<'_>, state: UserTaskState| {
+        if let Some(mut t) = txn.get::<StoredUserTask>(Ks::UserTasks, &key) {
+            t.state = state;
+            txn.put(Ks::UserTasks, key.clone(), &t);
+        }
+    };
+    match r.intent {
+        Intent::Creating => {
+            store(txn, UserTaskState::Creating);
+            txn.put(
+                Ks::UserTasks,
+                user_task_key(b'e', u.element_instance_key),
+                &r.key,
+            );
+        }
+        Intent::Created | Intent::Assigned | Intent::Updated => store(txn, UserTaskState::Created),
+        Intent::Assigning => set_state(txn, UserTaskState::Assigning),
+        Intent::Claiming => set_state(txn, UserTaskState::Claiming),
+        Intent::Updating => set_state(txn, UserTaskState::Updating),
+        Intent::Completing => set_state(txn, UserTaskState::Completing),
+        Intent::Canceling => set_state(txn, UserTaskState::Canceling),
+        Intent::Completed | Intent::Canceled => {
+            txn.delete(Ks::UserTasks, key);
+            txn.delete(Ks::UserTasks, user_task_key(b'e', u.element_instance_key));
+        }
+        _ => {}
+    }
 }

@@ -15,7 +15,7 @@ use crate::appliers::join_token_key;
 use crate::engine::{Ctx, ProcResult, Rejection, SideEffect};
 use crate::state::{key_i64, read_i64, Ks};
 use crate::types::{AwaitingResult, ElementInstance, StoredJob};
-use crate::{events, messages, multi_instance, signals, variables};
+use crate::{events, messages, multi_instance, signals, user_tasks, variables};
 use zest_protocol::json::type_name;
 
 /// Loads an element instance with its process model and element index.
@@ -524,6 +524,7 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             Ok(())
         }
         ElementKind::CallActivity => call_activity(ctx, &inst, &model, idx),
+        ElementKind::UserTask => user_tasks::activate(ctx, &inst, &model, idx),
         ElementKind::BoundaryEvent => Err(Rejection::invalid_state(format!(
             "Expected to activate boundary event '{}' through its activity's events, but it was activated by a sequence flow",
             el.id
@@ -676,37 +677,7 @@ fn user_task_headers(
         (&props.candidate_users, "candidateUsers"),
     ] {
         let Some(e) = expr else { continue };
-        let list: Vec<String> = match e {
-            Expression::Static(s) => s
-                .split(',')
-                .map(|p| p.trim().to_string())
-                .filter(|p| !p.is_empty())
-                .collect(),
-            Expression::Feel(_) => match evaluate(ctx, e, key)? {
-                Value::Array(items) => items
-                    .into_iter()
-                    .map(|i| match i {
-                        Value::String(s) => Ok(s),
-                        other => Err(format!(
-                            "Expected result of the expression '{}' to be 'ARRAY' containing 'STRING' items, but was 'ARRAY' containing at least one non-'STRING' item: {other}.",
-                            e.source()
-                        )),
-                    })
-                    .collect::<Result<_, _>>()?,
-                Value::String(s) => s
-                    .split(',')
-                    .map(|p| p.trim().to_string())
-                    .filter(|p| !p.is_empty())
-                    .collect(),
-                other => {
-                    return Err(format!(
-                        "Expected result of the expression '{}' to be 'ARRAY', but was '{}'.",
-                        e.source(),
-                        type_name(&other)
-                    ))
-                }
-            },
-        };
+        let list = string_list(ctx, e, key)?;
         let json = Value::Array(list.into_iter().map(Value::String).collect()).to_string();
         out.push((format!("{PREFIX}{name}"), json));
     }
@@ -715,25 +686,7 @@ fn user_task_headers(
         (&props.follow_up_date, "followUpDate"),
     ] {
         let Some(e) = expr else { continue };
-        let text = match evaluate(ctx, e, key)? {
-            Value::String(s) if s.is_empty() => continue,
-            Value::String(s) => s,
-            Value::Null => continue,
-            other => {
-                return Err(format!(
-                    "Expected result of the expression '{}' to be 'STRING', but was '{}'.",
-                    e.source(),
-                    type_name(&other)
-                ))
-            }
-        };
-        let millis = zest_model::time::parse_date_time(&text).map_err(|err| {
-            format!(
-                "Expected result of the expression '{}' to be a valid date-time string, but was '{text}': {err}",
-                e.source()
-            )
-        })?;
-        if let Some(formatted) = zest_model::time::format_date_time_utc(millis) {
+        if let Some(formatted) = date_time(ctx, e, key)? {
             out.push((format!("{PREFIX}{name}"), formatted));
         }
     }
@@ -741,6 +694,70 @@ fn user_task_headers(
         out.push((format!("{PREFIX}formKey"), form_key.clone()));
     }
     Ok(out)
+}
+
+/// A list of strings for candidate groups or users: a static comma-separated list, or FEEL
+/// giving a list of strings (or a comma-separated string).
+pub(crate) fn string_list(
+    ctx: &Ctx<'_, '_, '_>,
+    e: &Expression,
+    key: i64,
+) -> Result<Vec<String>, String> {
+    let split = |s: &str| -> Vec<String> {
+        s.split(',')
+            .map(|p| p.trim().to_string())
+            .filter(|p| !p.is_empty())
+            .collect()
+    };
+    match e {
+        Expression::Static(s) => Ok(split(s)),
+        Expression::Feel(_) => match evaluate(ctx, e, key)? {
+            Value::Array(items) => items
+                .into_iter()
+                .map(|i| match i {
+                    Value::String(s) => Ok(s),
+                    other => Err(format!(
+                        "Expected result of the expression '{}' to be 'ARRAY' containing 'STRING' items, but was 'ARRAY' containing at least one non-'STRING' item: {other}.",
+                        e.source()
+                    )),
+                })
+                .collect(),
+            Value::String(s) => Ok(split(&s)),
+            other => Err(format!(
+                "Expected result of the expression '{}' to be 'ARRAY', but was '{}'.",
+                e.source(),
+                type_name(&other)
+            )),
+        },
+    }
+}
+
+/// A due or follow-up date, formatted as Zeebe writes it; `None` when the expression gives
+/// null or an empty string.
+pub(crate) fn date_time(
+    ctx: &Ctx<'_, '_, '_>,
+    e: &Expression,
+    key: i64,
+) -> Result<Option<String>, String> {
+    let text = match evaluate(ctx, e, key)? {
+        Value::String(s) if s.is_empty() => return Ok(None),
+        Value::String(s) => s,
+        Value::Null => return Ok(None),
+        other => {
+            return Err(format!(
+                "Expected result of the expression '{}' to be 'STRING', but was '{}'.",
+                e.source(),
+                type_name(&other)
+            ))
+        }
+    };
+    let millis = zest_model::time::parse_date_time(&text).map_err(|err| {
+        format!(
+            "Expected result of the expression '{}' to be a valid date-time string, but was '{text}': {err}",
+            e.source()
+        )
+    })?;
+    Ok(zest_model::time::format_date_time_utc(millis))
 }
 
 /// The signal name of a signal event, evaluated in its scope.
@@ -968,6 +985,7 @@ pub fn on_complete(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
         ElementKind::MessageCatch
             | ElementKind::SignalCatch
             | ElementKind::JobWorkerTask
+            | ElementKind::UserTask
             | ElementKind::ScriptTask
             | ElementKind::TimerIntermediateCatchEvent
             | ElementKind::CallActivity
@@ -1360,6 +1378,7 @@ pub fn terminate_element(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult 
             resolve_incident_of(ctx, inst.job_key);
         }
     }
+    user_tasks::cancel(ctx, key);
     unsubscribe_events(ctx, key);
     resolve_incident_of(ctx, key);
     if let Some(child) = ctx.txn.get::<i64>(Ks::CalledInstances, &key_i64(key)) {

@@ -7,7 +7,7 @@ use zest_protocol::{
 use crate::appliers::{apply_event, observe_key};
 use crate::models::Models;
 use crate::state::{Ks, Txn};
-use crate::{bpmn, deployment, instance, jobs, messages, multi_instance, signals};
+use crate::{bpmn, deployment, instance, jobs, messages, multi_instance, signals, user_tasks};
 
 /// Why a command is rejected; becomes a COMMAND_REJECTION record and the client's error.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -251,6 +251,10 @@ fn dispatch(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
             multi_instance::batch_activate(ctx, cmd, b)
         }
         (RecordValue::ProcessInstanceBatch(b), Terminate) => bpmn::batch_terminate(ctx, cmd, b),
+        (RecordValue::UserTask(u), Complete) => user_tasks::complete(ctx, cmd, u),
+        (RecordValue::UserTask(u), Assign) => user_tasks::assign(ctx, cmd, u),
+        (RecordValue::UserTask(u), Claim) => user_tasks::claim(ctx, cmd, u),
+        (RecordValue::UserTask(u), Update) => user_tasks::update(ctx, cmd, u),
         (v, intent) => Err(Rejection::invalid_argument(format!(
             "Expected a supported command, but got {} {:?}",
             v.value_type().name(),

@@ -10,7 +10,7 @@
 //! `events` holds event triggers (PROCESS_EVENT); `messages` the message subscriptions;
 //! `signals` signal broadcasts and subscriptions; `multi_instance` multi-instance bodies and
 //! PROCESS_INSTANCE_BATCH (children activated or terminated one command at a time);
-//! `variables` implements Zeebe's variable scoping and propagation.
+//! `user_tasks` Camunda user tasks (USER_TASK); `variables` implements Zeebe's variable scoping and propagation.
 
 mod appliers;
 mod bpmn;
@@ -25,6 +25,7 @@ mod multi_instance;
 mod signals;
 pub mod state;
 pub mod types;
+mod user_tasks;
 mod variables;
 
 pub use appliers::apply_event;

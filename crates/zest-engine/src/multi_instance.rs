@@ -47,17 +47,9 @@ fn input_collection(
         Value::Array(items) => Ok(items),
         other => Err(format!(
             "Expected result of the expression '{}' to be 'ARRAY', but was '{}'.",
-            feel_source(&mi.input_collection),
+            &mi.input_collection.quoted(),
             type_name(&other)
         )),
-    }
-}
-
-/// The expression as Zeebe quotes it in messages (without the leading `=`).
-fn feel_source(e: &zest_model::Expression) -> String {
-    match e {
-        zest_model::Expression::Feel(f) => f.source().to_string(),
-        zest_model::Expression::Static(s) => s.clone(),
     }
 }
 
@@ -234,7 +226,7 @@ pub(crate) fn before_inner_completed(
         Value::Bool(b) => Ok(b),
         other => Err(format!(
             "Expected result of the expression '{}' to be 'BOOLEAN', but was '{}'.",
-            feel_source(condition),
+            condition.quoted(),
             type_name(&other)
         )),
     }

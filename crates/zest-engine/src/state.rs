@@ -76,10 +76,13 @@ pub enum Ks {
     MultiInstance,
     /// call activity instance key -> the key of the process instance it started
     CalledInstances,
+    /// Camunda user tasks, by tag: `t` (user task key) -> StoredUserTask; `e` (element instance
+    /// key) -> user task key.
+    UserTasks,
 }
 
 impl Ks {
-    pub const ALL: [Ks; 27] = [
+    pub const ALL: [Ks; 28] = [
         Ks::Meta,
         Ks::Processes,
         Ks::ProcessLatest,
@@ -107,6 +110,7 @@ impl Ks {
         Ks::SignalSubscriptions,
         Ks::MultiInstance,
         Ks::CalledInstances,
+        Ks::UserTasks,
     ];
 
     /// Position in [`Ks::ALL`] (declaration order), for array-indexed keyspace handles.
@@ -144,6 +148,7 @@ impl Ks {
             Ks::SignalSubscriptions => "signal_subscriptions",
             Ks::MultiInstance => "multi_instance",
             Ks::CalledInstances => "called_instances",
+            Ks::UserTasks => "user_tasks",
         }
     }
 }

@@ -158,3 +158,39 @@ pub struct MultiInstanceCounters {
     pub completed: i64,
     pub terminated: i64,
 }
+
+/// Where a Camunda user task is in its lifecycle (Zeebe's `LifecycleState`): CREATED between
+/// commands, the transitional states while a command is being carried out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum UserTaskState {
+    Creating,
+    Created,
+    Assigning,
+    Claiming,
+    Updating,
+    Completing,
+    Canceling,
+}
+
+impl UserTaskState {
+    /// Zeebe's name, as rejections quote it.
+    pub fn name(self) -> &'static str {
+        match self {
+            UserTaskState::Creating => "CREATING",
+            UserTaskState::Created => "CREATED",
+            UserTaskState::Assigning => "ASSIGNING",
+            UserTaskState::Claiming => "CLAIMING",
+            UserTaskState::Updating => "UPDATING",
+            UserTaskState::Completing => "COMPLETING",
+            UserTaskState::Canceling => "CANCELING",
+        }
+    }
+}
+
+/// A Camunda user task: its state and its record as last written (without the per-command
+/// fields: changed attributes, action, variables).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StoredUserTask {
+    pub state: UserTaskState,
+    pub record: zest_protocol::UserTaskRecord,
+}

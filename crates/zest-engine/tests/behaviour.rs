@@ -54,22 +54,6 @@ fn job_vars(job: &zest_protocol::JobRecord) -> serde_json::Value {
     json(&job.variables)
 }
 
-/// A benchmark workload from `shared/workloads` next to the checkout. A checkout without that
-/// folder skips the tests that need it; a folder that is there but lacks the file (renamed,
-/// unreadable) fails the test instead of letting it pass without running.
-fn workload(name: &str) -> Option<String> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/workloads");
-    if !dir.is_dir() {
-        eprintln!("skipping: {} not found", dir.display());
-        return None;
-    }
-    let path = dir.join(name);
-    match std::fs::read_to_string(&path) {
-        Ok(s) => Some(s),
-        Err(e) => panic!("workload {} is unreadable: {e}", path.display()),
-    }
-}
-
 fn incident_of(b: &Batch) -> (i64, zest_protocol::IncidentRecord) {
     let created = b.find(ValueType::Incident, Created);
     assert_eq!(

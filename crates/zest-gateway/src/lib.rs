@@ -1,8 +1,9 @@
-//! The gRPC gateway: Zeebe's `gateway_protocol.Gateway` service (same messages, field numbers,
-//! semantics and status codes), translating requests into commands for the broker's partitions
-//! and records back into responses.
+//! The gateways: Zeebe's gRPC `gateway_protocol.Gateway` service (same messages, field numbers,
+//! semantics and status codes) and the Camunda 8 REST API v2 (`rest`), translating requests
+//! into commands for the broker's partitions and records back into responses.
 
 mod convert;
+pub mod rest;
 mod service;
 
 pub mod proto {

@@ -34,6 +34,14 @@ impl Expression {
             Expression::Feel(e) => format!("={}", e.source()),
         }
     }
+
+    /// The expression as Zeebe quotes it in messages: FEEL without the leading `=`.
+    pub fn quoted(&self) -> &str {
+        match self {
+            Expression::Static(s) => s,
+            Expression::Feel(e) => e.source(),
+        }
+    }
 }
 
 /// `bpmn:multiInstanceLoopCharacteristics` with its `zeebe:loopCharacteristics`: the activity
@@ -135,7 +143,12 @@ pub struct UserTaskProps {
     pub candidate_users: Option<Expression>,
     pub due_date: Option<Expression>,
     pub follow_up_date: Option<Expression>,
+    /// The custom form key of a job-worker user task (sent as a job header).
     pub form_key: Option<String>,
+    /// `zeebe:formDefinition externalReference` of a Camunda user task (static or FEEL).
+    pub external_reference: Option<Expression>,
+    /// `zeebe:priorityDefinition priority` of a Camunda user task: 0 to 100 (static or FEEL).
+    pub priority: Option<Expression>,
 }
 
 /// The `bpmn:message` an event or receive task refers to.
@@ -208,6 +221,9 @@ pub enum ElementKind {
     /// Starts an instance of another process (`zeebe:calledElement`) and completes when it
     /// completes.
     CallActivity,
+    /// A Camunda user task (`zeebe:userTask`): creates a USER_TASK that people assign, update
+    /// and complete through the REST API (`Element::user_task` holds its properties).
+    UserTask,
 }
 
 #[derive(Debug, Clone)]
@@ -252,7 +268,8 @@ pub struct Element {
     pub link_name: Option<String>,
     /// A link throw event's catch event (same name, same scope).
     pub link_target: Option<ElementIdx>,
-    /// What a job-worker user task tells its worker (sent as the job's custom headers).
+    /// A user task's properties: a Camunda user task's USER_TASK record, or what a job-worker
+    /// user task tells its worker (sent as the job's custom headers).
     pub user_task: Option<UserTaskProps>,
     /// The process a call activity starts.
     pub called_element: Option<CalledElement>,

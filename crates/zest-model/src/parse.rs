@@ -803,10 +803,14 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 BpmnEventType::Unspecified,
                 line,
             ),
-            "userTask" if has_zeebe_extension(node, "userTask") => {
-                let msg = format!("Camunda user tasks ('zeebe:userTask') {UNSUPPORTED_PL}; without 'zeebe:userTask' the user task runs as a job-worker user task (job type 'io.camunda.zeebe:userTask')");
-                return self.unsupported(id, node, msg);
-            }
+            "userTask" if has_zeebe_extension(node, "userTask") => new_element(
+                id,
+                node,
+                ElementKind::UserTask,
+                BpmnElementType::UserTask,
+                BpmnEventType::Unspecified,
+                line,
+            ),
             "userTask" => new_element(
                 id,
                 node,
@@ -858,6 +862,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             ElementKind::JobWorkerTask if element.element_type == BpmnElementType::UserTask => {
                 Allowed::USER_TASK
             }
+            ElementKind::UserTask => Allowed::USER_TASK,
             ElementKind::JobWorkerTask => Allowed::SERVICE_TASK,
             ElementKind::LinkThrowEvent => Allowed::INPUTS,
             ElementKind::SignalThrowEvent => Allowed::IO,
@@ -881,6 +886,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         if matches!(
             element.kind,
             ElementKind::JobWorkerTask
+                | ElementKind::UserTask
                 | ElementKind::PassThroughTask
                 | ElementKind::ScriptTask
                 | ElementKind::MessageCatch
@@ -910,14 +916,17 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 );
             }
         }
-        if element.element_type == BpmnElementType::UserTask {
+        if matches!(element.kind, ElementKind::UserTask) {
+            element.task_headers = std::mem::take(&mut ext.headers);
+            element.user_task = Some(self.user_task_props(id, &ext.user_task, true));
+        } else if element.element_type == BpmnElementType::UserTask {
             // Zeebe's job-worker user task: a job of a fixed type, one retry
             element.task_definition = Some(TaskDefinition {
                 job_type: Expression::Static(USER_TASK_JOB_TYPE.to_string()),
                 retries: Expression::Static("1".to_string()),
             });
             element.task_headers = std::mem::take(&mut ext.headers);
-            element.user_task = Some(self.user_task_props(id, &ext.user_task));
+            element.user_task = Some(self.user_task_props(id, &ext.user_task, false));
         } else if matches!(element.kind, ElementKind::JobWorkerTask) {
             element.task_definition = self.task_definition(id, node, &ext.task_definitions);
             element.task_headers = ext.headers;
@@ -1311,6 +1320,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             let is_activity = matches!(
                 activity.kind,
                 ElementKind::JobWorkerTask
+                    | ElementKind::UserTask
                     | ElementKind::ScriptTask
                     | ElementKind::PassThroughTask
                     | ElementKind::SubProcess
@@ -1524,8 +1534,9 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         }
     }
 
-    /// A user task's assignment, form and schedule.
-    fn user_task_props(&mut self, id: &str, nodes: &[Node]) -> UserTaskProps {
+    /// A user task's assignment, form, schedule and priority; `native`: a Camunda user task
+    /// (`zeebe:userTask`), else a job-worker user task.
+    fn user_task_props(&mut self, id: &str, nodes: &[Node], native: bool) -> UserTaskProps {
         let mut props = UserTaskProps::default();
         for &n in nodes {
             let mut expr = |attr: &str| -> Option<Expression> {
@@ -1542,6 +1553,44 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 "taskSchedule" => {
                     props.due_date = expr("dueDate");
                     props.follow_up_date = expr("followUpDate");
+                }
+                "userTask" => {}
+                "priorityDefinition" if native => {
+                    props.priority = expr("priority");
+                    if let Some(Expression::Static(p)) = &props.priority {
+                        let msg = match p.trim().parse::<i64>() {
+                            Ok(v) if (0..=100).contains(&v) => None,
+                            Ok(_) => Some(format!("Priority must be a number between 0 and 100, but was '{p}'.")),
+                            Err(_) => Some(format!("Expected static value to be a valid Number between 0 and 100, but found '{p}'.")),
+                        };
+                        if let Some(msg) = msg {
+                            self.ctx.problem(Some(id), n, msg);
+                        }
+                    }
+                }
+                "priorityDefinition" => {}
+                "formDefinition" if native => {
+                    let form_id = non_empty_attr(n, "formId");
+                    let external = non_empty_attr(n, "externalReference");
+                    match (form_id, external) {
+                        (None, Some(_)) => {
+                            props.external_reference = expr("externalReference");
+                        }
+                        (Some(_), None) => {
+                            self.ctx.problem(
+                                Some(id),
+                                n,
+                                format!("linked forms ('zeebe:formDefinition formId') {UNSUPPORTED_PL} (forms cannot be deployed yet); an external form reference ('externalReference') is"),
+                            );
+                        }
+                        _ => {
+                            self.ctx.problem(
+                                Some(id),
+                                n,
+                                "Exactly one of the attributes 'formId, externalReference' must be present and not blank for native user tasks",
+                            );
+                        }
+                    }
                 }
                 _ => {
                     if let Some(k) = non_empty_attr(n, "formKey") {
@@ -1636,7 +1685,11 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                     "taskDefinition" if allowed.task => ext.task_definitions.push(child),
                     "script" if allowed.script => ext.scripts.push(child),
                     "calledElement" if allowed.call => ext.called_elements.push(child),
-                    "assignmentDefinition" | "formDefinition" | "taskSchedule"
+                    "assignmentDefinition"
+                    | "formDefinition"
+                    | "taskSchedule"
+                    | "userTask"
+                    | "priorityDefinition"
                         if allowed.user_task =>
                     {
                         ext.user_task.push(child)

@@ -364,30 +364,72 @@ fn timer_process() {
 }
 
 #[test]
-fn user_task_is_rejected() {
-    let Some(e) = reject_workload("user_task.bpmn") else {
-        return;
-    };
-    let p = has(
-        &e.problems,
-        "user_task",
-        "Camunda user tasks ('zeebe:userTask') are not supported",
-    );
-    assert_eq!(p.line, 7);
-    assert_eq!(e.problems.len(), 1, "{e}");
-    assert!(e.to_string().contains(
-        "- Element: user_task (line 7): Camunda user tasks ('zeebe:userTask') are not supported by this version of Zest"
-    ));
+fn camunda_user_task_workloads_parse() {
+    for (rel, tasks) in [
+        ("user_task.bpmn", &["user_task"][..]),
+        ("two_user_tasks.bpmn", &["userTaskA", "userTaskB"][..]),
+        ("variants/one_task.camunda-211e724.bpmn", &["user_task"][..]),
+        ("variants/one_task.camunda-f18daec.bpmn", &["user_task"][..]),
+    ] {
+        let Some(p) = parse_workload(rel) else {
+            continue;
+        };
+        check_invariants(&p);
+        for id in tasks {
+            let el = p.element(idx(&p, id));
+            assert!(matches!(el.kind, ElementKind::UserTask), "{rel} {id}");
+            assert_eq!(el.element_type, BpmnElementType::UserTask);
+            assert!(el.user_task.is_some(), "{rel} {id}");
+            assert!(el.task_definition.is_none(), "{rel} {id}: no job");
+        }
+    }
 }
 
 #[test]
-fn two_user_tasks_are_rejected() {
-    let Some(e) = reject_workload("two_user_tasks.bpmn") else {
-        return;
+fn camunda_user_task_properties_are_validated() {
+    let ut = |ext: &str| {
+        process(&format!(
+            r#"{START}<bpmn:userTask id="ut"><bpmn:extensionElements><zeebe:userTask />{ext}</bpmn:extensionElements></bpmn:userTask>{}"#,
+            flow("f", "start", "ut")
+        ))
     };
-    has(&e.problems, "userTaskA", "'zeebe:userTask'");
-    has(&e.problems, "userTaskB", "'zeebe:userTask'");
-    assert_eq!(e.problems.len(), 2, "{e}");
+    let p = &parse_bpmn(
+        "ok.bpmn",
+        ut(r#"<zeebe:assignmentDefinition assignee="=owner" candidateGroups="a, b" /><zeebe:formDefinition externalReference="=url" /><zeebe:priorityDefinition priority="=p" /><zeebe:taskSchedule dueDate="2030-01-01T10:00:00Z" /><zeebe:taskHeaders><zeebe:header key="k" value="v" /></zeebe:taskHeaders>"#).as_bytes(),
+    )
+    .expect("a Camunda user task with every property deploys")[0];
+    let el = p.element(idx(p, "ut"));
+    let props = el.user_task.as_ref().unwrap();
+    assert_eq!(props.assignee.as_ref().unwrap().source(), "=owner");
+    assert_eq!(props.external_reference.as_ref().unwrap().source(), "=url");
+    assert_eq!(props.priority.as_ref().unwrap().source(), "=p");
+    assert_eq!(el.task_headers, vec![("k".to_string(), "v".to_string())]);
+    for (ext, wanted) in [
+        (
+            r#"<zeebe:priorityDefinition priority="200" />"#,
+            "Priority must be a number between 0 and 100, but was '200'.",
+        ),
+        (
+            r#"<zeebe:priorityDefinition priority="high" />"#,
+            "Expected static value to be a valid Number between 0 and 100, but found 'high'.",
+        ),
+        (
+            r#"<zeebe:formDefinition formKey="custom:form" />"#,
+            "Exactly one of the attributes 'formId, externalReference' must be present and not blank for native user tasks",
+        ),
+        (
+            r#"<zeebe:formDefinition formId="f" externalReference="x" />"#,
+            "Exactly one of the attributes 'formId, externalReference' must be present",
+        ),
+        (
+            r#"<zeebe:taskSchedule dueDate="tomorrow" />"#,
+            "Attribute 'dueDate' must be an ISO 8601 date-time",
+        ),
+    ] {
+        let ps = problems(&ut(ext));
+        has(&ps, "ut", wanted);
+        assert_eq!(ps.len(), 1, "{ext}: {ps:#?}");
+    }
 }
 
 #[test]
@@ -455,20 +497,6 @@ fn message_references_are_validated() {
         "Multiple message start events with the same message name 'm'",
     );
     assert_eq!(ps.len(), 4, "{ps:#?}");
-}
-
-#[test]
-fn variants_are_rejected() {
-    for v in [
-        "variants/one_task.camunda-211e724.bpmn",
-        "variants/one_task.camunda-f18daec.bpmn",
-    ] {
-        let Some(e) = reject_workload(v) else {
-            continue;
-        };
-        has(&e.problems, "user_task", "'zeebe:userTask'");
-        assert_eq!(e.problems.len(), 1, "{e}");
-    }
 }
 
 #[test]

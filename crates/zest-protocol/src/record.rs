@@ -46,6 +46,7 @@ pub enum ValueType {
     Signal,
     SignalSubscription,
     ProcessInstanceBatch,
+    UserTask,
 }
 
 impl ValueType {
@@ -71,6 +72,7 @@ impl ValueType {
             ValueType::Signal => "SIGNAL",
             ValueType::SignalSubscription => "SIGNAL_SUBSCRIPTION",
             ValueType::ProcessInstanceBatch => "PROCESS_INSTANCE_BATCH",
+            ValueType::UserTask => "USER_TASK",
         }
     }
 }
@@ -153,6 +155,15 @@ pub enum Intent {
     // process instance batch (ACTIVATE and ACTIVATED are the job batch's)
     Terminate,
     Terminated,
+    // user task (CREATING, CREATED, COMPLETE, COMPLETED, CANCELED, UPDATE, UPDATED are shared)
+    Assign,
+    Assigning,
+    Assigned,
+    Claim,
+    Claiming,
+    Updating,
+    Completing,
+    Canceling,
 }
 
 impl Intent {
@@ -217,6 +228,14 @@ impl Intent {
             Intent::Broadcasted => "BROADCASTED",
             Intent::Terminate => "TERMINATE",
             Intent::Terminated => "TERMINATED",
+            Intent::Assign => "ASSIGN",
+            Intent::Assigning => "ASSIGNING",
+            Intent::Assigned => "ASSIGNED",
+            Intent::Claim => "CLAIM",
+            Intent::Claiming => "CLAIMING",
+            Intent::Updating => "UPDATING",
+            Intent::Completing => "COMPLETING",
+            Intent::Canceling => "CANCELING",
         }
     }
 }

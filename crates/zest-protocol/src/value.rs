@@ -354,6 +354,52 @@ pub struct ProcessInstanceBatchRecord {
     pub tenant_id: String,
 }
 
+/// USER_TASK: a Camunda user task (`zeebe:userTask`), worked on through the REST API.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct UserTaskRecord {
+    pub user_task_key: i64,
+    pub assignee: String,
+    pub candidate_groups: Vec<String>,
+    pub candidate_users: Vec<String>,
+    /// ISO 8601 date-time as Zeebe writes it ("2030-01-01T10:00Z"); empty when not set.
+    pub due_date: String,
+    pub follow_up_date: String,
+    /// Key of a linked (deployed) form; -1 when none.
+    pub form_key: i64,
+    pub external_form_reference: String,
+    /// Attributes a command changed (Zeebe's names: assignee, candidateGroupsList,
+    /// candidateUsersList, dueDate, followUpDate, priority).
+    pub changed_attributes: Vec<String>,
+    /// A JSON object (text): the variables a COMPLETE command hands to the process.
+    pub variables: String,
+    /// What the user did ("complete", "assign", "claim", "unassign", "update", or a custom
+    /// action from the client).
+    pub action: String,
+    pub custom_headers: BTreeMap<String, String>,
+    pub creation_timestamp: i64,
+    /// 0 to 100; 50 unless the model says otherwise.
+    pub priority: i32,
+    pub element_id: String,
+    pub element_instance_key: i64,
+    pub bpmn_process_id: String,
+    pub process_definition_version: i32,
+    pub process_definition_key: i64,
+    pub process_instance_key: i64,
+    pub tenant_id: String,
+}
+
+impl UserTaskRecord {
+    /// An empty record with Zeebe's defaults (no form: -1; priority 50), the start of every
+    /// USER_TASK command.
+    pub fn command() -> Self {
+        UserTaskRecord {
+            form_key: -1,
+            priority: 50,
+            ..Default::default()
+        }
+    }
+}
+
 /// The typed value of a record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum RecordValue {
@@ -377,6 +423,7 @@ pub enum RecordValue {
     Signal(SignalRecord),
     SignalSubscription(SignalSubscriptionRecord),
     ProcessInstanceBatch(ProcessInstanceBatchRecord),
+    UserTask(UserTaskRecord),
 }
 
 impl RecordValue {
@@ -404,6 +451,7 @@ impl RecordValue {
             RecordValue::Signal(_) => ValueType::Signal,
             RecordValue::SignalSubscription(_) => ValueType::SignalSubscription,
             RecordValue::ProcessInstanceBatch(_) => ValueType::ProcessInstanceBatch,
+            RecordValue::UserTask(_) => ValueType::UserTask,
         }
     }
 
@@ -543,6 +591,21 @@ impl RecordValue {
                 "processDefinitionKey": b.process_definition_key,
                 "batchElementInstanceKey": b.batch_element_instance_key,
                 "index": b.index, "tenantId": b.tenant_id,
+            }),
+            RecordValue::UserTask(u) => json!({
+                "userTaskKey": u.user_task_key, "assignee": u.assignee,
+                "candidateGroupsList": u.candidate_groups,
+                "candidateUsersList": u.candidate_users, "dueDate": u.due_date,
+                "followUpDate": u.follow_up_date, "formKey": u.form_key,
+                "externalFormReference": u.external_form_reference,
+                "changedAttributes": u.changed_attributes, "variables": doc(&u.variables),
+                "action": u.action, "customHeaders": u.custom_headers,
+                "creationTimestamp": u.creation_timestamp, "priority": u.priority,
+                "elementId": u.element_id, "elementInstanceKey": u.element_instance_key,
+                "bpmnProcessId": u.bpmn_process_id,
+                "processDefinitionVersion": u.process_definition_version,
+                "processDefinitionKey": u.process_definition_key,
+                "processInstanceKey": u.process_instance_key, "tenantId": u.tenant_id,
             }),
         }
     }

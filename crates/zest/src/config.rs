@@ -21,6 +21,9 @@ pub struct StartArgs {
     /// Management address: /metrics, /health, /ready, /startup (default 127.0.0.1:9600)
     #[arg(long, env = "ZEST_MANAGEMENT_ADDRESS")]
     pub management_address: Option<String>,
+    /// Camunda REST API v2 address (default 127.0.0.1:8080; port 0 picks a free port)
+    #[arg(long, env = "ZEST_REST_ADDRESS")]
+    pub rest_address: Option<String>,
     /// Number of partitions (default 1)
     #[arg(long, env = "ZEST_PARTITIONS")]
     pub partitions: Option<u32>,
@@ -66,6 +69,7 @@ struct FileConfig {
     data_dir: Option<PathBuf>,
     gateway_address: Option<String>,
     management_address: Option<String>,
+    rest_address: Option<String>,
     partitions: Option<u32>,
     max_message_size: Option<usize>,
     command_queue: Option<usize>,
@@ -87,6 +91,7 @@ pub struct Resolved {
     pub broker: BrokerConfig,
     pub gateway_address: String,
     pub management_address: String,
+    pub rest_address: String,
     pub max_message_size: usize,
     pub log_filter: String,
 }
@@ -205,11 +210,16 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
         .management_address
         .or(file.management_address)
         .unwrap_or_else(|| "127.0.0.1:9600".into());
+    let rest_address = args
+        .rest_address
+        .or(file.rest_address)
+        .unwrap_or_else(|| "127.0.0.1:8080".into());
     broker.advertised_address = gateway_address.clone();
     Ok(Resolved {
         broker,
         gateway_address,
         management_address,
+        rest_address,
         max_message_size: args
             .max_message_size
             .or(file.max_message_size)

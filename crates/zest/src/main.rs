@@ -162,6 +162,13 @@ async fn start(args: config::StartArgs) -> anyhow::Result<()> {
     let mgmt_listener = tokio::net::TcpListener::bind(management_addr)
         .await
         .with_context(|| format!("binding management to {management_addr}"))?;
+    let rest_addr: std::net::SocketAddr = cfg.rest_address.parse().context("REST API address")?;
+    let rest_listener = tokio::net::TcpListener::bind(rest_addr)
+        .await
+        .with_context(|| {
+            format!("binding the REST API to {rest_addr} (choose another with --rest-address)")
+        })?;
+    let rest_addr = rest_listener.local_addr().unwrap_or(rest_addr);
     let (shutdown_tx, shutdown_rx) = tokio::sync::watch::channel(false);
     let service = GatewayService::new(
         broker.clone(),
@@ -197,11 +204,22 @@ async fn start(args: config::StartArgs) -> anyhow::Result<()> {
         broker.clone(),
         shutdown_rx.clone(),
     ));
+    let mut rest_shutdown = shutdown_rx.clone();
+    let rest_app = zest_gateway::rest::router(broker.clone(), GatewayConfig::default().version);
+    let rest = tokio::spawn(async move {
+        let _ = axum::serve(rest_listener, rest_app)
+            .with_graceful_shutdown(async move {
+                let _ = rest_shutdown.changed().await;
+            })
+            .await;
+    });
     println!(
-        "READY gateway={gateway_addr} management={management_addr} (started in {:?})",
+        "READY gateway={gateway_addr} management={management_addr} rest={rest_addr} (started in {:?})",
         started.elapsed()
     );
-    tracing::info!("ready: gateway on {gateway_addr}, management on {management_addr}");
+    tracing::info!(
+        "ready: gateway on {gateway_addr}, REST API on {rest_addr}, management on {management_addr}"
+    );
     wait_for_signal().await;
     tracing::info!("shutting down");
     let _ = shutdown_tx.send(true);
@@ -214,6 +232,7 @@ async fn start(args: config::StartArgs) -> anyhow::Result<()> {
         tracing::warn!("gRPC connections still open after 10 s; stopping anyway");
     }
     let _ = mgmt.await;
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(10), rest).await;
     broker.shutdown().await;
     tracing::info!("stopped");
     Ok(())

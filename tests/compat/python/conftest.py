@@ -46,7 +46,8 @@ class ZestProcess:
 
     def args(self) -> list[str]:
         return [self.binary, "start", "--data-dir", self.data_dir,
-                "--gateway-address", self.address, "--management-address", self.mgmt_address]
+                "--gateway-address", self.address, "--management-address", self.mgmt_address,
+                "--rest-address", "127.0.0.1:0"]
 
     def start(self) -> None:
         self.proc = subprocess.Popen(self.args(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -14,8 +14,8 @@ use zest_engine::{new_command, Engine, ProcessingResult, Response, SideEffect};
 use zest_protocol::{
     codec, partition_of_key, DeploymentRecord, DeploymentResource, ErrorType, IncidentRecord,
     Intent, JobBatchRecord, JobRecord, ProcessInstanceCreationRecord, ProcessInstanceRecord,
-    Record, RecordType, RecordValue, RejectionType, TimerRecord, ValueType, VariableDocumentRecord,
-    VariableDocumentUpdateSemantic,
+    Record, RecordType, RecordValue, RejectionType, TimerRecord, UserTaskRecord, ValueType,
+    VariableDocumentRecord, VariableDocumentUpdateSemantic,
 };
 
 pub const PARTITION: u32 = 1;
@@ -636,6 +636,53 @@ impl Harness {
         )
     }
 
+    /// The key of the newest Camunda user task created for `element_id`.
+    pub fn user_task_key(&self, element_id: &str) -> i64 {
+        self.log
+            .iter()
+            .rev()
+            .find(|r| {
+                r.intent == Intent::Created
+                    && matches!(&r.value, RecordValue::UserTask(u) if u.element_id == element_id)
+            })
+            .map(|r| r.key)
+            .unwrap_or_else(|| panic!("no user task created for {element_id}"))
+    }
+
+    /// A USER_TASK command (COMPLETE, ASSIGN, CLAIM, UPDATE) as the REST API writes it.
+    pub fn user_task(&mut self, key: i64, intent: Intent, value: UserTaskRecord) -> Batch {
+        self.client(key, intent, RecordValue::UserTask(value))
+    }
+
+    pub fn complete_user_task(&mut self, key: i64, variables: &str) -> Batch {
+        self.user_task(
+            key,
+            Intent::Complete,
+            UserTaskRecord {
+                variables: variables.to_string(),
+                action: "complete".to_string(),
+                ..UserTaskRecord::command()
+            },
+        )
+    }
+
+    pub fn assign_user_task(&mut self, key: i64, intent: Intent, assignee: &str) -> Batch {
+        let action = match intent {
+            Intent::Claim => "claim",
+            _ if assignee.is_empty() => "unassign",
+            _ => "assign",
+        };
+        self.user_task(
+            key,
+            intent,
+            UserTaskRecord {
+                assignee: assignee.to_string(),
+                action: action.to_string(),
+                ..UserTaskRecord::command()
+            },
+        )
+    }
+
     pub fn fail(&mut self, key: i64, retries: i32, message: &str, backoff: i64) -> Batch {
         self.job_cmd(
             key,
@@ -1221,4 +1268,20 @@ pub fn cond_flow(id: &str, from: &str, to: &str, condition: &str) -> String {
       <bpmn:conditionExpression xsi:type="bpmn:tFormalExpression">{condition}</bpmn:conditionExpression>
     </bpmn:sequenceFlow>"#
     )
+}
+
+/// A benchmark workload from `shared/workloads` next to the checkout. A checkout without that
+/// folder skips the tests that need it; a folder that is there but lacks the file (renamed,
+/// unreadable) fails the test instead of letting it pass without running.
+pub fn workload(name: &str) -> Option<String> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/workloads");
+    if !dir.is_dir() {
+        eprintln!("skipping: {} not found", dir.display());
+        return None;
+    }
+    let path = dir.join(name);
+    match std::fs::read_to_string(&path) {
+        Ok(s) => Some(s),
+        Err(e) => panic!("workload {} is unreadable: {e}", path.display()),
+    }
 }

@@ -21,6 +21,8 @@ pub struct Node {
     pub child: Child,
     pub gateway: String,
     pub management: String,
+    /// The REST API v2 address.
+    pub rest: String,
     pub dir: PathBuf,
 }
 
@@ -41,6 +43,7 @@ pub fn start_with(name: &str, extra: &[&str]) -> Node {
     let _ = std::fs::remove_dir_all(&dir);
     let gateway = format!("127.0.0.1:{}", free_port());
     let management = format!("127.0.0.1:{}", free_port());
+    let rest = format!("127.0.0.1:{}", free_port());
     let mut child = Command::new(env!("CARGO_BIN_EXE_zest"))
         .args(["start", "--data-dir"])
         .arg(&dir)
@@ -49,6 +52,8 @@ pub fn start_with(name: &str, extra: &[&str]) -> Node {
             &gateway,
             "--management-address",
             &management,
+            "--rest-address",
+            &rest,
         ])
         .args(extra)
         .env("ZEST_LOG", "warn")
@@ -69,6 +74,7 @@ pub fn start_with(name: &str, extra: &[&str]) -> Node {
         child,
         gateway,
         management,
+        rest,
         dir,
     }
 }

@@ -104,6 +104,7 @@ func (z *Zest) Args() []string {
 		"--data-dir", z.DataDir,
 		"--gateway-address", z.GatewayAddr,
 		"--management-address", z.MgmtAddr,
+		"--rest-address", "127.0.0.1:0",
 	}
 }
 

@@ -1,0 +1,507 @@
+//! The Camunda 8 REST API (v2), as far as Zest serves it: topology and Camunda user tasks
+//! (complete, assign, unassign, update, get, search). Commands go to the broker like the gRPC
+//! gateway's; queries read the committed state of the partitions. Errors are RFC 9457 problem
+//! details with Camunda's wording ("Command 'COMPLETE' rejected with code 'NOT_FOUND': ...").
+
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use axum::http::{StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use zest_broker::{Broker, BrokerError};
+use zest_engine::new_command;
+use zest_engine::types::StoredUserTask;
+use zest_protocol::{Intent, Record, RecordType, RecordValue, RejectionType, UserTaskRecord};
+
+/// The REST API's routes, to be served on Camunda's REST port (8080 by default).
+pub fn router(broker: Arc<Broker>, version: String) -> Router {
+    Router::new()
+        .route("/v2/topology", get(topology))
+        .route("/v2/user-tasks/search", post(search_user_tasks))
+        .route(
+            "/v2/user-tasks/{key}",
+            get(get_user_task).patch(update_user_task),
+        )
+        .route("/v2/user-tasks/{key}/completion", post(complete_user_task))
+        .route("/v2/user-tasks/{key}/assignment", post(assign_user_task))
+        .route(
+            "/v2/user-tasks/{key}/assignee",
+            axum::routing::delete(unassign_user_task),
+        )
+        .fallback(not_found)
+        .with_state(Rest { broker, version })
+}
+
+#[derive(Clone)]
+struct Rest {
+    broker: Arc<Broker>,
+    version: String,
+}
+
+/// An RFC 9457 problem detail, as Camunda's REST API answers errors.
+struct Problem {
+    status: StatusCode,
+    detail: String,
+    instance: String,
+}
+
+impl Problem {
+    fn new(status: StatusCode, detail: impl Into<String>, uri: &Uri) -> Problem {
+        Problem {
+            status,
+            detail: detail.into(),
+            instance: uri.path().to_string(),
+        }
+    }
+}
+
+impl IntoResponse for Problem {
+    fn into_response(self) -> Response {
+        let title = match self.status {
+            StatusCode::BAD_REQUEST => "INVALID_ARGUMENT",
+            StatusCode::NOT_FOUND => "NOT_FOUND",
+            StatusCode::CONFLICT => "INVALID_STATE",
+            StatusCode::TOO_MANY_REQUESTS => "RESOURCE_EXHAUSTED",
+            StatusCode::SERVICE_UNAVAILABLE => "UNAVAILABLE",
+            _ => "INTERNAL",
+        };
+        let body = json!({
+            "type": "about:blank",
+            "title": title,
+            "status": self.status.as_u16(),
+            "detail": self.detail,
+            "instance": self.instance,
+        });
+        (
+            self.status,
+            [("content-type", "application/problem+json")],
+            body.to_string(),
+        )
+            .into_response()
+    }
+}
+
+async fn not_found(uri: Uri) -> Problem {
+    Problem::new(
+        StatusCode::NOT_FOUND,
+        format!(
+            "Expected a REST API v2 endpoint, but '{}' is none that Zest serves",
+            uri.path()
+        ),
+        &uri,
+    )
+}
+
+async fn topology(State(rest): State<Rest>) -> Json<Value> {
+    let partitions: Vec<Value> = rest
+        .broker
+        .topology()
+        .await
+        .iter()
+        .map(|p| {
+            json!({
+                "partitionId": p.partition_id,
+                "role": if p.is_leader { "leader" } else { "follower" },
+                "health": if p.healthy { "healthy" } else { "unhealthy" },
+            })
+        })
+        .collect();
+    let config = rest.broker.config();
+    let (host, port) = config
+        .advertised_address
+        .rsplit_once(':')
+        .map(|(h, p)| (h.to_string(), p.parse::<u16>().unwrap_or(26500)))
+        .unwrap_or_else(|| (config.advertised_address.clone(), 26500));
+    Json(json!({
+        "brokers": [{
+            "nodeId": config.node_id,
+            "host": host,
+            "port": port,
+            "partitions": partitions,
+            "version": rest.version,
+        }],
+        "clusterSize": 1,
+        "partitionsCount": rest.broker.partition_count(),
+        "replicationFactor": 1,
+        "gatewayVersion": rest.version,
+    }))
+}
+
+/// A key from the path: a positive number.
+fn parse_key(text: &str, uri: &Uri) -> Result<i64, Problem> {
+    text.parse::<i64>().ok().filter(|k| *k > 0).ok_or_else(|| {
+        Problem::new(
+            StatusCode::BAD_REQUEST,
+            format!("The provided userTaskKey '{text}' is not a valid key"),
+            uri,
+        )
+    })
+}
+
+/// Sends a USER_TASK command and turns its rejection into a problem.
+async fn user_task_command(
+    rest: &Rest,
+    key: i64,
+    intent: Intent,
+    value: UserTaskRecord,
+    uri: &Uri,
+) -> Result<StatusCode, Problem> {
+    let partition = rest.broker.partition_of(key);
+    let verb = intent.name().to_lowercase();
+    if partition < 1 || partition > rest.broker.partition_count() {
+        return Err(Problem::new(
+            StatusCode::NOT_FOUND,
+            format!(
+                "Command '{}' rejected with code 'NOT_FOUND': Expected to {verb} user task with key '{key}', but no such user task was found",
+                intent.name()
+            ),
+            uri,
+        ));
+    }
+    let cmd = new_command(key, intent, RecordValue::UserTask(value), -1, -1);
+    let answer = rest
+        .broker
+        .submit(partition, cmd)
+        .await
+        .map_err(|e| broker_problem(e, uri))?;
+    check(&answer, uri)?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+fn broker_problem(e: BrokerError, uri: &Uri) -> Problem {
+    let status = match e {
+        BrokerError::Backpressure(_) | BrokerError::JobBacklog(_) => StatusCode::TOO_MANY_REQUESTS,
+        BrokerError::Unavailable(..) => StatusCode::SERVICE_UNAVAILABLE,
+        BrokerError::NoSuchPartition(_) => StatusCode::NOT_FOUND,
+    };
+    Problem::new(status, e.to_string(), uri)
+}
+
+fn check(answer: &Record, uri: &Uri) -> Result<(), Problem> {
+    if answer.record_type != RecordType::CommandRejection {
+        return Ok(());
+    }
+    let (status, code) = match answer.rejection_type {
+        RejectionType::InvalidArgument => (StatusCode::BAD_REQUEST, "INVALID_ARGUMENT"),
+        RejectionType::NotFound => (StatusCode::NOT_FOUND, "NOT_FOUND"),
+        RejectionType::InvalidState => (StatusCode::CONFLICT, "INVALID_STATE"),
+        RejectionType::AlreadyExists => (StatusCode::CONFLICT, "ALREADY_EXISTS"),
+        RejectionType::ExceededBatchRecordSize => {
+            (StatusCode::BAD_REQUEST, "EXCEEDED_BATCH_RECORD_SIZE")
+        }
+        RejectionType::ProcessingError | RejectionType::NullVal => {
+            (StatusCode::INTERNAL_SERVER_ERROR, "PROCESSING_ERROR")
+        }
+    };
+    Err(Problem::new(
+        status,
+        format!(
+            "Command '{}' rejected with code '{code}': {}",
+            answer.intent.name(),
+            answer.rejection_reason
+        ),
+        uri,
+    ))
+}
+
+/// A JSON body, or a problem naming what is wrong with it (an empty body is `{}`).
+fn body<T: for<'de> Deserialize<'de> + Default>(text: &str, uri: &Uri) -> Result<T, Problem> {
+    if text.trim().is_empty() {
+        return Ok(T::default());
+    }
+    serde_json::from_str(text).map_err(|e| {
+        Problem::new(
+            StatusCode::BAD_REQUEST,
+            format!("Expected a valid JSON request body, but it was not: {e}"),
+            uri,
+        )
+    })
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct CompletionRequest {
+    variables: Option<Map<String, Value>>,
+    action: Option<String>,
+}
+
+async fn complete_user_task(
+    State(rest): State<Rest>,
+    Path(key): Path<String>,
+    uri: Uri,
+    text: String,
+) -> Result<StatusCode, Problem> {
+    let key = parse_key(&key, &uri)?;
+    let req: CompletionRequest = body(&text, &uri)?;
+    let value = UserTaskRecord {
+        variables: req
+            .variables
+            .filter(|v| !v.is_empty())
+            .map(|v| Value::Object(v).to_string())
+            .unwrap_or_default(),
+        action: req.action.unwrap_or_default(),
+        ..UserTaskRecord::command()
+    };
+    user_task_command(&rest, key, Intent::Complete, value, &uri).await
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct AssignmentRequest {
+    assignee: Option<String>,
+    allow_override: Option<bool>,
+    action: Option<String>,
+}
+
+async fn assign_user_task(
+    State(rest): State<Rest>,
+    Path(key): Path<String>,
+    uri: Uri,
+    text: String,
+) -> Result<StatusCode, Problem> {
+    let key = parse_key(&key, &uri)?;
+    let req: AssignmentRequest = body(&text, &uri)?;
+    let Some(assignee) = req.assignee.filter(|a| !a.trim().is_empty()) else {
+        return Err(Problem::new(
+            StatusCode::BAD_REQUEST,
+            "No assignee provided",
+            &uri,
+        ));
+    };
+    // allowOverride=false claims: it fails when someone else has the task
+    let (intent, default_action) = if req.allow_override == Some(false) {
+        (Intent::Claim, "claim")
+    } else {
+        (Intent::Assign, "assign")
+    };
+    let value = UserTaskRecord {
+        assignee,
+        action: req.action.unwrap_or_else(|| default_action.to_string()),
+        ..UserTaskRecord::command()
+    };
+    user_task_command(&rest, key, intent, value, &uri).await
+}
+
+async fn unassign_user_task(
+    State(rest): State<Rest>,
+    Path(key): Path<String>,
+    uri: Uri,
+) -> Result<StatusCode, Problem> {
+    let key = parse_key(&key, &uri)?;
+    let value = UserTaskRecord {
+        action: "unassign".to_string(),
+        ..UserTaskRecord::command()
+    };
+    user_task_command(&rest, key, Intent::Assign, value, &uri).await
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct UpdateRequest {
+    changeset: Option<Changeset>,
+    action: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct Changeset {
+    due_date: Option<String>,
+    follow_up_date: Option<String>,
+    candidate_users: Option<Vec<String>>,
+    candidate_groups: Option<Vec<String>>,
+    priority: Option<i64>,
+}
+
+async fn update_user_task(
+    State(rest): State<Rest>,
+    Path(key): Path<String>,
+    uri: Uri,
+    text: String,
+) -> Result<StatusCode, Problem> {
+    let key = parse_key(&key, &uri)?;
+    let req: UpdateRequest = body(&text, &uri)?;
+    let mut value = UserTaskRecord {
+        action: req.action.clone().unwrap_or_default(),
+        ..UserTaskRecord::command()
+    };
+    let changes = req.changeset.unwrap_or_default();
+    if let Some(groups) = changes.candidate_groups {
+        value.candidate_groups = groups;
+        value.changed_attributes.push("candidateGroupsList".into());
+    }
+    if let Some(users) = changes.candidate_users {
+        value.candidate_users = users;
+        value.changed_attributes.push("candidateUsersList".into());
+    }
+    if let Some(d) = changes.due_date {
+        value.due_date = d;
+        value.changed_attributes.push("dueDate".into());
+    }
+    if let Some(d) = changes.follow_up_date {
+        value.follow_up_date = d;
+        value.changed_attributes.push("followUpDate".into());
+    }
+    if let Some(p) = changes.priority {
+        if !(0..=100).contains(&p) {
+            return Err(Problem::new(
+                StatusCode::BAD_REQUEST,
+                format!("The value for priority is '{p}' but must be within the [0,100] range."),
+                &uri,
+            ));
+        }
+        value.priority = p as i32;
+        value.changed_attributes.push("priority".into());
+    }
+    if value.changed_attributes.is_empty() && req.action.is_none() {
+        return Err(Problem::new(
+            StatusCode::BAD_REQUEST,
+            "No update data provided. Provide at least an \"action\" or a non-null value for at least one of the changeset attributes \"candidateGroups\", \"candidateUsers\", \"dueDate\", \"followUpDate\", \"priority\".",
+            &uri,
+        ));
+    }
+    user_task_command(&rest, key, Intent::Update, value, &uri).await
+}
+
+/// A user task as the REST API shows it (keys as strings, as Camunda 8.8 writes them).
+fn user_task_json(t: &StoredUserTask) -> Value {
+    let r = &t.record;
+    let opt = |s: &str| {
+        if s.is_empty() {
+            Value::Null
+        } else {
+            Value::String(s.to_string())
+        }
+    };
+    json!({
+        "userTaskKey": r.user_task_key.to_string(),
+        "state": "CREATED",
+        "assignee": opt(&r.assignee),
+        "elementId": r.element_id,
+        "candidateGroups": r.candidate_groups,
+        "candidateUsers": r.candidate_users,
+        "processDefinitionId": r.bpmn_process_id,
+        "creationDate": zest_model::time::format_date_time_utc(r.creation_timestamp),
+        "dueDate": opt(&r.due_date),
+        "followUpDate": opt(&r.follow_up_date),
+        "tenantId": r.tenant_id,
+        "externalFormReference": opt(&r.external_form_reference),
+        "processDefinitionVersion": r.process_definition_version,
+        "customHeaders": r.custom_headers,
+        "priority": r.priority,
+        "elementInstanceKey": r.element_instance_key.to_string(),
+        "processInstanceKey": r.process_instance_key.to_string(),
+        "processDefinitionKey": r.process_definition_key.to_string(),
+        "formKey": if r.form_key > 0 { Value::String(r.form_key.to_string()) } else { Value::Null },
+    })
+}
+
+async fn get_user_task(
+    State(rest): State<Rest>,
+    Path(key): Path<String>,
+    uri: Uri,
+) -> Result<Json<Value>, Problem> {
+    let key = parse_key(&key, &uri)?;
+    rest.broker
+        .open_user_tasks()
+        .iter()
+        .find(|t| t.record.user_task_key == key)
+        .map(|t| Json(user_task_json(t)))
+        .ok_or_else(|| {
+            Problem::new(
+                StatusCode::NOT_FOUND,
+                format!("User task with key '{key}' not found (Zest keeps open user tasks only)"),
+                &uri,
+            )
+        })
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct SearchRequest {
+    filter: Option<Map<String, Value>>,
+    page: Option<PageRequest>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct PageRequest {
+    limit: Option<usize>,
+    from: Option<usize>,
+}
+
+/// The filters the search understands: each compares one field of the task's JSON.
+const FILTERS: [&str; 10] = [
+    "userTaskKey",
+    "state",
+    "assignee",
+    "elementId",
+    "elementInstanceKey",
+    "processInstanceKey",
+    "processDefinitionKey",
+    "processDefinitionId",
+    "tenantId",
+    "priority",
+];
+
+async fn search_user_tasks(
+    State(rest): State<Rest>,
+    uri: Uri,
+    text: String,
+) -> Result<Json<Value>, Problem> {
+    let req: SearchRequest = body(&text, &uri)?;
+    let filter = req.filter.unwrap_or_default();
+    for name in filter.keys() {
+        if !FILTERS.contains(&name.as_str()) && name != "candidateGroup" && name != "candidateUser"
+        {
+            return Err(Problem::new(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "Expected a supported user task filter ({}, candidateGroup, candidateUser), but got '{name}'",
+                    FILTERS.join(", ")
+                ),
+                &uri,
+            ));
+        }
+    }
+    let wanted = |task: &Value| -> bool {
+        filter.iter().all(|(name, want)| {
+            let want_text = match want {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            match name.as_str() {
+                "candidateGroup" => task["candidateGroups"]
+                    .as_array()
+                    .is_some_and(|l| l.iter().any(|g| g.as_str() == Some(&want_text))),
+                "candidateUser" => task["candidateUsers"]
+                    .as_array()
+                    .is_some_and(|l| l.iter().any(|u| u.as_str() == Some(&want_text))),
+                field => match &task[field] {
+                    Value::String(s) => *s == want_text,
+                    Value::Null => want.is_null(),
+                    other => serde_json::from_str::<Value>(&want_text).ok().as_ref() == Some(other),
+                },
+            }
+        })
+    };
+    let matching: Vec<Value> = rest
+        .broker
+        .open_user_tasks()
+        .iter()
+        .map(user_task_json)
+        .filter(wanted)
+        .collect();
+    let page = req.page.unwrap_or_default();
+    let from = page.from.unwrap_or(0);
+    let limit = page.limit.unwrap_or(100);
+    let total = matching.len();
+    let items: Vec<Value> = matching.into_iter().skip(from).take(limit).collect();
+    Ok(Json(json!({
+        "items": items,
+        "page": { "totalItems": total },
+    })))
+}

@@ -1,0 +1,221 @@
+//! Camunda user tasks through the REST API v2 of a real `zest start`: a process with two
+//! `zeebe:userTask`s is created over gRPC, its tasks are found with the user task search,
+//! assigned, claimed, updated and completed over HTTP, and the instance completes with the
+//! variables the completion handed in. Errors are problem details with the right status.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use common::{connect, start};
+use serde_json::{json, Value};
+use zest_gateway::proto;
+
+/// One HTTP/1.0 request: (status, parsed JSON body or Null).
+fn http(addr: &str, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    write!(
+        s,
+        "{method} {path} HTTP/1.0\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let status = out
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let text = out.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
+    (status, serde_json::from_str(text).unwrap_or(Value::Null))
+}
+
+/// The open user task of `element_id` in the instance, once the search shows it.
+fn find_task(rest: &str, instance: i64, element_id: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (status, page) = http(
+            rest,
+            "POST",
+            "/v2/user-tasks/search",
+            Some(
+                json!({"filter": {"processInstanceKey": instance.to_string(), "elementId": element_id}}),
+            ),
+        );
+        assert_eq!(status, 200, "{page}");
+        if let Some(task) = page["items"].as_array().and_then(|i| i.first()) {
+            return task.clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no user task {element_id} shows up"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn user_tasks_are_assigned_updated_and_completed_over_rest() {
+    let node = start("user-tasks-rest");
+    let rest = node.rest.clone();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut c = rt.block_on(connect(&node.gateway));
+    rt.block_on(c.deploy_resource(proto::DeployResourceRequest {
+        resources: vec![proto::Resource {
+            name: "user_tasks.bpmn".into(),
+            content: include_bytes!("../../../tests/compat/testdata/user_tasks.bpmn").to_vec(),
+        }],
+        tenant_id: String::new(),
+    }))
+    .expect("the model deploys");
+    // create with result: answers once the instance completes
+    let mut waiting = c.clone();
+    let result = rt.spawn(async move {
+        waiting
+            .create_process_instance_with_result(proto::CreateProcessInstanceWithResultRequest {
+                request: Some(proto::CreateProcessInstanceRequest {
+                    bpmn_process_id: "user_tasks".into(),
+                    version: -1,
+                    variables: r#"{"owner":"demo"}"#.into(),
+                    ..Default::default()
+                }),
+                request_timeout: 60_000,
+                fetch_variables: vec![],
+            })
+            .await
+            .map(|r| r.into_inner())
+    });
+    // the instance key comes with the result; find the task by its element among all tasks
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let review = loop {
+        let (_, page) = http(
+            &rest,
+            "POST",
+            "/v2/user-tasks/search",
+            Some(json!({"filter": {"elementId": "review", "assignee": "demo"}})),
+        );
+        if let Some(t) = page["items"].as_array().and_then(|i| i.first()) {
+            break t.clone();
+        }
+        assert!(Instant::now() < deadline, "the review task shows up");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(review["state"], "CREATED");
+    assert_eq!(review["candidateGroups"], json!(["sales"]));
+    assert_eq!(review["priority"], 70);
+    assert_eq!(
+        review["externalFormReference"],
+        "https://forms.example.com/review"
+    );
+    let key = review["userTaskKey"].as_str().unwrap().to_string();
+    let instance: i64 = review["processInstanceKey"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let (status, got) = http(&rest, "GET", &format!("/v2/user-tasks/{key}"), None);
+    assert_eq!((status, &got["elementId"]), (200, &json!("review")));
+
+    // claiming a task someone else has is a conflict
+    let (status, problem) = http(
+        &rest,
+        "POST",
+        &format!("/v2/user-tasks/{key}/assignment"),
+        Some(json!({"assignee": "mary", "allowOverride": false})),
+    );
+    assert_eq!(status, 409, "{problem}");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("but it has already been assigned"),
+        "{problem}"
+    );
+    // assigning overrides; unassigning and claiming work too
+    for (method, path, body) in [
+        ("POST", "assignment", Some(json!({"assignee": "john"}))),
+        ("DELETE", "assignee", None),
+        (
+            "POST",
+            "assignment",
+            Some(json!({"assignee": "mary", "allowOverride": false})),
+        ),
+        (
+            "PATCH",
+            "",
+            Some(
+                json!({"changeset": {"priority": 10, "candidateUsers": ["mary"], "dueDate": "2031-01-02T03:04:05Z"}}),
+            ),
+        ),
+    ] {
+        let path = if path.is_empty() {
+            format!("/v2/user-tasks/{key}")
+        } else {
+            format!("/v2/user-tasks/{key}/{path}")
+        };
+        let (status, body) = http(&rest, method, &path, body);
+        assert_eq!(status, 204, "{method} {path}: {body}");
+    }
+    let task = find_task(&rest, instance, "review");
+    assert_eq!(task["assignee"], "mary");
+    assert_eq!(task["priority"], 10);
+    assert_eq!(task["candidateUsers"], json!(["mary"]));
+    assert_eq!(task["dueDate"], "2031-01-02T03:04:05Z");
+
+    // bad input: a priority out of range, a key that is no number
+    let (status, _) = http(
+        &rest,
+        "PATCH",
+        &format!("/v2/user-tasks/{key}"),
+        Some(json!({"changeset": {"priority": 101}})),
+    );
+    assert_eq!(status, 400);
+    let (status, _) = http(&rest, "POST", "/v2/user-tasks/abc/completion", None);
+    assert_eq!(status, 400);
+
+    let (status, body) = http(
+        &rest,
+        "POST",
+        &format!("/v2/user-tasks/{key}/completion"),
+        Some(json!({"variables": {"approved": true}})),
+    );
+    assert_eq!(status, 204, "{body}");
+    // completed: a second completion finds no task
+    let (status, problem) = http(
+        &rest,
+        "POST",
+        &format!("/v2/user-tasks/{key}/completion"),
+        None,
+    );
+    assert_eq!(status, 404, "{problem}");
+    assert_eq!(
+        problem["detail"],
+        format!("Command 'COMPLETE' rejected with code 'NOT_FOUND': Expected to complete user task with key '{key}', but no such user task was found")
+    );
+
+    let approve = find_task(&rest, instance, "approve");
+    assert_eq!(approve["assignee"], Value::Null);
+    let (status, _) = http(
+        &rest,
+        "POST",
+        &format!(
+            "/v2/user-tasks/{}/completion",
+            approve["userTaskKey"].as_str().unwrap()
+        ),
+        Some(json!({"variables": {"done": "yes"}, "action": "approve"})),
+    );
+    assert_eq!(status, 204);
+    let result = rt
+        .block_on(result)
+        .unwrap()
+        .expect("the instance completes");
+    let vars: Value = serde_json::from_str(&result.variables).unwrap();
+    assert_eq!(result.process_instance_key, instance);
+    assert_eq!(vars["approved"], true);
+    assert_eq!(vars["done"], "yes");
+    assert_eq!(vars["owner"], "demo");
+}
