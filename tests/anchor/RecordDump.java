@@ -12,6 +12,7 @@
 //   signal NAME [JSON]          broadcast a signal
 //   time DURATION               advance the engine's clock (ISO 8601, e.g. PT1M)
 //   cancel                      cancel the instance created last
+//   resolve                     resolve every open incident, oldest first
 //   usertask OP ELEMENT [ARG]   a command on the newest Camunda user task of ELEMENT, written to
 //                               the log as Zeebe's REST gateway writes it (the test engine has no
 //                               REST API): OP is complete [JSON], assign USER, claim USER,
@@ -77,6 +78,15 @@ public final class RecordDump {
           c.send().join();
         }
         case "time" -> engine.increaseTime(Duration.parse(args[i++]));
+        case "resolve" -> {
+          var open = new java.util.TreeSet<Long>();
+          for (Record<?> r : engine.getRecordStreamSource().getRecords()) {
+            if (r.getValueType() != io.camunda.zeebe.protocol.record.ValueType.INCIDENT || r.getRecordType() != RecordType.EVENT) continue;
+            if (r.getIntent() == io.camunda.zeebe.protocol.record.intent.IncidentIntent.CREATED) open.add(r.getKey());
+            else open.remove(r.getKey());
+          }
+          for (long key : open) client.newResolveIncidentCommand(key).send().join();
+        }
         case "usertask" -> {
           String op = args[i++];
           String element = args[i++];
@@ -110,7 +120,7 @@ public final class RecordDump {
       else if (v instanceof UserTaskRecordValue u) detail = u.getElementId() + " assignee=" + u.getAssignee()
           + " candidateGroups=" + u.getCandidateGroupsList() + " candidateUsers=" + u.getCandidateUsersList()
           + " dueDate=" + u.getDueDate() + " followUpDate=" + u.getFollowUpDate() + " priority=" + u.getPriority()
-          + " formKey=" + u.getFormKey() + " externalForm=" + u.getExternalFormReference()
+          + " formKey=" + (u.getFormKey() > 0 ? "<key>" : "-1") + " externalForm=" + u.getExternalFormReference()
           + " changed=" + u.getChangedAttributes() + " action=" + u.getAction();
       if (r.getRecordType() == RecordType.COMMAND_REJECTION) detail += " | " + r.getRejectionType() + ": " + r.getRejectionReason();
       System.out.printf("%s %s %s %s%n", kind, vt, r.getIntent().name(), detail);
@@ -121,7 +131,7 @@ public final class RecordDump {
   }
 
   private static boolean isStep(String s) {
-    return switch (s) { case "deploy", "create", "complete", "fail", "throw", "publish", "signal", "time", "cancel", "usertask" -> true; default -> false; };
+    return switch (s) { case "deploy", "create", "complete", "fail", "throw", "publish", "signal", "time", "cancel", "usertask", "resolve" -> true; default -> false; };
   }
 
   // Writes a USER_TASK command the way Camunda's REST gateway does (UserTaskServices): the test

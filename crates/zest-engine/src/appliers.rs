@@ -157,6 +157,21 @@ pub fn apply_event(txn: &mut Txn<'_>, models: &mut Models, r: &Record) {
         RecordValue::SignalSubscription(sub) => apply_signal_subscription(txn, r, sub),
         RecordValue::Signal(_) | RecordValue::ProcessInstanceBatch(_) => {}
         RecordValue::UserTask(u) => apply_user_task(txn, r, u),
+        RecordValue::Form(f) if r.intent == Intent::Created => {
+            txn.put(Ks::Forms, form_key(b'k', &r.key.to_be_bytes()), f);
+            let latest_key = form_key(b'l', f.form_id.as_bytes());
+            let latest: Option<LatestVersion> = txn.get(Ks::Forms, &latest_key);
+            if latest.map(|l| l.version < f.version).unwrap_or(true) {
+                txn.put(
+                    Ks::Forms,
+                    latest_key,
+                    &LatestVersion {
+                        version: f.version,
+                        key: r.key,
+                    },
+                );
+            }
+        }
         RecordValue::Timer(t) => match r.intent {
             Intent::Created => {
                 txn.put(Ks::Timers, key_i64(r.key), t);
@@ -834,6 +849,14 @@ pub fn child_key(parent: i64, child: i64) -> Vec<u8> {
 pub fn variable_key(scope: i64, name: &str) -> Vec<u8> {
     let mut k = key_i64(scope);
     k.extend_from_slice(name.as_bytes());
+    k
+}
+
+/// A key in Ks::Forms: `k` and the form key, or `l` and the form id.
+pub(crate) fn form_key(tag: u8, rest: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(rest.len() + 1);
+    k.push(tag);
+    k.extend_from_slice(rest);
     k
 }
 

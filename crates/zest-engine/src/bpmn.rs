@@ -404,6 +404,20 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
                         return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1)
                     }
                 }
+                if let Some(form_id) = &props.form_id {
+                    // a linked form: its key, as the custom form key would be
+                    match crate::deployment::latest_form(ctx, form_id) {
+                        Ok(form_key) => {
+                            custom_headers.insert(
+                                "io.camunda.zeebe:formKey".to_string(),
+                                form_key.to_string(),
+                            );
+                        }
+                        Err(msg) => {
+                            return raise_incident(ctx, &inst, ErrorType::FormNotFound, msg, -1)
+                        }
+                    }
+                }
             }
             if let Err(msg) = subscribe_boundaries(ctx, &inst, &model, idx) {
                 return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1);

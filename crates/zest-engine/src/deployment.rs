@@ -1,12 +1,15 @@
-//! DEPLOYMENT CREATE: validates resources, versions processes, writes PROCESS CREATED events.
+//! DEPLOYMENT CREATE: validates resources, versions processes and forms, writes PROCESS and
+//! FORM CREATED events.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
 use zest_protocol::{
-    DeploymentRecord, Intent, ProcessMetadata, ProcessRecord, Record, RecordValue, DEFAULT_TENANT,
+    DeploymentRecord, DeploymentResource, DeploymentResponse, FormMetadata, FormRecord, Intent,
+    ProcessMetadata, ProcessRecord, Record, RecordValue, DEFAULT_TENANT,
 };
 
+use crate::appliers::form_key;
 use crate::engine::{Ctx, ProcResult, Rejection};
 use crate::state::{key_i64, Ks};
 use crate::types::{LatestVersion, StoredProcess};
@@ -29,6 +32,7 @@ pub fn create(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, d: &DeploymentRecord) -> 
     }
     let mut errors = Vec::new();
     let mut parsed = Vec::new();
+    let mut forms = Vec::new();
     for res in &d.resources {
         let name = res.resource_name.to_ascii_lowercase();
         if name.ends_with(".bpmn") || name.ends_with(".xml") {
@@ -36,14 +40,28 @@ pub fn create(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, d: &DeploymentRecord) -> 
                 Ok(processes) => parsed.push((res, processes)),
                 Err(e) => errors.push(e.to_string()),
             }
-        } else if name.ends_with(".dmn") || name.ends_with(".form") {
+        } else if name.ends_with(".form") {
+            match form_id(res) {
+                Ok(id) => forms.push((res, id)),
+                Err(e) => errors.push(e),
+            }
+        } else if name.ends_with(".dmn") {
             errors.push(format!(
-                "'{}': decisions (.dmn) and forms (.form) are not supported by this version of Zest yet",
+                "'{}': decisions (.dmn) are not supported by this version of Zest yet",
                 res.resource_name
             ));
         } else {
             errors.push(format!(
-                "'{}': unknown resource type; expected a BPMN resource ending with '.bpmn' or '.xml'",
+                "'{}': unknown resource type; expected a BPMN resource ending with '.bpmn' or '.xml', or a form ending with '.form'",
+                res.resource_name
+            ));
+        }
+    }
+    let mut seen_forms = HashSet::new();
+    for (res, id) in &forms {
+        if !seen_forms.insert(id.clone()) {
+            errors.push(format!(
+                "Expected the form ids to be unique within a deployment but found a duplicated id '{id}' in the resources '{}'",
                 res.resource_name
             ));
         }
@@ -118,13 +136,104 @@ pub fn create(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, d: &DeploymentRecord) -> 
             });
         }
     }
+    // FORM CREATED events, like PROCESS CREATED, come before DEPLOYMENT CREATED
+    let key = ctx.next_key();
+    let mut forms_metadata = Vec::new();
+    for (res, id) in forms {
+        forms_metadata.push(deploy_form(ctx, res, id, &tenant, key));
+    }
     let deployment = DeploymentRecord {
         resources: d.resources.clone(),
-        processes_metadata: metadata,
-        tenant_id: tenant,
+        processes_metadata: metadata.clone(),
+        tenant_id: tenant.clone(),
     };
-    let key = ctx.next_key();
-    let event = ctx.event(key, Intent::Created, RecordValue::Deployment(deployment));
-    ctx.respond(cmd, event);
+    ctx.event(key, Intent::Created, RecordValue::Deployment(deployment));
+    let answer = ctx.response_only_record(
+        key,
+        Intent::Created,
+        RecordValue::DeploymentResponse(DeploymentResponse {
+            deployment_key: key,
+            processes_metadata: metadata,
+            forms_metadata,
+            tenant_id: tenant,
+        }),
+    );
+    ctx.respond(cmd, answer);
     Ok(())
+}
+
+/// The `id` of a Camunda form (JSON), with Zeebe's errors for a form without one.
+fn form_id(res: &DeploymentResource) -> Result<String, String> {
+    let doc: serde_json::Value = serde_json::from_slice(&res.resource)
+        .map_err(|e| format!("Failed to parse form JSON. '{}': {e}", res.resource_name))?;
+    match doc.get("id") {
+        Some(serde_json::Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
+        Some(serde_json::Value::Number(n)) => Ok(n.to_string()),
+        _ => Err(format!(
+            "Expected the form id to be present, but none given ('{}')",
+            res.resource_name
+        )),
+    }
+}
+
+/// A form of the deployment: a new version (FORM CREATED), or the latest one again when the
+/// resource did not change.
+fn deploy_form(
+    ctx: &mut Ctx<'_, '_, '_>,
+    res: &DeploymentResource,
+    id: String,
+    tenant: &str,
+    deployment_key: i64,
+) -> FormMetadata {
+    let sum = checksum(&res.resource);
+    let latest: Option<LatestVersion> = ctx.txn.get(Ks::Forms, &form_key(b'l', id.as_bytes()));
+    let duplicate_of = latest.filter(|l| {
+        ctx.txn
+            .get::<FormRecord>(Ks::Forms, &form_key(b'k', &l.key.to_be_bytes()))
+            .is_some_and(|f| {
+                f.checksum == sum
+                    && f.resource == res.resource
+                    && f.resource_name == res.resource_name
+            })
+    });
+    if let Some(l) = duplicate_of {
+        return FormMetadata {
+            form_id: id,
+            version: l.version,
+            form_key: l.key,
+            resource_name: res.resource_name.clone(),
+            duplicate: true,
+            tenant_id: tenant.to_string(),
+        };
+    }
+    let version = latest.map(|l| l.version + 1).unwrap_or(1);
+    let form_key = ctx.next_key();
+    let record = FormRecord {
+        form_id: id.clone(),
+        version,
+        form_key,
+        resource_name: res.resource_name.clone(),
+        checksum: sum,
+        resource: res.resource.clone(),
+        tenant_id: tenant.to_string(),
+        deployment_key,
+    };
+    ctx.event(form_key, Intent::Created, RecordValue::Form(record));
+    FormMetadata {
+        form_id: id,
+        version,
+        form_key,
+        resource_name: res.resource_name.clone(),
+        duplicate: false,
+        tenant_id: tenant.to_string(),
+    }
+}
+
+/// The key of the latest version of the form `form_id`, or the FORM_NOT_FOUND incident's
+/// message (Zeebe's) when none is deployed.
+pub(crate) fn latest_form(ctx: &Ctx<'_, '_, '_>, form_id: &str) -> Result<i64, String> {
+    ctx.txn
+        .get::<LatestVersion>(Ks::Forms, &form_key(b'l', form_id.as_bytes()))
+        .map(|l| l.key)
+        .ok_or_else(|| format!("Expected to find a form with id '{form_id}', but no form with this id is found, at least a form with this id should be available. To resolve the Incident please deploy a form with the same id"))
 }

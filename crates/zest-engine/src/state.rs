@@ -79,10 +79,12 @@ pub enum Ks {
     /// Camunda user tasks, by tag: `t` (user task key) -> StoredUserTask; `e` (element instance
     /// key) -> user task key.
     UserTasks,
+    /// Deployed forms, by tag: `k` (form key) -> FormRecord; `l` (form id) -> LatestVersion.
+    Forms,
 }
 
 impl Ks {
-    pub const ALL: [Ks; 28] = [
+    pub const ALL: [Ks; 29] = [
         Ks::Meta,
         Ks::Processes,
         Ks::ProcessLatest,
@@ -111,6 +113,7 @@ impl Ks {
         Ks::MultiInstance,
         Ks::CalledInstances,
         Ks::UserTasks,
+        Ks::Forms,
     ];
 
     /// Position in [`Ks::ALL`] (declaration order), for array-indexed keyspace handles.
@@ -149,6 +152,7 @@ impl Ks {
             Ks::MultiInstance => "multi_instance",
             Ks::CalledInstances => "called_instances",
             Ks::UserTasks => "user_tasks",
+            Ks::Forms => "forms",
         }
     }
 }

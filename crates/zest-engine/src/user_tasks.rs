@@ -54,6 +54,12 @@ pub(crate) fn activate(
         Ok(r) => r,
         Err(msg) => return raise_incident(ctx, inst, ErrorType::ExtractValueError, msg, -1),
     };
+    if let Some(form_id) = &props.form_id {
+        match crate::deployment::latest_form(ctx, form_id) {
+            Ok(form_key) => record.form_key = form_key,
+            Err(msg) => return raise_incident(ctx, inst, ErrorType::FormNotFound, msg, -1),
+        }
+    }
     if let Err(msg) = bpmn::subscribe_boundaries(ctx, inst, model, idx) {
         return raise_incident(ctx, inst, ErrorType::ExtractValueError, msg, -1);
     }

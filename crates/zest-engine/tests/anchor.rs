@@ -58,7 +58,7 @@ fn line(r: &Record) -> String {
             u.due_date,
             u.follow_up_date,
             u.priority,
-            u.form_key,
+            if u.form_key > 0 { "<key>".to_string() } else { "-1".to_string() },
             u.external_form_reference,
             u.changed_attributes.join(", "),
             u.action
@@ -141,6 +141,13 @@ fn run(steps: &[Vec<String>]) -> Vec<String> {
                 h.now = d.add_to(h.now).unwrap();
                 h.run_scheduler();
             }
+            "resolve" => {
+                let mut open: Vec<i64> = h.incidents().iter().map(|(k, _)| *k).collect();
+                open.sort();
+                for key in open {
+                    h.resolve(key);
+                }
+            }
             "usertask" => {
                 let key = h.user_task_key(arg(2));
                 match arg(1) {
@@ -208,7 +215,10 @@ fn run(steps: &[Vec<String>]) -> Vec<String> {
 fn shown(r: &Record) -> bool {
     !matches!(
         r.value,
-        RecordValue::Deployment(_) | RecordValue::Process(_) | RecordValue::ProcessInstanceBatch(_)
+        RecordValue::Deployment(_)
+            | RecordValue::Process(_)
+            | RecordValue::Form(_)
+            | RecordValue::ProcessInstanceBatch(_)
     )
 }
 

@@ -80,7 +80,7 @@ fn one_task_process_runs_end_to_end_with_zeebe_record_stream() {
     let resp = d.accepted();
     assert_eq!(resp.value_type, ValueType::Deployment);
     assert_eq!(resp.intent, Created);
-    let RecordValue::Deployment(dep) = &resp.value else {
+    let RecordValue::DeploymentResponse(dep) = &resp.value else {
         unreachable!()
     };
     assert_eq!(dep.processes_metadata.len(), 1);
@@ -1814,7 +1814,7 @@ fn cancel_answers_a_waiting_create_with_result() {
 fn redeploying_identical_resource_is_a_duplicate_and_a_change_makes_version_two() {
     let mut h = Harness::new();
     let meta = |b: &Batch| {
-        let RecordValue::Deployment(d) = &b.accepted().value else {
+        let RecordValue::DeploymentResponse(d) = &b.accepted().value else {
             unreachable!()
         };
         d.processes_metadata[0].clone()
@@ -2295,7 +2295,7 @@ fn deployment_with_several_processes_and_duplicate_ids() {
   </bpmn:process>
 </bpmn:definitions>"#;
     let b = h.deploy("two.bpmn", two);
-    let RecordValue::Deployment(d) = &b.accepted().value else {
+    let RecordValue::DeploymentResponse(d) = &b.accepted().value else {
         unreachable!()
     };
     let ids: Vec<(&str, i32)> = d

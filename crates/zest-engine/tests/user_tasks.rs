@@ -287,3 +287,86 @@ fn canceling_the_instance_cancels_its_tasks() {
     r.rejection(RejectionType::NotFound);
     h.assert_no_runtime_state();
 }
+
+/// Deploys a form and returns its metadata from the deployment's answer.
+fn deploy_form(h: &mut Harness, name: &str, json: &str) -> zest_protocol::FormMetadata {
+    let b = h.deploy(name, json);
+    let RecordValue::DeploymentResponse(d) = &b.accepted().value else {
+        panic!("deployment response expected")
+    };
+    assert!(d.processes_metadata.is_empty());
+    d.forms_metadata[0].clone()
+}
+
+#[test]
+fn forms_are_versioned_and_linked_by_id() {
+    let mut h = Harness::new();
+    let v1 = deploy_form(&mut h, "review.form", r#"{"id":"review","components":[]}"#);
+    assert_eq!(
+        (v1.form_id.as_str(), v1.version, v1.duplicate),
+        ("review", 1, false)
+    );
+    let again = deploy_form(&mut h, "review.form", r#"{"id":"review","components":[]}"#);
+    assert_eq!(
+        (again.form_key, again.version, again.duplicate),
+        (v1.form_key, 1, true)
+    );
+    let v2 = deploy_form(
+        &mut h,
+        "review.form",
+        r#"{"id":"review","components":[{"key":"ok","type":"checkbox"}]}"#,
+    );
+    assert_eq!((v2.version, v2.duplicate), (2, false));
+    assert_ne!(v2.form_key, v1.form_key);
+    // a Camunda user task links the latest version
+    h.deploy_ok(&model(r#"<zeebe:formDefinition formId="review" />"#, ""));
+    h.create_ok("p", "");
+    let created = h
+        .log
+        .iter()
+        .rev()
+        .find_map(|r| match &r.value {
+            RecordValue::UserTask(u) if r.intent == Intent::Created => Some(u.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(created.form_key, v2.form_key);
+    // a job-worker user task gets the key as its form key header
+    let job_model = format!(
+        r#"{HEAD}<bpmn:userTask id="ut"><bpmn:extensionElements><zeebe:formDefinition formId="review" /></bpmn:extensionElements></bpmn:userTask>
+</bpmn:process></bpmn:definitions>"#
+    )
+    .replace(r#"id="p""#, r#"id="jobs""#);
+    h.deploy_ok(&job_model);
+    h.create_ok("jobs", "");
+    let (_, job) = h.activate_one("io.camunda.zeebe:userTask");
+    assert_eq!(
+        job.custom_headers.get("io.camunda.zeebe:formKey"),
+        Some(&v2.form_key.to_string())
+    );
+}
+
+#[test]
+fn a_form_without_an_id_or_not_json_is_rejected() {
+    let mut h = Harness::new();
+    let r = h.deploy("a.form", r#"{"components":[]}"#);
+    assert!(r
+        .rejection(RejectionType::InvalidArgument)
+        .contains("Expected the form id to be present, but none given"));
+    let r = h.deploy("b.form", "not json");
+    assert!(r
+        .rejection(RejectionType::InvalidArgument)
+        .contains("Failed to parse form JSON. 'b.form'"));
+    let r = h.deploy(
+        "p.bpmn",
+        &model(
+            r#"<zeebe:formDefinition formId="f" bindingType="deployment" />"#,
+            "",
+        ),
+    );
+    let reason = r.rejection(RejectionType::InvalidArgument);
+    assert!(
+        reason.contains("the form binding type 'deployment' is not supported"),
+        "{reason}"
+    );
+}

@@ -9,8 +9,8 @@ use tonic::{Code, Request, Response, Status};
 use zest_broker::Broker;
 use zest_engine::new_command;
 use zest_protocol::{
-    BpmnElementType, BpmnEventType, DeploymentRecord, DeploymentResource, ErrorType,
-    IncidentRecord, Intent, JobBatchRecord, JobRecord, MessageRecord, PartitionId,
+    BpmnElementType, BpmnEventType, DeploymentRecord, DeploymentResource, DeploymentResponse,
+    ErrorType, IncidentRecord, Intent, JobBatchRecord, JobRecord, MessageRecord, PartitionId,
     ProcessInstanceCreationRecord, ProcessInstanceRecord, Record, RecordValue,
     VariableDocumentRecord, VariableDocumentUpdateSemantic, DEFAULT_TENANT,
 };
@@ -140,7 +140,7 @@ impl GatewayService {
         &self,
         resources: Vec<DeploymentResource>,
         tenant: String,
-    ) -> Result<(i64, DeploymentRecord), Status> {
+    ) -> Result<(i64, DeploymentResponse), Status> {
         if resources.is_empty() {
             return Err(Status::invalid_argument(
                 "Expected to deploy at least one resource, but none given",
@@ -155,7 +155,7 @@ impl GatewayService {
             .submit(1, new_command(-1, Intent::Create, value, -1, -1))
             .await?;
         match event.value {
-            RecordValue::Deployment(d) => Ok((event.key, d)),
+            RecordValue::DeploymentResponse(d) => Ok((event.key, d)),
             _ => Err(Status::internal("unexpected answer to a deployment")),
         }
     }
@@ -194,7 +194,7 @@ fn tenant(t: &str) -> String {
     }
 }
 
-fn process_metadata(d: &DeploymentRecord) -> Vec<proto::ProcessMetadata> {
+fn process_metadata(d: &DeploymentResponse) -> Vec<proto::ProcessMetadata> {
     d.processes_metadata
         .iter()
         .map(|p| proto::ProcessMetadata {
@@ -619,11 +619,21 @@ impl Gateway for GatewayService {
             })
             .collect();
         let (key, d) = self.deploy(resources, tenant_id.clone()).await?;
+        let forms = d.forms_metadata.iter().map(|f| proto::Deployment {
+            metadata: Some(proto::deployment::Metadata::Form(proto::FormMetadata {
+                form_id: f.form_id.clone(),
+                version: f.version,
+                form_key: f.form_key,
+                resource_name: f.resource_name.clone(),
+                tenant_id: f.tenant_id.clone(),
+            })),
+        });
         let deployments = process_metadata(&d)
             .into_iter()
             .map(|m| proto::Deployment {
                 metadata: Some(proto::deployment::Metadata::Process(m)),
             })
+            .chain(forms)
             .collect();
         Ok(Response::new(proto::DeployResourceResponse {
             key,

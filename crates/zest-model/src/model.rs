@@ -149,6 +149,8 @@ pub struct UserTaskProps {
     pub external_reference: Option<Expression>,
     /// `zeebe:priorityDefinition priority` of a Camunda user task: 0 to 100 (static or FEEL).
     pub priority: Option<Expression>,
+    /// `zeebe:formDefinition formId`: a deployed form, linked by its id (latest version).
+    pub form_id: Option<String>,
 }
 
 /// The `bpmn:message` an event or receive task refers to.

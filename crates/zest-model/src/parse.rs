@@ -1576,13 +1576,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                         (None, Some(_)) => {
                             props.external_reference = expr("externalReference");
                         }
-                        (Some(_), None) => {
-                            self.ctx.problem(
-                                Some(id),
-                                n,
-                                format!("linked forms ('zeebe:formDefinition formId') {UNSUPPORTED_PL} (forms cannot be deployed yet); an external form reference ('externalReference') is"),
-                            );
-                        }
+                        (Some(f), None) => props.form_id = self.form_id(id, n, f),
                         _ => {
                             self.ctx.problem(
                                 Some(id),
@@ -1595,12 +1589,8 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 _ => {
                     if let Some(k) = non_empty_attr(n, "formKey") {
                         props.form_key = Some(k.trim().to_string());
-                    } else if non_empty_attr(n, "formId").is_some() {
-                        self.ctx.problem(
-                            Some(id),
-                            n,
-                            format!("linked forms ('zeebe:formDefinition formId') {UNSUPPORTED_PL} (forms cannot be deployed yet); an embedded form key ('formKey') is"),
-                        );
+                    } else if let Some(f) = non_empty_attr(n, "formId") {
+                        props.form_id = self.form_id(id, n, f);
                     }
                 }
             }
@@ -1621,6 +1611,24 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             }
         }
         props
+    }
+
+    /// `zeebe:formDefinition formId`, linked to the latest version of the form (the only
+    /// binding Zest has: it does not record which deployment a process came from).
+    fn form_id(&mut self, id: &str, n: Node, form_id: &str) -> Option<String> {
+        match n.attribute("bindingType").map(str::trim) {
+            None | Some("latest") => Some(form_id.trim().to_string()),
+            Some(other) => {
+                self.ctx.problem(
+                    Some(id),
+                    n,
+                    format!(
+                        "the form binding type '{other}' {UNSUPPORTED}; use 'latest' (the default)"
+                    ),
+                );
+                None
+            }
+        }
     }
 
     /// A timer start event's timer is set at deployment, before any variable exists: a FEEL

@@ -508,10 +508,6 @@ fn realistic_is_rejected() {
     for (id, what) in [
         ("Event_0sc8le6", "'escalationEventDefinition'"),
         ("Activity_0iv8gg2", "'zeebe:calledDecision' (DMN decisions)"),
-        (
-            "Activity_0ynau00",
-            "linked forms ('zeebe:formDefinition formId')",
-        ),
         ("Event_0jastu6", "'boundaryEvent'"),
     ] {
         has(&e.problems, id, what);

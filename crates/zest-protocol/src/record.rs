@@ -47,6 +47,7 @@ pub enum ValueType {
     SignalSubscription,
     ProcessInstanceBatch,
     UserTask,
+    Form,
 }
 
 impl ValueType {
@@ -73,6 +74,7 @@ impl ValueType {
             ValueType::SignalSubscription => "SIGNAL_SUBSCRIPTION",
             ValueType::ProcessInstanceBatch => "PROCESS_INSTANCE_BATCH",
             ValueType::UserTask => "USER_TASK",
+            ValueType::Form => "FORM",
         }
     }
 }

@@ -388,6 +388,41 @@ pub struct UserTaskRecord {
     pub tenant_id: String,
 }
 
+/// FORM: a form (Camunda Forms JSON) deployed for user tasks to link by id (`formId`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct FormRecord {
+    /// The form's `id` property.
+    pub form_id: String,
+    pub version: i32,
+    pub form_key: i64,
+    pub resource_name: String,
+    pub checksum: Vec<u8>,
+    pub resource: Vec<u8>,
+    pub tenant_id: String,
+    pub deployment_key: i64,
+}
+
+/// A deployed (or re-deployed, `duplicate`) form, as a deployment's answer lists it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct FormMetadata {
+    pub form_id: String,
+    pub version: i32,
+    pub form_key: i64,
+    pub resource_name: String,
+    pub duplicate: bool,
+    pub tenant_id: String,
+}
+
+/// The answer to a deployment (sent to the client, never written): DEPLOYMENT CREATED's
+/// processes and the forms of the same deployment.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct DeploymentResponse {
+    pub deployment_key: i64,
+    pub processes_metadata: Vec<ProcessMetadata>,
+    pub forms_metadata: Vec<FormMetadata>,
+    pub tenant_id: String,
+}
+
 impl UserTaskRecord {
     /// An empty record with Zeebe's defaults (no form: -1; priority 50), the start of every
     /// USER_TASK command.
@@ -424,6 +459,8 @@ pub enum RecordValue {
     SignalSubscription(SignalSubscriptionRecord),
     ProcessInstanceBatch(ProcessInstanceBatchRecord),
     UserTask(UserTaskRecord),
+    Form(FormRecord),
+    DeploymentResponse(DeploymentResponse),
 }
 
 impl RecordValue {
@@ -452,6 +489,8 @@ impl RecordValue {
             RecordValue::SignalSubscription(_) => ValueType::SignalSubscription,
             RecordValue::ProcessInstanceBatch(_) => ValueType::ProcessInstanceBatch,
             RecordValue::UserTask(_) => ValueType::UserTask,
+            RecordValue::Form(_) => ValueType::Form,
+            RecordValue::DeploymentResponse(_) => ValueType::Deployment,
         }
     }
 
@@ -591,6 +630,23 @@ impl RecordValue {
                 "processDefinitionKey": b.process_definition_key,
                 "batchElementInstanceKey": b.batch_element_instance_key,
                 "index": b.index, "tenantId": b.tenant_id,
+            }),
+            RecordValue::Form(f) => json!({
+                "formId": f.form_id, "version": f.version, "formKey": f.form_key,
+                "resourceName": f.resource_name, "tenantId": f.tenant_id,
+                "deploymentKey": f.deployment_key,
+            }),
+            RecordValue::DeploymentResponse(d) => json!({
+                "deploymentKey": d.deployment_key,
+                "processesMetadata": d.processes_metadata.iter().map(|p| json!({
+                    "bpmnProcessId": p.bpmn_process_id, "version": p.version,
+                    "processDefinitionKey": p.process_definition_key, "resourceName": p.resource_name,
+                    "duplicate": p.duplicate, "tenantId": p.tenant_id})).collect::<Vec<_>>(),
+                "formMetadata": d.forms_metadata.iter().map(|f| json!({
+                    "formId": f.form_id, "version": f.version, "formKey": f.form_key,
+                    "resourceName": f.resource_name, "duplicate": f.duplicate,
+                    "tenantId": f.tenant_id})).collect::<Vec<_>>(),
+                "tenantId": d.tenant_id,
             }),
             RecordValue::UserTask(u) => json!({
                 "userTaskKey": u.user_task_key, "assignee": u.assignee,

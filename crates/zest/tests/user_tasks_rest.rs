@@ -64,14 +64,35 @@ fn user_tasks_are_assigned_updated_and_completed_over_rest() {
     let rest = node.rest.clone();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let mut c = rt.block_on(connect(&node.gateway));
-    rt.block_on(c.deploy_resource(proto::DeployResourceRequest {
-        resources: vec![proto::Resource {
-            name: "user_tasks.bpmn".into(),
-            content: include_bytes!("../../../tests/compat/testdata/user_tasks.bpmn").to_vec(),
-        }],
-        tenant_id: String::new(),
-    }))
-    .expect("the model deploys");
+    let deployed = rt
+        .block_on(c.deploy_resource(proto::DeployResourceRequest {
+            resources: vec![
+                proto::Resource {
+                    name: "user_tasks.bpmn".into(),
+                    content:
+                        include_bytes!("../../../tests/compat/testdata/user_tasks.bpmn").to_vec(),
+                },
+                proto::Resource {
+                    name: "review.form".into(),
+                    content: include_bytes!("../../../tests/compat/testdata/review.form").to_vec(),
+                },
+            ],
+            tenant_id: String::new(),
+        }))
+        .expect("the model and its form deploy")
+        .into_inner();
+    let form_key = deployed
+        .deployments
+        .iter()
+        .find_map(|d| match &d.metadata {
+            Some(proto::deployment::Metadata::Form(f)) => {
+                assert_eq!((f.form_id.as_str(), f.version), ("review-form", 1));
+                assert_eq!(f.resource_name, "review.form");
+                Some(f.form_key)
+            }
+            _ => None,
+        })
+        .expect("the answer lists the form");
     // create with result: answers once the instance completes
     let mut waiting = c.clone();
     let result = rt.spawn(async move {
@@ -199,6 +220,7 @@ fn user_tasks_are_assigned_updated_and_completed_over_rest() {
 
     let approve = find_task(&rest, instance, "approve");
     assert_eq!(approve["assignee"], Value::Null);
+    assert_eq!(approve["formKey"], form_key.to_string(), "the linked form");
     let (status, _) = http(
         &rest,
         "POST",

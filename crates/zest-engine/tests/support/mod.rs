@@ -523,7 +523,7 @@ impl Harness {
     pub fn deploy_ok(&mut self, xml: &str) -> i64 {
         let b = self.deploy("process.bpmn", xml);
         let r = b.accepted();
-        let RecordValue::Deployment(d) = &r.value else {
+        let RecordValue::DeploymentResponse(d) = &r.value else {
             panic!("deployment response expected")
         };
         d.processes_metadata[0].process_definition_key

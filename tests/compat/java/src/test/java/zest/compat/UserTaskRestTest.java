@@ -86,6 +86,7 @@ class UserTaskRestTest {
     client
         .newDeployResourceCommand()
         .addResourceFile(Path.of("../testdata/user_tasks.bpmn").toAbsolutePath().toString())
+        .addResourceFile(Path.of("../testdata/review.form").toAbsolutePath().toString())
         .send()
         .join();
     CompletableFuture<ProcessInstanceResult> result =
