@@ -243,6 +243,19 @@ impl Broker {
         out
     }
 
+    /// The open Camunda user task `key`, read from its partition's committed state.
+    pub fn open_user_task(&self, key: i64) -> Option<zest_engine::types::StoredUserTask> {
+        use zest_engine::state::StateRead;
+        let p = self
+            .partitions
+            .get((self.partition_of(key) as usize).wrapping_sub(1))?;
+        let bytes = p.store.get(
+            zest_engine::state::Ks::UserTasks,
+            &zest_engine::user_task_key(b't', key),
+        )?;
+        zest_protocol::codec::decode(&bytes).ok()
+    }
+
     /// True when every partition has a leader and has recovered.
     pub async fn is_ready(&self) -> bool {
         for p in &self.partitions {

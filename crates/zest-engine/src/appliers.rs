@@ -861,7 +861,7 @@ pub(crate) fn form_key(tag: u8, rest: &[u8]) -> Vec<u8> {
 }
 
 /// The key of a user task (`t`) or of an element instance's user task (`e`) in Ks::UserTasks.
-pub(crate) fn user_task_key(tag: u8, key: i64) -> Vec<u8> {
+pub fn user_task_key(tag: u8, key: i64) -> Vec<u8> {
     KeyBuf::new().tag(tag).i64(key).build()
 }
 

@@ -28,6 +28,6 @@ pub mod types;
 mod user_tasks;
 mod variables;
 
-pub use appliers::apply_event;
+pub use appliers::{apply_event, user_task_key};
 pub use engine::*;
 pub use models::Models;

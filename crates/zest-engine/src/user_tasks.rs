@@ -187,17 +187,25 @@ pub fn complete(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, u: &UserTaskRecord) -> 
 /// USER_TASK ASSIGN: sets (or, with an empty assignee, removes) the assignee.
 pub fn assign(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, u: &UserTaskRecord) -> ProcResult {
     let task = load(ctx, cmd.key, "assign")?;
-    let mut record = task.record;
+    write_assignment(ctx, cmd, task.record, u, Intent::Assigning, "assign")
+}
+
+/// Writes `first` (ASSIGNING or CLAIMING), then ASSIGNED, with the command's assignee (marked
+/// changed only when it differs) and action, and answers with ASSIGNED.
+fn write_assignment(
+    ctx: &mut Ctx<'_, '_, '_>,
+    cmd: &Record,
+    mut record: UserTaskRecord,
+    u: &UserTaskRecord,
+    first: Intent,
+    default_action: &str,
+) -> ProcResult {
     if record.assignee != u.assignee {
         record.assignee = u.assignee.clone();
         record.changed_attributes = vec!["assignee".to_string()];
     }
-    record.action = action_or(u, "assign");
-    ctx.event(
-        cmd.key,
-        Intent::Assigning,
-        RecordValue::UserTask(record.clone()),
-    );
+    record.action = action_or(u, default_action);
+    ctx.event(cmd.key, first, RecordValue::UserTask(record.clone()));
     let event = ctx.event(cmd.key, Intent::Assigned, RecordValue::UserTask(record));
     ctx.respond(cmd, event);
     Ok(())
@@ -212,26 +220,14 @@ pub fn claim(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, u: &UserTaskRecord) -> Pro
             cmd.key
         )));
     }
-    let mut record = task.record;
-    if !record.assignee.trim().is_empty() && record.assignee != u.assignee {
+    let current = &task.record.assignee;
+    if !current.trim().is_empty() && *current != u.assignee {
         return Err(Rejection::invalid_state(format!(
             "Expected to claim user task with key '{}', but it has already been assigned",
             cmd.key
         )));
     }
-    if record.assignee != u.assignee {
-        record.assignee = u.assignee.clone();
-        record.changed_attributes = vec!["assignee".to_string()];
-    }
-    record.action = action_or(u, "claim");
-    ctx.event(
-        cmd.key,
-        Intent::Claiming,
-        RecordValue::UserTask(record.clone()),
-    );
-    let event = ctx.event(cmd.key, Intent::Assigned, RecordValue::UserTask(record));
-    ctx.respond(cmd, event);
-    Ok(())
+    write_assignment(ctx, cmd, task.record, u, Intent::Claiming, "claim")
 }
 
 /// USER_TASK UPDATE: changes the attributes the command names in `changed_attributes`.

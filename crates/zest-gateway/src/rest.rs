@@ -406,10 +406,8 @@ async fn get_user_task(
 ) -> Result<Json<Value>, Problem> {
     let key = parse_key(&key, &uri)?;
     rest.broker
-        .open_user_tasks()
-        .iter()
-        .find(|t| t.record.user_task_key == key)
-        .map(|t| Json(user_task_json(t)))
+        .open_user_task(key)
+        .map(|t| Json(user_task_json(&t)))
         .ok_or_else(|| {
             Problem::new(
                 StatusCode::NOT_FOUND,
