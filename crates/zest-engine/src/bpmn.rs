@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
-use zest_model::{ElementIdx, ElementKind, Expression, Mapping, Process, TimerDefinition};
+use zest_model::{
+    BpmnEventType, ElementIdx, ElementKind, Expression, Mapping, Process, TimerDefinition,
+};
 use zest_protocol::{
     ErrorType, IncidentRecord, Intent, JobRecord, ProcessInstanceBatchRecord,
     ProcessInstanceRecord, ProcessInstanceResultRecord, Record, RecordValue, RejectionType,
@@ -552,6 +554,48 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             };
             ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
             trigger_boundary(ctx, &scope, &scope_model, boundary, String::new())
+        }
+        ElementKind::EscalationThrowEvent => {
+            ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
+            let code = el.escalation_code.clone().unwrap_or_default();
+            let mut record = zest_protocol::EscalationRecord {
+                process_instance_key: inst.record.process_instance_key,
+                escalation_code: code.clone(),
+                throw_element_id: el.id.clone(),
+                catch_element_id: String::new(),
+            };
+            let escalation_key = ctx.next_key();
+            let catch = find_catch(ctx, inst.parent_key, BpmnEventType::Escalation, &code, |e| {
+                e.escalation_code.as_deref()
+            });
+            // Zeebe's order: the boundary event is triggered, then ESCALATED (NOT_ESCALATED when
+            // nothing catches it); the throw event goes on unless its scope is interrupted
+            let interrupted = match catch {
+                Some((scope, scope_model, boundary)) => {
+                    let b = scope_model.element(boundary);
+                    record.catch_element_id = b.id.clone();
+                    let interrupting = b.interrupting;
+                    trigger_boundary(ctx, &scope, &scope_model, boundary, String::new())?;
+                    ctx.event(
+                        escalation_key,
+                        Intent::Escalated,
+                        RecordValue::Escalation(record),
+                    );
+                    interrupting
+                }
+                None => {
+                    ctx.event(
+                        escalation_key,
+                        Intent::NotEscalated,
+                        RecordValue::Escalation(record),
+                    );
+                    false
+                }
+            };
+            if !interrupted {
+                ctx.command(key, Intent::CompleteElement, pi_value(&inst.record));
+            }
+            Ok(())
         }
         ElementKind::TimerIntermediateCatchEvent => {
             let due = match &el.timer {
@@ -1656,6 +1700,21 @@ pub(crate) fn find_error_catch(
     from: i64,
     code: &str,
 ) -> Option<(ElementInstance, Arc<Process>, ElementIdx)> {
+    find_catch(ctx, from, BpmnEventType::Error, code, |e| {
+        e.error_code.as_deref()
+    })
+}
+
+/// The nearest boundary event of `event_type` (error or escalation) that catches `code`, on
+/// the element instance `from` or one enclosing it (across call activities): one with that
+/// code, else one without a code (it catches all).
+fn find_catch(
+    ctx: &mut Ctx<'_, '_, '_>,
+    from: i64,
+    event_type: BpmnEventType,
+    code: &str,
+    code_of: fn(&zest_model::Element) -> Option<&str>,
+) -> Option<(ElementInstance, Arc<Process>, ElementIdx)> {
     let mut key = from;
     while key > 0 {
         let inst: ElementInstance = ctx.txn.get(Ks::ElementInstances, &key_i64(key))?;
@@ -1666,17 +1725,17 @@ pub(crate) fn find_error_catch(
             .element_by_id(&inst.record.element_id)
             .filter(|(_, el)| !el.is_inner_instance(inst.record.bpmn_element_type))
         {
-            let errors = el
+            let catches = el
                 .boundary_events
                 .iter()
                 .copied()
-                .filter(|&b| model.element(b).event_type == zest_model::BpmnEventType::Error);
-            let exact = errors
+                .filter(|&b| model.element(b).event_type == event_type);
+            let exact = catches
                 .clone()
-                .find(|&b| model.element(b).error_code.as_deref() == Some(code));
-            let any = errors
+                .find(|&b| code_of(model.element(b)) == Some(code));
+            let any = catches
                 .clone()
-                .find(|&b| model.element(b).error_code.is_none());
+                .find(|&b| code_of(model.element(b)).is_none());
             if let Some(b) = exact.or(any) {
                 return Some((inst, model, b));
             }

@@ -223,6 +223,10 @@ pub enum ElementKind {
     /// Starts an instance of another process (`zeebe:calledElement`) and completes when it
     /// completes.
     CallActivity,
+    /// An escalation intermediate throw or end event: throws `Element::escalation_code` to the
+    /// nearest escalation boundary event of an enclosing sub-process or call activity, and
+    /// goes on unless that boundary event interrupts its scope.
+    EscalationThrowEvent,
     /// A Camunda user task (`zeebe:userTask`): creates a USER_TASK that people assign, update
     /// and complete through the REST API (`Element::user_task` holds its properties).
     UserTask,
@@ -264,6 +268,9 @@ pub struct Element {
     /// The error code an error end event throws, or an error boundary event catches (`None`
     /// for an error boundary event: it catches every error).
     pub error_code: Option<String>,
+    /// The escalation code an escalation throw event throws, or an escalation boundary event
+    /// catches (`None` for a boundary event: it catches every escalation).
+    pub escalation_code: Option<String>,
     /// The signal name of a signal event (static, or FEEL evaluated on activation).
     pub signal: Option<Expression>,
     /// The name of a link event (`bpmn:linkEventDefinition name`).

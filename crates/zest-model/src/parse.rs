@@ -108,6 +108,7 @@ pub fn parse_bpmn(resource_name: &str, xml: &[u8]) -> Result<Vec<Process>, Model
         problems: Vec::new(),
         messages: HashMap::new(),
         errors: HashMap::new(),
+        escalations: HashMap::new(),
         signals: HashMap::new(),
     };
     let root = doc.root_element();
@@ -157,6 +158,13 @@ pub fn parse_bpmn(resource_name: &str, xml: &[u8]) -> Result<Vec<Process>, Model
         if let Some(id) = non_empty_attr(node, "id") {
             let code = non_empty_attr(node, "errorCode").map(|c| c.trim().to_string());
             ctx.errors.insert(id.to_string(), code);
+        }
+    }
+
+    for node in root.children().filter(|n| is_bpmn(*n, "escalation")) {
+        if let Some(id) = non_empty_attr(node, "id") {
+            let code = non_empty_attr(node, "escalationCode").map(|c| c.trim().to_string());
+            ctx.escalations.insert(id.to_string(), code);
         }
     }
 
@@ -233,6 +241,8 @@ struct Ctx<'t> {
     errors: HashMap<String, Option<String>>,
     /// `bpmn:signal` elements of the definitions: id -> name (if any).
     signals: HashMap<String, Option<String>>,
+    /// `bpmn:escalation` elements of the definitions: id -> escalationCode (if any).
+    escalations: HashMap<String, Option<String>>,
 }
 
 /// A `bpmn:message` as written: its name and `zeebe:subscription` correlation key.
@@ -602,6 +612,23 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 e.signal = self.signal_name(id, event_defs[0], false);
                 e
             }
+            "endEvent" | "intermediateThrowEvent" if matches!(event_defs.as_slice(), [d] if is_bpmn(*d, "escalationEventDefinition")) =>
+            {
+                let mut e = new_element(
+                    id,
+                    node,
+                    ElementKind::EscalationThrowEvent,
+                    if kind_name == "endEvent" {
+                        BpmnElementType::EndEvent
+                    } else {
+                        BpmnElementType::IntermediateThrowEvent
+                    },
+                    BpmnEventType::Escalation,
+                    line,
+                );
+                e.escalation_code = self.thrown_escalation_code(id, event_defs[0]);
+                e
+            }
             "endEvent" if matches!(event_defs.as_slice(), [d] if is_bpmn(*d, "terminateEventDefinition")) => {
                 new_element(
                     id,
@@ -648,6 +675,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                         "messageEventDefinition" => BpmnEventType::Message,
                         "errorEventDefinition" => BpmnEventType::Error,
                         "signalEventDefinition" => BpmnEventType::Signal,
+                        "escalationEventDefinition" => BpmnEventType::Escalation,
                         _ => {
                             let msg = unsupported_event(std::slice::from_ref(def));
                             return self.unsupported(id, node, msg);
@@ -667,6 +695,9 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                     "timerEventDefinition" => e.timer = self.timer(id, *def, true),
                     "messageEventDefinition" => e.message = self.message_ref(id, *def, true),
                     "signalEventDefinition" => e.signal = self.signal_name(id, *def, false),
+                    "escalationEventDefinition" => {
+                        e.escalation_code = self.caught_escalation_code(id, *def)
+                    }
                     _ => {
                         if !interrupting {
                             self.ctx.problem(
@@ -879,6 +910,12 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             ElementKind::MessageStartEvent => Allowed::OUTPUTS,
             ElementKind::BoundaryEvent => Allowed::OUTPUTS,
             ElementKind::ErrorEndEvent | ElementKind::TerminateEndEvent => Allowed::INPUTS,
+            ElementKind::EscalationThrowEvent
+                if element.element_type == BpmnElementType::EndEvent =>
+            {
+                Allowed::INPUTS
+            }
+            ElementKind::EscalationThrowEvent => Allowed::IO,
             _ => Allowed::NONE,
         };
         let mut ext = self.extensions(id, node, &allowed);
@@ -1285,6 +1322,64 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         }
     }
 
+    /// The escalation code an escalation throw or end event throws (Zeebe's rules: it
+    /// references a `bpmn:escalation` with a static, non-empty code).
+    fn thrown_escalation_code(&mut self, id: &str, def: Node) -> Option<String> {
+        let Some(reference) = non_empty_attr(def, "escalationRef") else {
+            self.ctx.problem(
+                Some(id),
+                def,
+                "Must reference an escalation (attribute 'escalationRef')",
+            );
+            return None;
+        };
+        match self.ctx.escalations.get(reference.trim()) {
+            None => {
+                self.ctx.problem(
+                    Some(id),
+                    def,
+                    format!("Attribute 'escalationRef' must reference a 'bpmn:escalation' of the definitions, but no escalation has the id '{reference}'"),
+                );
+                None
+            }
+            Some(None) => {
+                self.ctx.problem(
+                    Some(id),
+                    def,
+                    format!("EscalationCode must be present and not empty (the escalation '{reference}' has no 'escalationCode')"),
+                );
+                None
+            }
+            Some(Some(code)) if code.starts_with('=') => {
+                self.ctx.problem(
+                    Some(id),
+                    def,
+                    format!(
+                        "escalation codes given as FEEL expressions ('{code}') {UNSUPPORTED_PL}"
+                    ),
+                );
+                None
+            }
+            Some(Some(code)) => Some(code.clone()),
+        }
+    }
+
+    /// The escalation code an escalation boundary event catches; `None` catches every one.
+    fn caught_escalation_code(&mut self, id: &str, def: Node) -> Option<String> {
+        let reference = non_empty_attr(def, "escalationRef")?;
+        match self.ctx.escalations.get(reference.trim()) {
+            None => {
+                self.ctx.problem(
+                    Some(id),
+                    def,
+                    format!("Attribute 'escalationRef' must reference a 'bpmn:escalation' of the definitions, but no escalation has the id '{reference}'"),
+                );
+                None
+            }
+            Some(code) => code.clone(),
+        }
+    }
+
     /// The error code an error boundary event catches; `None` catches every error.
     fn caught_error_code(&mut self, id: &str, def: Node) -> Option<String> {
         let reference = non_empty_attr(def, "errorRef")?;
@@ -1335,6 +1430,19 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                     Some(&id),
                     node,
                     format!("Attribute 'attachedToRef' must reference an activity, but '{target}' is a '{kind}'"),
+                );
+                continue;
+            }
+            if self.elements[b].event_type == BpmnEventType::Escalation
+                && !matches!(
+                    activity.kind,
+                    ElementKind::SubProcess | ElementKind::CallActivity
+                )
+            {
+                self.ctx.problem(
+                    Some(&id),
+                    node,
+                    "An escalation boundary event should only be attached to a subprocess, or a call activity",
                 );
                 continue;
             }
@@ -2403,6 +2511,7 @@ fn new_element(
         interrupting: true,
         boundary_events: Vec::new(),
         error_code: None,
+        escalation_code: None,
         signal: None,
         link_name: None,
         link_target: None,

@@ -125,7 +125,13 @@ fn model(row: &str) -> Option<String> {
         "message boundary event" => boundary(MESSAGE),
         "signal boundary event" => boundary(SIGNAL),
         "error boundary event" => boundary(ERROR),
-        "escalation boundary event" => boundary(ESCALATION),
+        // (Zeebe attaches escalation boundary events to sub-processes and call activities only)
+        "escalation boundary event" => format!(
+            "<bpmn:startEvent id=\"s\" />\n<bpmn:subProcess id=\"t\"><bpmn:startEvent id=\"ss\" /></bpmn:subProcess>\n<bpmn:endEvent id=\"e\" />\n\
+             <bpmn:boundaryEvent id=\"x\" attachedToRef=\"t\">{ESCALATION}</bpmn:boundaryEvent>\n<bpmn:endEvent id=\"e2\" />\n{}\n\
+             <bpmn:sequenceFlow id=\"fb\" sourceRef=\"x\" targetRef=\"e2\" />",
+            flows(&["s", "t", "e"])
+        ),
         "compensation boundary event" => boundary(COMPENSATION),
         "none end event" => as_end(r#"<bpmn:endEvent id="x" />"#),
         "message end event" => as_end(&format!(

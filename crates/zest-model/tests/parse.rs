@@ -504,14 +504,13 @@ fn realistic_is_rejected() {
     let Some(e) = reject_workload("realistic/bankCustomerComplaintDisputeHandling.bpmn") else {
         return;
     };
-    // (its job-based send tasks and its embedded sub-processes are supported)
-    for (id, what) in [
-        ("Event_0sc8le6", "'escalationEventDefinition'"),
-        ("Activity_0iv8gg2", "'zeebe:calledDecision' (DMN decisions)"),
-        ("Event_0jastu6", "'boundaryEvent'"),
-    ] {
-        has(&e.problems, id, what);
-    }
+    // only its DMN business rule tasks are left (escalations, the linked form, multi-instance
+    // and call activities are supported)
+    has(
+        &e.problems,
+        "Activity_0iv8gg2",
+        "'zeebe:calledDecision' (DMN decisions)",
+    );
     // Only the unsupported elements, one problem each: no noise from flows or gateways
     // touching them.
     for p in &e.problems {
@@ -871,17 +870,89 @@ fn needs_an_executable_process() {
 // Unsupported elements
 
 #[test]
+fn escalation_events_follow_zeebes_rules() {
+    let defs = r#"<bpmn:escalation id="esc" escalationCode="late" />
+<bpmn:escalation id="nocode" />"#;
+    let body = [
+        START,
+        r#"<bpmn:subProcess id="sub"><bpmn:startEvent id="ss" /><bpmn:sequenceFlow id="sf" sourceRef="ss" targetRef="inner" /><bpmn:endEvent id="inner"><bpmn:escalationEventDefinition escalationRef="esc" /></bpmn:endEvent></bpmn:subProcess>"#,
+        r#"<bpmn:boundaryEvent id="caught" attachedToRef="sub"><bpmn:escalationEventDefinition escalationRef="esc" /></bpmn:boundaryEvent>"#,
+        r#"<bpmn:boundaryEvent id="any" cancelActivity="false" attachedToRef="sub"><bpmn:escalationEventDefinition /></bpmn:boundaryEvent>"#,
+        r#"<bpmn:boundaryEvent id="on_task" attachedToRef="task"><bpmn:escalationEventDefinition escalationRef="esc" /></bpmn:boundaryEvent>"#,
+        r#"<bpmn:intermediateThrowEvent id="no_ref"><bpmn:escalationEventDefinition /></bpmn:intermediateThrowEvent>"#,
+        r#"<bpmn:intermediateThrowEvent id="no_code"><bpmn:escalationEventDefinition escalationRef="nocode" /></bpmn:intermediateThrowEvent>"#,
+        r#"<bpmn:intermediateThrowEvent id="unknown"><bpmn:escalationEventDefinition escalationRef="nope" /></bpmn:intermediateThrowEvent>"#,
+        &task("task"),
+        END,
+        &flow("f1", "start", "sub"),
+        &flow("f2", "sub", "no_ref"),
+        &flow("f3", "no_ref", "no_code"),
+        &flow("f4", "no_code", "unknown"),
+        &flow("f5", "unknown", "task"),
+        &flow("f6", "task", "end"),
+        &flow("f7", "caught", "end"),
+        &flow("f8", "any", "end"),
+        &flow("f9", "on_task", "end"),
+    ]
+    .join("\n");
+    let xml = process(&body).replace(
+        "</bpmn:definitions>",
+        &format!("{defs}\n</bpmn:definitions>"),
+    );
+    let ps = problems(&xml);
+    has(
+        &ps,
+        "on_task",
+        "An escalation boundary event should only be attached to a subprocess, or a call activity",
+    );
+    has(&ps, "no_ref", "Must reference an escalation");
+    has(
+        &ps,
+        "no_code",
+        "EscalationCode must be present and not empty",
+    );
+    has(&ps, "unknown", "no escalation has the id 'nope'");
+    assert_eq!(ps.len(), 4, "{ps:#?}");
+    // the valid part on its own
+    let ok = process(
+        &[
+            START,
+            r#"<bpmn:subProcess id="sub"><bpmn:startEvent id="ss" /><bpmn:sequenceFlow id="sf" sourceRef="ss" targetRef="inner" /><bpmn:endEvent id="inner"><bpmn:escalationEventDefinition escalationRef="esc" /></bpmn:endEvent></bpmn:subProcess>"#,
+            r#"<bpmn:boundaryEvent id="caught" attachedToRef="sub"><bpmn:escalationEventDefinition escalationRef="esc" /></bpmn:boundaryEvent>"#,
+            r#"<bpmn:boundaryEvent id="any" cancelActivity="false" attachedToRef="sub"><bpmn:escalationEventDefinition /></bpmn:boundaryEvent>"#,
+            END,
+            &flow("f1", "start", "sub"),
+            &flow("f2", "sub", "end"),
+            &flow("f7", "caught", "end"),
+            &flow("f8", "any", "end"),
+        ]
+        .join("\n"),
+    )
+    .replace("</bpmn:definitions>", &format!("{defs}\n</bpmn:definitions>"));
+    let p = &parse_bpmn("esc.bpmn", ok.as_bytes()).expect("deploys")[0];
+    let inner = p.element(idx(p, "inner"));
+    assert!(matches!(inner.kind, ElementKind::EscalationThrowEvent));
+    assert_eq!(inner.escalation_code.as_deref(), Some("late"));
+    assert_eq!(
+        p.element(idx(p, "caught")).escalation_code.as_deref(),
+        Some("late")
+    );
+    assert_eq!(p.element(idx(p, "any")).escalation_code, None);
+    assert!(!p.element(idx(p, "any")).interrupting);
+}
+
+#[test]
 fn unsupported_elements_are_all_reported() {
     let body = [
         START,
         r#"<bpmn:complexGateway id="complex" />"#,
         r#"<bpmn:scriptTask id="script" />"#,
         r#"<bpmn:subProcess id="sub" triggeredByEvent="true"><bpmn:startEvent id="inner_start" /></bpmn:subProcess>"#,
-        r#"<bpmn:boundaryEvent id="boundary" attachedToRef="task"><bpmn:escalationEventDefinition /></bpmn:boundaryEvent>"#,
+        r#"<bpmn:boundaryEvent id="boundary" attachedToRef="task"><bpmn:compensateEventDefinition /></bpmn:boundaryEvent>"#,
         r#"<bpmn:startEvent id="cond_start"><bpmn:conditionalEventDefinition /></bpmn:startEvent>"#,
-        r#"<bpmn:endEvent id="escalate"><bpmn:escalationEventDefinition /></bpmn:endEvent>"#,
+        r#"<bpmn:endEvent id="compensate"><bpmn:compensateEventDefinition /></bpmn:endEvent>"#,
         r#"<bpmn:intermediateCatchEvent id="msg_catch"><bpmn:messageEventDefinition messageRef="m" /></bpmn:intermediateCatchEvent>"#,
-        r#"<bpmn:intermediateThrowEvent id="throw"><bpmn:escalationEventDefinition /></bpmn:intermediateThrowEvent>"#,
+        r#"<bpmn:intermediateThrowEvent id="throw"><bpmn:compensateEventDefinition /></bpmn:intermediateThrowEvent>"#,
         r#"<bpmn:eventBasedGateway id="ebg" />"#,
         r#"<bpmn:callActivity id="call" />"#,
         r#"<bpmn:businessRuleTask id="brt" />"#,
@@ -905,10 +976,10 @@ fn unsupported_elements_are_all_reported() {
             "cond_start",
             "'startEvent' with 'conditionalEventDefinition'",
         ),
-        ("escalate", "'endEvent' with 'escalationEventDefinition'"),
+        ("compensate", "'endEvent' with 'compensateEventDefinition'"),
         (
             "throw",
-            "'intermediateThrowEvent' with 'escalationEventDefinition'",
+            "'intermediateThrowEvent' with 'compensateEventDefinition'",
         ),
     ] {
         has(&ps, id, &format!("the element kind {kind}"));

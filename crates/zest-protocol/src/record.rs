@@ -48,6 +48,7 @@ pub enum ValueType {
     ProcessInstanceBatch,
     UserTask,
     Form,
+    Escalation,
 }
 
 impl ValueType {
@@ -75,6 +76,7 @@ impl ValueType {
             ValueType::ProcessInstanceBatch => "PROCESS_INSTANCE_BATCH",
             ValueType::UserTask => "USER_TASK",
             ValueType::Form => "FORM",
+            ValueType::Escalation => "ESCALATION",
         }
     }
 }
@@ -166,6 +168,9 @@ pub enum Intent {
     Updating,
     Completing,
     Canceling,
+    // escalation
+    Escalated,
+    NotEscalated,
 }
 
 impl Intent {
@@ -238,6 +243,8 @@ impl Intent {
             Intent::Updating => "UPDATING",
             Intent::Completing => "COMPLETING",
             Intent::Canceling => "CANCELING",
+            Intent::Escalated => "ESCALATED",
+            Intent::NotEscalated => "NOT_ESCALATED",
         }
     }
 }

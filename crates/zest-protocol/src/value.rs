@@ -423,6 +423,16 @@ pub struct DeploymentResponse {
     pub tenant_id: String,
 }
 
+/// ESCALATION: an escalation thrown by an escalation throw or end event, and the boundary
+/// event that caught it (empty when nothing did: NOT_ESCALATED).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct EscalationRecord {
+    pub process_instance_key: i64,
+    pub escalation_code: String,
+    pub throw_element_id: String,
+    pub catch_element_id: String,
+}
+
 impl UserTaskRecord {
     /// An empty record with Zeebe's defaults (no form: -1; priority 50), the start of every
     /// USER_TASK command.
@@ -461,6 +471,7 @@ pub enum RecordValue {
     UserTask(UserTaskRecord),
     Form(FormRecord),
     DeploymentResponse(DeploymentResponse),
+    Escalation(EscalationRecord),
 }
 
 impl RecordValue {
@@ -491,6 +502,7 @@ impl RecordValue {
             RecordValue::UserTask(_) => ValueType::UserTask,
             RecordValue::Form(_) => ValueType::Form,
             RecordValue::DeploymentResponse(_) => ValueType::Deployment,
+            RecordValue::Escalation(_) => ValueType::Escalation,
         }
     }
 
@@ -630,6 +642,11 @@ impl RecordValue {
                 "processDefinitionKey": b.process_definition_key,
                 "batchElementInstanceKey": b.batch_element_instance_key,
                 "index": b.index, "tenantId": b.tenant_id,
+            }),
+            RecordValue::Escalation(e) => json!({
+                "processInstanceKey": e.process_instance_key,
+                "escalationCode": e.escalation_code,
+                "throwElementId": e.throw_element_id, "catchElementId": e.catch_element_id,
             }),
             RecordValue::Form(f) => json!({
                 "formId": f.form_id, "version": f.version, "formKey": f.form_key,
