@@ -592,7 +592,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                     BpmnEventType::Error,
                     line,
                 );
-                e.error_code = self.thrown_error_code(id, event_defs[0]);
+                e.error_code = self.thrown_code(id, event_defs[0], CodeKind::Error);
                 e
             }
             "endEvent" | "intermediateThrowEvent" if matches!(event_defs.as_slice(), [d] if is_bpmn(*d, "signalEventDefinition")) =>
@@ -626,7 +626,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                     BpmnEventType::Escalation,
                     line,
                 );
-                e.escalation_code = self.thrown_escalation_code(id, event_defs[0]);
+                e.escalation_code = self.thrown_code(id, event_defs[0], CodeKind::Escalation);
                 e
             }
             "endEvent" if matches!(event_defs.as_slice(), [d] if is_bpmn(*d, "terminateEventDefinition")) => {
@@ -696,7 +696,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                     "messageEventDefinition" => e.message = self.message_ref(id, *def, true),
                     "signalEventDefinition" => e.signal = self.signal_name(id, *def, false),
                     "escalationEventDefinition" => {
-                        e.escalation_code = self.caught_escalation_code(id, *def)
+                        e.escalation_code = self.caught_code(id, *def, CodeKind::Escalation)
                     }
                     _ => {
                         if !interrupting {
@@ -706,7 +706,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                                 format!("An error '{name}' must be interrupting (cancelActivity=\"true\")"),
                             );
                         }
-                        e.error_code = self.caught_error_code(id, *def);
+                        e.error_code = self.caught_code(id, *def, CodeKind::Error);
                     }
                 }
                 match non_empty_attr(node, "attachedToRef") {
@@ -1283,117 +1283,69 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         }
     }
 
-    /// The error code an error end event throws: its `errorRef`'s static `errorCode`.
-    fn thrown_error_code(&mut self, id: &str, def: Node) -> Option<String> {
-        let Some(reference) = non_empty_attr(def, "errorRef") else {
+    /// The code an error or escalation throw event throws: its reference's static, non-empty
+    /// code (Zeebe's rules).
+    fn thrown_code(&mut self, id: &str, def: Node, kind: CodeKind) -> Option<String> {
+        let (attr, name) = (kind.ref_attr(), kind.name());
+        let Some(reference) = non_empty_attr(def, attr) else {
             self.ctx.problem(
                 Some(id),
                 def,
-                "Must reference an error (attribute 'errorRef')",
+                format!("Must reference an {name} (attribute '{attr}')"),
             );
             return None;
         };
-        match self.ctx.errors.get(reference.trim()) {
+        match self.referenced_code(id, def, kind, reference)? {
             None => {
+                let upper = kind.code_attr_capitalized();
                 self.ctx.problem(
                     Some(id),
                     def,
-                    format!("Attribute 'errorRef' must reference a 'bpmn:error' of the definitions, but no error has the id '{reference}'"),
+                    format!("{upper} must be present and not empty (the {name} '{reference}' has no '{name}Code')"),
                 );
                 None
             }
-            Some(None) => {
+            Some(code) if code.starts_with('=') => {
                 self.ctx.problem(
                     Some(id),
                     def,
-                    format!("ErrorCode must be present and not empty (the error '{reference}' has no 'errorCode')"),
+                    format!("{name} codes given as FEEL expressions ('{code}') {UNSUPPORTED_PL}"),
                 );
                 None
             }
-            Some(Some(code)) if code.starts_with('=') => {
-                self.ctx.problem(
-                    Some(id),
-                    def,
-                    format!("error codes given as FEEL expressions ('{code}') {UNSUPPORTED_PL}"),
-                );
-                None
-            }
-            Some(Some(code)) => Some(code.clone()),
+            Some(code) => Some(code),
         }
     }
 
-    /// The escalation code an escalation throw or end event throws (Zeebe's rules: it
-    /// references a `bpmn:escalation` with a static, non-empty code).
-    fn thrown_escalation_code(&mut self, id: &str, def: Node) -> Option<String> {
-        let Some(reference) = non_empty_attr(def, "escalationRef") else {
+    /// The code an error or escalation boundary event catches; `None` catches every one.
+    fn caught_code(&mut self, id: &str, def: Node, kind: CodeKind) -> Option<String> {
+        let reference = non_empty_attr(def, kind.ref_attr())?;
+        self.referenced_code(id, def, kind, reference)?
+    }
+
+    /// The code of the `bpmn:error` or `bpmn:escalation` with id `reference`: `None` (and a
+    /// problem) when the definitions have none with that id, `Some(None)` when it has no code.
+    fn referenced_code(
+        &mut self,
+        id: &str,
+        def: Node,
+        kind: CodeKind,
+        reference: &str,
+    ) -> Option<Option<String>> {
+        let defs = match kind {
+            CodeKind::Error => &self.ctx.errors,
+            CodeKind::Escalation => &self.ctx.escalations,
+        };
+        let found = defs.get(reference.trim()).cloned();
+        if found.is_none() {
+            let (attr, name) = (kind.ref_attr(), kind.name());
             self.ctx.problem(
                 Some(id),
                 def,
-                "Must reference an escalation (attribute 'escalationRef')",
+                format!("Attribute '{attr}' must reference a 'bpmn:{name}' of the definitions, but no {name} has the id '{reference}'"),
             );
-            return None;
-        };
-        match self.ctx.escalations.get(reference.trim()) {
-            None => {
-                self.ctx.problem(
-                    Some(id),
-                    def,
-                    format!("Attribute 'escalationRef' must reference a 'bpmn:escalation' of the definitions, but no escalation has the id '{reference}'"),
-                );
-                None
-            }
-            Some(None) => {
-                self.ctx.problem(
-                    Some(id),
-                    def,
-                    format!("EscalationCode must be present and not empty (the escalation '{reference}' has no 'escalationCode')"),
-                );
-                None
-            }
-            Some(Some(code)) if code.starts_with('=') => {
-                self.ctx.problem(
-                    Some(id),
-                    def,
-                    format!(
-                        "escalation codes given as FEEL expressions ('{code}') {UNSUPPORTED_PL}"
-                    ),
-                );
-                None
-            }
-            Some(Some(code)) => Some(code.clone()),
         }
-    }
-
-    /// The escalation code an escalation boundary event catches; `None` catches every one.
-    fn caught_escalation_code(&mut self, id: &str, def: Node) -> Option<String> {
-        let reference = non_empty_attr(def, "escalationRef")?;
-        match self.ctx.escalations.get(reference.trim()) {
-            None => {
-                self.ctx.problem(
-                    Some(id),
-                    def,
-                    format!("Attribute 'escalationRef' must reference a 'bpmn:escalation' of the definitions, but no escalation has the id '{reference}'"),
-                );
-                None
-            }
-            Some(code) => code.clone(),
-        }
-    }
-
-    /// The error code an error boundary event catches; `None` catches every error.
-    fn caught_error_code(&mut self, id: &str, def: Node) -> Option<String> {
-        let reference = non_empty_attr(def, "errorRef")?;
-        match self.ctx.errors.get(reference.trim()) {
-            None => {
-                self.ctx.problem(
-                    Some(id),
-                    def,
-                    format!("Attribute 'errorRef' must reference a 'bpmn:error' of the definitions, but no error has the id '{reference}'"),
-                );
-                None
-            }
-            Some(code) => code.clone(),
-        }
+        found
     }
 
     /// Attaches boundary events to their activities (Zeebe's rules: an activity of the same
@@ -2462,6 +2414,36 @@ impl Allowed {
         outputs: true,
         call: false,
     };
+}
+
+/// What a throw or catch event's code refers to: a `bpmn:error` or a `bpmn:escalation`.
+#[derive(Clone, Copy)]
+enum CodeKind {
+    Error,
+    Escalation,
+}
+
+impl CodeKind {
+    fn name(self) -> &'static str {
+        match self {
+            CodeKind::Error => "error",
+            CodeKind::Escalation => "escalation",
+        }
+    }
+
+    fn ref_attr(self) -> &'static str {
+        match self {
+            CodeKind::Error => "errorRef",
+            CodeKind::Escalation => "escalationRef",
+        }
+    }
+
+    fn code_attr_capitalized(self) -> &'static str {
+        match self {
+            CodeKind::Error => "ErrorCode",
+            CodeKind::Escalation => "EscalationCode",
+        }
+    }
 }
 
 #[derive(Default)]
