@@ -18,6 +18,9 @@
 //! - `Expression::evaluate(&vars)` evaluates it with the given variables visible by name.
 //! - `Expression::evaluate_traced(&vars)` does the same and also returns dsntk's explanation when
 //!   the result is `null` (for warnings and incident messages).
+//! - `UnaryTests::parse(source)` parses FEEL unary tests (a DMN decision table's input entry) and
+//!   `UnaryTests::matches(&input, &vars)` says whether an input value passes them (FEEL-scala's
+//!   matching rules on top of dsntk's `in` operator, see [`UnaryTests`]).
 
 use dsntk_feel::context::FeelContext;
 use dsntk_feel::values::Value as FeelValue;
@@ -80,6 +83,9 @@ struct Inner {
     /// not as a called function. Only the variables whose names are in this set are converted to
     /// FEEL on evaluation. Kept as dsntk names so that evaluation does not rebuild them.
     names: Box<[Name]>,
+    /// The variables the expression only reads through paths (`a.b.c`), with the keys it reads:
+    /// only those parts are converted (see [`Access`]).
+    access: HashMap<Name, Access>,
 }
 
 impl fmt::Debug for Expression {
@@ -97,9 +103,9 @@ impl Expression {
     /// Errors read `failed to parse expression '<source>': <reason>`.
     pub fn parse(source: &str) -> Result<Expression, FeelError> {
         let source = source.trim();
-        check_limits(source)?;
+        check_limits("expression", source)?;
         let outcome = catch_unwind(AssertUnwindSafe(|| parse_and_prepare(source)));
-        let (evaluator, names) = match outcome {
+        let (evaluator, names, access) = match outcome {
             Ok(result) => result?,
             Err(_) => {
                 return Err(FeelError::new(format!(
@@ -112,6 +118,7 @@ impl Expression {
                 source: source.into(),
                 evaluator,
                 names: names.into_boxed_slice(),
+                access,
             }),
         })
     }
@@ -149,10 +156,11 @@ impl Expression {
     ///
     /// The expression is not re-parsed. Per call: one `FeelContext` (a `BTreeMap`) holding a
     /// deep FEEL copy of just the variables whose names occur in the expression (one hash lookup
-    /// per referenced name; variables the expression does not mention cost nothing), the dsntk
-    /// evaluation itself (dsntk clones a variable's value each time it is referenced), and the
-    /// conversion of the result back to JSON. Numbers are decimal128; JSON floats are converted
-    /// through their shortest text form.
+    /// per referenced name; variables the expression does not mention cost nothing; a variable
+    /// read only through paths such as `order.customer.name` is copied only along those paths),
+    /// the dsntk evaluation itself (dsntk clones a variable's value each time it is referenced),
+    /// and the conversion of the result back to JSON. Numbers are decimal128; JSON floats are
+    /// converted through their shortest text form.
     pub fn evaluate(&self, vars: &Map<String, Value>) -> Result<Value, FeelError> {
         self.evaluate_traced(vars).map(|(value, _)| value)
     }
@@ -179,13 +187,7 @@ impl Expression {
 
     /// Builds the FEEL context holding the variables the expression refers to.
     fn variables_context(&self, vars: &Map<String, Value>) -> FeelContext {
-        let mut ctx = FeelContext::default();
-        for name in self.inner.names.iter() {
-            if let Some(value) = vars.get(name.as_str()) {
-                ctx.set_entry(name, json_to_feel(value));
-            }
-        }
-        ctx
+        variables_context(&self.inner.names, &self.inner.access, vars)
     }
 
     fn result_to_json(&self, result: FeelValue) -> Result<(Value, Option<String>), FeelError> {
@@ -209,15 +211,258 @@ impl Expression {
     }
 }
 
+/// The name the input value is bound to while unary tests are evaluated: FEEL 1.3's `?` (as in
+/// `? > 5`). dsntk reads `?` as an ordinary name, and its own model evaluator binds item
+/// definition values the same way.
+const INPUT_NAME: &str = "?";
+
+/// The name one positive unary test's value is bound to for the `? in <value>` check. It has
+/// spaces, so it can never be a name of a user's test (the parse scope only offers single words).
+const TEST_VALUE_NAME: &str = "zest unary test value";
+
+/// Parsed FEEL unary tests: the input entry of a decision table rule (`"gold"`, `< 5`,
+/// `[1..10]`, `"a","b"`, `not("x")`, `? > 5`, `-`). Cheap to clone, shareable between threads.
+///
+/// The matching follows FEEL-scala (what Zeebe uses), one positive test at a time:
+///
+/// - a boolean literal (`true`, `false`) or `null` matches an equal input;
+/// - a comparison (`< 5`), an interval (`[1..5]`) matches an input inside it;
+/// - any other expression is evaluated with the input bound to `?`: a `true` result matches
+///   whatever the input (`? > 5`, or `x > 5` with a variable `x`); otherwise the input matches
+///   when it equals the result, or is an element of a list result.
+///
+/// `t1, t2` matches when one of the tests matches; `not(t1, t2)` when every test gives a
+/// definite "no" (a test that yields null, e.g. `< 5` against a string, makes both `t1, t2`
+/// without a match and `not(...)` not match either, as in FEEL-scala). `-` matches anything.
+/// The comparisons themselves (equality, ranges, ordering of numbers, strings and temporal
+/// values) are dsntk's `in` operator.
+#[derive(Clone)]
+pub struct UnaryTests {
+    inner: Arc<UnaryInner>,
+}
+
+struct UnaryInner {
+    source: Box<str>,
+    /// `-` (or an empty text): matches anything.
+    any: bool,
+    /// `not(...)`.
+    negated: bool,
+    tests: Box<[PositiveTest]>,
+    /// The variables the tests refer to (as in [`Expression`]), without `?`.
+    names: Box<[Name]>,
+    /// As in [`Expression`].
+    access: HashMap<Name, Access>,
+    /// dsntk's `? in <test value>`.
+    in_evaluator: Evaluator,
+    /// [`INPUT_NAME`] and [`TEST_VALUE_NAME`], built once.
+    input_name: Name,
+    value_name: Name,
+}
+
+struct PositiveTest {
+    /// Evaluates the test itself (to a value, a range, a unary comparison such as `< 5`, a list
+    /// or a boolean).
+    evaluator: Evaluator,
+    /// FEEL-scala's "unary test expression": a `true` result matches any input. False for the
+    /// boolean literals, which are compared with the input.
+    expression: bool,
+}
+
+impl fmt::Debug for UnaryTests {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UnaryTests")
+            .field("source", &self.source())
+            .finish()
+    }
+}
+
+impl UnaryTests {
+    /// Parses FEEL unary tests (surrounding whitespace is ignored; an empty text is `-`).
+    ///
+    /// Errors read `failed to parse unary tests '<source>': <reason>`.
+    pub fn parse(source: &str) -> Result<UnaryTests, FeelError> {
+        let source = source.trim();
+        check_limits("unary tests", source)?;
+        let outcome = catch_unwind(AssertUnwindSafe(|| parse_unary_tests(source)));
+        let parsed = match outcome {
+            Ok(result) => result?,
+            Err(_) => {
+                return Err(FeelError::new(format!(
+                    "failed to parse unary tests '{source}': internal FEEL error (the FEEL library panicked)"
+                )))
+            }
+        };
+        let (any, negated, tests, names, access) = parsed;
+        let in_ast = AstNode::In(
+            Box::new(AstNode::Name(Name::from(INPUT_NAME))),
+            Box::new(AstNode::Name(Name::from(TEST_VALUE_NAME))),
+        );
+        Ok(UnaryTests {
+            inner: Arc::new(UnaryInner {
+                source: source.into(),
+                any,
+                negated,
+                tests: tests.into_boxed_slice(),
+                names: names.into_boxed_slice(),
+                access,
+                in_evaluator: dsntk_feel_evaluator::prepare(&in_ast),
+                input_name: Name::from(INPUT_NAME),
+                value_name: Name::from(TEST_VALUE_NAME),
+            }),
+        })
+    }
+
+    /// The unary tests text, trimmed.
+    pub fn source(&self) -> &str {
+        &self.inner.source
+    }
+
+    /// Whether `input` passes the tests, with `vars` visible by name (tests may refer to
+    /// variables, e.g. `> limit`). A test that fails to evaluate or yields null does not match
+    /// (no error). `Err` only when dsntk panicked.
+    pub fn matches(&self, input: &Value, vars: &Map<String, Value>) -> Result<bool, FeelError> {
+        if self.inner.any {
+            return Ok(true);
+        }
+        let outcome = catch_unwind(AssertUnwindSafe(|| self.matches_unguarded(input, vars)));
+        outcome.map_err(|_| {
+            FeelError::new(format!(
+                "failed to evaluate unary tests '{}': internal FEEL error (the FEEL library panicked)",
+                self.source()
+            ))
+        })
+    }
+
+    fn matches_unguarded(&self, input: &Value, vars: &Map<String, Value>) -> bool {
+        let input = json_to_feel(input);
+        let mut ctx = variables_context(&self.inner.names, &self.inner.access, vars);
+        ctx.set_entry(&self.inner.input_name, input.clone());
+        let scope = FeelScope::from(ctx);
+        let mut undecided = false;
+        for test in self.inner.tests.iter() {
+            match self.test_outcome(test, &scope, &input) {
+                Some(true) => return !self.inner.negated,
+                Some(false) => {}
+                None => undecided = true,
+            }
+        }
+        // No test matched: `t1, t2` does not match; `not(t1, t2)` matches if no test was null.
+        self.inner.negated && !undecided
+    }
+
+    /// One positive test against the input: `Some(true)` / `Some(false)`, or `None` when FEEL
+    /// gives null (failure, or values that cannot be compared).
+    fn test_outcome(
+        &self,
+        test: &PositiveTest,
+        scope: &FeelScope,
+        input: &FeelValue,
+    ) -> Option<bool> {
+        let value = (test.evaluator)(scope);
+        if test.expression && matches!(value, FeelValue::Boolean(true)) {
+            return Some(true);
+        }
+        if incomparable(input, &value) {
+            // FEEL-scala: comparing values of different types is null, except that a `false`
+            // expression is a plain "no".
+            return (test.expression && matches!(value, FeelValue::Boolean(false)))
+                .then_some(false);
+        }
+        scope.set_value(&self.inner.value_name, value);
+        match (self.inner.in_evaluator)(scope) {
+            FeelValue::Boolean(matched) => Some(matched),
+            _ => None,
+        }
+    }
+}
+
+/// Whether FEEL-scala would refuse to compare `input` with the plain value `value` for
+/// equality: both are non-null simple values of different types (dsntk says `false` there).
+fn incomparable(input: &FeelValue, value: &FeelValue) -> bool {
+    fn simple_type(value: &FeelValue) -> Option<u8> {
+        Some(match value {
+            FeelValue::Boolean(_) => 0,
+            FeelValue::Number(_) => 1,
+            FeelValue::String(_) => 2,
+            FeelValue::Date(_) => 3,
+            FeelValue::Time(_) => 4,
+            FeelValue::DateTime(_) => 5,
+            FeelValue::DaysAndTimeDuration(_) => 6,
+            FeelValue::YearsAndMonthsDuration(_) => 7,
+            FeelValue::Context(_) => 8,
+            FeelValue::List(_) => 9,
+            _ => return None,
+        })
+    }
+    match (simple_type(input), simple_type(value)) {
+        // A list test value is checked for membership, not equality.
+        (Some(a), Some(b)) => a != b && b != 9,
+        _ => false,
+    }
+}
+
+/// Parsed and prepared unary tests: (matches anything, negated, positive tests, variable names,
+/// variable accesses).
+type ParsedUnaryTests = (
+    bool,
+    bool,
+    Vec<PositiveTest>,
+    Vec<Name>,
+    HashMap<Name, Access>,
+);
+
+fn parse_unary_tests(source: &str) -> Result<ParsedUnaryTests, FeelError> {
+    let anything = || Ok((true, false, Vec::new(), Vec::new(), HashMap::new()));
+    if source.is_empty() || source == "-" {
+        return anything();
+    }
+    let scope = parse_scope(source);
+    let ast = dsntk_feel_parser::parse_unary_tests(&scope, source, false)
+        .map_err(|e| parse_failure("unary tests", source, &e.to_string()))?;
+    if ast_depth(&ast) > MAX_AST_DEPTH {
+        return Err(FeelError::new(format!(
+            "failed to parse unary tests '{source}': nested deeper than {MAX_AST_DEPTH} levels"
+        )));
+    }
+    check_calls(&ast)
+        .map_err(|why| FeelError::new(format!("failed to parse unary tests '{source}': {why}")))?;
+    let (negated, items) = match ast {
+        AstNode::Irrelevant => return anything(),
+        AstNode::ExpressionList(items) => (false, items),
+        AstNode::NegatedList(items) => (true, items),
+        other => (false, vec![other]),
+    };
+    let mut names = HashSet::new();
+    let mut access = HashMap::new();
+    let mut tests = Vec::with_capacity(items.len());
+    for mut item in items {
+        if matches!(item, AstNode::Irrelevant) {
+            // `-` inside a list (dsntk does not produce it, but it would mean "anything").
+            return anything();
+        }
+        normalise(&mut item, &mut names);
+        collect_access(&item, &mut access);
+        tests.push(PositiveTest {
+            expression: !matches!(item, AstNode::Boolean(_)),
+            evaluator: dsntk_feel_evaluator::prepare(&item),
+        });
+    }
+    names.remove(&Name::from(INPUT_NAME));
+    let mut names: Vec<Name> = names.into_iter().collect();
+    names.sort();
+    access.retain(|_, a| matches!(a, Access::Keys(_)));
+    Ok((false, negated, tests, names, access))
+}
+
 /// dsntk's trace when a function name resolves to nothing.
 const UNKNOWN_FUNCTION_TRACE: &str = "expected built-in function name or function definition";
 
 /// Rejects inputs that could exhaust the stack inside dsntk (a stack overflow aborts the process,
 /// `catch_unwind` cannot stop it) or make its parser run for seconds.
-fn check_limits(source: &str) -> Result<(), FeelError> {
+fn check_limits(what: &str, source: &str) -> Result<(), FeelError> {
     if source.len() > MAX_SOURCE_LEN {
         return Err(FeelError::new(format!(
-            "failed to parse expression '{}...': expression longer than {MAX_SOURCE_LEN} bytes",
+            "failed to parse {what} '{}...': {what} longer than {MAX_SOURCE_LEN} bytes",
             source.chars().take(64).collect::<String>()
         )));
     }
@@ -252,7 +497,7 @@ fn check_limits(source: &str) -> Result<(), FeelError> {
         }
         if run > MAX_NAME_RUN {
             return Err(FeelError::new(format!(
-                "failed to parse expression '{source}': more than {MAX_NAME_RUN} names and operators \
+                "failed to parse {what} '{source}': more than {MAX_NAME_RUN} names and operators \
                  in a row; split the expression with parentheses"
             )));
         }
@@ -262,7 +507,7 @@ fn check_limits(source: &str) -> Result<(), FeelError> {
                 depth += 1;
                 if depth > MAX_NESTING {
                     return Err(FeelError::new(format!(
-                        "failed to parse expression '{source}': brackets nested deeper than {MAX_NESTING}"
+                        "failed to parse {what} '{source}': brackets nested deeper than {MAX_NESTING}"
                     )));
                 }
             }
@@ -273,26 +518,13 @@ fn check_limits(source: &str) -> Result<(), FeelError> {
     Ok(())
 }
 
-fn parse_and_prepare(source: &str) -> Result<(Evaluator, Vec<Name>), FeelError> {
+/// A prepared expression: its evaluator, the names it refers to and how it reads them.
+type Prepared = (Evaluator, Vec<Name>, HashMap<Name, Access>);
+
+fn parse_and_prepare(source: &str) -> Result<Prepared, FeelError> {
     let scope = parse_scope(source);
-    let mut ast = dsntk_feel_parser::parse_expression(&scope, source, false).map_err(|e| {
-        let detail = e.to_string();
-        // dsntk prefixes its messages with the error kind, e.g. `<ParserError> syntax error: x +`.
-        let detail = match detail
-            .strip_prefix('<')
-            .and_then(|rest| rest.split_once("> "))
-        {
-            Some((_, message)) => message.to_string(),
-            None => detail,
-        };
-        let detail = match detail.strip_suffix(source) {
-            Some(stripped) if !source.is_empty() => {
-                stripped.trim_end().trim_end_matches(':').to_string()
-            }
-            _ => detail,
-        };
-        FeelError::new(format!("failed to parse expression '{source}': {detail}"))
-    })?;
+    let mut ast = dsntk_feel_parser::parse_expression(&scope, source, false)
+        .map_err(|e| parse_failure("expression", source, &e.to_string()))?;
     if ast_depth(&ast) > MAX_AST_DEPTH {
         return Err(FeelError::new(format!(
             "failed to parse expression '{source}': expression nested deeper than {MAX_AST_DEPTH} levels"
@@ -302,10 +534,30 @@ fn parse_and_prepare(source: &str) -> Result<(Evaluator, Vec<Name>), FeelError> 
         .map_err(|why| FeelError::new(format!("failed to parse expression '{source}': {why}")))?;
     let mut names = HashSet::new();
     normalise(&mut ast, &mut names);
+    let mut access = HashMap::new();
+    collect_access(&ast, &mut access);
+    access.retain(|_, a| matches!(a, Access::Keys(_)));
     let evaluator = dsntk_feel_evaluator::prepare(&ast);
     let mut names: Vec<Name> = names.into_iter().collect();
     names.sort();
-    Ok((evaluator, names))
+    Ok((evaluator, names, access))
+}
+
+/// The error for a text that dsntk could not parse; `what` is "expression" or "unary tests".
+fn parse_failure(what: &str, source: &str, dsntk_message: &str) -> FeelError {
+    // dsntk prefixes its messages with the error kind, e.g. `<ParserError> syntax error: x +`.
+    let detail = match dsntk_message
+        .strip_prefix('<')
+        .and_then(|rest| rest.split_once("> "))
+    {
+        Some((_, message)) => message,
+        None => dsntk_message,
+    };
+    let detail = match detail.strip_suffix(source) {
+        Some(stripped) if !source.is_empty() => stripped.trim_end().trim_end_matches(':'),
+        _ => detail,
+    };
+    FeelError::new(format!("failed to parse {what} '{source}': {detail}"))
 }
 
 /// FEEL keywords; never offered to the lexer as names.
@@ -600,6 +852,122 @@ fn normalise(node: &mut AstNode, names: &mut HashSet<Name>) {
         } else {
             for_each_child_mut(node, |child| stack.push(child));
         }
+    }
+}
+
+/// How an expression reads a variable (or a part of one).
+///
+/// A variable that is only read through paths of names (`order.customer.name`, or `items.price`
+/// projecting a list of contexts) does not need to be converted to FEEL as a whole: only the
+/// entries on those paths are (a large payload object read as `payload.amount` costs one
+/// number, not the whole object). Anything else (the variable alone, in a filter, as a function
+/// argument...) reads it whole.
+#[derive(Debug, Clone, PartialEq)]
+enum Access {
+    Whole,
+    /// Only these entries of a context (of each context, for a list), each read as said.
+    Keys(HashMap<Name, Access>),
+}
+
+impl Access {
+    /// Records that `keys` are read below this part.
+    fn read(&mut self, keys: &[&Name]) {
+        let mut access = self;
+        for key in keys {
+            match access {
+                Access::Whole => return,
+                Access::Keys(entries) => {
+                    access = entries
+                        .entry((*key).clone())
+                        .or_insert_with(|| Access::Keys(HashMap::new()));
+                }
+            }
+        }
+        *access = Access::Whole;
+    }
+}
+
+/// Collects how the expression reads each name (see [`Access`]). Names that occur only as path
+/// keys are not recorded (they are not variables there); a name recorded nowhere is read whole.
+fn collect_access(root: &AstNode, access: &mut HashMap<Name, Access>) {
+    /// `a.b.c` as (`a`, [`b`, `c`]); `None` when the node is not a plain path of names.
+    fn flatten(node: &AstNode) -> Option<(&Name, Vec<&Name>)> {
+        match node {
+            AstNode::Name(name) => Some((name, Vec::new())),
+            AstNode::Path(lhs, rhs) => {
+                let AstNode::Name(key) = &**rhs else {
+                    return None;
+                };
+                let (root, mut keys) = flatten(lhs)?;
+                keys.push(key);
+                Some((root, keys))
+            }
+            _ => None,
+        }
+    }
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        match node {
+            AstNode::Name(_) | AstNode::Path(..) => {
+                if let Some((name, keys)) = flatten(node) {
+                    access
+                        .entry(name.clone())
+                        .or_insert_with(|| Access::Keys(HashMap::new()))
+                        .read(&keys);
+                    continue;
+                }
+                if let AstNode::Path(lhs, _) = node {
+                    // The key of a path is not a variable; only the left side is read.
+                    stack.push(lhs);
+                }
+            }
+            AstNode::FunctionInvocation(callee, args) if matches!(**callee, AstNode::Name(_)) => {
+                stack.push(args);
+            }
+            _ => for_each_child(node, |child| stack.push(child)),
+        }
+    }
+}
+
+/// The FEEL context of the variables in `names` (the parts of them that `access` says are read).
+fn variables_context(
+    names: &[Name],
+    access: &HashMap<Name, Access>,
+    vars: &Map<String, Value>,
+) -> FeelContext {
+    let mut ctx = FeelContext::default();
+    for name in names {
+        if let Some(value) = vars.get(name.as_str()) {
+            let value = match access.get(name) {
+                Some(access) => json_to_feel_part(value, access),
+                None => json_to_feel(value),
+            };
+            ctx.set_entry(name, value);
+        }
+    }
+    ctx
+}
+
+/// JSON -> FEEL, keeping only the parts that `access` reads: the entries it names of objects (of
+/// each object of an array, as FEEL paths project lists); other values whole.
+fn json_to_feel_part(value: &Value, access: &Access) -> FeelValue {
+    match (value, access) {
+        (Value::Object(map), Access::Keys(keys)) => {
+            let mut ctx = FeelContext::default();
+            for (key, key_access) in keys {
+                if let Some(entry) = map.get(key.as_str()) {
+                    ctx.set_entry(key, json_to_feel_part(entry, key_access));
+                }
+            }
+            FeelValue::Context(ctx)
+        }
+        (Value::Array(items), Access::Keys(_)) => FeelValue::List(
+            items
+                .iter()
+                .map(|item| json_to_feel_part(item, access))
+                .collect(),
+        ),
+        _ => json_to_feel(value),
     }
 }
 

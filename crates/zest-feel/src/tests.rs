@@ -675,3 +675,283 @@ fn timing() {
         if cfg!(debug_assertions) { "debug" } else { "release" }
     );
 }
+
+fn unary(source: &str, input: Value) -> bool {
+    unary_with(source, input, json!({}))
+}
+
+fn unary_with(source: &str, input: Value, variables: Value) -> bool {
+    UnaryTests::parse(source)
+        .unwrap_or_else(|e| panic!("parse {source:?}: {e}"))
+        .matches(&input, &vars(variables))
+        .unwrap_or_else(|e| panic!("match {source:?}: {e}"))
+}
+
+#[test]
+fn unary_tests_literals_lists_and_dash() {
+    assert!(unary("\"gold\"", json!("gold")));
+    assert!(!unary("\"gold\"", json!("silver")));
+    assert!(unary("\"silver\",\"bronze\"", json!("bronze")));
+    assert!(!unary("\"silver\",\"bronze\"", json!("gold")));
+    assert!(unary("5", json!(5)));
+    assert!(unary("5", json!(5.0)));
+    assert!(!unary("5", json!(6)));
+    assert!(unary("-5", json!(-5)));
+    assert!(unary("true", json!(true)));
+    assert!(!unary("true", json!(false)));
+    assert!(unary("false", json!(false)));
+    assert!(!unary("false", json!(true)));
+    assert!(unary("null", json!(null)));
+    assert!(!unary("null", json!(1)));
+    assert!(unary("[1, 2, 3]", json!(2)));
+    assert!(!unary("[1, 2, 3]", json!(4)));
+    for any in ["-", "", "  ", " - "] {
+        assert!(unary(any, json!("whatever")), "{any:?}");
+        assert!(unary(any, json!(null)), "{any:?}");
+    }
+}
+
+#[test]
+fn unary_tests_comparisons_and_intervals() {
+    assert!(unary("< 5", json!(4)));
+    assert!(!unary("< 5", json!(5)));
+    assert!(unary("<5", json!(4.5)));
+    assert!(unary("<= 5", json!(5)));
+    assert!(unary("> 10", json!(150)));
+    assert!(unary(">= 100", json!(100)));
+    assert!(!unary(">= 100", json!(99.99)));
+    assert!(unary("[100..1000]", json!(100)));
+    assert!(unary("[100..1000]", json!(1000)));
+    assert!(!unary("]100..1000]", json!(100)));
+    assert!(!unary("[100..1000)", json!(1000)));
+    assert!(unary("(1..5)", json!(3)));
+    assert!(unary("[5..20], > 100", json!(200)));
+    assert!(unary("< \"b\"", json!("a")));
+    // JSON strings are strings, not dates (as in Zeebe): not comparable with a date.
+    assert!(!unary(">= date(\"2024-01-01\")", json!("2024-02-01")));
+    assert!(unary(
+        "date(?) >= date(\"2024-01-01\")",
+        json!("2024-02-01")
+    ));
+    assert!(!unary(
+        "date(?) >= date(\"2024-01-01\")",
+        json!("2023-02-01")
+    ));
+}
+
+#[test]
+fn unary_tests_missing_and_mismatched_inputs_do_not_match() {
+    // A null input (missing variable) against a comparison: null, no match.
+    assert!(!unary("< 5", json!(null)));
+    assert!(!unary("[1..5]", json!(null)));
+    assert!(!unary("\"gold\"", json!(null)));
+    // Type mismatches.
+    assert!(!unary("< 5", json!("a")));
+    assert!(!unary("\"5\"", json!(5)));
+    assert!(!unary("5", json!("5")));
+    // Negation: a definite "no" for every test is needed.
+    assert!(unary("not(\"gold\",\"silver\",\"bronze\")", json!("other")));
+    assert!(!unary("not(\"gold\",\"silver\",\"bronze\")", json!("gold")));
+    assert!(unary("not(\"gold\")", json!(null)));
+    assert!(!unary("not(< 5)", json!(null)));
+    assert!(!unary("not(< 5)", json!("a")));
+    assert!(!unary("not(\"a\")", json!(5)));
+    assert!(unary("not(< 5)", json!(7)));
+    assert!(!unary("not(< 5)", json!(3)));
+    assert!(unary("not([1..5], 10)", json!(7)));
+    assert!(!unary("not([1..5], 10)", json!(10)));
+}
+
+#[test]
+fn unary_tests_with_variables_and_question_mark() {
+    assert!(unary_with("> limit", json!(10), json!({"limit": 5})));
+    assert!(!unary_with("> limit", json!(3), json!({"limit": 5})));
+    assert!(!unary_with("> limit", json!(3), json!({})));
+    assert!(unary_with(
+        "allowed",
+        json!("b"),
+        json!({"allowed": ["a", "b"]})
+    ));
+    assert!(!unary_with(
+        "allowed",
+        json!("c"),
+        json!({"allowed": ["a", "b"]})
+    ));
+    assert!(unary_with("x", json!(7), json!({"x": 7})));
+    // `?` is the input value.
+    assert!(unary("? > 5", json!(6)));
+    assert!(!unary("? > 5", json!(5)));
+    assert!(!unary("? > 5", json!(null)));
+    assert!(unary("\"a\", ? < 3", json!(2)));
+    assert!(unary("\"a\", ? < 3", json!("a")));
+    assert!(!unary("\"a\", ? < 3", json!(4)));
+    assert!(unary("starts with(?, \"ab\")", json!("abc")));
+    assert!(!unary("starts with(?, \"ab\")", json!("xbc")));
+    assert!(unary("count(?) > 1", json!([1, 2])));
+    assert!(unary("?.a = 1", json!({"a": 1})));
+    assert!(unary_with("? * 2 = y", json!(3), json!({"y": 6})));
+    // A boolean expression without `?`: true matches any input (FEEL-scala).
+    assert!(unary_with(
+        "flag = true",
+        json!("anything"),
+        json!({"flag": true})
+    ));
+    assert!(!unary_with(
+        "flag = true",
+        json!("anything"),
+        json!({"flag": false})
+    ));
+    // `?` as a variable name cannot shadow the input.
+    assert!(unary_with("? = 1", json!(1), json!({"?": 2})));
+}
+
+#[test]
+fn unary_tests_parse_errors_and_source() {
+    for bad in [
+        "< ",
+        "not(",
+        "[1..",
+        "\"abc",
+        "not(-)",
+        "> >",
+        "unknown fn(?)",
+    ] {
+        let err = UnaryTests::parse(bad).unwrap_err();
+        assert!(
+            err.message
+                .starts_with(&format!("failed to parse unary tests '{}'", bad.trim())),
+            "{bad}: {err}"
+        );
+    }
+    let err = UnaryTests::parse("is defined(?)").unwrap_err();
+    assert!(
+        err.message.contains("unknown function 'is defined'"),
+        "{err}"
+    );
+    let long = "1, ".repeat(5000);
+    assert!(UnaryTests::parse(&long).is_err());
+    let t = UnaryTests::parse("  < 5 ").unwrap();
+    assert_eq!(t.source(), "< 5");
+    assert_eq!(format!("{t:?}"), "UnaryTests { source: \"< 5\" }");
+    fn assert_traits<T: Clone + Send + Sync + std::fmt::Debug + 'static>() {}
+    assert_traits::<UnaryTests>();
+}
+
+#[test]
+fn unary_tests_no_panic_on_garbage() {
+    let samples = [
+        "(((",
+        ")))",
+        "\"",
+        "?",
+        "??",
+        "? ?",
+        "not",
+        "not()",
+        "-,-",
+        "--",
+        "[..]",
+        "<",
+        "<=<",
+        "..",
+        "[1..2..3]",
+        "?.?",
+        "function(a) a",
+        "{a: ?}",
+        "for x in ? return x",
+        "1,,2",
+        ",",
+        "not(not(1))",
+        "? in [1,2]",
+        "?[1]",
+        "- 1",
+        "-,1",
+    ];
+    for source in samples {
+        if let Ok(tests) = UnaryTests::parse(source) {
+            for input in [
+                json!(null),
+                json!(1),
+                json!("a"),
+                json!([1, 2]),
+                json!({"a": 1}),
+            ] {
+                let _ = tests.matches(&input, &Map::new());
+            }
+        }
+    }
+}
+
+/// Evaluates `source` once with only the read parts of the variables converted (what
+/// `evaluate` does) and once with whole variables; both must agree.
+fn eval_pruned_and_whole(source: &str, variables: &Map<String, Value>) -> (Value, Value) {
+    let e = Expression::parse(source).unwrap_or_else(|err| panic!("{source}: {err}"));
+    let pruned = e.evaluate(variables).unwrap();
+    let ctx = variables_context(&e.inner.names, &HashMap::new(), variables);
+    let whole = e
+        .result_to_json((e.inner.evaluator)(&FeelScope::from(ctx)))
+        .unwrap()
+        .0;
+    (pruned, whole)
+}
+
+#[test]
+fn only_the_read_parts_of_variables_are_converted() {
+    let variables = vars(json!({
+        "order": {
+            "customer": {"name": "Ann", "tier": "gold", "history": [1, 2, 3]},
+            "items": [
+                {"price": 10, "qty": 2, "tags": ["a"]},
+                {"price": 5, "qty": 1, "tags": []},
+                "not a context",
+                [{"price": 1}]
+            ],
+            "total": 25,
+            "created": "2024-01-01"
+        },
+        "x": {"y": {"z": 1}, "w": 2},
+        "list": [{"a": 1, "b": 2}, {"a": 3}],
+        "n": 4
+    }));
+    for source in [
+        "order.customer.name",
+        "order.customer",
+        "order.customer.name + \" \" + order.customer.tier",
+        "order.items.price",
+        "order.items.tags",
+        "sum(order.items[item.qty > 1].price)",
+        "order.items[1].price",
+        "count(order.customer.history) + order.total",
+        "order.missing.deeper",
+        "order.total.value",
+        "x.y.z + x.w",
+        "x.y = {z: 1}",
+        "x.y.z = 1 and x = {y: {z: 1}, w: 2}",
+        "list.a",
+        "list[a > 1].b",
+        "for o in list return o.a",
+        "some o in list satisfies o.b = 2",
+        "{order: 1}.order",
+        "(function(x) x.w)(x)",
+        "if n > 3 then order.customer.tier else x.y",
+        "get value(x, \"w\")",
+        "date(order.created).year",
+        "order.items.price[2]",
+    ] {
+        let (pruned, whole) = eval_pruned_and_whole(source, &variables);
+        assert_eq!(pruned, whole, "{source}");
+    }
+    let e = Expression::parse("order.customer.name + x").unwrap();
+    let Some(Access::Keys(keys)) = e.inner.access.get(&Name::from("order")) else {
+        panic!("order is read through a path: {:?}", e.inner.access);
+    };
+    assert_eq!(keys.len(), 1);
+    assert!(!e.inner.access.contains_key(&Name::from("x")));
+    // Unary tests read variables the same way.
+    let t = UnaryTests::parse("> limits.low, ? = limits.exact").unwrap();
+    assert!(t.inner.access.contains_key(&Name::from("limits")));
+    let limits = vars(json!({"limits": {"low": 10, "exact": 3, "other": [1, 2]}}));
+    assert!(t.matches(&json!(11), &limits).unwrap());
+    assert!(t.matches(&json!(3), &limits).unwrap());
+    assert!(!t.matches(&json!(5), &limits).unwrap());
+}

@@ -1,0 +1,426 @@
+//! Evaluation of a parsed decision requirements graph, following Zeebe's engine (dmn-scala with
+//! FEEL-scala): required decisions first, then the requested one, each reported with its inputs,
+//! matched rules and output, so that the engine can write a DECISION_EVALUATION record.
+//!
+//! - Required decisions are evaluated depth-first in `required` order, each once per evaluation
+//!   (also when several decisions require it); a decision sees the variables plus the results of
+//!   the decisions it requires, under their [`Decision::result_name`].
+//! - The first failure stops the evaluation: the failed decision is the last one reported, with a
+//!   `null` output, and the failure message reads like Zeebe's ("Expected to evaluate decision
+//!   '<requested id>', but <reason>").
+//! - Decision tables: the input expressions are evaluated (a missing variable is `null`), a rule
+//!   matches when each of its input entries matches its input, the matched rules' output entries
+//!   are evaluated and the hit policy combines them. Texts of failures (UNIQUE / ANY violations)
+//!   print values the way Scala does (`List(Map(tier -> "medium"), ...)`), as Zeebe's do.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use serde_json::{Map, Value};
+use zest_feel::Expression;
+
+use crate::dmn::{
+    Aggregation, Decision, DecisionLogic, DecisionRequirements, DecisionTable, EvaluatedDecision,
+    EvaluatedInput, EvaluatedOutput, Evaluation, EvaluationFailure, HitPolicy, MatchedRule,
+    Variables,
+};
+
+impl DecisionRequirements {
+    /// The decision with this id.
+    pub fn decision(&self, id: &str) -> Option<&Decision> {
+        self.decisions.iter().find(|d| d.id == id)
+    }
+
+    /// Evaluates the decision `decision_id` (and the decisions it requires) with `vars` visible by
+    /// name. `None` when the graph has no such decision.
+    pub fn evaluate(&self, decision_id: &str, vars: &Variables) -> Option<Evaluation> {
+        let target = self.decision(decision_id)?;
+        let fail = |evaluated, failed: &str, reason: &str| Evaluation {
+            evaluated,
+            result: Err(EvaluationFailure {
+                decision_id: failed.to_string(),
+                message: format!("Expected to evaluate decision '{decision_id}', but {reason}"),
+            }),
+        };
+        let order = match self.evaluation_order(target) {
+            Ok(order) => order,
+            Err((failed, reason)) => {
+                // Only possible for a graph not built by `parse_dmn` (which rejects these).
+                let record = EvaluatedDecision {
+                    decision_id: failed.id.clone(),
+                    decision_name: failed.name.clone(),
+                    decision_type: failed.logic.type_name(),
+                    output: Value::Null,
+                    inputs: Vec::new(),
+                    matched_rules: Vec::new(),
+                };
+                return Some(fail(vec![record], &failed.id, &reason));
+            }
+        };
+        // Decision id -> (its result name, its result).
+        let mut results: HashMap<&str, (&str, Value)> = HashMap::new();
+        let mut evaluated = Vec::with_capacity(order.len());
+        for decision in order {
+            let scope: Cow<Variables> = if decision.required.is_empty() {
+                Cow::Borrowed(vars)
+            } else {
+                let mut scope = vars.clone();
+                for required in &decision.required {
+                    // Always present: the order puts required decisions first.
+                    if let Some((name, value)) = results.get(required.as_str()) {
+                        scope.insert(name.to_string(), value.clone());
+                    }
+                }
+                Cow::Owned(scope)
+            };
+            let (record, outcome) = evaluate_decision(decision, &scope);
+            evaluated.push(record);
+            match outcome {
+                Ok(value) => {
+                    results.insert(&decision.id, (&decision.result_name, value));
+                }
+                Err(reason) => return Some(fail(evaluated, &decision.id, &reason)),
+            }
+        }
+        let result = results
+            .remove(decision_id)
+            .map_or(Value::Null, |(_, value)| value);
+        Some(Evaluation {
+            evaluated,
+            result: Ok(result),
+        })
+    }
+
+    /// The decisions to evaluate for `target`, required ones first (depth-first, in `required`
+    /// order, each once), `target` last. Iterative, so that a long chain cannot overflow the
+    /// stack. On a missing required decision or a cycle (which `parse_dmn` rejects), the decision
+    /// at fault and why.
+    fn evaluation_order<'a>(
+        &'a self,
+        target: &'a Decision,
+    ) -> Result<Vec<&'a Decision>, (&'a Decision, String)> {
+        if target.required.is_empty() {
+            return Ok(vec![target]);
+        }
+        let by_id: HashMap<&str, &Decision> =
+            self.decisions.iter().map(|d| (d.id.as_str(), d)).collect();
+        // false: being visited, true: done.
+        let mut done: HashMap<&str, bool> = HashMap::new();
+        let mut order = Vec::new();
+        let mut stack: Vec<(&Decision, usize)> = vec![(target, 0)];
+        done.insert(target.id.as_str(), false);
+        while let Some((decision, next)) = stack.pop() {
+            let Some(required) = decision.required.get(next) else {
+                done.insert(decision.id.as_str(), true);
+                order.push(decision);
+                continue;
+            };
+            stack.push((decision, next + 1));
+            match done.get(required.as_str()) {
+                Some(true) => {}
+                Some(false) => {
+                    return Err((
+                        decision,
+                        format!("the required decisions form a cycle through '{required}'"),
+                    ))
+                }
+                None => {
+                    let Some(next_decision) = by_id.get(required.as_str()) else {
+                        return Err((
+                            decision,
+                            format!("no decision found for the required decision '{required}'"),
+                        ));
+                    };
+                    done.insert(next_decision.id.as_str(), false);
+                    stack.push((next_decision, 0));
+                }
+            }
+        }
+        Ok(order)
+    }
+}
+
+/// Evaluates one decision with its scope (variables plus required results): its report and its
+/// result or the reason it failed.
+fn evaluate_decision(
+    decision: &Decision,
+    scope: &Variables,
+) -> (EvaluatedDecision, Result<Value, String>) {
+    let mut record = EvaluatedDecision {
+        decision_id: decision.id.clone(),
+        decision_name: decision.name.clone(),
+        decision_type: decision.logic.type_name(),
+        output: Value::Null,
+        inputs: Vec::new(),
+        matched_rules: Vec::new(),
+    };
+    let outcome = match &decision.logic {
+        DecisionLogic::Literal(expression) => expression.evaluate(scope).map_err(|e| e.message),
+        DecisionLogic::Table(table) => evaluate_table(table, scope, &mut record),
+    };
+    if let Ok(value) = &outcome {
+        record.output = value.clone();
+    }
+    (record, outcome)
+}
+
+/// Evaluates a decision table, filling in the record's inputs and matched rules as dmn-scala
+/// reports them: the inputs once all are evaluated, the matched rules once all their outputs are.
+fn evaluate_table(
+    table: &DecisionTable,
+    scope: &Variables,
+    record: &mut EvaluatedDecision,
+) -> Result<Value, String> {
+    let mut input_values = Vec::with_capacity(table.inputs.len());
+    for input in &table.inputs {
+        input_values.push(input.expression.evaluate(scope).map_err(|e| e.message)?);
+    }
+    record.inputs = table
+        .inputs
+        .iter()
+        .zip(&input_values)
+        .map(|(input, value)| EvaluatedInput {
+            id: input.id.clone(),
+            name: input.name.clone(),
+            value: value.clone(),
+        })
+        .collect();
+
+    // Rules whose every input entry matches (all of them are checked, also with FIRST).
+    let mut matched = Vec::new();
+    for (position, rule) in table.rules.iter().enumerate() {
+        let mut is_match = true;
+        for (entry, value) in rule.input_entries.iter().zip(&input_values) {
+            if let Some(tests) = entry {
+                if !tests.matches(value, scope).map_err(|e| e.message)? {
+                    is_match = false;
+                    break;
+                }
+            }
+        }
+        if is_match {
+            matched.push(position);
+        }
+    }
+    if table.hit_policy == HitPolicy::First {
+        matched.truncate(1);
+    }
+
+    if matched.is_empty() {
+        return Ok(match (table.hit_policy, table.aggregation) {
+            (HitPolicy::Collect, Some(Aggregation::Count)) => Value::from(0),
+            (HitPolicy::Collect, None) | (HitPolicy::RuleOrder | HitPolicy::OutputOrder, _) => {
+                Value::Array(Vec::new())
+            }
+            _ => Value::Null,
+        });
+    }
+
+    // Each matched rule's outputs, as (output name, value) in output order.
+    let mut rule_outputs: Vec<Vec<(&str, Value)>> = Vec::with_capacity(matched.len());
+    for &position in &matched {
+        let rule = &table.rules[position];
+        let mut outputs = Vec::with_capacity(table.outputs.len());
+        for (output, entry) in table.outputs.iter().zip(&rule.output_entries) {
+            let value = entry.evaluate(scope).map_err(|e| e.message)?;
+            outputs.push((output.name.as_str(), value));
+        }
+        rule_outputs.push(outputs);
+    }
+    record.matched_rules = matched
+        .iter()
+        .zip(&rule_outputs)
+        .map(|(&position, outputs)| MatchedRule {
+            id: table.rules[position].id.clone(),
+            index: i32::try_from(position + 1).unwrap_or(i32::MAX),
+            outputs: table
+                .outputs
+                .iter()
+                .zip(outputs)
+                .map(|(output, (_, value))| EvaluatedOutput {
+                    id: output.id.clone(),
+                    name: output.label.clone(),
+                    value: value.clone(),
+                })
+                .collect(),
+        })
+        .collect();
+
+    apply_hit_policy(table, rule_outputs)
+}
+
+/// One rule's result: the value itself with a single output, else an object of the outputs.
+fn rule_result(outputs: &[(&str, Value)]) -> Value {
+    match outputs {
+        [(_, value)] => value.clone(),
+        _ => Value::Object(
+            outputs
+                .iter()
+                .map(|(name, value)| (name.to_string(), value.clone()))
+                .collect(),
+        ),
+    }
+}
+
+fn apply_hit_policy(
+    table: &DecisionTable,
+    mut rule_outputs: Vec<Vec<(&str, Value)>>,
+) -> Result<Value, String> {
+    match table.hit_policy {
+        HitPolicy::First => Ok(rule_outputs.first().map_or(Value::Null, |o| rule_result(o))),
+        HitPolicy::Unique => {
+            if rule_outputs.len() > 1 {
+                return Err(format!(
+                    "multiple values aren't allowed for UNIQUE hit policy. found: '{}'",
+                    scala_list(&rule_outputs)
+                ));
+            }
+            Ok(rule_outputs.first().map_or(Value::Null, |o| rule_result(o)))
+        }
+        HitPolicy::Any => {
+            let mut distinct: Vec<Vec<(&str, Value)>> = Vec::new();
+            for outputs in &rule_outputs {
+                if !distinct.contains(outputs) {
+                    distinct.push(outputs.clone());
+                }
+            }
+            if distinct.len() > 1 {
+                return Err(format!(
+                    "different values aren't allowed for ANY hit policy. found: '{}'",
+                    scala_list(&distinct)
+                ));
+            }
+            Ok(rule_outputs.first().map_or(Value::Null, |o| rule_result(o)))
+        }
+        HitPolicy::Priority => {
+            sort_by_priority(table, &mut rule_outputs);
+            Ok(rule_outputs.first().map_or(Value::Null, |o| rule_result(o)))
+        }
+        HitPolicy::OutputOrder => {
+            sort_by_priority(table, &mut rule_outputs);
+            Ok(Value::Array(
+                rule_outputs.iter().map(|o| rule_result(o)).collect(),
+            ))
+        }
+        HitPolicy::RuleOrder => Ok(Value::Array(
+            rule_outputs.iter().map(|o| rule_result(o)).collect(),
+        )),
+        HitPolicy::Collect => match table.aggregation {
+            None => Ok(Value::Array(
+                rule_outputs.iter().map(|o| rule_result(o)).collect(),
+            )),
+            Some(Aggregation::Count) => Ok(Value::from(rule_outputs.len())),
+            Some(aggregation) => aggregate(aggregation, &rule_outputs),
+        },
+    }
+}
+
+/// COLLECT with SUM, MIN or MAX: the numbers of the single output, combined with FEEL's
+/// (decimal) `sum`, `min` or `max`.
+fn aggregate(
+    aggregation: Aggregation,
+    rule_outputs: &[Vec<(&str, Value)>],
+) -> Result<Value, String> {
+    let mut numbers = Vec::with_capacity(rule_outputs.len());
+    for outputs in rule_outputs {
+        let [(_, value)] = outputs.as_slice() else {
+            return Err(format!(
+                "multiple values aren't allowed. found: {}",
+                scala_list(rule_outputs)
+            ));
+        };
+        if !value.is_number() {
+            return Err(format!(
+                "expected number but found '{}'",
+                scala_value(value)
+            ));
+        }
+        numbers.push(value.clone());
+    }
+    static SUM: OnceLock<Option<Expression>> = OnceLock::new();
+    static MIN: OnceLock<Option<Expression>> = OnceLock::new();
+    static MAX: OnceLock<Option<Expression>> = OnceLock::new();
+    let (cell, source) = match aggregation {
+        Aggregation::Sum => (&SUM, "sum(values)"),
+        Aggregation::Min => (&MIN, "min(values)"),
+        Aggregation::Max => (&MAX, "max(values)"),
+        Aggregation::Count => return Ok(Value::from(numbers.len())),
+    };
+    let Some(expression) = cell.get_or_init(|| Expression::parse(source).ok()) else {
+        return Err(format!("the aggregation '{source}' is not available"));
+    };
+    let mut vars = Map::new();
+    vars.insert("values".to_string(), Value::Array(numbers));
+    expression.evaluate(&vars).map_err(|e| e.message)
+}
+
+/// Sorts the matched rules' outputs for PRIORITY and OUTPUT ORDER like dmn-scala: each rule gets
+/// a key made of, for every output in order, the position of its value among the output's
+/// `outputValues` (or `_` when it is not there or not a string or number), concatenated as text;
+/// the rules are sorted by that text (stable, so rule order breaks ties).
+fn sort_by_priority(table: &DecisionTable, rule_outputs: &mut [Vec<(&str, Value)>]) {
+    let key = |outputs: &Vec<(&str, Value)>| -> String {
+        table
+            .outputs
+            .iter()
+            .zip(outputs)
+            .map(|(output, (_, value))| {
+                let position = match value {
+                    Value::String(_) | Value::Number(_) => output
+                        .priorities
+                        .iter()
+                        .position(|candidate| same_value(candidate, value)),
+                    _ => None,
+                };
+                position.map_or_else(|| "_".to_string(), |p| p.to_string())
+            })
+            .collect()
+    };
+    rule_outputs.sort_by_cached_key(key);
+}
+
+/// JSON equality, with numbers compared by value (`1` equals `1.0`).
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x == y || x.as_f64() == y.as_f64(),
+        _ => a == b,
+    }
+}
+
+/// Scala's `toString` of a list of rule outputs (`List[Map[String, Val]]`):
+/// `List(Map(tier -> "medium"), Map(tier -> "large"))`.
+fn scala_list(rule_outputs: &[Vec<(&str, Value)>]) -> String {
+    let maps: Vec<String> = rule_outputs
+        .iter()
+        .map(|outputs| {
+            let entries: Vec<String> = outputs
+                .iter()
+                .map(|(name, value)| format!("{name} -> {}", scala_value(value)))
+                .collect();
+            format!("Map({})", entries.join(", "))
+        })
+        .collect();
+    format!("List({})", maps.join(", "))
+}
+
+/// FEEL-scala's `toString` of a value: strings quoted, lists `[a, b]`, contexts `{a:1, b:2}`.
+fn scala_value(value: &Value) -> String {
+    match value {
+        Value::Null => "null".to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => format!("\"{s}\""),
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(scala_value).collect();
+            format!("[{}]", items.join(", "))
+        }
+        Value::Object(map) => {
+            let entries: Vec<String> = map
+                .iter()
+                .map(|(key, value)| format!("{key}:{}", scala_value(value)))
+                .collect();
+            format!("{{{}}}", entries.join(", "))
+        }
+    }
+}
