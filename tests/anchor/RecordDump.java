@@ -23,6 +23,8 @@ import io.camunda.zeebe.process.test.engine.EngineFactory;
 import io.camunda.zeebe.protocol.record.Record;
 import io.camunda.zeebe.protocol.record.RecordType;
 import io.camunda.zeebe.protocol.record.value.*;
+import io.camunda.zeebe.protocol.record.value.deployment.DecisionRecordValue;
+import io.camunda.zeebe.protocol.record.value.deployment.DecisionRequirementsRecordValue;
 import java.time.Duration;
 
 public final class RecordDump {
@@ -103,7 +105,7 @@ public final class RecordDump {
           "INCIDENT", "VARIABLE", "VARIABLE_DOCUMENT", "PROCESS_EVENT", "MESSAGE", "MESSAGE_BATCH",
           "MESSAGE_SUBSCRIPTION", "PROCESS_MESSAGE_SUBSCRIPTION", "MESSAGE_START_EVENT_SUBSCRIPTION",
           "SIGNAL", "SIGNAL_SUBSCRIPTION", "ERROR", "ESCALATION", "DECISION_EVALUATION",
-          "PROCESS_INSTANCE_MODIFICATION", "USER_TASK", "COMPENSATION_SUBSCRIPTION").contains(vt)) continue;
+          "PROCESS_INSTANCE_MODIFICATION", "USER_TASK", "COMPENSATION_SUBSCRIPTION", "DECISION", "DECISION_REQUIREMENTS").contains(vt)) continue;
       String kind = switch (r.getRecordType()) { case COMMAND -> "C"; case EVENT -> "E"; default -> "R"; };
       String detail = "";
       Object v = r.getValue();
@@ -122,6 +124,27 @@ public final class RecordDump {
           + " dueDate=" + u.getDueDate() + " followUpDate=" + u.getFollowUpDate() + " priority=" + u.getPriority()
           + " formKey=" + (u.getFormKey() > 0 ? "<key>" : "-1") + " externalForm=" + u.getExternalFormReference()
           + " changed=" + u.getChangedAttributes() + " action=" + u.getAction();
+      else if (v instanceof DecisionRecordValue d) detail = d.getDecisionId() + " " + d.getDecisionName() + " v" + d.getVersion()
+          + " drg=" + d.getDecisionRequirementsId() + " duplicate=" + d.isDuplicate();
+      else if (v instanceof DecisionRequirementsRecordValue d) detail = d.getDecisionRequirementsId() + " " + d.getDecisionRequirementsName()
+          + " v" + d.getDecisionRequirementsVersion() + " " + d.getResourceName() + " duplicate=" + d.isDuplicate();
+      else if (v instanceof DecisionEvaluationRecordValue d) {
+        StringBuilder b = new StringBuilder(d.getDecisionId() + " v" + d.getDecisionVersion() + " drg=" + d.getDecisionRequirementsId()
+            + " element=" + d.getElementId() + " output=" + d.getDecisionOutput());
+        if (!d.getFailedDecisionId().isEmpty()) b.append(" failed=" + d.getFailedDecisionId() + " message=" + d.getEvaluationFailureMessage());
+        for (var e : d.getEvaluatedDecisions()) {
+          b.append(" [" + e.getDecisionId() + " " + e.getDecisionName() + " " + e.getDecisionType() + " output=" + e.getDecisionOutput() + " inputs=");
+          for (var in : e.getEvaluatedInputs()) b.append(in.getInputId() + "(" + in.getInputName() + ")=" + in.getInputValue() + ";");
+          b.append(" rules=");
+          for (var m : e.getMatchedRules()) {
+            b.append(m.getRuleId() + "#" + m.getRuleIndex() + "{");
+            for (var o : m.getEvaluatedOutputs()) b.append(o.getOutputId() + "(" + o.getOutputName() + ")=" + o.getOutputValue() + ";");
+            b.append("}");
+          }
+          b.append("]");
+        }
+        detail = b.toString();
+      }
       if (r.getRecordType() == RecordType.COMMAND_REJECTION) detail += " | " + r.getRejectionType() + ": " + r.getRejectionReason();
       System.out.printf("%s %s %s %s%n", kind, vt, r.getIntent().name(), detail);
     }

@@ -172,6 +172,33 @@ pub fn apply_event(txn: &mut Txn<'_>, models: &mut Models, r: &Record) {
                 );
             }
         }
+        RecordValue::DecisionRequirements(d) if r.intent == Intent::Created => {
+            txn.put(Ks::Decisions, form_key(b'r', &r.key.to_be_bytes()), d);
+            put_latest(
+                txn,
+                Ks::Decisions,
+                form_key(b'R', d.decision_requirements_id.as_bytes()),
+                d.decision_requirements_version,
+                r.key,
+            );
+        }
+        RecordValue::Decision(d) if r.intent == Intent::Created => {
+            txn.put(Ks::Decisions, form_key(b'd', &r.key.to_be_bytes()), d);
+            put_latest(
+                txn,
+                Ks::Decisions,
+                form_key(b'D', d.decision_id.as_bytes()),
+                d.version,
+                r.key,
+            );
+            put_latest(
+                txn,
+                Ks::Decisions,
+                crate::decisions::member_key(d.decision_requirements_key, &d.decision_id),
+                d.version,
+                r.key,
+            );
+        }
         RecordValue::Timer(t) => match r.intent {
             Intent::Created => {
                 txn.put(Ks::Timers, key_i64(r.key), t);
@@ -852,7 +879,16 @@ pub fn variable_key(scope: i64, name: &str) -> Vec<u8> {
     k
 }
 
-/// A key in Ks::Forms: `k` and the form key, or `l` and the form id.
+/// Records `key` as the latest version of what `latest_key` names, unless a later version is
+/// already recorded.
+fn put_latest(txn: &mut Txn<'_>, ks: Ks, latest_key: Vec<u8>, version: i32, key: i64) {
+    let latest: Option<LatestVersion> = txn.get(ks, &latest_key);
+    if latest.map(|l| l.version < version).unwrap_or(true) {
+        txn.put(ks, latest_key, &LatestVersion { version, key });
+    }
+}
+
+/// A key in Ks::Forms (`k` and the form key, or `l` and the form id) or in Ks::Decisions.
 pub(crate) fn form_key(tag: u8, rest: &[u8]) -> Vec<u8> {
     let mut k = Vec::with_capacity(rest.len() + 1);
     k.push(tag);

@@ -17,7 +17,7 @@ use crate::appliers::join_token_key;
 use crate::engine::{Ctx, ProcResult, Rejection, SideEffect};
 use crate::state::{key_i64, read_i64, Ks};
 use crate::types::{AwaitingResult, ElementInstance, StoredJob};
-use crate::{events, messages, multi_instance, signals, user_tasks, variables};
+use crate::{decisions, events, messages, multi_instance, signals, user_tasks, variables};
 use zest_protocol::json::type_name;
 
 /// Loads an element instance with its process model and element index.
@@ -465,6 +465,77 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             // is written while the task completes
             let mut doc = Map::new();
             doc.insert(script.result_variable.clone(), result);
+            let vars = Value::Object(doc).to_string();
+            events::triggering(ctx, key, &inst.record, &el.id, vars);
+            ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
+            ctx.command(key, Intent::CompleteElement, pi_value(&inst.record));
+            Ok(())
+        }
+        ElementKind::BusinessRuleTask => {
+            let Some(called) = &el.called_decision else {
+                return Err(Rejection::invalid_state(format!(
+                    "business rule task '{}' has no called decision",
+                    el.id
+                )));
+            };
+            let vars = variables::visible(ctx, key);
+            let decision_id = match evaluate_with(&called.decision_id, &vars)
+                .and_then(|v| expect_string(&called.decision_id, v))
+            {
+                Ok(id) => id,
+                Err(msg) => {
+                    return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1)
+                }
+            };
+            let Some(decision) = decisions::latest(ctx, &decision_id) else {
+                let msg = format!(
+                    "Expected to evaluate decision '{decision_id}', but no decision found for id '{decision_id}'"
+                );
+                return raise_incident(ctx, &inst, ErrorType::CalledDecisionError, msg, -1);
+            };
+            let Some(outcome) = decisions::evaluate(ctx, &decision, &vars) else {
+                let msg = format!(
+                    "Expected to evaluate decision '{decision_id}', but its decision requirements graph could not be loaded"
+                );
+                return raise_incident(ctx, &inst, ErrorType::CalledDecisionError, msg, -1);
+            };
+            let mut record = outcome.record;
+            record.bpmn_process_id = inst.record.bpmn_process_id.clone();
+            record.process_definition_key = inst.record.process_definition_key;
+            record.process_instance_key = inst.record.process_instance_key;
+            record.element_id = el.id.clone();
+            record.element_instance_key = key;
+            let evaluation_key = ctx.next_key();
+            let result = match outcome.result {
+                Ok(value) => {
+                    ctx.event(
+                        evaluation_key,
+                        Intent::Evaluated,
+                        RecordValue::DecisionEvaluation(record),
+                    );
+                    value
+                }
+                Err(msg) => {
+                    ctx.event(
+                        evaluation_key,
+                        Intent::Failed,
+                        RecordValue::DecisionEvaluation(record),
+                    );
+                    return raise_incident(
+                        ctx,
+                        &inst,
+                        ErrorType::DecisionEvaluationError,
+                        msg,
+                        -1,
+                    );
+                }
+            };
+            if let Err(msg) = subscribe_boundaries(ctx, &inst, &model, idx) {
+                return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1);
+            }
+            // like a script task's result
+            let mut doc = Map::new();
+            doc.insert(called.result_variable.clone(), result);
             let vars = Value::Object(doc).to_string();
             events::triggering(ctx, key, &inst.record, &el.id, vars);
             ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
@@ -1022,6 +1093,14 @@ pub fn complete_element(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
             inst.state.name()
         )));
     }
+    if let Some(i) = ctx.cycle_timers.iter().position(|(pi, id, _)| {
+        *pi == inst.record.process_instance_key && *id == inst.record.element_id
+    }) {
+        // a timer cycle boundary event with repetitions left: its next timer
+        let (_, _, timer) = ctx.cycle_timers.remove(i);
+        let timer_key = ctx.next_key();
+        ctx.event(timer_key, Intent::Created, RecordValue::Timer(timer));
+    }
     ctx.event(key, Intent::ElementCompleting, pi_value(&inst.record));
     on_complete(ctx, key)
 }
@@ -1045,6 +1124,7 @@ pub fn on_complete(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             | ElementKind::JobWorkerTask
             | ElementKind::UserTask
             | ElementKind::ScriptTask
+            | ElementKind::BusinessRuleTask
             | ElementKind::TimerIntermediateCatchEvent
             | ElementKind::CallActivity
     ) {
@@ -1648,7 +1728,7 @@ fn subscribe_catch_events(
     targets: &[ElementIdx],
 ) -> Result<(), String> {
     enum Sub {
-        Timer(String, i64),
+        Timer(String, i64, i32),
         Message(String, String, String, bool),
         Signal(String, String),
     }
@@ -1656,7 +1736,24 @@ fn subscribe_catch_events(
     for &b in targets {
         let be = model.element(b);
         if let Some(t) = &be.timer {
-            subs.push(Sub::Timer(be.id.clone(), timer_due_date(ctx, t, inst.key)?));
+            let repetitions = match t {
+                // a cycle repeats on non-interrupting boundary events (the parser rejects it on
+                // interrupting ones, as Zeebe does)
+                TimerDefinition::Cycle(e) => {
+                    let v = evaluate(ctx, e, inst.key).and_then(|v| expect_string(e, v))?;
+                    zest_model::time::parse_cycle(&v)
+                        .map_err(|err| format!("Invalid time cycle '{v}': {err}"))?
+                        .repetitions
+                        .map(|r| r.clamp(1, i32::MAX as u32) as i32)
+                        .unwrap_or(-1)
+                }
+                _ => 1,
+            };
+            subs.push(Sub::Timer(
+                be.id.clone(),
+                timer_due_date(ctx, t, inst.key)?,
+                repetitions,
+            ));
         } else if let Some(m) = &be.message {
             let name = evaluate(ctx, &m.name, inst.key).and_then(|v| expect_string(&m.name, v))?;
             let ck = match &m.correlation_key {
@@ -1670,14 +1767,14 @@ fn subscribe_catch_events(
     }
     for sub in subs {
         match sub {
-            Sub::Timer(target, due) => {
+            Sub::Timer(target, due, repetitions) => {
                 let timer = TimerRecord {
                     element_instance_key: inst.key,
                     process_instance_key: inst.record.process_instance_key,
                     process_definition_key: inst.record.process_definition_key,
                     due_date: due,
                     target_element_id: target,
-                    repetitions: 1,
+                    repetitions,
                     tenant_id: inst.record.tenant_id.clone(),
                 };
                 let timer_key = ctx.next_key();

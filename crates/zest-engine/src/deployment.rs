@@ -1,5 +1,5 @@
-//! DEPLOYMENT CREATE: validates resources, versions processes and forms, writes PROCESS and
-//! FORM CREATED events.
+//! DEPLOYMENT CREATE: validates resources, versions processes, decisions and forms, writes
+//! PROCESS, DECISION_REQUIREMENTS, DECISION and FORM CREATED events.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -33,6 +33,7 @@ pub fn create(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, d: &DeploymentRecord) -> 
     let mut errors = Vec::new();
     let mut parsed = Vec::new();
     let mut forms = Vec::new();
+    let mut dmns = Vec::new();
     for res in &d.resources {
         let name = res.resource_name.to_ascii_lowercase();
         if name.ends_with(".bpmn") || name.ends_with(".xml") {
@@ -46,13 +47,16 @@ pub fn create(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, d: &DeploymentRecord) -> 
                 Err(e) => errors.push(e),
             }
         } else if name.ends_with(".dmn") {
-            errors.push(format!(
-                "'{}': decisions (.dmn) are not supported by this version of Zest yet",
-                res.resource_name
-            ));
+            match zest_model::parse_dmn(&res.resource_name, &res.resource) {
+                Ok(drg) => {
+                    errors.extend(crate::decisions::check(ctx, res, &drg));
+                    dmns.push((res, drg));
+                }
+                Err(e) => errors.push(e.to_string()),
+            }
         } else {
             errors.push(format!(
-                "'{}': unknown resource type; expected a BPMN resource ending with '.bpmn' or '.xml', or a form ending with '.form'",
+                "'{}': unknown resource type; expected a BPMN resource ending with '.bpmn' or '.xml', a DMN resource ending with '.dmn', or a form ending with '.form'",
                 res.resource_name
             ));
         }
@@ -64,6 +68,24 @@ pub fn create(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, d: &DeploymentRecord) -> 
                 "Expected the form ids to be unique within a deployment but found a duplicated id '{id}' in the resources '{}'",
                 res.resource_name
             ));
+        }
+    }
+    let mut seen_drgs = HashSet::new();
+    let mut seen_decisions = HashSet::new();
+    for (res, drg) in &dmns {
+        if !seen_drgs.insert(drg.id.clone()) {
+            errors.push(format!(
+                "Expected the decision requirements ids to be unique within a deployment but found a duplicated id '{}' in the resources '{}'",
+                drg.id, res.resource_name
+            ));
+        }
+        for decision in &drg.decisions {
+            if !seen_decisions.insert(decision.id.clone()) {
+                errors.push(format!(
+                    "Expected the decision ids to be unique within a deployment but found a duplicated id '{}' in the resources '{}'",
+                    decision.id, res.resource_name
+                ));
+            }
         }
     }
     let mut seen = HashSet::new();
@@ -88,6 +110,16 @@ pub fn create(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, d: &DeploymentRecord) -> 
     } else {
         d.tenant_id.clone()
     };
+    // the key of the deployment, which its resources carry
+    let key = ctx.next_key();
+    // DECISION_REQUIREMENTS and DECISION CREATED come first, like Zeebe's
+    let mut decision_requirements_metadata = Vec::new();
+    let mut decisions_metadata = Vec::new();
+    for (res, drg) in dmns {
+        let (drg_meta, decisions) = crate::decisions::deploy(ctx, res, drg, &tenant, key);
+        decision_requirements_metadata.push(drg_meta);
+        decisions_metadata.extend(decisions);
+    }
     let mut metadata = Vec::new();
     for (res, processes) in parsed {
         let sum = checksum(&res.resource);
@@ -137,7 +169,6 @@ pub fn create(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, d: &DeploymentRecord) -> 
         }
     }
     // FORM CREATED events, like PROCESS CREATED, come before DEPLOYMENT CREATED
-    let key = ctx.next_key();
     let mut forms_metadata = Vec::new();
     for (res, id) in forms {
         forms_metadata.push(deploy_form(ctx, res, id, &tenant, key));
@@ -156,6 +187,8 @@ pub fn create(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, d: &DeploymentRecord) -> 
             processes_metadata: metadata,
             forms_metadata,
             tenant_id: tenant,
+            decision_requirements_metadata,
+            decisions_metadata,
         }),
     );
     ctx.respond(cmd, answer);

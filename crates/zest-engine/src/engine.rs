@@ -7,7 +7,9 @@ use zest_protocol::{
 use crate::appliers::{apply_event, observe_key};
 use crate::models::Models;
 use crate::state::{Ks, Txn};
-use crate::{bpmn, deployment, instance, jobs, messages, multi_instance, signals, user_tasks};
+use crate::{
+    bpmn, decisions, deployment, instance, jobs, messages, multi_instance, signals, user_tasks,
+};
 
 /// Why a command is rejected; becomes a COMMAND_REJECTION record and the client's error.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,6 +135,7 @@ impl Engine {
             source_position: -1,
             request_id: command.request_id,
             request_stream_id: command.request_stream_id,
+            cycle_timers: Vec::new(),
         };
         ctx.records.push(command.clone());
         ctx.queue.push_back(0);
@@ -255,6 +258,7 @@ fn dispatch(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
         (RecordValue::UserTask(u), Assign) => user_tasks::assign(ctx, cmd, u),
         (RecordValue::UserTask(u), Claim) => user_tasks::claim(ctx, cmd, u),
         (RecordValue::UserTask(u), Update) => user_tasks::update(ctx, cmd, u),
+        (RecordValue::DecisionEvaluation(d), Evaluate) => decisions::evaluate_command(ctx, cmd, d),
         (v, intent) => Err(Rejection::invalid_argument(format!(
             "Expected a supported command, but got {} {:?}",
             v.value_type().name(),
@@ -277,6 +281,10 @@ pub(crate) struct Ctx<'e, 't, 'b> {
     source_position: i64,
     request_id: i64,
     request_stream_id: i32,
+    /// The next timer of a non-interrupting timer cycle boundary event that fired in this
+    /// batch, created when the boundary event completes (Zeebe's order): (process instance key,
+    /// boundary event id, timer).
+    pub cycle_timers: Vec<(i64, String, zest_protocol::TimerRecord)>,
 }
 
 impl Ctx<'_, '_, '_> {

@@ -293,7 +293,44 @@ pub fn trigger_timer(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
         Intent::Triggered,
         RecordValue::Timer(timer.clone()),
     );
+    if timer.repetitions != 1 {
+        if let Some(next) = next_cycle_timer(ctx, &model, &timer) {
+            ctx.cycle_timers.push((
+                timer.process_instance_key,
+                timer.target_element_id.clone(),
+                next,
+            ));
+        }
+    }
     bpmn::trigger_event(ctx, &inst, &model, &timer.target_element_id, String::new())
+}
+
+/// The next timer of a timer cycle boundary event (one interval after this one's due date, one
+/// repetition less; -1 repeats forever), or `None` when its cycle no longer evaluates.
+fn next_cycle_timer(
+    ctx: &Ctx<'_, '_, '_>,
+    model: &zest_model::Process,
+    timer: &zest_protocol::TimerRecord,
+) -> Option<zest_protocol::TimerRecord> {
+    let (_, el) = model.element_by_id(&timer.target_element_id)?;
+    let Some(zest_model::TimerDefinition::Cycle(expr)) = &el.timer else {
+        return None;
+    };
+    let text = match bpmn::evaluate(ctx, expr, timer.element_instance_key).ok()? {
+        serde_json::Value::String(s) => s,
+        _ => return None,
+    };
+    let cycle = zest_model::time::parse_cycle(&text).ok()?;
+    let due = cycle.interval.add_to(timer.due_date).ok()?;
+    Some(zest_protocol::TimerRecord {
+        due_date: due.max(ctx.now),
+        repetitions: if timer.repetitions > 1 {
+            timer.repetitions - 1
+        } else {
+            timer.repetitions
+        },
+        ..timer.clone()
+    })
 }
 
 /// A timer start event's timer is due: a new instance starts at the start event, and a cycle

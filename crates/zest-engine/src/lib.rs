@@ -10,10 +10,12 @@
 //! `events` holds event triggers (PROCESS_EVENT); `messages` the message subscriptions;
 //! `signals` signal broadcasts and subscriptions; `multi_instance` multi-instance bodies and
 //! PROCESS_INSTANCE_BATCH (children activated or terminated one command at a time);
-//! `user_tasks` Camunda user tasks (USER_TASK); `variables` implements Zeebe's variable scoping and propagation.
+//! `user_tasks` Camunda user tasks (USER_TASK); `decisions` DMN deployment and decision
+//! evaluation (DECISION_EVALUATION); `variables` implements Zeebe's variable scoping and propagation.
 
 mod appliers;
 mod bpmn;
+mod decisions;
 mod deployment;
 mod engine;
 mod events;

@@ -1,8 +1,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use zest_model::dmn::DecisionRequirements;
 use zest_model::Process;
+use zest_protocol::DecisionRequirementsRecord;
 
+use crate::appliers::form_key;
 use crate::state::{key_i64, Ks, Txn};
 use crate::types::StoredProcess;
 
@@ -11,6 +14,8 @@ use crate::types::StoredProcess;
 #[derive(Default)]
 pub struct Models {
     by_key: HashMap<i64, Arc<Process>>,
+    /// Parsed DMN by decision requirements key.
+    decisions: HashMap<i64, Arc<DecisionRequirements>>,
 }
 
 impl Models {
@@ -41,7 +46,34 @@ impl Models {
         self.by_key.insert(process_definition_key, process);
     }
 
+    /// The parsed decision requirements graph deployed under `key`.
+    pub fn decision_requirements(
+        &mut self,
+        txn: &Txn<'_>,
+        key: i64,
+    ) -> Option<Arc<DecisionRequirements>> {
+        if let Some(d) = self.decisions.get(&key) {
+            return Some(d.clone());
+        }
+        let stored: DecisionRequirementsRecord =
+            txn.get(Ks::Decisions, &form_key(b'r', &key.to_be_bytes()))?;
+        let drg = match zest_model::parse_dmn(&stored.resource_name, &stored.resource) {
+            Ok(d) => Arc::new(d),
+            Err(e) => {
+                tracing::error!("stored decision requirements {key} no longer parse: {e}");
+                return None;
+            }
+        };
+        self.decisions.insert(key, drg.clone());
+        Some(drg)
+    }
+
+    pub fn insert_decision_requirements(&mut self, key: i64, drg: Arc<DecisionRequirements>) {
+        self.decisions.insert(key, drg);
+    }
+
     pub fn clear(&mut self) {
         self.by_key.clear();
+        self.decisions.clear();
     }
 }

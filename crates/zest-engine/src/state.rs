@@ -81,10 +81,14 @@ pub enum Ks {
     UserTasks,
     /// Deployed forms, by tag: `k` (form key) -> FormRecord; `l` (form id) -> LatestVersion.
     Forms,
+    /// Deployed DMN, by tag: `r` (decision requirements key) -> DecisionRequirementsRecord;
+    /// `R` (decision requirements id) -> LatestVersion; `d` (decision key) -> DecisionRecord;
+    /// `D` (decision id) -> LatestVersion.
+    Decisions,
 }
 
 impl Ks {
-    pub const ALL: [Ks; 29] = [
+    pub const ALL: [Ks; 30] = [
         Ks::Meta,
         Ks::Processes,
         Ks::ProcessLatest,
@@ -114,6 +118,7 @@ impl Ks {
         Ks::CalledInstances,
         Ks::UserTasks,
         Ks::Forms,
+        Ks::Decisions,
     ];
 
     /// Position in [`Ks::ALL`] (declaration order), for array-indexed keyspace handles.
@@ -153,6 +158,7 @@ impl Ks {
             Ks::CalledInstances => "called_instances",
             Ks::UserTasks => "user_tasks",
             Ks::Forms => "forms",
+            Ks::Decisions => "decisions",
         }
     }
 }

@@ -3003,18 +3003,43 @@ fn undefined_and_manual_tasks_pass_through_and_job_based_tasks_create_jobs() {
 }
 
 #[test]
-fn business_rule_tasks_with_a_called_decision_are_rejected_at_deploy() {
+fn business_rule_tasks_call_a_deployed_decision_or_raise_an_incident() {
     let mut h = Harness::new();
-    let xml = TASK_KINDS.replace(
+    // a job definition and a called decision on one task: Zeebe's rejection
+    let both = TASK_KINDS.replace(
         r#"<zeebe:taskDefinition type="rule-job" />"#,
-        r#"<zeebe:calledDecision decisionId="d" resultVariable="r" />"#,
+        r#"<zeebe:taskDefinition type="rule-job" /><zeebe:calledDecision decisionId="d" resultVariable="r" />"#,
     );
     let msg = h
-        .deploy("kinds.bpmn", &xml)
+        .deploy("kinds.bpmn", &both)
         .rejection(RejectionType::InvalidArgument);
-    for needle in ["Element: rule", "zeebe:calledDecision", "not supported"] {
-        assert!(msg.contains(needle), "{needle} in {msg}");
+    assert!(
+        msg.contains("Must have either one 'zeebe:calledDecision' or one 'zeebe:taskDefinition' extension element"),
+        "{msg}"
+    );
+    // without a deployed decision: CALLED_DECISION_ERROR, with Zeebe's message
+    let xml = TASK_KINDS.replace(
+        r#"<zeebe:taskDefinition type="rule-job" />
+        <zeebe:taskHeaders><zeebe:header key="k" value="v" /></zeebe:taskHeaders>"#,
+        r#"<zeebe:calledDecision decisionId="d" resultVariable="r" />"#,
+    );
+    h.deploy("kinds.bpmn", &xml).accepted();
+    h.create_ok("kinds", r#"{"x":1}"#);
+    for (key, _) in h.activate("send-job", 10) {
+        h.complete(key, "{}");
     }
+    for (key, _) in h.activate("script-job", 10) {
+        h.complete(key, "{}");
+    }
+    let incidents = h.incidents();
+    assert_eq!(incidents.len(), 1, "{incidents:?}");
+    let incident = &incidents[0].1.record;
+    assert_eq!(incident.error_type, ErrorType::CalledDecisionError);
+    assert_eq!(incident.element_id, "rule");
+    assert_eq!(
+        incident.error_message,
+        "Expected to evaluate decision 'd', but no decision found for id 'd'"
+    );
 }
 
 fn script_process(expression: &str, outputs: &str) -> String {

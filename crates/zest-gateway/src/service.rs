@@ -9,10 +9,10 @@ use tonic::{Code, Request, Response, Status};
 use zest_broker::Broker;
 use zest_engine::new_command;
 use zest_protocol::{
-    BpmnElementType, BpmnEventType, DeploymentRecord, DeploymentResource, DeploymentResponse,
-    ErrorType, IncidentRecord, Intent, JobBatchRecord, JobRecord, MessageRecord, PartitionId,
-    ProcessInstanceCreationRecord, ProcessInstanceRecord, Record, RecordValue,
-    VariableDocumentRecord, VariableDocumentUpdateSemantic, DEFAULT_TENANT,
+    BpmnElementType, BpmnEventType, DecisionEvaluationRecord, DeploymentRecord, DeploymentResource,
+    DeploymentResponse, ErrorType, IncidentRecord, Intent, JobBatchRecord, JobRecord,
+    MessageRecord, PartitionId, ProcessInstanceCreationRecord, ProcessInstanceRecord, Record,
+    RecordValue, VariableDocumentRecord, VariableDocumentUpdateSemantic, DEFAULT_TENANT,
 };
 
 use crate::convert::{activated_job, broker_status, expect_event, variables_document};
@@ -577,9 +577,106 @@ impl Gateway for GatewayService {
 
     async fn evaluate_decision(
         &self,
-        _request: Request<proto::EvaluateDecisionRequest>,
+        request: Request<proto::EvaluateDecisionRequest>,
     ) -> Result<Response<proto::EvaluateDecisionResponse>, Status> {
-        Err(unsupported("Decision evaluation (EvaluateDecision)"))
+        self.check_size(request.get_ref())?;
+        let r = request.into_inner();
+        if r.decision_key <= 0 && r.decision_id.trim().is_empty() {
+            return Err(Status::invalid_argument(
+                "Expected either a decision id or a valid decision key, but none provided",
+            ));
+        }
+        let tenant_id = r.tenant_id.trim();
+        if !tenant_id.is_empty() && tenant_id != DEFAULT_TENANT {
+            return Err(Status::invalid_argument(format!(
+                "Expected to handle gRPC request EvaluateDecision with tenant identifier '{tenant_id}', but multi-tenancy is disabled"
+            )));
+        }
+        let command = DecisionEvaluationRecord {
+            decision_key: if r.decision_key > 0 {
+                r.decision_key
+            } else {
+                -1
+            },
+            decision_id: r.decision_id.trim().to_string(),
+            variables: variables_document(&r.variables, "variables")?,
+            tenant_id: DEFAULT_TENANT.into(),
+            ..Default::default()
+        };
+        // decisions are deployed to the first partition, like processes
+        let event = self
+            .submit(
+                1,
+                new_command(
+                    -1,
+                    Intent::Evaluate,
+                    RecordValue::DecisionEvaluation(command),
+                    -1,
+                    -1,
+                ),
+            )
+            .await?;
+        let RecordValue::DecisionEvaluation(d) = event.value else {
+            return Err(Status::internal(
+                "unexpected answer to a decision evaluation",
+            ));
+        };
+        Ok(Response::new(proto::EvaluateDecisionResponse {
+            decision_key: d.decision_key,
+            decision_id: d.decision_id,
+            decision_name: d.decision_name,
+            decision_version: d.decision_version,
+            decision_requirements_id: d.decision_requirements_id,
+            decision_requirements_key: d.decision_requirements_key,
+            decision_output: d.decision_output,
+            evaluated_decisions: d
+                .evaluated_decisions
+                .into_iter()
+                .enumerate()
+                .map(|(i, e)| proto::EvaluatedDecision {
+                    decision_key: e.decision_key,
+                    decision_id: e.decision_id,
+                    decision_name: e.decision_name,
+                    decision_version: e.decision_version,
+                    decision_type: e.decision_type,
+                    decision_output: e.decision_output,
+                    matched_rules: e
+                        .matched_rules
+                        .into_iter()
+                        .map(|m| proto::MatchedDecisionRule {
+                            rule_id: m.rule_id,
+                            rule_index: m.rule_index,
+                            evaluated_outputs: m
+                                .evaluated_outputs
+                                .into_iter()
+                                .map(|o| proto::EvaluatedDecisionOutput {
+                                    output_id: o.output_id,
+                                    output_name: o.output_name,
+                                    output_value: o.output_value,
+                                })
+                                .collect(),
+                        })
+                        .collect(),
+                    evaluated_inputs: e
+                        .evaluated_inputs
+                        .into_iter()
+                        .map(|i| proto::EvaluatedDecisionInput {
+                            input_id: i.input_id,
+                            input_name: i.input_name,
+                            input_value: i.input_value,
+                        })
+                        .collect(),
+                    tenant_id: e.tenant_id,
+                    // Zeebe: the evaluation's key and the decision's position in it
+                    decision_evaluation_instance_key: format!("{}-{}", event.key, i + 1),
+                })
+                .collect(),
+            failed_decision_id: d.failed_decision_id,
+            failure_message: d.evaluation_failure_message,
+            tenant_id: d.tenant_id,
+            decision_instance_key: event.key,
+            decision_evaluation_key: event.key,
+        }))
     }
 
     async fn deploy_process(
@@ -628,11 +725,41 @@ impl Gateway for GatewayService {
                 tenant_id: f.tenant_id.clone(),
             })),
         });
+        let decisions = d.decisions_metadata.iter().map(|m| proto::Deployment {
+            metadata: Some(proto::deployment::Metadata::Decision(
+                proto::DecisionMetadata {
+                    dmn_decision_id: m.decision_id.clone(),
+                    dmn_decision_name: m.decision_name.clone(),
+                    version: m.version,
+                    decision_key: m.decision_key,
+                    dmn_decision_requirements_id: m.decision_requirements_id.clone(),
+                    decision_requirements_key: m.decision_requirements_key,
+                    tenant_id: m.tenant_id.clone(),
+                },
+            )),
+        });
+        let graphs = d
+            .decision_requirements_metadata
+            .iter()
+            .map(|m| proto::Deployment {
+                metadata: Some(proto::deployment::Metadata::DecisionRequirements(
+                    proto::DecisionRequirementsMetadata {
+                        dmn_decision_requirements_id: m.decision_requirements_id.clone(),
+                        dmn_decision_requirements_name: m.decision_requirements_name.clone(),
+                        version: m.decision_requirements_version,
+                        decision_requirements_key: m.decision_requirements_key,
+                        resource_name: m.resource_name.clone(),
+                        tenant_id: m.tenant_id.clone(),
+                    },
+                )),
+            });
         let deployments = process_metadata(&d)
             .into_iter()
             .map(|m| proto::Deployment {
                 metadata: Some(proto::deployment::Metadata::Process(m)),
             })
+            .chain(decisions)
+            .chain(graphs)
             .chain(forms)
             .collect();
         Ok(Response::new(proto::DeployResourceResponse {

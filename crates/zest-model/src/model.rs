@@ -123,6 +123,14 @@ pub struct Script {
     pub result_variable: String,
 }
 
+/// `zeebe:calledDecision` of a business rule task: the DMN decision to evaluate (by id, latest
+/// version; static or FEEL) and the variable its result is written to.
+#[derive(Debug, Clone)]
+pub struct CalledDecision {
+    pub decision_id: Expression,
+    pub result_variable: String,
+}
+
 #[derive(Debug, Clone)]
 pub enum TimerDefinition {
     /// `bpmn:timeDuration`: ISO 8601 duration (static or FEEL).
@@ -177,6 +185,9 @@ pub enum ElementKind {
     /// A script task with `zeebe:script`: evaluates its FEEL expression, writes the result to
     /// its result variable and completes.
     ScriptTask,
+    /// A business rule task with `zeebe:calledDecision`: evaluates the DMN decision, writes the
+    /// result to its result variable and completes.
+    BusinessRuleTask,
     /// A task without behaviour, completed as soon as it is activated: undefined task
     /// (`bpmn:task`) and manual task, as Zeebe runs them.
     PassThroughTask,
@@ -282,6 +293,8 @@ pub struct Element {
     pub user_task: Option<UserTaskProps>,
     /// The process a call activity starts.
     pub called_element: Option<CalledElement>,
+    /// The decision a business rule task evaluates.
+    pub called_decision: Option<CalledDecision>,
     /// Multi-instance loop characteristics of an activity.
     pub multi_instance: Option<MultiInstance>,
     /// 1-based line of the element's start tag in the XML.

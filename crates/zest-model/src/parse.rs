@@ -685,14 +685,14 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 );
                 e.interrupting = interrupting;
                 match event_type {
-                    "timerEventDefinition" if has_time_cycle(*def) => {
+                    "timerEventDefinition" if interrupting && has_time_cycle(*def) => {
                         self.ctx.problem(
                             Some(id),
                             *def,
-                            format!("timer boundary events with a 'timeCycle' {UNSUPPORTED_PL}"),
+                            "Interrupting timer event with time cycle is not allowed.",
                         );
                     }
-                    "timerEventDefinition" => e.timer = self.timer(id, *def, true),
+                    "timerEventDefinition" => e.timer = self.timer(id, *def, false),
                     "messageEventDefinition" => e.message = self.message_ref(id, *def, true),
                     "signalEventDefinition" => e.signal = self.signal_name(id, *def, false),
                     "escalationEventDefinition" => {
@@ -789,10 +789,14 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                     return self.unsupported(id, node, msg);
                 }
             },
-            "businessRuleTask" if has_zeebe_extension(node, "calledDecision") => {
-                let msg = format!("business rule tasks with 'zeebe:calledDecision' (DMN decisions) {UNSUPPORTED_PL}");
-                return self.unsupported(id, node, msg);
-            }
+            "businessRuleTask" if has_zeebe_extension(node, "calledDecision") => new_element(
+                id,
+                node,
+                ElementKind::BusinessRuleTask,
+                BpmnElementType::BusinessRuleTask,
+                BpmnEventType::Unspecified,
+                line,
+            ),
             "scriptTask" if has_zeebe_extension(node, "script") => new_element(
                 id,
                 node,
@@ -904,6 +908,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             ElementKind::CallActivity => Allowed::CALL_ACTIVITY,
             ElementKind::PassThroughTask | ElementKind::NoneIntermediateThrowEvent => Allowed::IO,
             ElementKind::ScriptTask => Allowed::SCRIPT_TASK,
+            ElementKind::BusinessRuleTask => Allowed::BUSINESS_RULE_TASK,
             ElementKind::NoneStartEvent => Allowed::OUTPUTS,
             ElementKind::NoneEndEvent => Allowed::INPUTS,
             ElementKind::TimerIntermediateCatchEvent | ElementKind::MessageCatch => Allowed::IO,
@@ -926,6 +931,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 | ElementKind::UserTask
                 | ElementKind::PassThroughTask
                 | ElementKind::ScriptTask
+                | ElementKind::BusinessRuleTask
                 | ElementKind::MessageCatch
                 | ElementKind::SubProcess
                 | ElementKind::CallActivity
@@ -974,6 +980,9 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         if matches!(element.kind, ElementKind::CallActivity) {
             element.called_element = self.called_element(id, node, &ext.called_elements);
         }
+        if matches!(element.kind, ElementKind::BusinessRuleTask) {
+            element.called_decision = self.called_decision(id, node, &ext.called_decisions);
+        }
         element.inputs = ext.inputs;
         element.outputs = ext.outputs;
         let is_sub_process = matches!(element.kind, ElementKind::SubProcess);
@@ -984,6 +993,68 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             self.scope_children(node);
             self.scope = outer;
         }
+    }
+
+    /// `zeebe:calledDecision` of a business rule task (Zeebe's rules: exactly one, a decision
+    /// id, a result variable, no job definition beside it).
+    fn called_decision(&mut self, id: &str, owner: Node, nodes: &[Node]) -> Option<CalledDecision> {
+        if has_zeebe_extension(owner, "taskDefinition") {
+            self.ctx.problem(
+                Some(id),
+                owner,
+                "Must have either one 'zeebe:calledDecision' or one 'zeebe:taskDefinition' extension element",
+            );
+            return None;
+        }
+        let [called] = nodes else {
+            let at = nodes.get(1).copied().unwrap_or(owner);
+            self.ctx.problem(
+                Some(id),
+                at,
+                "Must have exactly one 'zeebe:calledDecision' extension element",
+            );
+            return None;
+        };
+        let called = *called;
+        let binding = called
+            .attribute("bindingType")
+            .map(str::trim)
+            .unwrap_or("latest");
+        if binding != "latest" {
+            self.ctx.problem(
+                Some(id),
+                called,
+                format!("the binding type '{binding}' of 'zeebe:calledDecision' {UNSUPPORTED}; use 'latest'"),
+            );
+        }
+        let decision_id = match non_empty_attr(called, "decisionId") {
+            Some(text) => self
+                .ctx
+                .expression(id, called, "Attribute 'decisionId'", text),
+            None => {
+                self.ctx.problem(
+                    Some(id),
+                    called,
+                    "Attribute 'decisionId' must be present and not empty",
+                );
+                None
+            }
+        };
+        let result_variable = match non_empty_attr(called, "resultVariable") {
+            Some(v) => Some(v.trim().to_string()),
+            None => {
+                self.ctx.problem(
+                    Some(id),
+                    called,
+                    "Attribute 'resultVariable' must be present and not empty",
+                );
+                None
+            }
+        };
+        Some(CalledDecision {
+            decision_id: decision_id?,
+            result_variable: result_variable?,
+        })
     }
 
     /// `zeebe:calledElement` of a call activity.
@@ -1369,6 +1440,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 ElementKind::JobWorkerTask
                     | ElementKind::UserTask
                     | ElementKind::ScriptTask
+                    | ElementKind::BusinessRuleTask
                     | ElementKind::PassThroughTask
                     | ElementKind::SubProcess
                     | ElementKind::CallActivity
@@ -1753,6 +1825,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                     "taskDefinition" if allowed.task => ext.task_definitions.push(child),
                     "script" if allowed.script => ext.scripts.push(child),
                     "calledElement" if allowed.call => ext.called_elements.push(child),
+                    "calledDecision" if allowed.decision => ext.called_decisions.push(child),
                     "assignmentDefinition"
                     | "formDefinition"
                     | "taskSchedule"
@@ -2347,6 +2420,7 @@ struct Allowed {
     inputs: bool,
     outputs: bool,
     call: bool,
+    decision: bool,
 }
 
 impl Allowed {
@@ -2357,6 +2431,7 @@ impl Allowed {
         inputs: false,
         outputs: false,
         call: false,
+        decision: false,
     };
     const SCRIPT_TASK: Allowed = Allowed {
         task: false,
@@ -2365,6 +2440,16 @@ impl Allowed {
         inputs: true,
         outputs: true,
         call: false,
+        decision: false,
+    };
+    const BUSINESS_RULE_TASK: Allowed = Allowed {
+        task: false,
+        user_task: false,
+        script: false,
+        inputs: true,
+        outputs: true,
+        call: false,
+        decision: true,
     };
     const SERVICE_TASK: Allowed = Allowed {
         task: true,
@@ -2373,6 +2458,7 @@ impl Allowed {
         inputs: true,
         outputs: true,
         call: false,
+        decision: false,
     };
     const USER_TASK: Allowed = Allowed {
         task: false,
@@ -2381,6 +2467,7 @@ impl Allowed {
         inputs: true,
         outputs: true,
         call: false,
+        decision: false,
     };
     const IO: Allowed = Allowed {
         task: false,
@@ -2389,6 +2476,7 @@ impl Allowed {
         inputs: true,
         outputs: true,
         call: false,
+        decision: false,
     };
     const INPUTS: Allowed = Allowed {
         task: false,
@@ -2397,6 +2485,7 @@ impl Allowed {
         inputs: true,
         outputs: false,
         call: false,
+        decision: false,
     };
     const CALL_ACTIVITY: Allowed = Allowed {
         task: false,
@@ -2405,6 +2494,7 @@ impl Allowed {
         inputs: true,
         outputs: true,
         call: true,
+        decision: false,
     };
     const OUTPUTS: Allowed = Allowed {
         task: false,
@@ -2413,6 +2503,7 @@ impl Allowed {
         inputs: false,
         outputs: true,
         call: false,
+        decision: false,
     };
 }
 
@@ -2453,6 +2544,7 @@ struct Extensions<'a, 'input> {
     task_definitions: Vec<Node<'a, 'input>>,
     scripts: Vec<Node<'a, 'input>>,
     called_elements: Vec<Node<'a, 'input>>,
+    called_decisions: Vec<Node<'a, 'input>>,
     headers: Vec<(String, String)>,
     inputs: Vec<Mapping>,
     outputs: Vec<Mapping>,
@@ -2486,6 +2578,7 @@ fn new_element(
         task_headers: Vec::new(),
         timer: None,
         script: None,
+        called_decision: None,
         message: None,
         start_events: Vec::new(),
         message_start_events: Vec::new(),

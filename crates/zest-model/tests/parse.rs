@@ -104,14 +104,6 @@ fn parse_workload(rel: &str) -> Option<Process> {
     }
 }
 
-fn reject_workload(rel: &str) -> Option<ModelError> {
-    let xml = workload(rel)?;
-    match parse_bpmn(rel, &xml) {
-        Ok(_) => panic!("{rel} must be rejected"),
-        Err(e) => Some(e),
-    }
-}
-
 fn idx(p: &Process, id: &str) -> ElementIdx {
     p.element_by_id(id)
         .unwrap_or_else(|| panic!("no element {id}"))
@@ -500,24 +492,17 @@ fn message_references_are_validated() {
 }
 
 #[test]
-fn realistic_is_rejected() {
-    let Some(e) = reject_workload("realistic/bankCustomerComplaintDisputeHandling.bpmn") else {
+fn realistic_parses_with_its_business_rule_tasks() {
+    let Some(p) = parse_workload("realistic/bankCustomerComplaintDisputeHandling.bpmn") else {
         return;
     };
-    // only its DMN business rule tasks are left (escalations, the linked form, multi-instance
-    // and call activities are supported)
-    has(
-        &e.problems,
-        "Activity_0iv8gg2",
-        "'zeebe:calledDecision' (DMN decisions)",
+    let task = p.element(idx(&p, "Activity_0iv8gg2"));
+    assert!(matches!(task.kind, ElementKind::BusinessRuleTask));
+    let called = task.called_decision.as_ref().unwrap();
+    assert!(
+        matches!(&called.decision_id, Expression::Static(id) if id == "determine-fraud-rating-1dmmwcu")
     );
-    // Only the unsupported elements, one problem each: no noise from flows or gateways
-    // touching them.
-    for p in &e.problems {
-        assert!(p.message.contains("not supported"), "{p}");
-    }
-    let ids: std::collections::HashSet<_> = e.problems.iter().map(|p| &p.element_id).collect();
-    assert_eq!(ids.len(), e.problems.len(), "{e}");
+    assert_eq!(called.result_variable, "fraud_score_result");
 }
 
 #[test]
@@ -608,8 +593,19 @@ fn boundary_events_follow_zeebes_rules() {
             "",
         )),
         "b",
-        "'timeCycle' are not supported",
+        "Interrupting timer event with time cycle is not allowed.",
     );
+    // a non-interrupting one repeats
+    let ok = with_boundary(
+        r#"attachedToRef="task" cancelActivity="false""#,
+        "<bpmn:timerEventDefinition><bpmn:timeCycle>R2/PT1M</bpmn:timeCycle></bpmn:timerEventDefinition>",
+        "",
+    );
+    let p = parse_bpmn("b.bpmn", ok.as_bytes()).unwrap().remove(0);
+    assert!(matches!(
+        p.element(idx(&p, "b")).timer,
+        Some(TimerDefinition::Cycle(_))
+    ));
     has(
         &problems(&with_boundary(
             r#"attachedToRef="task""#,

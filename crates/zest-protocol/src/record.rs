@@ -49,6 +49,9 @@ pub enum ValueType {
     UserTask,
     Form,
     Escalation,
+    DecisionRequirements,
+    Decision,
+    DecisionEvaluation,
 }
 
 impl ValueType {
@@ -77,6 +80,9 @@ impl ValueType {
             ValueType::UserTask => "USER_TASK",
             ValueType::Form => "FORM",
             ValueType::Escalation => "ESCALATION",
+            ValueType::DecisionRequirements => "DECISION_REQUIREMENTS",
+            ValueType::Decision => "DECISION",
+            ValueType::DecisionEvaluation => "DECISION_EVALUATION",
         }
     }
 }
@@ -171,6 +177,9 @@ pub enum Intent {
     // escalation
     Escalated,
     NotEscalated,
+    // decision evaluation (FAILED is the job's)
+    Evaluate,
+    Evaluated,
 }
 
 impl Intent {
@@ -245,6 +254,8 @@ impl Intent {
             Intent::Canceling => "CANCELING",
             Intent::Escalated => "ESCALATED",
             Intent::NotEscalated => "NOT_ESCALATED",
+            Intent::Evaluate => "EVALUATE",
+            Intent::Evaluated => "EVALUATED",
         }
     }
 }

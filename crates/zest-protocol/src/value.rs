@@ -421,6 +421,127 @@ pub struct DeploymentResponse {
     pub processes_metadata: Vec<ProcessMetadata>,
     pub forms_metadata: Vec<FormMetadata>,
     pub tenant_id: String,
+    pub decision_requirements_metadata: Vec<DecisionRequirementsMetadata>,
+    pub decisions_metadata: Vec<DecisionMetadata>,
+}
+
+/// DECISION_REQUIREMENTS: a deployed DMN resource (a decision requirements graph).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct DecisionRequirementsRecord {
+    pub decision_requirements_id: String,
+    pub decision_requirements_name: String,
+    pub decision_requirements_version: i32,
+    pub decision_requirements_key: i64,
+    pub namespace: String,
+    pub resource_name: String,
+    pub checksum: Vec<u8>,
+    pub resource: Vec<u8>,
+    pub tenant_id: String,
+    pub deployment_key: i64,
+}
+
+/// A deployed (or re-deployed, `duplicate`) decision requirements graph, as a deployment's
+/// answer lists it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct DecisionRequirementsMetadata {
+    pub decision_requirements_id: String,
+    pub decision_requirements_name: String,
+    pub decision_requirements_version: i32,
+    pub decision_requirements_key: i64,
+    pub namespace: String,
+    pub resource_name: String,
+    pub duplicate: bool,
+    pub tenant_id: String,
+}
+
+/// DECISION: a decision of a deployed decision requirements graph (versioned by decision id).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct DecisionRecord {
+    pub decision_id: String,
+    pub decision_name: String,
+    pub version: i32,
+    pub decision_key: i64,
+    pub decision_requirements_id: String,
+    pub decision_requirements_key: i64,
+    pub tenant_id: String,
+    pub deployment_key: i64,
+}
+
+/// A deployed (or re-deployed, `duplicate`) decision, as a deployment's answer lists it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct DecisionMetadata {
+    pub decision_id: String,
+    pub decision_name: String,
+    pub version: i32,
+    pub decision_key: i64,
+    pub decision_requirements_id: String,
+    pub decision_requirements_key: i64,
+    pub duplicate: bool,
+    pub tenant_id: String,
+}
+
+/// DECISION_EVALUATION: a decision evaluated for a business rule task or by EvaluateDecision
+/// (EVALUATED, or FAILED with the failing decision and Zeebe's message). The EVALUATE command
+/// names the decision by id (latest version) or key, with the variables.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct DecisionEvaluationRecord {
+    pub decision_key: i64,
+    pub decision_id: String,
+    pub decision_name: String,
+    pub decision_version: i32,
+    pub decision_requirements_id: String,
+    pub decision_requirements_key: i64,
+    /// JSON of the result.
+    pub decision_output: String,
+    /// JSON object (the command's variables; empty in events).
+    pub variables: String,
+    pub bpmn_process_id: String,
+    pub process_definition_key: i64,
+    pub process_instance_key: i64,
+    pub element_id: String,
+    pub element_instance_key: i64,
+    pub evaluated_decisions: Vec<EvaluatedDecisionValue>,
+    pub evaluation_failure_message: String,
+    pub failed_decision_id: String,
+    pub tenant_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct EvaluatedDecisionValue {
+    pub decision_id: String,
+    pub decision_name: String,
+    pub decision_key: i64,
+    pub decision_version: i32,
+    /// DECISION_TABLE or LITERAL_EXPRESSION.
+    pub decision_type: String,
+    /// JSON of the decision's result.
+    pub decision_output: String,
+    pub evaluated_inputs: Vec<EvaluatedInputValue>,
+    pub matched_rules: Vec<MatchedRuleValue>,
+    pub tenant_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct EvaluatedInputValue {
+    pub input_id: String,
+    pub input_name: String,
+    /// JSON.
+    pub input_value: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct MatchedRuleValue {
+    pub rule_id: String,
+    pub rule_index: i32,
+    pub evaluated_outputs: Vec<EvaluatedOutputValue>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct EvaluatedOutputValue {
+    pub output_id: String,
+    pub output_name: String,
+    /// JSON.
+    pub output_value: String,
 }
 
 /// ESCALATION: an escalation thrown by an escalation throw or end event, and the boundary
@@ -472,6 +593,9 @@ pub enum RecordValue {
     Form(FormRecord),
     DeploymentResponse(DeploymentResponse),
     Escalation(EscalationRecord),
+    DecisionRequirements(DecisionRequirementsRecord),
+    Decision(DecisionRecord),
+    DecisionEvaluation(DecisionEvaluationRecord),
 }
 
 impl RecordValue {
@@ -503,6 +627,9 @@ impl RecordValue {
             RecordValue::Form(_) => ValueType::Form,
             RecordValue::DeploymentResponse(_) => ValueType::Deployment,
             RecordValue::Escalation(_) => ValueType::Escalation,
+            RecordValue::DecisionRequirements(_) => ValueType::DecisionRequirements,
+            RecordValue::Decision(_) => ValueType::Decision,
+            RecordValue::DecisionEvaluation(_) => ValueType::DecisionEvaluation,
         }
     }
 
@@ -643,6 +770,49 @@ impl RecordValue {
                 "batchElementInstanceKey": b.batch_element_instance_key,
                 "index": b.index, "tenantId": b.tenant_id,
             }),
+            RecordValue::DecisionRequirements(d) => json!({
+                "decisionRequirementsId": d.decision_requirements_id,
+                "decisionRequirementsName": d.decision_requirements_name,
+                "decisionRequirementsVersion": d.decision_requirements_version,
+                "decisionRequirementsKey": d.decision_requirements_key,
+                "namespace": d.namespace, "resourceName": d.resource_name,
+                "tenantId": d.tenant_id, "deploymentKey": d.deployment_key,
+            }),
+            RecordValue::Decision(d) => json!({
+                "decisionId": d.decision_id, "decisionName": d.decision_name,
+                "version": d.version, "decisionKey": d.decision_key,
+                "decisionRequirementsId": d.decision_requirements_id,
+                "decisionRequirementsKey": d.decision_requirements_key,
+                "tenantId": d.tenant_id, "deploymentKey": d.deployment_key,
+            }),
+            RecordValue::DecisionEvaluation(d) => json!({
+                "decisionKey": d.decision_key, "decisionId": d.decision_id,
+                "decisionName": d.decision_name, "decisionVersion": d.decision_version,
+                "decisionRequirementsId": d.decision_requirements_id,
+                "decisionRequirementsKey": d.decision_requirements_key,
+                "decisionOutput": d.decision_output, "variables": doc(&d.variables),
+                "bpmnProcessId": d.bpmn_process_id,
+                "processDefinitionKey": d.process_definition_key,
+                "processInstanceKey": d.process_instance_key,
+                "elementId": d.element_id, "elementInstanceKey": d.element_instance_key,
+                "evaluatedDecisions": d.evaluated_decisions.iter().map(|e| json!({
+                    "decisionId": e.decision_id, "decisionName": e.decision_name,
+                    "decisionKey": e.decision_key, "decisionVersion": e.decision_version,
+                    "decisionType": e.decision_type, "decisionOutput": e.decision_output,
+                    "evaluatedInputs": e.evaluated_inputs.iter().map(|i| json!({
+                        "inputId": i.input_id, "inputName": i.input_name,
+                        "inputValue": i.input_value})).collect::<Vec<_>>(),
+                    "matchedRules": e.matched_rules.iter().map(|m| json!({
+                        "ruleId": m.rule_id, "ruleIndex": m.rule_index,
+                        "evaluatedOutputs": m.evaluated_outputs.iter().map(|o| json!({
+                            "outputId": o.output_id, "outputName": o.output_name,
+                            "outputValue": o.output_value})).collect::<Vec<_>>(),
+                    })).collect::<Vec<_>>(),
+                    "tenantId": e.tenant_id,
+                })).collect::<Vec<_>>(),
+                "evaluationFailureMessage": d.evaluation_failure_message,
+                "failedDecisionId": d.failed_decision_id, "tenantId": d.tenant_id,
+            }),
             RecordValue::Escalation(e) => json!({
                 "processInstanceKey": e.process_instance_key,
                 "escalationCode": e.escalation_code,
@@ -659,6 +829,19 @@ impl RecordValue {
                     "bpmnProcessId": p.bpmn_process_id, "version": p.version,
                     "processDefinitionKey": p.process_definition_key, "resourceName": p.resource_name,
                     "duplicate": p.duplicate, "tenantId": p.tenant_id})).collect::<Vec<_>>(),
+                "decisionRequirementsMetadata": d.decision_requirements_metadata.iter().map(|m| json!({
+                    "decisionRequirementsId": m.decision_requirements_id,
+                    "decisionRequirementsName": m.decision_requirements_name,
+                    "decisionRequirementsVersion": m.decision_requirements_version,
+                    "decisionRequirementsKey": m.decision_requirements_key,
+                    "namespace": m.namespace, "resourceName": m.resource_name,
+                    "duplicate": m.duplicate, "tenantId": m.tenant_id})).collect::<Vec<_>>(),
+                "decisionsMetadata": d.decisions_metadata.iter().map(|m| json!({
+                    "decisionId": m.decision_id, "decisionName": m.decision_name,
+                    "version": m.version, "decisionKey": m.decision_key,
+                    "decisionRequirementsId": m.decision_requirements_id,
+                    "decisionRequirementsKey": m.decision_requirements_key,
+                    "duplicate": m.duplicate, "tenantId": m.tenant_id})).collect::<Vec<_>>(),
                 "formMetadata": d.forms_metadata.iter().map(|f| json!({
                     "formId": f.form_id, "version": f.version, "formKey": f.form_key,
                     "resourceName": f.resource_name, "duplicate": f.duplicate,

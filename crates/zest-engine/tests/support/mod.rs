@@ -855,7 +855,12 @@ impl Harness {
         for ks in Ks::ALL {
             if matches!(
                 ks,
-                Ks::Meta | Ks::Processes | Ks::ProcessLatest | Ks::ProcessVersions
+                Ks::Meta
+                    | Ks::Processes
+                    | Ks::ProcessLatest
+                    | Ks::ProcessVersions
+                    | Ks::Forms
+                    | Ks::Decisions
             ) {
                 continue;
             }
