@@ -159,18 +159,13 @@ pub fn apply_event(txn: &mut Txn<'_>, models: &mut Models, r: &Record) {
         RecordValue::UserTask(u) => apply_user_task(txn, r, u),
         RecordValue::Form(f) if r.intent == Intent::Created => {
             txn.put(Ks::Forms, form_key(b'k', &r.key.to_be_bytes()), f);
-            let latest_key = form_key(b'l', f.form_id.as_bytes());
-            let latest: Option<LatestVersion> = txn.get(Ks::Forms, &latest_key);
-            if latest.map(|l| l.version < f.version).unwrap_or(true) {
-                txn.put(
-                    Ks::Forms,
-                    latest_key,
-                    &LatestVersion {
-                        version: f.version,
-                        key: r.key,
-                    },
-                );
-            }
+            put_latest(
+                txn,
+                Ks::Forms,
+                form_key(b'l', f.form_id.as_bytes()),
+                f.version,
+                r.key,
+            );
         }
         RecordValue::DecisionRequirements(d) if r.intent == Intent::Created => {
             txn.put(Ks::Decisions, form_key(b'r', &r.key.to_be_bytes()), d);

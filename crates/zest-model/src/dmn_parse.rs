@@ -13,7 +13,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use roxmltree::{Document, Node};
+use crate::xml::LineIndex;
+use roxmltree::Node;
 use serde_json::{Map, Value};
 use zest_feel::{Expression, UnaryTests};
 
@@ -55,36 +56,11 @@ pub fn parse_dmn(resource_name: &str, xml: &[u8]) -> Result<DecisionRequirements
         resource_name: resource_name.to_string(),
         problems,
     };
-    let text = match std::str::from_utf8(xml) {
-        Ok(t) => t,
-        Err(e) => {
-            let valid = std::str::from_utf8(&xml[..e.valid_up_to()]).unwrap_or_default();
-            let (line, column) = Lines::new(valid).pos(valid.len());
-            return Err(fail(vec![Problem {
-                element_id: None,
-                line,
-                column,
-                message: format!("XML is not well-formed: the resource is not valid UTF-8 ({e})"),
-            }]));
-        }
-    };
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let doc = match Document::parse(text) {
-        Ok(doc) => doc,
-        Err(e) => {
-            let pos = e.pos();
-            return Err(fail(vec![Problem {
-                element_id: None,
-                line: pos.row,
-                column: pos.col,
-                message: format!("XML is not well-formed: {e}"),
-            }]));
-        }
-    };
+    let (text, doc) = crate::xml::load(resource_name, xml)?;
 
     let root = doc.root_element();
     let mut ctx = Ctx {
-        lines: Lines::new(text),
+        lines: LineIndex::new(text),
         ns: DMN_NAMESPACES[2],
         problems: Vec::new(),
     };
@@ -161,38 +137,8 @@ pub fn parse_dmn(resource_name: &str, xml: &[u8]) -> Result<DecisionRequirements
     }
 }
 
-/// Byte offset -> 1-based line and column (in characters).
-struct Lines<'t> {
-    text: &'t str,
-    starts: Vec<usize>,
-}
-
-impl<'t> Lines<'t> {
-    fn new(text: &'t str) -> Self {
-        let mut starts = vec![0];
-        starts.extend(
-            text.bytes()
-                .enumerate()
-                .filter(|(_, b)| *b == b'\n')
-                .map(|(i, _)| i + 1),
-        );
-        Lines { text, starts }
-    }
-
-    fn pos(&self, byte: usize) -> (u32, u32) {
-        let byte = byte.min(self.text.len());
-        let line = self.starts.partition_point(|&s| s <= byte).max(1);
-        let start = self.starts.get(line - 1).copied().unwrap_or(0);
-        let col = self.text.get(start..byte).map_or(0, |s| s.chars().count()) + 1;
-        (
-            u32::try_from(line).unwrap_or(u32::MAX),
-            u32::try_from(col).unwrap_or(u32::MAX),
-        )
-    }
-}
-
 struct Ctx<'t> {
-    lines: Lines<'t>,
+    lines: LineIndex<'t>,
     /// The DMN namespace of the resource (the root element's).
     ns: &'static str,
     problems: Vec<Problem>,

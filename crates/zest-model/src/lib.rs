@@ -7,6 +7,7 @@ mod dmn_parse;
 mod model;
 mod parse;
 pub mod time;
+mod xml;
 
 pub use dmn::parse_dmn;
 pub use model::*;

@@ -6,7 +6,8 @@
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 
-use roxmltree::{Document, Node};
+use crate::xml::LineIndex;
+use roxmltree::Node;
 
 use crate::model::*;
 use crate::time;
@@ -73,35 +74,7 @@ pub fn parse_bpmn(resource_name: &str, xml: &[u8]) -> Result<Vec<Process>, Model
         resource_name: resource_name.to_string(),
         problems,
     };
-
-    let text = match std::str::from_utf8(xml) {
-        Ok(t) => t,
-        Err(e) => {
-            // The valid prefix is UTF-8; locate the first bad byte in it.
-            let valid = std::str::from_utf8(&xml[..e.valid_up_to()]).unwrap_or_default();
-            let (line, column) = LineIndex::new(valid).pos(valid.len());
-            return Err(fail(vec![Problem {
-                element_id: None,
-                line,
-                column,
-                message: format!("XML is not well-formed: the resource is not valid UTF-8 ({e})"),
-            }]));
-        }
-    };
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-
-    let doc = match Document::parse(text) {
-        Ok(doc) => doc,
-        Err(e) => {
-            let pos = e.pos();
-            return Err(fail(vec![Problem {
-                element_id: None,
-                line: pos.row,
-                column: pos.col,
-                message: format!("XML is not well-formed: {e}"),
-            }]));
-        }
-    };
+    let (text, doc) = crate::xml::load(resource_name, xml)?;
 
     let mut ctx = Ctx {
         lines: LineIndex::new(text),
@@ -200,37 +173,6 @@ pub fn parse_bpmn(resource_name: &str, xml: &[u8]) -> Result<Vec<Process>, Model
 
 // ---------------------------------------------------------------------------------------------
 // Positions and problems
-
-/// Byte offset -> 1-based line and column (in characters), like `roxmltree`'s `text_pos_at` but
-/// without rescanning the whole text for every node.
-struct LineIndex<'t> {
-    text: &'t str,
-    line_starts: Vec<usize>,
-}
-
-impl<'t> LineIndex<'t> {
-    fn new(text: &'t str) -> Self {
-        let mut line_starts = vec![0];
-        line_starts.extend(
-            text.bytes()
-                .enumerate()
-                .filter(|(_, b)| *b == b'\n')
-                .map(|(i, _)| i + 1),
-        );
-        LineIndex { text, line_starts }
-    }
-
-    fn pos(&self, byte: usize) -> (u32, u32) {
-        let byte = byte.min(self.text.len());
-        let line = self.line_starts.partition_point(|&s| s <= byte).max(1);
-        let start = self.line_starts[line - 1];
-        let col = self.text.get(start..byte).map_or(0, |s| s.chars().count()) + 1;
-        (
-            u32::try_from(line).unwrap_or(u32::MAX),
-            u32::try_from(col).unwrap_or(u32::MAX),
-        )
-    }
-}
 
 struct Ctx<'t> {
     lines: LineIndex<'t>,
@@ -995,6 +937,24 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         }
     }
 
+    /// Checks that `node` (a `zeebe:<what>`) binds the latest version, the only binding Zest
+    /// supports yet.
+    fn latest_binding(&mut self, id: &str, node: Node, what: &str) {
+        let binding = node
+            .attribute("bindingType")
+            .map(str::trim)
+            .unwrap_or("latest");
+        if binding != "latest" {
+            self.ctx.problem(
+                Some(id),
+                node,
+                format!(
+                    "the binding type '{binding}' of 'zeebe:{what}' {UNSUPPORTED}; use 'latest'"
+                ),
+            );
+        }
+    }
+
     /// `zeebe:calledDecision` of a business rule task (Zeebe's rules: exactly one, a decision
     /// id, a result variable, no job definition beside it).
     fn called_decision(&mut self, id: &str, owner: Node, nodes: &[Node]) -> Option<CalledDecision> {
@@ -1016,17 +976,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             return None;
         };
         let called = *called;
-        let binding = called
-            .attribute("bindingType")
-            .map(str::trim)
-            .unwrap_or("latest");
-        if binding != "latest" {
-            self.ctx.problem(
-                Some(id),
-                called,
-                format!("the binding type '{binding}' of 'zeebe:calledDecision' {UNSUPPORTED}; use 'latest'"),
-            );
-        }
+        self.latest_binding(id, called, "calledDecision");
         let decision_id = match non_empty_attr(called, "decisionId") {
             Some(text) => self
                 .ctx
@@ -1069,17 +1019,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             return None;
         };
         let called = *called;
-        let binding = called
-            .attribute("bindingType")
-            .map(str::trim)
-            .unwrap_or("latest");
-        if binding != "latest" {
-            self.ctx.problem(
-                Some(id),
-                called,
-                format!("the binding type '{binding}' of 'zeebe:calledElement' {UNSUPPORTED}; use 'latest'"),
-            );
-        }
+        self.latest_binding(id, called, "calledElement");
         let flag = |name: &str| called.attribute(name).is_none_or(|v| v.trim() != "false");
         let process_id = match non_empty_attr(called, "processId") {
             Some(text) => self
