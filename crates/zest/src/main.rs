@@ -168,7 +168,10 @@ async fn start(args: config::StartArgs) -> anyhow::Result<()> {
         .with_context(|| {
             format!("binding the REST API to {rest_addr} (choose another with --rest-address)")
         })?;
+    // the bound addresses: port 0 picks a free port, and READY says which
     let rest_addr = rest_listener.local_addr().unwrap_or(rest_addr);
+    let gateway_addr = grpc_listener.local_addr().unwrap_or(gateway_addr);
+    let management_addr = mgmt_listener.local_addr().unwrap_or(management_addr);
     let (shutdown_tx, shutdown_rx) = tokio::sync::watch::channel(false);
     let service = GatewayService::new(
         broker.clone(),

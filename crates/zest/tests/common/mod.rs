@@ -2,20 +2,12 @@
 #![allow(dead_code)] // each test file uses its own part
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
 use zest_gateway::proto;
 use zest_gateway::proto::gateway_client::GatewayClient;
-
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 pub struct Node {
     pub child: Child,
@@ -41,19 +33,18 @@ pub fn start(name: &str) -> Node {
 pub fn start_with(name: &str, extra: &[&str]) -> Node {
     let dir = std::env::temp_dir().join(format!("zest-test-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let gateway = format!("127.0.0.1:{}", free_port());
-    let management = format!("127.0.0.1:{}", free_port());
-    let rest = format!("127.0.0.1:{}", free_port());
+    // port 0 everywhere: the server binds free ports and its READY line names them (ports
+    // picked here and released could be taken by a server of a test running beside this one)
     let mut child = Command::new(env!("CARGO_BIN_EXE_zest"))
         .args(["start", "--data-dir"])
         .arg(&dir)
         .args([
             "--gateway-address",
-            &gateway,
+            "127.0.0.1:0",
             "--management-address",
-            &management,
+            "127.0.0.1:0",
             "--rest-address",
-            &rest,
+            "127.0.0.1:0",
         ])
         .args(extra)
         .env("ZEST_LOG", "warn")
@@ -63,13 +54,21 @@ pub fn start_with(name: &str, extra: &[&str]) -> Node {
         .expect("zest starts");
     let stdout = child.stdout.take().unwrap();
     let mut lines = BufReader::new(stdout).lines();
-    loop {
+    let ready = loop {
         match lines.next() {
-            Some(Ok(l)) if l.starts_with("READY") => break,
+            Some(Ok(l)) if l.starts_with("READY") => break l,
             Some(Ok(_)) => continue,
             other => panic!("zest start ended before READY: {other:?}"),
         }
-    }
+    };
+    let addr = |name: &str| -> String {
+        ready
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix(&format!("{name}=")))
+            .unwrap_or_else(|| panic!("no {name}= in {ready}"))
+            .to_string()
+    };
+    let (gateway, management, rest) = (addr("gateway"), addr("management"), addr("rest"));
     Node {
         child,
         gateway,
