@@ -158,31 +158,31 @@ pub fn apply_event(txn: &mut Txn<'_>, models: &mut Models, r: &Record) {
         RecordValue::Signal(_) | RecordValue::ProcessInstanceBatch(_) => {}
         RecordValue::UserTask(u) => apply_user_task(txn, r, u),
         RecordValue::Form(f) if r.intent == Intent::Created => {
-            txn.put(Ks::Forms, form_key(b'k', &r.key.to_be_bytes()), f);
+            txn.put(Ks::Forms, tagged_key(b'k', &r.key.to_be_bytes()), f);
             put_latest(
                 txn,
                 Ks::Forms,
-                form_key(b'l', f.form_id.as_bytes()),
+                tagged_key(b'l', f.form_id.as_bytes()),
                 f.version,
                 r.key,
             );
         }
         RecordValue::DecisionRequirements(d) if r.intent == Intent::Created => {
-            txn.put(Ks::Decisions, form_key(b'r', &r.key.to_be_bytes()), d);
+            txn.put(Ks::Decisions, tagged_key(b'r', &r.key.to_be_bytes()), d);
             put_latest(
                 txn,
                 Ks::Decisions,
-                form_key(b'R', d.decision_requirements_id.as_bytes()),
+                tagged_key(b'R', d.decision_requirements_id.as_bytes()),
                 d.decision_requirements_version,
                 r.key,
             );
         }
         RecordValue::Decision(d) if r.intent == Intent::Created => {
-            txn.put(Ks::Decisions, form_key(b'd', &r.key.to_be_bytes()), d);
+            txn.put(Ks::Decisions, tagged_key(b'd', &r.key.to_be_bytes()), d);
             put_latest(
                 txn,
                 Ks::Decisions,
-                form_key(b'D', d.decision_id.as_bytes()),
+                tagged_key(b'D', d.decision_id.as_bytes()),
                 d.version,
                 r.key,
             );
@@ -883,8 +883,9 @@ fn put_latest(txn: &mut Txn<'_>, ks: Ks, latest_key: Vec<u8>, version: i32, key:
     }
 }
 
-/// A key in Ks::Forms (`k` and the form key, or `l` and the form id) or in Ks::Decisions.
-pub(crate) fn form_key(tag: u8, rest: &[u8]) -> Vec<u8> {
+/// A key of one tag byte and the rest: in Ks::Forms (`k` and the form key, or `l` and the form
+/// id) and in Ks::Decisions (see there).
+pub(crate) fn tagged_key(tag: u8, rest: &[u8]) -> Vec<u8> {
     let mut k = Vec::with_capacity(rest.len() + 1);
     k.push(tag);
     k.extend_from_slice(rest);

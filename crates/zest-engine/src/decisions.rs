@@ -19,7 +19,7 @@ use zest_protocol::{
     EvaluatedOutputValue, Intent, MatchedRuleValue, Record, RecordValue, DEFAULT_TENANT,
 };
 
-use crate::appliers::form_key;
+use crate::appliers::tagged_key;
 use crate::deployment::checksum;
 use crate::engine::{Ctx, ProcResult, Rejection};
 use crate::state::Ks;
@@ -29,20 +29,22 @@ use crate::types::LatestVersion;
 pub(crate) fn member_key(drg_key: i64, decision_id: &str) -> Vec<u8> {
     let mut rest = drg_key.to_be_bytes().to_vec();
     rest.extend_from_slice(decision_id.as_bytes());
-    form_key(b'm', &rest)
+    tagged_key(b'm', &rest)
 }
 
 /// The latest version of decision `decision_id`.
 pub(crate) fn latest(ctx: &Ctx<'_, '_, '_>, decision_id: &str) -> Option<DecisionRecord> {
     let l: LatestVersion = ctx
         .txn
-        .get(Ks::Decisions, &form_key(b'D', decision_id.as_bytes()))?;
+        .get(Ks::Decisions, &tagged_key(b'D', decision_id.as_bytes()))?;
     by_key(ctx, l.key)
 }
 
 pub(crate) fn by_key(ctx: &Ctx<'_, '_, '_>, decision_key: i64) -> Option<DecisionRecord> {
-    ctx.txn
-        .get(Ks::Decisions, &form_key(b'd', &decision_key.to_be_bytes()))
+    ctx.txn.get(
+        Ks::Decisions,
+        &tagged_key(b'd', &decision_key.to_be_bytes()),
+    )
 }
 
 /// Checks against deployed state that the graphs of a deployment can be deployed: a decision id
@@ -78,11 +80,11 @@ pub(crate) fn deploy(
     let sum = checksum(&res.resource);
     let latest_drg: Option<LatestVersion> = ctx
         .txn
-        .get(Ks::Decisions, &form_key(b'R', drg.id.as_bytes()));
+        .get(Ks::Decisions, &tagged_key(b'R', drg.id.as_bytes()));
     let duplicate_of = latest_drg.and_then(|l| {
         let stored: DecisionRequirementsRecord = ctx
             .txn
-            .get(Ks::Decisions, &form_key(b'r', &l.key.to_be_bytes()))?;
+            .get(Ks::Decisions, &tagged_key(b'r', &l.key.to_be_bytes()))?;
         (stored.checksum == sum
             && stored.resource == res.resource
             && stored.resource_name == res.resource_name)
@@ -123,8 +125,9 @@ pub(crate) fn deploy(
     );
     let mut decisions = Vec::new();
     for d in &drg.decisions {
-        let previous: Option<LatestVersion> =
-            ctx.txn.get(Ks::Decisions, &form_key(b'D', d.id.as_bytes()));
+        let previous: Option<LatestVersion> = ctx
+            .txn
+            .get(Ks::Decisions, &tagged_key(b'D', d.id.as_bytes()));
         let key = ctx.next_key();
         let decision = DecisionRecord {
             decision_id: d.id.clone(),

@@ -9,7 +9,7 @@ use zest_protocol::{
     ProcessMetadata, ProcessRecord, Record, RecordValue, DEFAULT_TENANT,
 };
 
-use crate::appliers::form_key;
+use crate::appliers::tagged_key;
 use crate::engine::{Ctx, ProcResult, Rejection};
 use crate::state::{key_i64, Ks};
 use crate::types::{LatestVersion, StoredProcess};
@@ -219,10 +219,10 @@ fn deploy_form(
     deployment_key: i64,
 ) -> FormMetadata {
     let sum = checksum(&res.resource);
-    let latest: Option<LatestVersion> = ctx.txn.get(Ks::Forms, &form_key(b'l', id.as_bytes()));
+    let latest: Option<LatestVersion> = ctx.txn.get(Ks::Forms, &tagged_key(b'l', id.as_bytes()));
     let duplicate_of = latest.filter(|l| {
         ctx.txn
-            .get::<FormRecord>(Ks::Forms, &form_key(b'k', &l.key.to_be_bytes()))
+            .get::<FormRecord>(Ks::Forms, &tagged_key(b'k', &l.key.to_be_bytes()))
             .is_some_and(|f| {
                 f.checksum == sum
                     && f.resource == res.resource
@@ -266,7 +266,7 @@ fn deploy_form(
 /// message (Zeebe's) when none is deployed.
 pub(crate) fn latest_form(ctx: &Ctx<'_, '_, '_>, form_id: &str) -> Result<i64, String> {
     ctx.txn
-        .get::<LatestVersion>(Ks::Forms, &form_key(b'l', form_id.as_bytes()))
+        .get::<LatestVersion>(Ks::Forms, &tagged_key(b'l', form_id.as_bytes()))
         .map(|l| l.key)
         .ok_or_else(|| format!("Expected to find a form with id '{form_id}', but no form with this id is found, at least a form with this id should be available. To resolve the Incident please deploy a form with the same id"))
 }

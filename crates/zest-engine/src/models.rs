@@ -5,7 +5,7 @@ use zest_model::dmn::DecisionRequirements;
 use zest_model::Process;
 use zest_protocol::DecisionRequirementsRecord;
 
-use crate::appliers::form_key;
+use crate::appliers::tagged_key;
 use crate::state::{key_i64, Ks, Txn};
 use crate::types::StoredProcess;
 
@@ -56,7 +56,7 @@ impl Models {
             return Some(d.clone());
         }
         let stored: DecisionRequirementsRecord =
-            txn.get(Ks::Decisions, &form_key(b'r', &key.to_be_bytes()))?;
+            txn.get(Ks::Decisions, &tagged_key(b'r', &key.to_be_bytes()))?;
         let drg = match zest_model::parse_dmn(&stored.resource_name, &stored.resource) {
             Ok(d) => Arc::new(d),
             Err(e) => {

@@ -173,17 +173,12 @@ fn is_feel(node: Node) -> bool {
 
 impl<'t> Ctx<'t> {
     fn line(&self, node: Node) -> u32 {
-        self.lines.pos(node.range().start).0
+        self.lines.line(node)
     }
 
     fn problem(&mut self, element_id: Option<&str>, node: Node, message: impl Into<String>) {
-        let (line, column) = self.lines.pos(node.range().start);
-        self.problems.push(Problem {
-            element_id: element_id.map(str::to_string),
-            line,
-            column,
-            message: message.into(),
-        });
+        let problem = self.lines.problem(element_id, node, message);
+        self.problems.push(problem);
     }
 
     fn is_dmn(&self, node: Node) -> bool {

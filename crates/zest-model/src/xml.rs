@@ -62,6 +62,27 @@ impl<'t> LineIndex<'t> {
         LineIndex { text, line_starts }
     }
 
+    /// The line of `node`.
+    pub(crate) fn line(&self, node: roxmltree::Node) -> u32 {
+        self.pos(node.range().start).0
+    }
+
+    /// A problem at `node` (its line and column).
+    pub(crate) fn problem(
+        &self,
+        element_id: Option<&str>,
+        node: roxmltree::Node,
+        message: impl Into<String>,
+    ) -> Problem {
+        let (line, column) = self.pos(node.range().start);
+        Problem {
+            element_id: element_id.map(str::to_string),
+            line,
+            column,
+            message: message.into(),
+        }
+    }
+
     pub(crate) fn pos(&self, byte: usize) -> (u32, u32) {
         let byte = byte.min(self.text.len());
         let line = self.line_starts.partition_point(|&s| s <= byte).max(1);
