@@ -148,6 +148,22 @@ pub fn activate_element(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
             return Ok(());
         }
     }
+    if pi.flow_scope_key > 0 {
+        if let Some(esp) = interrupting_event_sub_process(ctx, pi.flow_scope_key) {
+            if esp != pi.element_id {
+                // an interrupting event sub-process is taking over the scope
+                ctx.reject(
+                    cmd,
+                    RejectionType::InvalidState,
+                    format!(
+                        "Expected to activate element '{}' in flow scope '{}', but the flow scope is interrupted by the event sub-process '{esp}'",
+                        pi.element_id, pi.flow_scope_key
+                    ),
+                );
+                return Ok(());
+            }
+        }
+    }
     if pi.flow_scope_key > 0 && !join_ready(ctx, pi) {
         // a join activates once a token arrived on each incoming flow (inclusive: each flow a
         // token can still reach); Zeebe rejects the activations before that
@@ -307,6 +323,7 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
         | ElementKind::MessageStartEvent
         | ElementKind::SignalStartEvent
         | ElementKind::TimerStartEvent
+        | ElementKind::EventSubProcessStart
         | ElementKind::NoneEndEvent
         | ElementKind::TerminateEndEvent
         | ElementKind::LinkThrowEvent
@@ -1147,6 +1164,19 @@ pub fn on_complete(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             }
         }
     }
+    if matches!(el.kind, ElementKind::EventSubProcessStart) {
+        // the event that started the event sub-process: its variables reach the scopes above
+        if let Some(trigger) = take_event_sub_process_trigger(ctx, &inst, &el.id) {
+            let doc = variables::parse_document(&trigger.variables).unwrap_or_default();
+            if !doc.is_empty() {
+                if el.outputs.is_empty() {
+                    variables::merge_propagate(ctx, key, &doc);
+                } else {
+                    variables::set_local_document(ctx, key, &doc, None);
+                }
+            }
+        }
+    }
     if (matches!(
         el.kind,
         ElementKind::BoundaryEvent
@@ -1173,7 +1203,16 @@ pub fn on_complete(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             variables::set_local_document(ctx, key, &doc, None);
         }
     }
+    if is_start_event(&el.kind) {
+        // the scope's event sub-processes start listening once its start event completes
+        if let Err(msg) = subscribe_event_sub_processes(ctx, &inst, &model, idx) {
+            return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1);
+        }
+    }
     if matches!(el.kind, ElementKind::Process) {
+        if !el.event_sub_process_starts.is_empty() {
+            unsubscribe_events(ctx, key);
+        }
         let awaiting: Option<AwaitingResult> = ctx.txn.get(Ks::AwaitingResults, &key_i64(key));
         let result_vars = awaiting
             .as_ref()
@@ -1204,6 +1243,7 @@ pub fn on_complete(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
         return Ok(());
     }
     if !el.boundary_events.is_empty()
+        || !el.event_sub_process_starts.is_empty()
         || matches!(
             el.kind,
             ElementKind::EventBasedGateway | ElementKind::SignalCatch
@@ -1571,6 +1611,11 @@ fn on_terminated(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             if scope.state == Intent::ElementTerminating && scope.active_children == 0 {
                 return on_terminated(ctx, scope.key);
             }
+            if scope.state == Intent::ElementActivated && scope.active_children == 0 {
+                if let Some(esp) = interrupting_event_sub_process(ctx, scope.key) {
+                    return activate_event_sub_process(ctx, &scope, &model, &esp);
+                }
+            }
             // a terminate end event's scope completes once its other children are gone
             return complete_scope_if_done(ctx, scope.key);
         }
@@ -1595,17 +1640,26 @@ fn calling_activity(
 /// Cancels the timers of an element instance (its own and its boundary events') and closes its
 /// message subscriptions.
 pub(crate) fn unsubscribe_events(ctx: &mut Ctx<'_, '_, '_>, key: i64) {
+    unsubscribe_events_for(ctx, key, &|_| true);
+}
+
+/// [`unsubscribe_events`] for the catch events (by id) that `targets` selects.
+fn unsubscribe_events_for(ctx: &mut Ctx<'_, '_, '_>, key: i64, targets: &dyn Fn(&str) -> bool) {
     let timers = ctx
         .txn
         .scan_prefix(Ks::ElementTimers, &key_i64(key), usize::MAX);
     for (k, _) in timers {
         let timer_key = read_i64(&k, 8);
-        if let Some(timer) = ctx.txn.get::<TimerRecord>(Ks::Timers, &key_i64(timer_key)) {
+        if let Some(timer) = ctx
+            .txn
+            .get::<TimerRecord>(Ks::Timers, &key_i64(timer_key))
+            .filter(|t| targets(&t.target_element_id))
+        {
             ctx.event(timer_key, Intent::Canceled, RecordValue::Timer(timer));
         }
     }
-    messages::unsubscribe(ctx, key);
-    signals::unsubscribe(ctx, key);
+    messages::unsubscribe(ctx, key, targets);
+    signals::unsubscribe(ctx, key, targets);
 }
 
 /// An event reached a boundary event of the activity `activity`: an interrupting one
@@ -1619,6 +1673,9 @@ pub(crate) fn trigger_boundary(
     variables: String,
 ) -> ProcResult {
     let el = model.element(boundary);
+    if matches!(el.kind, ElementKind::EventSubProcessStart) {
+        return trigger_event_sub_process(ctx, activity, model, boundary, variables);
+    }
     events::triggering(ctx, activity.key, &activity.record, &el.id, variables);
     if el.interrupting {
         ctx.command(
@@ -1822,9 +1879,17 @@ fn find_catch(
             .element_by_id(&inst.record.element_id)
             .filter(|(_, el)| !el.is_inner_instance(inst.record.bpmn_element_type))
         {
-            let catches = el
-                .boundary_events
+            // the scope's event sub-processes (inner) before the element's boundary events
+            let scope_catches = if inst.state == Intent::ElementActivated
+                && interrupting_event_sub_process(ctx, inst.key).is_none()
+            {
+                el.event_sub_process_starts.as_slice()
+            } else {
+                &[]
+            };
+            let catches = scope_catches
                 .iter()
+                .chain(el.boundary_events.iter())
                 .copied()
                 .filter(|&b| model.element(b).event_type == event_type);
             let exact = catches
@@ -1868,4 +1933,155 @@ fn resolve_incident_of(ctx: &mut Ctx<'_, '_, '_>, index_key: i64) {
             );
         }
     }
+}
+
+/// Whether an element kind is a start event (whose completion opens its scope's event
+/// sub-process subscriptions).
+fn is_start_event(kind: &ElementKind) -> bool {
+    matches!(
+        kind,
+        ElementKind::NoneStartEvent
+            | ElementKind::MessageStartEvent
+            | ElementKind::SignalStartEvent
+            | ElementKind::TimerStartEvent
+            | ElementKind::EventSubProcessStart
+    )
+}
+
+/// Opens the subscriptions (timers, messages, signals) of the event sub-processes of the scope
+/// that the start event `start` (instance `inst`) belongs to, in document order as Zeebe does.
+fn subscribe_event_sub_processes(
+    ctx: &mut Ctx<'_, '_, '_>,
+    inst: &ElementInstance,
+    model: &Process,
+    start: ElementIdx,
+) -> Result<(), String> {
+    let Some(scope_idx) = model.element(start).flow_scope else {
+        return Ok(());
+    };
+    let starts = &model.element(scope_idx).event_sub_process_starts;
+    if starts.is_empty() || inst.parent_key <= 0 {
+        return Ok(());
+    }
+    let Some(scope) = ctx
+        .txn
+        .get::<ElementInstance>(Ks::ElementInstances, &key_i64(inst.parent_key))
+    else {
+        return Ok(());
+    };
+    subscribe_catch_events(ctx, &scope, model, starts)
+}
+
+/// The id of the interrupting event sub-process that is taking over the scope `scope_key`
+/// (its trigger waits on the scope until the scope's other children are terminated).
+fn interrupting_event_sub_process(ctx: &mut Ctx<'_, '_, '_>, scope_key: i64) -> Option<String> {
+    let trigger: crate::types::StoredTrigger =
+        ctx.txn.get(Ks::EventTriggers, &key_i64(scope_key))?;
+    let scope: ElementInstance = ctx.txn.get(Ks::ElementInstances, &key_i64(scope_key))?;
+    let model = ctx
+        .models
+        .get(ctx.txn, scope.record.process_definition_key)?;
+    let (_, start) = model.element_by_id(&trigger.element_id)?;
+    if !matches!(start.kind, ElementKind::EventSubProcessStart) || !start.interrupting {
+        return None;
+    }
+    // the trigger of an event sub-process of this scope (not the one it belongs to itself)
+    let esp = model.element(start.flow_scope?);
+    let (scope_idx, _) = model.element_by_id(&scope.record.element_id)?;
+    (esp.flow_scope == Some(scope_idx)).then(|| esp.id.clone())
+}
+
+/// An event reached the start event `start` of an event sub-process of the scope instance
+/// `scope`. A non-interrupting one activates the event sub-process beside what runs in the
+/// scope (the trigger waits under the new instance's key). An interrupting one closes the
+/// scope's other event sub-process subscriptions and terminates every child of the scope; the
+/// event sub-process is activated once the last of them is gone (the trigger waits under the
+/// scope, which marks it as interrupted meanwhile).
+fn trigger_event_sub_process(
+    ctx: &mut Ctx<'_, '_, '_>,
+    scope: &ElementInstance,
+    model: &Arc<Process>,
+    start: ElementIdx,
+    variables: String,
+) -> ProcResult {
+    let el = model.element(start);
+    let Some(esp) = el.flow_scope else {
+        return Ok(());
+    };
+    // the next timer of a cycle: set at once (only while non-interrupting)
+    let next_timer = ctx
+        .cycle_timers
+        .iter()
+        .position(|(pi, id, _)| *pi == scope.record.process_instance_key && *id == el.id)
+        .map(|i| ctx.cycle_timers.remove(i).2);
+    if !el.interrupting {
+        let esp_key = ctx.next_key();
+        events::triggering(ctx, esp_key, &scope.record, &el.id, variables);
+        let rec = child_record(&scope.record, scope.key, model, esp);
+        ctx.command(esp_key, Intent::ActivateElement, pi_value(&rec));
+        if let Some(timer) = next_timer {
+            let timer_key = ctx.next_key();
+            ctx.event(timer_key, Intent::Created, RecordValue::Timer(timer));
+        }
+        return Ok(());
+    }
+    events::triggering(ctx, scope.key, &scope.record, &el.id, variables);
+    let scope_el = model
+        .element_by_id(&scope.record.element_id)
+        .map(|(i, _)| i);
+    if let Some(scope_idx) = scope_el {
+        let targets: Vec<String> = model
+            .element(scope_idx)
+            .event_sub_process_starts
+            .iter()
+            .map(|&i| model.element(i).id.clone())
+            .collect();
+        unsubscribe_events_for(ctx, scope.key, &|id| targets.iter().any(|t| t == id));
+    }
+    let children = next_children(ctx, scope.key, -1, usize::MAX);
+    if children.is_empty() {
+        return activate_event_sub_process(ctx, scope, model, &model.element(esp).id);
+    }
+    for child in children {
+        ctx.command(child.key, Intent::TerminateElement, pi_value(&child.record));
+    }
+    Ok(())
+}
+
+/// Activates the event sub-process `esp_id` in the scope instance `scope`.
+fn activate_event_sub_process(
+    ctx: &mut Ctx<'_, '_, '_>,
+    scope: &ElementInstance,
+    model: &Arc<Process>,
+    esp_id: &str,
+) -> ProcResult {
+    let Some((esp, _)) = model.element_by_id(esp_id) else {
+        return Ok(());
+    };
+    let rec = child_record(&scope.record, scope.key, model, esp);
+    let key = ctx.next_key();
+    ctx.command(key, Intent::ActivateElement, pi_value(&rec));
+    Ok(())
+}
+
+/// Consumes the trigger of an event sub-process start event (instance `inst`): kept under the
+/// event sub-process instance (non-interrupting) or under its flow scope (interrupting).
+fn take_event_sub_process_trigger(
+    ctx: &mut Ctx<'_, '_, '_>,
+    inst: &ElementInstance,
+    start_id: &str,
+) -> Option<crate::types::StoredTrigger> {
+    let esp: ElementInstance = ctx
+        .txn
+        .get(Ks::ElementInstances, &key_i64(inst.parent_key))?;
+    for key in [esp.key, esp.parent_key] {
+        let pending = ctx
+            .txn
+            .get::<crate::types::StoredTrigger>(Ks::EventTriggers, &key_i64(key))
+            .is_some_and(|t| t.element_id == start_id);
+        if pending {
+            return events::take_trigger(ctx, key, &inst.record, key);
+        }
+    }
+    None
 }

@@ -352,19 +352,32 @@ pub(crate) fn subscribe(
 
 /// Closes the message subscriptions of an element that is left (PROCESS_MESSAGE_SUBSCRIPTION
 /// DELETING and MESSAGE_SUBSCRIPTION DELETE to the message partition).
-pub(crate) fn unsubscribe(ctx: &mut Ctx<'_, '_, '_>, element_instance_key: i64) {
+pub(crate) fn unsubscribe(
+    ctx: &mut Ctx<'_, '_, '_>,
+    element_instance_key: i64,
+    targets: &dyn Fn(&str) -> bool,
+) {
     let subs = ctx.txn.scan_prefix(
         Ks::ProcessMessageSubscriptions,
         &key_i64(element_instance_key),
         usize::MAX,
     );
-    for (_, v) in subs {
-        let Ok(sub) = zest_protocol::codec::decode::<StoredProcessMessageSubscription>(&v) else {
-            continue;
-        };
-        if sub.state == ProcessMessageSubscriptionState::Deleting {
-            continue;
-        }
+    let mut open: Vec<StoredProcessMessageSubscription> = subs
+        .into_iter()
+        .filter_map(|(_, v)| {
+            zest_protocol::codec::decode::<StoredProcessMessageSubscription>(&v).ok()
+        })
+        .filter(|sub| {
+            sub.state != ProcessMessageSubscriptionState::Deleting
+                && targets(&sub.record.element_id)
+        })
+        .collect();
+    // Zeebe's state keys a name by its length first
+    open.sort_by(|a, b| {
+        let (a, b) = (&a.record.message_name, &b.record.message_name);
+        (a.len(), a).cmp(&(b.len(), b))
+    });
+    for sub in open {
         ctx.event(
             sub.key,
             Intent::Deleting,

@@ -135,7 +135,7 @@ pub(crate) fn subscribe(
 }
 
 /// Closes the signal subscriptions an element instance holds (SIGNAL_SUBSCRIPTION DELETED).
-pub(crate) fn unsubscribe(ctx: &mut Ctx<'_, '_, '_>, owner: i64) {
+pub(crate) fn unsubscribe(ctx: &mut Ctx<'_, '_, '_>, owner: i64, targets: &dyn Fn(&str) -> bool) {
     let owned = ctx
         .txn
         .scan_prefix(Ks::SignalSubscriptions, &owner_prefix(owner), usize::MAX);
@@ -146,6 +146,9 @@ pub(crate) fn unsubscribe(ctx: &mut Ctx<'_, '_, '_>, owner: i64) {
         // the catch event id follows the tag and the owner key, up to the NUL
         let id_bytes = &k[9..k.len().saturating_sub(1)];
         let catch_event_id = String::from_utf8_lossy(id_bytes).to_string();
+        if !targets(&catch_event_id) {
+            continue;
+        }
         let probe = SignalSubscriptionRecord {
             catch_event_instance_key: owner,
             process_definition_key: owner,
@@ -186,7 +189,7 @@ pub(crate) fn replace_start_subscriptions(
     model: &Process,
 ) {
     if let Some(prev) = previous {
-        unsubscribe(ctx, prev.key);
+        unsubscribe(ctx, prev.key, &|_| true);
     }
     for i in signal_starts(model) {
         let el = model.element(i);

@@ -252,9 +252,12 @@ fn run(steps: &[Vec<String>]) -> Vec<String> {
             other => panic!("unknown step {other}"),
         }
     }
-    h.assert_state_consistent();
-    h.assert_replay_matches();
-    h.log.iter().filter(|r| shown(r)).map(line).collect()
+    let lines = h.log.iter().filter(|r| shown(r)).map(line).collect();
+    if std::env::var_os("ANCHOR_SKIP_CHECKS").is_none() {
+        h.assert_state_consistent();
+        h.assert_replay_matches();
+    }
+    lines
 }
 
 /// Records RecordDump.java prints; deployments, process records and process instance batches
@@ -328,7 +331,8 @@ fn record_streams_match_zeebe() {
         .filter(|p| p.extension().is_some_and(|e| e == "steps"))
         .collect();
     names.sort();
-    // ANCHOR=name[,name] runs only those scenarios (while a model is being worked on)
+    // ANCHOR=name[,name] runs only those scenarios (while a model is being worked on);
+    // ANCHOR_SKIP_CHECKS=1 leaves out the state checks, to see the records of a broken run
     if let Ok(only) = std::env::var("ANCHOR") {
         let only: Vec<&str> = only.split(',').collect();
         names.retain(|p| only.iter().any(|o| p.file_stem().is_some_and(|s| s == *o)));

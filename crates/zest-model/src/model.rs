@@ -200,7 +200,8 @@ pub enum ElementKind {
     /// A start event with a message definition: a published message creates an instance.
     MessageStartEvent,
     /// An embedded sub-process: a scope whose none start event starts when it activates and
-    /// that completes when no token is left in it.
+    /// that completes when no token is left in it. An event sub-process (element type
+    /// EVENT_SUB_PROCESS) is one too; its start event is an `EventSubProcessStart`.
     SubProcess,
     /// A boundary event (timer, message or error) attached to an activity
     /// (`Element::attached_to`); `Element::interrupting` says whether it terminates it.
@@ -241,6 +242,11 @@ pub enum ElementKind {
     /// A Camunda user task (`zeebe:userTask`): creates a USER_TASK that people assign, update
     /// and complete through the REST API (`Element::user_task` holds its properties).
     UserTask,
+    /// The start event of an event sub-process (`Element::event_type` says which event:
+    /// message, timer, signal, error or escalation). Its event is subscribed to (or caught)
+    /// on the event sub-process's flow scope; `Element::interrupting` says whether it
+    /// terminates everything else in that scope first.
+    EventSubProcessStart,
 }
 
 #[derive(Debug, Clone)]
@@ -270,9 +276,13 @@ pub struct Element {
     pub start_events: Vec<ElementIdx>,
     /// Message start events directly inside this scope (for the process only).
     pub message_start_events: Vec<ElementIdx>,
+    /// The start events of the event sub-processes directly inside this scope (process or
+    /// sub-process), in document order: subscribed to while the scope runs.
+    pub event_sub_process_starts: Vec<ElementIdx>,
     /// The activity a boundary event is attached to.
     pub attached_to: Option<ElementIdx>,
-    /// A boundary event's `cancelActivity` (true unless written false).
+    /// A boundary event's `cancelActivity`, an event sub-process start event's
+    /// `isInterrupting` (true unless written false).
     pub interrupting: bool,
     /// Boundary events attached to this activity, in document order.
     pub boundary_events: Vec<ElementIdx>,

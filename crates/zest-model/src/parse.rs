@@ -417,6 +417,55 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         };
 
         let mut element = match kind_name {
+            "startEvent"
+                if self.elements[self.scope].element_type == BpmnElementType::EventSubProcess =>
+            {
+                let [def] = event_defs.as_slice() else {
+                    let msg = "Start events in event sub-processes must have exactly one event definition: message, timer, signal, error or escalation".to_string();
+                    return self.unsupported(id, node, msg);
+                };
+                let event_type = match def.tag_name().name() {
+                    "messageEventDefinition" => BpmnEventType::Message,
+                    "timerEventDefinition" => BpmnEventType::Timer,
+                    "signalEventDefinition" => BpmnEventType::Signal,
+                    "errorEventDefinition" => BpmnEventType::Error,
+                    "escalationEventDefinition" => BpmnEventType::Escalation,
+                    _ => {
+                        let msg = unsupported_event(std::slice::from_ref(def));
+                        return self.unsupported(id, node, msg);
+                    }
+                };
+                let mut e = new_element(
+                    id,
+                    node,
+                    ElementKind::EventSubProcessStart,
+                    BpmnElementType::StartEvent,
+                    event_type,
+                    line,
+                );
+                e.interrupting = node
+                    .attribute("isInterrupting")
+                    .is_none_or(|v| v.trim() != "false");
+                match event_type {
+                    BpmnEventType::Message => e.message = self.message_ref(id, *def, true),
+                    BpmnEventType::Timer => e.timer = self.timer(id, *def, false),
+                    BpmnEventType::Signal => e.signal = self.signal_name(id, *def, false),
+                    BpmnEventType::Escalation => {
+                        e.escalation_code = self.caught_code(id, *def, CodeKind::Escalation)
+                    }
+                    _ => {
+                        if !e.interrupting {
+                            self.ctx.problem(
+                                Some(id),
+                                node,
+                                "An error start event of an event sub-process must be interrupting (isInterrupting=\"true\")",
+                            );
+                        }
+                        e.error_code = self.caught_code(id, *def, CodeKind::Error);
+                    }
+                }
+                e
+            }
             "startEvent" if event_defs.is_empty() => new_element(
                 id,
                 node,
@@ -459,10 +508,14 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                     line,
                 )
             }
-            "subProcess" => {
-                let msg = format!("event sub-processes ('subProcess' with triggeredByEvent=\"true\") {UNSUPPORTED_PL}");
-                return self.unsupported(id, node, msg);
-            }
+            "subProcess" => new_element(
+                id,
+                node,
+                ElementKind::SubProcess,
+                BpmnElementType::EventSubProcess,
+                BpmnEventType::Unspecified,
+                line,
+            ),
             "startEvent" if matches!(event_defs.as_slice(), [d] if is_bpmn(*d, "signalEventDefinition")) =>
             {
                 let mut e = new_element(
@@ -850,7 +903,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             ElementKind::NoneEndEvent => Allowed::INPUTS,
             ElementKind::TimerIntermediateCatchEvent | ElementKind::MessageCatch => Allowed::IO,
             ElementKind::MessageStartEvent => Allowed::OUTPUTS,
-            ElementKind::BoundaryEvent => Allowed::OUTPUTS,
+            ElementKind::BoundaryEvent | ElementKind::EventSubProcessStart => Allowed::OUTPUTS,
             ElementKind::ErrorEndEvent | ElementKind::TerminateEndEvent => Allowed::INPUTS,
             ElementKind::EscalationThrowEvent
                 if element.element_type == BpmnElementType::EndEvent =>
@@ -1383,6 +1436,14 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 activity.element_type,
                 BpmnElementType::EndEvent | BpmnElementType::IntermediateThrowEvent
             ) || activity.element_type == BpmnElementType::ReceiveTask;
+            if activity.element_type == BpmnElementType::EventSubProcess {
+                self.ctx.problem(
+                    Some(&id),
+                    node,
+                    format!("Attribute 'attachedToRef' must reference an activity, but '{target}' is an event sub-process, which cannot have boundary events"),
+                );
+                continue;
+            }
             if !is_activity {
                 let kind = self.nodes[a].tag_name().name();
                 self.ctx.problem(
@@ -2186,24 +2247,59 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             if !matches!(self.elements[sub].kind, ElementKind::SubProcess) {
                 continue;
             }
+            // an event sub-process starts at its one event start event
+            let is_event = self.elements[sub].element_type == BpmnElementType::EventSubProcess;
             let starts: Vec<ElementIdx> = (1..self.elements.len())
                 .filter(|&i| {
                     self.elements[i].flow_scope == Some(sub)
-                        && matches!(self.elements[i].kind, ElementKind::NoneStartEvent)
+                        && matches!(
+                            self.elements[i].kind,
+                            ElementKind::NoneStartEvent | ElementKind::EventSubProcessStart
+                        )
                 })
                 .collect();
             if starts.len() != 1 {
                 let id = self.elements[sub].id.clone();
-                self.ctx.problem(
-                    Some(&id),
-                    self.nodes[sub],
+                let msg = if is_event {
+                    format!(
+                        "Must have exactly one start event, but the event sub-process has {}",
+                        starts.len()
+                    )
+                } else {
                     format!(
                         "Must have exactly one none start event, but the sub-process has {}",
                         starts.len()
-                    ),
+                    )
+                };
+                self.ctx.problem(Some(&id), self.nodes[sub], msg);
+            }
+            if is_event {
+                let (inc, out) = (
+                    self.elements[sub].incoming.len(),
+                    self.elements[sub].outgoing.len(),
                 );
+                if inc + out > 0 {
+                    let id = self.elements[sub].id.clone();
+                    self.ctx.problem(
+                        Some(&id),
+                        self.nodes[sub],
+                        "An event sub-process must not have incoming or outgoing sequence flows",
+                    );
+                }
             }
             self.elements[sub].start_events = starts;
+        }
+        // a scope subscribes to the start events of its event sub-processes
+        for i in 1..self.elements.len() {
+            if !matches!(self.elements[i].kind, ElementKind::EventSubProcessStart) {
+                continue;
+            }
+            let outer = self.elements[i]
+                .flow_scope
+                .and_then(|esp| self.elements[esp].flow_scope);
+            if let Some(outer) = outer {
+                self.elements[outer].event_sub_process_starts.push(i);
+            }
         }
         // a sequence flow stays inside its scope
         for (f, flow) in flows.iter().enumerate() {
@@ -2250,6 +2346,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 | ElementKind::MessageStartEvent
                 | ElementKind::SignalStartEvent
                 | ElementKind::TimerStartEvent
+                | ElementKind::EventSubProcessStart
                     if !e.incoming.is_empty() =>
                 {
                     self.ctx.problem(
@@ -2517,6 +2614,7 @@ fn new_element(
         message: None,
         start_events: Vec::new(),
         message_start_events: Vec::new(),
+        event_sub_process_starts: Vec::new(),
         attached_to: None,
         interrupting: true,
         boundary_events: Vec::new(),

@@ -982,8 +982,8 @@ fn unsupported_elements_are_all_reported() {
     }
     has(
         &ps,
-        "sub",
-        "event sub-processes ('subProcess' with triggeredByEvent=\"true\")",
+        "inner_start",
+        "Start events in event sub-processes must have exactly one event definition",
     );
     // message elements need a message of the definitions
     has(
@@ -1023,7 +1023,7 @@ fn unsupported_elements_are_all_reported() {
         "Must have exactly one 'zeebe:calledElement' extension element",
     );
     // Nothing else: flows to unsupported elements are not reported as dangling.
-    assert_eq!(ps.len(), 14, "{ps:#?}");
+    assert_eq!(ps.len(), 15, "{ps:#?}");
     has(
         &ps,
         "ebg",
@@ -1894,5 +1894,86 @@ fn multi_instance_mistakes_are_reported() {
         &problems(&standard),
         "mi",
         "loops ('standardLoopCharacteristics') are not supported",
+    );
+}
+
+#[test]
+fn event_sub_processes_subscribe_on_their_scope() {
+    let esp = |id: &str, interrupting: &str, def: &str| {
+        format!(
+            r#"<bpmn:subProcess id="{id}" triggeredByEvent="true"><bpmn:startEvent id="{id}_s" isInterrupting="{interrupting}">{def}</bpmn:startEvent><bpmn:sequenceFlow id="{id}_f" sourceRef="{id}_s" targetRef="{id}_e" /><bpmn:endEvent id="{id}_e" /></bpmn:subProcess>"#
+        )
+    };
+    let timer = "<bpmn:timerEventDefinition><bpmn:timeDuration>PT1M</bpmn:timeDuration></bpmn:timerEventDefinition>";
+    let body = [
+        START,
+        &task("task"),
+        END,
+        &flow("f1", "start", "task"),
+        &flow("f2", "task", "end"),
+        &esp("late", "false", timer),
+        &esp("failed", "true", r#"<bpmn:errorEventDefinition />"#),
+    ]
+    .join("\n");
+    let p = parse_ok(&process(&body));
+    let late = p.element(idx(&p, "late"));
+    assert_eq!(late.element_type, BpmnElementType::EventSubProcess);
+    assert!(matches!(late.kind, ElementKind::SubProcess));
+    assert_eq!(late.start_events, vec![idx(&p, "late_s")]);
+    let start = p.element(idx(&p, "late_s"));
+    assert!(matches!(start.kind, ElementKind::EventSubProcessStart));
+    assert_eq!(start.event_type, BpmnEventType::Timer);
+    assert!(!start.interrupting);
+    assert!(p.element(idx(&p, "failed_s")).interrupting);
+    assert_eq!(p.element(idx(&p, "failed_s")).error_code, None);
+    // the process holds its event sub-processes' start events, in document order
+    assert_eq!(
+        p.element(Process::ROOT).event_sub_process_starts,
+        vec![idx(&p, "late_s"), idx(&p, "failed_s")]
+    );
+}
+
+#[test]
+fn bad_event_sub_processes_are_reported() {
+    let body = [
+        START,
+        &task("task"),
+        END,
+        &flow("f1", "start", "task"),
+        &flow("f2", "task", "end"),
+        // an error start event must interrupt
+        r#"<bpmn:subProcess id="a" triggeredByEvent="true"><bpmn:startEvent id="a_s" isInterrupting="false"><bpmn:errorEventDefinition /></bpmn:startEvent></bpmn:subProcess>"#,
+        // two start events
+        r#"<bpmn:subProcess id="b" triggeredByEvent="true"><bpmn:startEvent id="b1"><bpmn:errorEventDefinition /></bpmn:startEvent><bpmn:startEvent id="b2"><bpmn:errorEventDefinition /></bpmn:startEvent></bpmn:subProcess>"#,
+        // sequence flows into an event sub-process
+        r#"<bpmn:subProcess id="c" triggeredByEvent="true"><bpmn:startEvent id="c_s"><bpmn:errorEventDefinition /></bpmn:startEvent></bpmn:subProcess>"#,
+        &flow("f3", "task", "c"),
+        // no boundary events on an event sub-process
+        r#"<bpmn:boundaryEvent id="d" attachedToRef="c"><bpmn:errorEventDefinition /></bpmn:boundaryEvent>"#,
+        // a start event without an event definition
+        r#"<bpmn:subProcess id="e" triggeredByEvent="true"><bpmn:startEvent id="e_s" /></bpmn:subProcess>"#,
+    ]
+    .join("\n");
+    let ps = problems(&process(&body));
+    has(&ps, "a_s", "must be interrupting");
+    has(
+        &ps,
+        "b",
+        "Must have exactly one start event, but the event sub-process has 2",
+    );
+    has(
+        &ps,
+        "c",
+        "An event sub-process must not have incoming or outgoing sequence flows",
+    );
+    has(
+        &ps,
+        "d",
+        "is an event sub-process, which cannot have boundary events",
+    );
+    has(
+        &ps,
+        "e_s",
+        "Start events in event sub-processes must have exactly one event definition",
     );
 }
