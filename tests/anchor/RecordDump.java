@@ -95,6 +95,38 @@ public final class RecordDump {
           String arg = i < args.length && !isStep(args[i]) ? args[i++] : null;
           userTaskCommand(engine, op, element, arg);
         }
+        case "modify" -> {
+          // modify +ELEMENT[={"var":1}];-ELEMENT : activate elements (with global variables) and
+          // terminate the active instances of elements, in one command
+          var open = activeInstances(engine, lastInstance);
+          var first = client.newModifyProcessInstanceCommand(lastInstance);
+          io.camunda.zeebe.client.api.command.ModifyProcessInstanceCommandStep1.ModifyProcessInstanceCommandStep2 cmd = null;
+          for (String item : args[i++].split(";")) {
+            String id = item.substring(1);
+            String vars = null;
+            int eq = id.indexOf('=');
+            if (eq >= 0) { vars = id.substring(eq + 1); id = id.substring(0, eq); }
+            var base = cmd == null ? first : cmd.and();
+            if (item.startsWith("+")) {
+              var a = base.activateElement(id);
+              cmd = vars == null ? a : a.withVariables(vars);
+            } else {
+              var keys = open.getOrDefault(id, java.util.List.of(-1L));
+              for (long key : keys) cmd = (cmd == null ? first : cmd.and()).terminateElement(key);
+            }
+          }
+          try { cmd.send().join(); } catch (Exception e) { /* the rejection is in the log */ }
+        }
+        case "delete" -> {
+          // delete PROCESS_ID : deletes the latest version of the process
+          String id = args[i++];
+          long key = -1;
+          for (Record<?> r : engine.getRecordStreamSource().getRecords()) {
+            if (r.getValue() instanceof io.camunda.zeebe.protocol.record.value.deployment.Process p
+                && r.getRecordType() == RecordType.EVENT && p.getBpmnProcessId().equals(id)) key = p.getProcessDefinitionKey();
+          }
+          try { client.newDeleteResourceCommand(key).send().join(); } catch (Exception e) { /* rejected */ }
+        }
         default -> throw new IllegalArgumentException("unknown step " + step);
       }
       engine.waitForIdleState(Duration.ofSeconds(10));
@@ -105,7 +137,7 @@ public final class RecordDump {
           "INCIDENT", "VARIABLE", "VARIABLE_DOCUMENT", "PROCESS_EVENT", "MESSAGE", "MESSAGE_BATCH",
           "MESSAGE_SUBSCRIPTION", "PROCESS_MESSAGE_SUBSCRIPTION", "MESSAGE_START_EVENT_SUBSCRIPTION",
           "SIGNAL", "SIGNAL_SUBSCRIPTION", "ERROR", "ESCALATION", "DECISION_EVALUATION",
-          "PROCESS_INSTANCE_MODIFICATION", "USER_TASK", "COMPENSATION_SUBSCRIPTION", "DECISION", "DECISION_REQUIREMENTS").contains(vt)) continue;
+          "PROCESS_INSTANCE_MODIFICATION", "RESOURCE_DELETION", "USER_TASK", "COMPENSATION_SUBSCRIPTION", "DECISION", "DECISION_REQUIREMENTS").contains(vt)) continue;
       String kind = switch (r.getRecordType()) { case COMMAND -> "C"; case EVENT -> "E"; default -> "R"; };
       String detail = "";
       Object v = r.getValue();
@@ -153,8 +185,25 @@ public final class RecordDump {
     System.exit(0);
   }
 
+  // The element instances of a process instance that are still active, by element id.
+  private static java.util.Map<String, java.util.List<Long>> activeInstances(ZeebeTestEngine engine, long processInstance) {
+    var open = new java.util.LinkedHashMap<Long, String>();
+    for (Record<?> r : engine.getRecordStreamSource().getRecords()) {
+      if (r.getRecordType() != RecordType.EVENT || !(r.getValue() instanceof ProcessInstanceRecordValue p)) continue;
+      if (p.getProcessInstanceKey() != processInstance) continue;
+      switch (r.getIntent().name()) {
+        case "ELEMENT_ACTIVATING" -> open.put(r.getKey(), p.getElementId());
+        case "ELEMENT_COMPLETED", "ELEMENT_TERMINATED" -> open.remove(r.getKey());
+        default -> {}
+      }
+    }
+    var out = new java.util.HashMap<String, java.util.List<Long>>();
+    open.forEach((k, id) -> out.computeIfAbsent(id, x -> new java.util.ArrayList<>()).add(k));
+    return out;
+  }
+
   private static boolean isStep(String s) {
-    return switch (s) { case "deploy", "create", "complete", "fail", "throw", "publish", "signal", "time", "cancel", "usertask", "resolve" -> true; default -> false; };
+    return switch (s) { case "deploy", "create", "complete", "fail", "throw", "publish", "signal", "time", "cancel", "usertask", "resolve", "modify", "delete" -> true; default -> false; };
   }
 
   // Writes a USER_TASK command the way Camunda's REST gateway does (UserTaskServices): the test

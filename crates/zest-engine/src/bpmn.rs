@@ -93,7 +93,7 @@ pub(crate) fn evaluate_with(expr: &Expression, vars: &Map<String, Value>) -> Res
 /// Evaluates `zeebe:input` or `zeebe:output` mappings into one variables document. As in
 /// Zeebe (which evaluates them as one FEEL context), a mapping sees the targets of the mappings
 /// before it, e.g. `a = 1` then `b = a + 1`.
-fn evaluate_mappings(
+pub(crate) fn evaluate_mappings(
     mappings: &[Mapping],
     vars: &Map<String, Value>,
 ) -> Result<Map<String, Value>, String> {
@@ -1778,7 +1778,7 @@ pub(crate) fn subscribe_boundaries(
 /// instance `inst` (an activity for its boundary events, an event-based gateway for the events
 /// it waits for). Everything is evaluated before anything is written, so a failure (an
 /// incident on `inst`) leaves nothing behind for the retry.
-fn subscribe_catch_events(
+pub(crate) fn subscribe_catch_events(
     ctx: &mut Ctx<'_, '_, '_>,
     inst: &ElementInstance,
     model: &Process,
@@ -1920,7 +1920,7 @@ pub(crate) fn unhandled_error_message(code: &str, message: Option<&str>) -> Stri
     }
 }
 
-fn resolve_incident_of(ctx: &mut Ctx<'_, '_, '_>, index_key: i64) {
+pub(crate) fn resolve_incident_of(ctx: &mut Ctx<'_, '_, '_>, index_key: i64) {
     if let Some(incident_key) = ctx.txn.get::<i64>(Ks::IncidentIndex, &key_i64(index_key)) {
         if let Some(inc) = ctx
             .txn

@@ -23,6 +23,7 @@ mod instance;
 mod jobs;
 mod messages;
 mod models;
+mod modification;
 mod multi_instance;
 mod signals;
 pub mod state;

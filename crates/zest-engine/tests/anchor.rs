@@ -188,6 +188,57 @@ fn run(steps: &[Vec<String>]) -> Vec<String> {
                 h.now = d.add_to(h.now).unwrap();
                 h.run_scheduler();
             }
+            "modify" => {
+                // +ELEMENT[={vars}];-ELEMENT, as RecordDump.java reads it
+                let mut m = zest_protocol::ProcessInstanceModificationRecord {
+                    process_instance_key: last_instance,
+                    ..Default::default()
+                };
+                for item in arg(1).split(';') {
+                    let (op, rest) = item.split_at(1);
+                    let (id, vars) = rest.split_once('=').unwrap_or((rest, ""));
+                    if op == "+" {
+                        m.activate_instructions
+                            .push(zest_protocol::ActivateInstruction {
+                                element_id: id.to_string(),
+                                ancestor_scope_key: -1,
+                                variable_instructions: if vars.is_empty() {
+                                    Vec::new()
+                                } else {
+                                    vec![zest_protocol::VariableInstruction {
+                                        variables: vars.to_string(),
+                                        element_id: String::new(),
+                                    }]
+                                },
+                            });
+                    } else {
+                        let mut keys: Vec<i64> = h
+                            .element_instances()
+                            .iter()
+                            .filter(|e| {
+                                e.record.process_instance_key == last_instance
+                                    && e.record.element_id == id
+                            })
+                            .map(|e| e.key)
+                            .collect();
+                        keys.sort();
+                        if keys.is_empty() {
+                            keys.push(-1);
+                        }
+                        for key in keys {
+                            m.terminate_instructions
+                                .push(zest_protocol::TerminateInstruction {
+                                    element_instance_key: key,
+                                });
+                        }
+                    }
+                }
+                h.client(
+                    -1,
+                    Intent::Modify,
+                    RecordValue::ProcessInstanceModification(m),
+                );
+            }
             "resolve" => {
                 let mut open: Vec<i64> = h.incidents().iter().map(|(k, _)| *k).collect();
                 open.sort();

@@ -973,11 +973,49 @@ impl Gateway for GatewayService {
 
     async fn modify_process_instance(
         &self,
-        _request: Request<proto::ModifyProcessInstanceRequest>,
+        request: Request<proto::ModifyProcessInstanceRequest>,
     ) -> Result<Response<proto::ModifyProcessInstanceResponse>, Status> {
-        Err(unsupported(
-            "Process instance modification (ModifyProcessInstance)",
-        ))
+        self.check_size(request.get_ref())?;
+        let r = request.into_inner();
+        let key = r.process_instance_key;
+        let p = self.route(key, || format!("Command 'MODIFY' rejected with code 'NOT_FOUND': Expected to modify process instance but no process instance found with key '{key}'"))?;
+        let mut activate_instructions = Vec::new();
+        for a in &r.activate_instructions {
+            let mut variable_instructions = Vec::new();
+            for v in &a.variable_instructions {
+                variable_instructions.push(zest_protocol::VariableInstruction {
+                    variables: variables_document(&v.variables, "variables")?,
+                    element_id: v.scope_id.clone(),
+                });
+            }
+            activate_instructions.push(zest_protocol::ActivateInstruction {
+                element_id: a.element_id.clone(),
+                ancestor_scope_key: if a.ancestor_element_instance_key > 0 {
+                    a.ancestor_element_instance_key
+                } else {
+                    -1
+                },
+                variable_instructions,
+            });
+        }
+        let value = RecordValue::ProcessInstanceModification(
+            zest_protocol::ProcessInstanceModificationRecord {
+                process_instance_key: key,
+                terminate_instructions: r
+                    .terminate_instructions
+                    .iter()
+                    .map(|t| zest_protocol::TerminateInstruction {
+                        element_instance_key: t.element_instance_key,
+                    })
+                    .collect(),
+                activate_instructions,
+                activated_element_instance_keys: Vec::new(),
+                tenant_id: DEFAULT_TENANT.into(),
+            },
+        );
+        self.submit(p, new_command(key, Intent::Modify, value, -1, -1))
+            .await?;
+        Ok(Response::new(proto::ModifyProcessInstanceResponse {}))
     }
 
     async fn migrate_process_instance(

@@ -52,6 +52,8 @@ pub enum ValueType {
     DecisionRequirements,
     Decision,
     DecisionEvaluation,
+    ProcessInstanceModification,
+    ResourceDeletion,
 }
 
 impl ValueType {
@@ -83,6 +85,8 @@ impl ValueType {
             ValueType::DecisionRequirements => "DECISION_REQUIREMENTS",
             ValueType::Decision => "DECISION",
             ValueType::DecisionEvaluation => "DECISION_EVALUATION",
+            ValueType::ProcessInstanceModification => "PROCESS_INSTANCE_MODIFICATION",
+            ValueType::ResourceDeletion => "RESOURCE_DELETION",
         }
     }
 }
@@ -180,6 +184,9 @@ pub enum Intent {
     // decision evaluation (FAILED is the job's)
     Evaluate,
     Evaluated,
+    // process instance modification
+    Modify,
+    Modified,
 }
 
 impl Intent {
@@ -256,6 +263,8 @@ impl Intent {
             Intent::NotEscalated => "NOT_ESCALATED",
             Intent::Evaluate => "EVALUATE",
             Intent::Evaluated => "EVALUATED",
+            Intent::Modify => "MODIFY",
+            Intent::Modified => "MODIFIED",
         }
     }
 }
@@ -366,6 +375,8 @@ mod tests {
             Intent::Resolved,
             Intent::Trigger,
             Intent::Triggered,
+            Intent::Modify,
+            Intent::Modified,
         ];
         for intent in all {
             assert_eq!(

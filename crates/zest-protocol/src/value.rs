@@ -554,6 +554,48 @@ pub struct EscalationRecord {
     pub catch_element_id: String,
 }
 
+/// PROCESS_INSTANCE_MODIFICATION: elements to activate (with variables) and element instances
+/// to terminate in one process instance, in one command.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ProcessInstanceModificationRecord {
+    pub process_instance_key: i64,
+    pub terminate_instructions: Vec<TerminateInstruction>,
+    pub activate_instructions: Vec<ActivateInstruction>,
+    /// The keys of the element instances the activations created (flow scopes and elements),
+    /// filled in the MODIFIED event.
+    pub activated_element_instance_keys: Vec<i64>,
+    pub tenant_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TerminateInstruction {
+    pub element_instance_key: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ActivateInstruction {
+    pub element_id: String,
+    /// The flow scope instance to activate the element in; -1 lets the engine choose (the one
+    /// active instance of the flow scope, or a new one).
+    pub ancestor_scope_key: i64,
+    pub variable_instructions: Vec<VariableInstruction>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct VariableInstruction {
+    /// A JSON document.
+    pub variables: String,
+    /// The element in whose scope the variables are created; empty: the process instance.
+    pub element_id: String,
+}
+
+/// RESOURCE_DELETION: a deployed process, decision requirements graph or form, by key.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ResourceDeletionRecord {
+    pub resource_key: i64,
+    pub tenant_id: String,
+}
+
 impl UserTaskRecord {
     /// An empty record with Zeebe's defaults (no form: -1; priority 50), the start of every
     /// USER_TASK command.
@@ -596,6 +638,8 @@ pub enum RecordValue {
     DecisionRequirements(DecisionRequirementsRecord),
     Decision(DecisionRecord),
     DecisionEvaluation(DecisionEvaluationRecord),
+    ProcessInstanceModification(ProcessInstanceModificationRecord),
+    ResourceDeletion(ResourceDeletionRecord),
 }
 
 impl RecordValue {
@@ -630,6 +674,8 @@ impl RecordValue {
             RecordValue::DecisionRequirements(_) => ValueType::DecisionRequirements,
             RecordValue::Decision(_) => ValueType::Decision,
             RecordValue::DecisionEvaluation(_) => ValueType::DecisionEvaluation,
+            RecordValue::ProcessInstanceModification(_) => ValueType::ProcessInstanceModification,
+            RecordValue::ResourceDeletion(_) => ValueType::ResourceDeletion,
         }
     }
 
@@ -812,6 +858,22 @@ impl RecordValue {
                 })).collect::<Vec<_>>(),
                 "evaluationFailureMessage": d.evaluation_failure_message,
                 "failedDecisionId": d.failed_decision_id, "tenantId": d.tenant_id,
+            }),
+            RecordValue::ProcessInstanceModification(m) => json!({
+                "processInstanceKey": m.process_instance_key,
+                "terminateInstructions": m.terminate_instructions.iter().map(|t| json!({
+                    "elementInstanceKey": t.element_instance_key})).collect::<Vec<_>>(),
+                "activateInstructions": m.activate_instructions.iter().map(|a| json!({
+                    "elementId": a.element_id, "ancestorScopeKey": a.ancestor_scope_key,
+                    "variableInstructions": a.variable_instructions.iter().map(|v| json!({
+                        "variables": doc(&v.variables), "elementId": v.element_id,
+                    })).collect::<Vec<_>>(),
+                })).collect::<Vec<_>>(),
+                "activatedElementInstanceKeys": m.activated_element_instance_keys,
+                "tenantId": m.tenant_id,
+            }),
+            RecordValue::ResourceDeletion(r) => json!({
+                "resourceKey": r.resource_key, "tenantId": r.tenant_id,
             }),
             RecordValue::Escalation(e) => json!({
                 "processInstanceKey": e.process_instance_key,

@@ -1,0 +1,146 @@
+package zest.compat;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.camunda.zeebe.client.ZeebeClient;
+import io.camunda.zeebe.client.api.command.ClientStatusException;
+import io.camunda.zeebe.client.api.response.ActivatedJob;
+import io.camunda.zeebe.client.api.response.DeploymentEvent;
+import io.grpc.Status;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Instance operations with the official Java client 8.6 over gRPC: ModifyProcessInstance
+ * (terminate a task, activate the next one with variables, activate an element inside a
+ * sub-process that is not active; an unknown element is INVALID_ARGUMENT; a finished instance
+ * is NOT_FOUND). Process ids and job types carry a run id, so the test can run against a server
+ * that keeps earlier runs.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class InstanceOperationsTest {
+
+  static final Duration CALL = Duration.ofSeconds(10);
+  final String run = UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+  ZeebeClient client;
+
+  @BeforeAll
+  void connect() {
+    String address = System.getenv("ZEEBE_ADDRESS");
+    if (address == null || address.isBlank()) {
+      fail("set ZEEBE_ADDRESS=host:port of a Zeebe gateway (plaintext gRPC)");
+    }
+    client =
+        ZeebeClient.newClientBuilder()
+            .applyEnvironmentVariableOverrides(false)
+            .grpcAddress(URI.create("http://" + address))
+            .usePlaintext()
+            .defaultRequestTimeout(CALL)
+            .build();
+  }
+
+  @AfterAll
+  void close() {
+    if (client != null) client.close();
+  }
+
+  /** modify.bpmn with its process id and job types made unique to this run. */
+  String model() throws Exception {
+    return Files.readString(Path.of("../testdata/modify.bpmn"))
+        .replace("id=\"modify\"", "id=\"modify_" + run + "\"")
+        .replace("type=\"mod-", "type=\"mod-" + run + "-");
+  }
+
+  ActivatedJob one(String type) {
+    for (int i = 0; i < 50; i++) {
+      List<ActivatedJob> jobs =
+          client
+              .newActivateJobsCommand()
+              .jobType("mod-" + run + "-" + type)
+              .maxJobsToActivate(1)
+              .requestTimeout(Duration.ofSeconds(1))
+              .send()
+              .join()
+              .getJobs();
+      if (!jobs.isEmpty()) return jobs.get(0);
+    }
+    throw new AssertionError("no job of type " + type);
+  }
+
+  @Test
+  void modifyAProcessInstance() throws Exception {
+    DeploymentEvent d =
+        client.newDeployResourceCommand().addResourceStringUtf8(model(), "modify.bpmn").send().join();
+    assertEquals(1, d.getProcesses().size());
+    long pik =
+        client
+            .newCreateInstanceCommand()
+            .bpmnProcessId("modify_" + run)
+            .latestVersion()
+            .variables(Map.of("x", 1))
+            .send()
+            .join()
+            .getProcessInstanceKey();
+    ActivatedJob a = one("a");
+
+    // terminate task a, activate task b with a variable for the whole instance
+    client
+        .newModifyProcessInstanceCommand(pik)
+        .activateElement("b")
+        .withVariables(Map.of("y", 2))
+        .and()
+        .terminateElement(a.getElementInstanceKey())
+        .send()
+        .join();
+    ActivatedJob b = one("b");
+    assertEquals(Map.of("x", 1, "y", 2), b.getVariablesAsMap());
+    // a's job is gone with its element
+    ClientStatusException gone =
+        assertThrows(
+            ClientStatusException.class, () -> client.newCompleteCommand(a.getKey()).send().join());
+    assertEquals(Status.Code.NOT_FOUND, gone.getStatusCode());
+
+    // an element inside a sub-process that is not active: the sub-process is created for it
+    client.newModifyProcessInstanceCommand(pik).activateElement("inner").send().join();
+    ActivatedJob inner = one("inner");
+
+    // an unknown element is rejected, naming it
+    ClientStatusException unknown =
+        assertThrows(
+            ClientStatusException.class,
+            () ->
+                client.newModifyProcessInstanceCommand(pik).activateElement("nope").send().join());
+    assertEquals(Status.Code.INVALID_ARGUMENT, unknown.getStatusCode());
+    assertTrue(
+        unknown.getMessage().contains("could not be found: 'nope'"), unknown.getMessage());
+
+    // the sub-process completes and the flow goes on to the end; terminating b, the last
+    // element, ends the instance
+    client.newCompleteCommand(inner.getKey()).send().join();
+    client
+        .newModifyProcessInstanceCommand(pik)
+        .terminateElement(b.getElementInstanceKey())
+        .send()
+        .join();
+    ClientStatusException ended =
+        assertThrows(
+            ClientStatusException.class,
+            () -> client.newModifyProcessInstanceCommand(pik).activateElement("b").send().join());
+    assertEquals(Status.Code.NOT_FOUND, ended.getStatusCode());
+  }
+}
