@@ -8,7 +8,7 @@ use zest_protocol::{partition_of_key, Intent, Record, RecordValue};
 
 use crate::engine::META_MAX_KEY;
 use crate::models::Models;
-use crate::state::{key_i64, KeyBuf, Ks, Txn};
+use crate::state::{key_i64, read_i64, KeyBuf, Ks, Txn};
 use crate::types::*;
 
 /// Keeps the key generator past `r`'s key, so a replayed partition generates the keys the
@@ -49,6 +49,34 @@ pub fn apply_event(txn: &mut Txn<'_>, models: &mut Models, r: &Record) {
                 version_key(&p.bpmn_process_id, p.version),
                 &r.key,
             );
+        }
+        RecordValue::Process(p) if r.intent == Intent::Deleted => {
+            txn.delete(Ks::Processes, key_i64(r.key));
+            // the version entry stays: version numbers are not given again, and a lookup by
+            // version finds no process behind it
+            let latest: Option<LatestVersion> =
+                txn.get(Ks::ProcessLatest, p.bpmn_process_id.as_bytes());
+            if latest.is_some_and(|l| l.key == r.key) {
+                let prefix = KeyBuf::new().str(&p.bpmn_process_id).build();
+                let previous = txn
+                    .scan_prefix(Ks::ProcessVersions, &prefix, usize::MAX)
+                    .into_iter()
+                    .rev()
+                    .filter_map(|(k, v)| {
+                        let key: i64 = zest_protocol::codec::decode(&v).ok()?;
+                        let version = read_i64(&k, prefix.len()) as i32;
+                        (key != r.key && txn.get_raw(Ks::Processes, &key_i64(key)).is_some())
+                            .then_some(LatestVersion { version, key })
+                    })
+                    .next();
+                match previous {
+                    Some(l) => {
+                        txn.put(Ks::ProcessLatest, p.bpmn_process_id.as_bytes().to_vec(), &l)
+                    }
+                    None => txn.delete(Ks::ProcessLatest, p.bpmn_process_id.as_bytes().to_vec()),
+                }
+            }
+            models.remove(r.key);
         }
         RecordValue::ProcessInstanceCreation(c)
             if r.intent == Intent::Created && r.request_id >= 0 =>

@@ -137,7 +137,8 @@ pub fn create(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, d: &DeploymentRecord) -> 
                 Some(l) => (l.key, l.version, true),
                 None => (
                     ctx.next_key(),
-                    latest.map(|l| l.version + 1).unwrap_or(1),
+                    highest_version(ctx, &process.id).max(latest.map(|l| l.version).unwrap_or(0))
+                        + 1,
                     false,
                 ),
             };
@@ -153,9 +154,10 @@ pub fn create(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, d: &DeploymentRecord) -> 
                 };
                 ctx.event(key, Intent::Created, RecordValue::Process(record.clone()));
                 ctx.models.insert(key, Arc::new(process.clone()));
-                crate::messages::replace_start_subscriptions(ctx, latest, &record, &process);
-                crate::signals::replace_start_subscriptions(ctx, latest, &record, &process);
-                crate::instance::replace_start_timers(ctx, latest, &record, &process);
+                let next = Some((&record, &process));
+                crate::messages::replace_start_subscriptions(ctx, latest, next);
+                crate::signals::replace_start_subscriptions(ctx, latest, next);
+                crate::instance::replace_start_timers(ctx, latest, next);
             }
             metadata.push(ProcessMetadata {
                 bpmn_process_id: process.id.clone(),
@@ -269,4 +271,117 @@ pub(crate) fn latest_form(ctx: &Ctx<'_, '_, '_>, form_id: &str) -> Result<i64, S
         .get::<LatestVersion>(Ks::Forms, &tagged_key(b'l', form_id.as_bytes()))
         .map(|l| l.key)
         .ok_or_else(|| format!("Expected to find a form with id '{form_id}', but no form with this id is found, at least a form with this id should be available. To resolve the Incident please deploy a form with the same id"))
+}
+
+/// The highest version a process id ever had (deleted versions included: their numbers are
+/// not given again), 0 when it never was deployed.
+fn highest_version(ctx: &Ctx<'_, '_, '_>, process_id: &str) -> i32 {
+    let prefix = crate::state::KeyBuf::new().str(process_id).build();
+    ctx.txn
+        .scan_prefix(Ks::ProcessVersions, &prefix, usize::MAX)
+        .last()
+        .map(|(k, _)| crate::state::read_i64(k, prefix.len()) as i32)
+        .unwrap_or(0)
+}
+
+/// RESOURCE_DELETION DELETE: deletes a deployed process version that no instance runs any
+/// more. When it was the latest version, the version before it becomes the latest again and
+/// its start events listen again (Zeebe's behaviour). Version numbers are not given again.
+pub fn delete(
+    ctx: &mut Ctx<'_, '_, '_>,
+    cmd: &Record,
+    r: &zest_protocol::ResourceDeletionRecord,
+) -> ProcResult {
+    let key = r.resource_key;
+    let Some(stored) = ctx.txn.get::<StoredProcess>(Ks::Processes, &key_i64(key)) else {
+        let other = ctx
+            .txn
+            .get_raw(Ks::Forms, &tagged_key(b'k', &key.to_be_bytes()))
+            .map(|_| "a form")
+            .or_else(|| {
+                ctx.txn
+                    .get_raw(Ks::Decisions, &tagged_key(b'r', &key.to_be_bytes()))
+                    .map(|_| "a decision requirements graph")
+            });
+        return Err(match other {
+            Some(what) => Rejection::invalid_argument(format!(
+                "Expected to delete resource with key `{key}`, but it is {what}, and this version of Zest deletes processes only"
+            )),
+            None => Rejection::not_found(format!(
+                "Expected to delete resource but no resource found with key `{key}`"
+            )),
+        });
+    };
+    if has_running_instances(ctx, key) {
+        return Err(Rejection::invalid_state(format!(
+            "Expected to delete resource with key `{key}` but there are still running instances"
+        )));
+    }
+    let value = zest_protocol::ResourceDeletionRecord {
+        resource_key: key,
+        tenant_id: stored.record.tenant_id.clone(),
+    };
+    let event_key = ctx.next_key();
+    ctx.event(
+        event_key,
+        Intent::Deleting,
+        RecordValue::ResourceDeletion(value.clone()),
+    );
+    let process_id = stored.record.bpmn_process_id.clone();
+    let latest: Option<LatestVersion> = ctx.txn.get(Ks::ProcessLatest, process_id.as_bytes());
+    ctx.event(
+        key,
+        Intent::Deleting,
+        RecordValue::Process(stored.record.clone()),
+    );
+    let was_latest = latest.is_some_and(|l| l.key == key);
+    if was_latest {
+        // its start events stop listening (while its model can still be read)
+        crate::messages::replace_start_subscriptions(ctx, latest, None);
+        crate::signals::replace_start_subscriptions(ctx, latest, None);
+        crate::instance::replace_start_timers(ctx, latest, None);
+    }
+    ctx.event(
+        key,
+        Intent::Deleted,
+        RecordValue::Process(stored.record.clone()),
+    );
+    if was_latest {
+        // the applier made the version before it the latest (if one is left)
+        let next: Option<LatestVersion> = ctx.txn.get(Ks::ProcessLatest, process_id.as_bytes());
+        let next = next.and_then(|l| {
+            let record = ctx
+                .txn
+                .get::<StoredProcess>(Ks::Processes, &key_i64(l.key))?
+                .record;
+            let model = ctx.models.get(ctx.txn, l.key)?;
+            Some((record, model))
+        });
+        let next = next
+            .as_ref()
+            .map(|(record, model)| (record, model.as_ref()));
+        crate::messages::replace_start_subscriptions(ctx, None, next);
+        crate::signals::replace_start_subscriptions(ctx, None, next);
+        crate::instance::replace_start_timers(ctx, None, next);
+    }
+    ctx.models.remove(key);
+    let event = ctx.event(
+        event_key,
+        Intent::Deleted,
+        RecordValue::ResourceDeletion(value),
+    );
+    ctx.respond(cmd, event);
+    Ok(())
+}
+
+/// Whether an instance of the process definition `key` still runs (a scan of the element
+/// instances: deletion is rare, and an index per definition would cost every instance).
+fn has_running_instances(ctx: &Ctx<'_, '_, '_>, key: i64) -> bool {
+    ctx.txn
+        .scan_prefix(Ks::ElementInstances, &[], usize::MAX)
+        .into_iter()
+        .any(|(_, v)| {
+            zest_protocol::codec::decode::<crate::types::ElementInstance>(&v)
+                .is_ok_and(|i| i.record.process_definition_key == key)
+        })
 }

@@ -261,6 +261,7 @@ fn dispatch(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
         (RecordValue::UserTask(u), Update) => user_tasks::update(ctx, cmd, u),
         (RecordValue::DecisionEvaluation(d), Evaluate) => decisions::evaluate_command(ctx, cmd, d),
         (RecordValue::ProcessInstanceModification(m), Modify) => modification::modify(ctx, cmd, m),
+        (RecordValue::ResourceDeletion(r), Delete) => deployment::delete(ctx, cmd, r),
         (v, intent) => Err(Rejection::invalid_argument(format!(
             "Expected a supported command, but got {} {:?}",
             v.value_type().name(),

@@ -394,8 +394,7 @@ fn trigger_start_timer(
 pub(crate) fn replace_start_timers(
     ctx: &mut Ctx<'_, '_, '_>,
     previous: Option<crate::types::LatestVersion>,
-    process: &zest_protocol::ProcessRecord,
-    model: &zest_model::Process,
+    next: Option<(&zest_protocol::ProcessRecord, &zest_model::Process)>,
 ) {
     if let Some(prev) = previous {
         let timers = ctx
@@ -411,6 +410,9 @@ pub(crate) fn replace_start_timers(
             }
         }
     }
+    let Some((process, model)) = next else {
+        return;
+    };
     for el in &model.elements {
         if !matches!(el.kind, zest_model::ElementKind::TimerStartEvent)
             || el.flow_scope != Some(zest_model::Process::ROOT)

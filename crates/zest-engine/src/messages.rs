@@ -755,8 +755,7 @@ pub fn process_subscription_delete(
 pub(crate) fn replace_start_subscriptions(
     ctx: &mut Ctx<'_, '_, '_>,
     previous: Option<LatestVersion>,
-    process: &zest_protocol::ProcessRecord,
-    model: &zest_model::Process,
+    next: Option<(&zest_protocol::ProcessRecord, &zest_model::Process)>,
 ) {
     if let Some(prev) = previous {
         if let Some(prev_model) = ctx.models.get(ctx.txn, prev.key) {
@@ -780,6 +779,9 @@ pub(crate) fn replace_start_subscriptions(
             }
         }
     }
+    let Some((process, model)) = next else {
+        return;
+    };
     for &i in &model
         .element(zest_model::Process::ROOT)
         .message_start_events

@@ -46,6 +46,11 @@ impl Models {
         self.by_key.insert(process_definition_key, process);
     }
 
+    /// Forgets a deleted process definition.
+    pub fn remove(&mut self, process_definition_key: i64) {
+        self.by_key.remove(&process_definition_key);
+    }
+
     /// The parsed decision requirements graph deployed under `key`.
     pub fn decision_requirements(
         &mut self,

@@ -185,12 +185,14 @@ fn signal_starts(model: &Process) -> Vec<ElementIdx> {
 pub(crate) fn replace_start_subscriptions(
     ctx: &mut Ctx<'_, '_, '_>,
     previous: Option<LatestVersion>,
-    process: &ProcessRecord,
-    model: &Process,
+    next: Option<(&ProcessRecord, &Process)>,
 ) {
     if let Some(prev) = previous {
         unsubscribe(ctx, prev.key, &|_| true);
     }
+    let Some((process, model)) = next else {
+        return;
+    };
     for i in signal_starts(model) {
         let el = model.element(i);
         let Some(Expression::Static(name)) = &el.signal else {

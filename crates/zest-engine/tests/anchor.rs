@@ -239,6 +239,29 @@ fn run(steps: &[Vec<String>]) -> Vec<String> {
                     RecordValue::ProcessInstanceModification(m),
                 );
             }
+            "delete" => {
+                // the latest version of a process, by id
+                let key = h
+                    .log
+                    .iter()
+                    .rev()
+                    .filter(|r| r.record_type == RecordType::Event)
+                    .find_map(|r| match &r.value {
+                        RecordValue::Process(p) if p.bpmn_process_id == arg(1) => {
+                            Some(p.process_definition_key)
+                        }
+                        _ => None,
+                    })
+                    .unwrap_or(-1);
+                h.client(
+                    key,
+                    Intent::Delete,
+                    RecordValue::ResourceDeletion(zest_protocol::ResourceDeletionRecord {
+                        resource_key: key,
+                        tenant_id: String::new(),
+                    }),
+                );
+            }
             "resolve" => {
                 let mut open: Vec<i64> = h.incidents().iter().map(|(k, _)| *k).collect();
                 open.sort();
@@ -329,11 +352,11 @@ fn shown(r: &Record) -> bool {
 fn normalize(line: &str) -> String {
     let mut out = String::new();
     let mut rest = line.trim_end();
-    while let Some(start) = rest.find('\'') {
+    while let Some(start) = rest.find(['\'', '`']) {
         let (head, tail) = rest.split_at(start + 1);
         out.push_str(head);
         let digits = tail.chars().take_while(char::is_ascii_digit).count();
-        if digits >= 16 && tail[digits..].starts_with('\'') {
+        if digits >= 16 && tail[digits..].starts_with(['\'', '`']) {
             out.push_str("<key>");
             rest = &tail[digits..];
         } else {

@@ -1045,9 +1045,17 @@ impl Gateway for GatewayService {
 
     async fn delete_resource(
         &self,
-        _request: Request<proto::DeleteResourceRequest>,
+        request: Request<proto::DeleteResourceRequest>,
     ) -> Result<Response<proto::DeleteResourceResponse>, Status> {
-        Err(unsupported("Resource deletion (DeleteResource)"))
+        let key = request.into_inner().resource_key;
+        // resources are deployed to the first partition
+        let value = RecordValue::ResourceDeletion(zest_protocol::ResourceDeletionRecord {
+            resource_key: key,
+            tenant_id: DEFAULT_TENANT.into(),
+        });
+        self.submit(1, new_command(key, Intent::Delete, value, -1, -1))
+            .await?;
+        Ok(Response::new(proto::DeleteResourceResponse {}))
     }
 
     async fn broadcast_signal(

@@ -28,7 +28,8 @@ import org.junit.jupiter.api.Timeout;
  * Instance operations with the official Java client 8.6 over gRPC: ModifyProcessInstance
  * (terminate a task, activate the next one with variables, activate an element inside a
  * sub-process that is not active; an unknown element is INVALID_ARGUMENT; a finished instance
- * is NOT_FOUND). Process ids and job types carry a run id, so the test can run against a server
+ * is NOT_FOUND) and DeleteResource (refused while an instance runs, then the process is gone; a
+ * second deletion is NOT_FOUND). Process ids and job types carry a run id, so the test can run against a server
  * that keeps earlier runs.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -142,5 +143,44 @@ class InstanceOperationsTest {
             ClientStatusException.class,
             () -> client.newModifyProcessInstanceCommand(pik).activateElement("b").send().join());
     assertEquals(Status.Code.NOT_FOUND, ended.getStatusCode());
+  }
+
+  @Test
+  void deleteAProcess() throws Exception {
+    String model = model().replace("modify_" + run, "deletable_" + run);
+    DeploymentEvent d =
+        client.newDeployResourceCommand().addResourceStringUtf8(model, "deletable.bpmn").send().join();
+    long key = d.getProcesses().get(0).getProcessDefinitionKey();
+    long pik =
+        client
+            .newCreateInstanceCommand()
+            .bpmnProcessId("deletable_" + run)
+            .latestVersion()
+            .send()
+            .join()
+            .getProcessInstanceKey();
+    ClientStatusException running =
+        assertThrows(
+            ClientStatusException.class, () -> client.newDeleteResourceCommand(key).send().join());
+    assertEquals(Status.Code.FAILED_PRECONDITION, running.getStatusCode());
+    assertTrue(running.getMessage().contains("still running instances"), running.getMessage());
+
+    client.newCancelInstanceCommand(pik).send().join();
+    client.newDeleteResourceCommand(key).send().join();
+    ClientStatusException gone =
+        assertThrows(
+            ClientStatusException.class,
+            () ->
+                client
+                    .newCreateInstanceCommand()
+                    .bpmnProcessId("deletable_" + run)
+                    .latestVersion()
+                    .send()
+                    .join());
+    assertEquals(Status.Code.NOT_FOUND, gone.getStatusCode());
+    ClientStatusException again =
+        assertThrows(
+            ClientStatusException.class, () -> client.newDeleteResourceCommand(key).send().join());
+    assertEquals(Status.Code.NOT_FOUND, again.getStatusCode());
   }
 }
