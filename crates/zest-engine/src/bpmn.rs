@@ -1393,7 +1393,7 @@ pub(crate) fn terminate_children(ctx: &mut Ctx<'_, '_, '_>, scope: &ElementInsta
 }
 
 /// Up to `limit` children of `scope_key` with a key from `from` on that can be terminated.
-fn next_children(
+pub(crate) fn next_children(
     ctx: &Ctx<'_, '_, '_>,
     scope_key: i64,
     from: i64,
@@ -1550,15 +1550,7 @@ pub fn terminate_element(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult 
     }
     let key = inst.key;
     ctx.event(key, Intent::ElementTerminating, pi_value(&inst.record));
-    if inst.job_key > 0 {
-        if let Some(job) = ctx.txn.get::<StoredJob>(Ks::Jobs, &key_i64(inst.job_key)) {
-            ctx.event(inst.job_key, Intent::Canceled, RecordValue::Job(job.record));
-            resolve_incident_of(ctx, inst.job_key);
-        }
-    }
-    user_tasks::cancel(ctx, key);
-    unsubscribe_events(ctx, key);
-    resolve_incident_of(ctx, key);
+    release(ctx, &inst);
     if let Some(child) = ctx.txn.get::<i64>(Ks::CalledInstances, &key_i64(key)) {
         // a call activity: the process it called goes first
         if let Some(called) = ctx
@@ -1574,6 +1566,20 @@ pub fn terminate_element(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult 
         return Ok(()); // terminated once its last child is
     }
     on_terminated(ctx, key)
+}
+
+/// What a terminating element instance lets go of: its job (canceled), user task, timers and
+/// subscriptions, and its incidents (resolved).
+pub(crate) fn release(ctx: &mut Ctx<'_, '_, '_>, inst: &ElementInstance) {
+    if inst.job_key > 0 {
+        if let Some(job) = ctx.txn.get::<StoredJob>(Ks::Jobs, &key_i64(inst.job_key)) {
+            ctx.event(inst.job_key, Intent::Canceled, RecordValue::Job(job.record));
+            resolve_incident_of(ctx, inst.job_key);
+        }
+    }
+    user_tasks::cancel(ctx, inst.key);
+    unsubscribe_events(ctx, inst.key);
+    resolve_incident_of(ctx, inst.key);
 }
 
 /// Writes ELEMENT_TERMINATED, then: activates the boundary event that interrupted the element,

@@ -19,8 +19,8 @@ use zest_protocol::{
 
 use crate::bpmn::{self, pi_value};
 use crate::engine::{Ctx, ProcResult, Rejection};
-use crate::state::{key_i64, read_i64, Ks};
-use crate::types::{ElementInstance, StoredJob};
+use crate::state::{key_i64, Ks};
+use crate::types::ElementInstance;
 use crate::variables;
 
 /// Where an activation goes: the flow scope instances to use or create, outermost first.
@@ -249,7 +249,11 @@ fn plan_activations(
                 to_create.push(s);
                 continue;
             }
-            let found = active_children_of(ctx, scope.key, &model.element(s).id);
+            let id = &model.element(s).id;
+            let found: Vec<ElementInstance> = bpmn::next_children(ctx, scope.key, -1, usize::MAX)
+                .into_iter()
+                .filter(|c| c.record.element_id == *id)
+                .collect();
             match found.len() {
                 0 => to_create.push(s),
                 1 => scope = found.into_iter().next().unwrap_or_else(|| scope.clone()),
@@ -282,23 +286,6 @@ fn can_activate(el: &zest_model::Element) -> bool {
             | ElementKind::EventSubProcessStart
             | ElementKind::BoundaryEvent
     ) && el.element_type != zest_model::BpmnElementType::EventSubProcess
-}
-
-/// The active children of `scope_key` that are instances of element `element_id`.
-fn active_children_of(
-    ctx: &Ctx<'_, '_, '_>,
-    scope_key: i64,
-    element_id: &str,
-) -> Vec<ElementInstance> {
-    ctx.txn
-        .scan_prefix(Ks::ElementChildren, &key_i64(scope_key), usize::MAX)
-        .into_iter()
-        .filter_map(|(k, _)| {
-            ctx.txn
-                .get::<ElementInstance>(Ks::ElementInstances, &key_i64(read_i64(&k, 8)))
-        })
-        .filter(|c| c.is_active() && c.record.element_id == element_id)
-        .collect()
 }
 
 /// Checks that every terminate instruction names an active element instance of the process
@@ -368,15 +355,7 @@ fn create_scope(
 fn terminate_now(ctx: &mut Ctx<'_, '_, '_>, inst: &ElementInstance) {
     let key = inst.key;
     ctx.event(key, Intent::ElementTerminating, pi_value(&inst.record));
-    if inst.job_key > 0 {
-        if let Some(job) = ctx.txn.get::<StoredJob>(Ks::Jobs, &key_i64(inst.job_key)) {
-            ctx.event(inst.job_key, Intent::Canceled, RecordValue::Job(job.record));
-            bpmn::resolve_incident_of(ctx, inst.job_key);
-        }
-    }
-    crate::user_tasks::cancel(ctx, key);
-    bpmn::unsubscribe_events(ctx, key);
-    bpmn::resolve_incident_of(ctx, key);
+    bpmn::release(ctx, inst);
     if let Some(child) = ctx.txn.get::<i64>(Ks::CalledInstances, &key_i64(key)) {
         if let Some(called) = ctx
             .txn
@@ -386,17 +365,7 @@ fn terminate_now(ctx: &mut Ctx<'_, '_, '_>, inst: &ElementInstance) {
             terminate_now(ctx, &called);
         }
     }
-    let children: Vec<ElementInstance> = ctx
-        .txn
-        .scan_prefix(Ks::ElementChildren, &key_i64(key), usize::MAX)
-        .into_iter()
-        .filter_map(|(k, _)| {
-            ctx.txn
-                .get::<ElementInstance>(Ks::ElementInstances, &key_i64(read_i64(&k, 8)))
-        })
-        .filter(|c| c.is_active())
-        .collect();
-    for child in children {
+    for child in bpmn::next_children(ctx, key, -1, usize::MAX) {
         terminate_now(ctx, &child);
     }
     let lock = if inst.parent_key <= 0 {
