@@ -2636,6 +2636,21 @@ fn random_walk(seed: u64, steps: usize) -> Harness {
         // the typical process replaces the one-task one under the same id (version 2)
         h.deploy_ok(xml);
         processes.push("benchmark");
+    } else {
+        // a checkout without the workloads: timers come from a small process of their own
+        h.deploy_ok(&process(
+            "tmr",
+            &[
+                start_event("s"),
+                r#"<bpmn:intermediateCatchEvent id="wait"><bpmn:timerEventDefinition><bpmn:timeDuration>PT30S</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>"#.to_string(),
+                service_task("t", "a", ""),
+                end_event("e"),
+                flow("f0", "s", "wait"),
+                flow("f1", "wait", "t"),
+                flow("f2", "t", "e"),
+            ],
+        ));
+        processes.push("tmr");
     }
     let job_types = [JOB_TYPE, "a", "b", "p1", "p2", "dynamic", "other"];
     let vars_for = |rng: &mut Rng| -> String {
