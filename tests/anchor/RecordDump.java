@@ -89,6 +89,20 @@ public final class RecordDump {
           }
           for (long key : open) client.newResolveIncidentCommand(key).send().join();
         }
+        case "retries" -> {
+          // retries TYPE N : updates the retries of the open jobs of that type
+          String type = args[i++];
+          int n = Integer.parseInt(args[i++]);
+          var open = new java.util.TreeSet<Long>();
+          for (Record<?> r : engine.getRecordStreamSource().getRecords()) {
+            if (r.getValueType() != io.camunda.zeebe.protocol.record.ValueType.JOB || r.getRecordType() != RecordType.EVENT) continue;
+            if (!((JobRecordValue) r.getValue()).getType().equals(type)) continue;
+            if (r.getIntent() == io.camunda.zeebe.protocol.record.intent.JobIntent.CREATED) open.add(r.getKey());
+            else if (r.getIntent() == io.camunda.zeebe.protocol.record.intent.JobIntent.COMPLETED
+                || r.getIntent() == io.camunda.zeebe.protocol.record.intent.JobIntent.CANCELED) open.remove(r.getKey());
+          }
+          for (long key : open) client.newUpdateRetriesCommand(key).retries(n).send().join();
+        }
         case "usertask" -> {
           String op = args[i++];
           String element = args[i++];
@@ -203,7 +217,7 @@ public final class RecordDump {
   }
 
   private static boolean isStep(String s) {
-    return switch (s) { case "deploy", "create", "complete", "fail", "throw", "publish", "signal", "time", "cancel", "usertask", "resolve", "modify", "delete" -> true; default -> false; };
+    return switch (s) { case "deploy", "create", "complete", "fail", "throw", "publish", "signal", "time", "cancel", "usertask", "resolve", "modify", "delete", "retries" -> true; default -> false; };
   }
 
   // Writes a USER_TASK command the way Camunda's REST gateway does (UserTaskServices): the test

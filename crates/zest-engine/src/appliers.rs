@@ -133,6 +133,9 @@ pub fn apply_event(txn: &mut Txn<'_>, models: &mut Models, r: &Record) {
                 } else {
                     let inst: Option<ElementInstance> =
                         txn.get(Ks::ElementInstances, &key_i64(i.element_instance_key));
+                    // resolving it re-runs the step from the start, its execution listeners
+                    // included (as Zeebe re-processes the command that failed)
+                    txn.delete(Ks::ExecutionListeners, key_i64(i.element_instance_key));
                     match inst.map(|e| e.state) {
                         Some(Intent::ElementCompleting) => FailedStep::CompleteElement,
                         _ => FailedStep::ActivateElement,
@@ -438,7 +441,7 @@ fn apply_message(txn: &mut Txn<'_>, r: &Record) {
         }
         (RecordValue::ProcessEvent(e), Intent::Triggering) => txn.put(
             Ks::EventTriggers,
-            key_i64(trigger_key(e)),
+            trigger_key(e),
             &StoredTrigger {
                 event_key: r.key,
                 element_id: e.target_element_id.clone(),
@@ -446,7 +449,7 @@ fn apply_message(txn: &mut Txn<'_>, r: &Record) {
             },
         ),
         (RecordValue::ProcessEvent(e), Intent::Triggered) => {
-            txn.delete(Ks::EventTriggers, key_i64(trigger_key(e)))
+            txn.delete(Ks::EventTriggers, trigger_key(e))
         }
         _ => {}
     }
@@ -555,6 +558,14 @@ fn apply_process_instance(
                 }
             }
             txn.delete(Ks::ElementInstances, key_i64(r.key));
+            let model = models.get(txn, pi.process_definition_key);
+            if model
+                .as_ref()
+                .and_then(|m| m.element_by_id(&pi.element_id))
+                .is_some_and(|(_, el)| !el.execution_listeners.is_empty())
+            {
+                txn.delete(Ks::ExecutionListeners, key_i64(r.key));
+            }
             // local variables go with their scope
             let vars = txn.scan_prefix(Ks::Variables, &key_i64(r.key), usize::MAX);
             for (k, _) in vars {
@@ -565,7 +576,6 @@ fn apply_process_instance(
                 update_instance(txn, pi.flow_scope_key, |scope| {
                     scope.active_children = scope.active_children.saturating_sub(1);
                 });
-                let model = models.get(txn, pi.process_definition_key);
                 let multi_instance = model
                     .as_ref()
                     .and_then(|m| m.element_by_id(&pi.element_id))
@@ -674,13 +684,34 @@ fn consume_tokens(model: &Process, element_id: &str, scope: &mut ElementInstance
 /// The job's element id in ERROR_THROWN when no catch event caught the error (Zeebe's marker).
 pub(crate) const NO_CATCH_EVENT_FOUND: &str = "NO_CATCH_EVENT_FOUND";
 
-fn remove_job(txn: &mut Txn<'_>, job_key: i64) {
+/// Removes a job; returns the state of its element instance.
+fn remove_job(txn: &mut Txn<'_>, job_key: i64) -> Option<Intent> {
     let key = key_i64(job_key);
-    if let Some(stored) = txn.get::<StoredJob>(Ks::Jobs, &key) {
-        remove_job_indexes(txn, job_key, &stored);
-        txn.delete(Ks::Jobs, key);
-        update_instance(txn, stored.record.element_instance_key, |e| e.job_key = -1);
-    }
+    let stored = txn.get::<StoredJob>(Ks::Jobs, &key)?;
+    remove_job_indexes(txn, job_key, &stored);
+    txn.delete(Ks::Jobs, key);
+    let mut state = None;
+    update_instance(txn, stored.record.element_instance_key, |e| {
+        e.job_key = -1;
+        state = Some(e.state);
+    });
+    state
+}
+
+/// An execution listener's job completed (its element instance is ACTIVATING or COMPLETING):
+/// one more listener of that phase is done.
+fn count_listener(txn: &mut Txn<'_>, element_instance_key: i64, state: Option<Intent>) {
+    let Some(phase) = state.and_then(crate::listeners::phase) else {
+        return;
+    };
+    let end = phase == zest_model::ListenerEventType::End;
+    let key = key_i64(element_instance_key);
+    let mut progress: ListenerProgress = txn
+        .get(Ks::ExecutionListeners, &key)
+        .filter(|p: &ListenerProgress| p.end == end)
+        .unwrap_or(ListenerProgress { end, done: 0 });
+    progress.done += 1;
+    txn.put(Ks::ExecutionListeners, key, &progress);
 }
 
 fn apply_job(txn: &mut Txn<'_>, r: &Record, j: &zest_protocol::JobRecord) {
@@ -702,10 +733,18 @@ fn apply_job(txn: &mut Txn<'_>, r: &Record, j: &zest_protocol::JobRecord) {
             );
             update_instance(txn, j.element_instance_key, |e| e.job_key = r.key);
         }
-        Intent::Completed | Intent::Canceled => remove_job(txn, r.key),
+        Intent::Completed => {
+            let state = remove_job(txn, r.key);
+            count_listener(txn, j.element_instance_key, state);
+        }
+        Intent::Canceled => {
+            remove_job(txn, r.key);
+        }
         // a caught error: the job ends (Zeebe marks an uncaught one NO_CATCH_EVENT_FOUND and
         // keeps it for its incident)
-        Intent::ErrorThrown if j.element_id != NO_CATCH_EVENT_FOUND => remove_job(txn, r.key),
+        Intent::ErrorThrown if j.element_id != NO_CATCH_EVENT_FOUND => {
+            remove_job(txn, r.key);
+        }
         _ => {
             let Some(mut stored) = txn.get::<StoredJob>(Ks::Jobs, &key) else {
                 return;

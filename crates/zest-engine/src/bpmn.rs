@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use zest_model::{
-    BpmnEventType, ElementIdx, ElementKind, Expression, Mapping, Process, TimerDefinition,
+    BpmnEventType, ElementIdx, ElementKind, Expression, ListenerEventType, Mapping, Process,
+    TimerDefinition,
 };
 use zest_protocol::{
     ErrorType, IncidentRecord, Intent, JobRecord, ProcessInstanceBatchRecord,
@@ -17,7 +18,9 @@ use crate::appliers::join_token_key;
 use crate::engine::{Ctx, ProcResult, Rejection, SideEffect};
 use crate::state::{key_i64, read_i64, Ks};
 use crate::types::{AwaitingResult, ElementInstance, StoredJob};
-use crate::{decisions, events, messages, multi_instance, signals, user_tasks, variables};
+use crate::{
+    decisions, events, listeners, messages, multi_instance, signals, user_tasks, variables,
+};
 use zest_protocol::json::type_name;
 
 /// Loads an element instance with its process model and element index.
@@ -115,12 +118,40 @@ pub(crate) fn evaluate_mappings(
     Ok(doc)
 }
 
+/// Evaluates the job type (a non-empty string) and retries (an integer) of a job definition in
+/// the scope of element instance `key`.
+pub(crate) fn job_type_and_retries(
+    ctx: &Ctx<'_, '_, '_>,
+    def: &zest_model::TaskDefinition,
+    key: i64,
+) -> Result<(String, i32), String> {
+    let job_type = expect_string(&def.job_type, evaluate(ctx, &def.job_type, key)?)?;
+    if job_type.is_empty() {
+        return Err(format!(
+            "Expected result of the expression '{}' to be a non-empty string, but was empty.",
+            def.job_type.quoted()
+        ));
+    }
+    let retries = match evaluate(ctx, &def.retries, key)? {
+        Value::Number(n) if n.as_i64().is_some() => n.as_i64().unwrap_or(3) as i32,
+        Value::String(s) if s.trim().parse::<i32>().is_ok() => s.trim().parse::<i32>().unwrap_or(3),
+        other => {
+            return Err(format!(
+                "Expected result of the expression '{}' to be 'NUMBER', but was '{}'.",
+                def.retries.quoted(),
+                type_name(&other)
+            ))
+        }
+    };
+    Ok((job_type, retries))
+}
+
 fn expect_string(expr: &Expression, v: Value) -> Result<String, String> {
     match v {
         Value::String(s) => Ok(s),
         other => Err(format!(
             "Expected result of the expression '{}' to be 'STRING', but was '{}'.",
-            expr.source(),
+            expr.quoted(),
             type_name(&other)
         )),
     }
@@ -277,18 +308,28 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
         if el.is_body_instance(inst.record.bpmn_element_type) {
             return multi_instance::activate_body(ctx, &inst, &model, idx, mi);
         }
-        // an inner instance: its item and loop counter first
-        if let Err(msg) = multi_instance::set_loop_variables(ctx, &inst, mi) {
-            return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1);
+    }
+    // back after a start listener: the mappings were applied before it
+    let resumed = !el.execution_listeners.is_empty()
+        && listeners::done(ctx, key, ListenerEventType::Start) > 0;
+    if !resumed {
+        if let Some(mi) = &el.multi_instance {
+            // an inner instance: its item and loop counter first
+            if let Err(msg) = multi_instance::set_loop_variables(ctx, &inst, mi) {
+                return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1);
+            }
+        }
+        // input mappings: evaluated in the element's scope (which sees an inner multi-instance
+        // instance's item), stored as local variables
+        if !el.inputs.is_empty() {
+            match evaluate_mappings(&el.inputs, &variables::visible(ctx, key)) {
+                Ok(doc) => variables::set_local_document(ctx, key, &doc, None),
+                Err(msg) => return raise_incident(ctx, &inst, ErrorType::IoMappingError, msg, -1),
+            }
         }
     }
-    // input mappings: evaluated in the element's scope (which sees an inner multi-instance
-    // instance's item), stored as local variables
-    if !el.inputs.is_empty() {
-        match evaluate_mappings(&el.inputs, &variables::visible(ctx, key)) {
-            Ok(doc) => variables::set_local_document(ctx, key, &doc, None),
-            Err(msg) => return raise_incident(ctx, &inst, ErrorType::IoMappingError, msg, -1),
-        }
+    if listeners::run_next(ctx, &inst, &model, idx, ListenerEventType::Start)? {
+        return Ok(()); // waits for a start listener
     }
     match el.kind {
         ElementKind::Process | ElementKind::SubProcess => {
@@ -385,31 +426,8 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
                     el.id
                 )));
             };
-            let job_type = match evaluate(ctx, &def.job_type, key)
-                .and_then(|v| expect_string(&def.job_type, v))
-            {
-                Ok(t) if !t.is_empty() => t,
-                Ok(_) => {
-                    let msg = format!("Expected result of the expression '{}' to be a non-empty string, but was empty.", def.job_type.source());
-                    return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1);
-                }
-                Err(msg) => {
-                    return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1)
-                }
-            };
-            let retries = match evaluate(ctx, &def.retries, key) {
-                Ok(Value::Number(n)) if n.as_i64().is_some() => n.as_i64().unwrap_or(3) as i32,
-                Ok(Value::String(s)) if s.trim().parse::<i32>().is_ok() => {
-                    s.trim().parse::<i32>().unwrap_or(3)
-                }
-                Ok(other) => {
-                    let msg = format!(
-                        "Expected result of the expression '{}' to be 'NUMBER', but was '{}'.",
-                        def.retries.source(),
-                        type_name(&other)
-                    );
-                    return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1);
-                }
+            let (job_type, retries) = match job_type_and_retries(ctx, def, key) {
+                Ok(v) => v,
                 Err(msg) => {
                     return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1)
                 }
@@ -809,7 +827,7 @@ fn user_task_headers(
             other => {
                 return Err(format!(
                     "Expected result of the expression '{}' to be 'STRING', but was '{}'.",
-                    e.source(),
+                    e.quoted(),
                     type_name(&other)
                 ))
             }
@@ -864,14 +882,14 @@ pub(crate) fn string_list(
                     Value::String(s) => Ok(s),
                     other => Err(format!(
                         "Expected result of the expression '{}' to be 'ARRAY' containing 'STRING' items, but was 'ARRAY' containing at least one non-'STRING' item: {other}.",
-                        e.source()
+                        e.quoted()
                     )),
                 })
                 .collect(),
             Value::String(s) => Ok(split(&s)),
             other => Err(format!(
                 "Expected result of the expression '{}' to be 'ARRAY', but was '{}'.",
-                e.source(),
+                e.quoted(),
                 type_name(&other)
             )),
         },
@@ -892,7 +910,7 @@ pub(crate) fn date_time(
         other => {
             return Err(format!(
                 "Expected result of the expression '{}' to be 'STRING', but was '{}'.",
-                e.source(),
+                e.quoted(),
                 type_name(&other)
             ))
         }
@@ -900,7 +918,7 @@ pub(crate) fn date_time(
     let millis = zest_model::time::parse_date_time(&text).map_err(|err| {
         format!(
             "Expected result of the expression '{}' to be a valid date-time string, but was '{text}': {err}",
-            e.source()
+            e.quoted()
         )
     })?;
     Ok(zest_model::time::format_date_time_utc(millis))
@@ -1008,7 +1026,7 @@ fn choose_inclusive_flows(
             other => {
                 return Err(format!(
                     "Expected result of the expression '{}' to be 'BOOLEAN', but was '{}'.",
-                    cond.source(),
+                    cond.quoted(),
                     type_name(&other)
                 ))
             }
@@ -1055,7 +1073,7 @@ fn choose_exclusive_flow(
             other => {
                 return Err(format!(
                     "Expected result of the expression '{}' to be 'BOOLEAN', but was '{}'.",
-                    cond.source(),
+                    cond.quoted(),
                     type_name(&other)
                 ))
             }
@@ -1134,74 +1152,15 @@ pub fn on_complete(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
     if let Some(mi) = mi.filter(|_| el.is_body_instance(inst.record.bpmn_element_type)) {
         return multi_instance::complete_body(ctx, &inst, &model, idx, mi);
     }
-    if matches!(
-        el.kind,
-        ElementKind::MessageCatch
-            | ElementKind::SignalCatch
-            | ElementKind::JobWorkerTask
-            | ElementKind::UserTask
-            | ElementKind::ScriptTask
-            | ElementKind::BusinessRuleTask
-            | ElementKind::TimerIntermediateCatchEvent
-            | ElementKind::CallActivity
-    ) {
-        // the event's variables (a message's, a job's, a script's result): propagated, unless
-        // output mappings decide what leaves the element
-        if let Some(trigger) = events::take_trigger(ctx, key, &inst.record, key) {
-            let doc = variables::parse_document(&trigger.variables).unwrap_or_default();
-            if !doc.is_empty() {
-                if el.outputs.is_empty() {
-                    // a called process's variables go to the call activity's flow scope
-                    let from = if matches!(el.kind, ElementKind::CallActivity) {
-                        inst.parent_key
-                    } else {
-                        key
-                    };
-                    variables::merge_propagate(ctx, from, &doc);
-                } else {
-                    variables::set_local_document(ctx, key, &doc, None);
-                }
-            }
-        }
+    // back after an end listener: the element's variables and output mappings were applied
+    // before it
+    let resumed =
+        !el.execution_listeners.is_empty() && listeners::done(ctx, key, ListenerEventType::End) > 0;
+    if !resumed && !apply_completion_variables(ctx, &inst, &model, idx)? {
+        return Ok(()); // an incident
     }
-    if matches!(el.kind, ElementKind::EventSubProcessStart) {
-        // the event that started the event sub-process: its variables reach the scopes above
-        if let Some(trigger) = take_event_sub_process_trigger(ctx, &inst, &el.id) {
-            let doc = variables::parse_document(&trigger.variables).unwrap_or_default();
-            if !doc.is_empty() {
-                if el.outputs.is_empty() {
-                    variables::merge_propagate(ctx, key, &doc);
-                } else {
-                    variables::set_local_document(ctx, key, &doc, None);
-                }
-            }
-        }
-    }
-    if (matches!(
-        el.kind,
-        ElementKind::BoundaryEvent
-            | ElementKind::MessageStartEvent
-            | ElementKind::SignalStartEvent
-            | ElementKind::TimerStartEvent
-    ) || after_event_gateway(&model, idx))
-        && el.outputs.is_empty()
-    {
-        // the event's variables (local to the boundary event) leave it
-        let doc = variables::local(ctx, key);
-        if !doc.is_empty() && inst.parent_key > 0 {
-            variables::merge_propagate(ctx, inst.parent_key, &doc);
-        }
-    }
-    if !el.outputs.is_empty() {
-        let doc = match evaluate_mappings(&el.outputs, &variables::visible(ctx, key)) {
-            Ok(doc) => doc,
-            Err(msg) => return raise_incident(ctx, &inst, ErrorType::IoMappingError, msg, -1),
-        };
-        if inst.parent_key > 0 {
-            variables::merge_propagate(ctx, inst.parent_key, &doc);
-        } else {
-            variables::set_local_document(ctx, key, &doc, None);
-        }
+    if listeners::run_next(ctx, &inst, &model, idx, ListenerEventType::End)? {
+        return Ok(()); // waits for an end listener
     }
     if is_start_event(&el.kind) {
         // the scope's event sub-processes start listening once its start event completes
@@ -1295,6 +1254,92 @@ pub fn on_complete(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
         return Ok(()); // flows were taken during activation
     }
     leave(ctx, &inst, &model, idx)
+}
+
+/// The variables a completing element leaves with: its event's (a job's, a message's, a
+/// called process's), then its output mappings'. False when an output mapping failed (an
+/// incident was raised).
+fn apply_completion_variables(
+    ctx: &mut Ctx<'_, '_, '_>,
+    inst: &ElementInstance,
+    model: &Process,
+    idx: ElementIdx,
+) -> ProcResult<bool> {
+    let key = inst.key;
+    let el = model.element(idx);
+    if matches!(
+        el.kind,
+        ElementKind::MessageCatch
+            | ElementKind::SignalCatch
+            | ElementKind::JobWorkerTask
+            | ElementKind::UserTask
+            | ElementKind::ScriptTask
+            | ElementKind::BusinessRuleTask
+            | ElementKind::TimerIntermediateCatchEvent
+            | ElementKind::CallActivity
+    ) {
+        // the event's variables (a message's, a job's, a script's result): propagated, unless
+        // output mappings decide what leaves the element
+        if let Some(trigger) = events::take_trigger(ctx, key, &inst.record, key) {
+            let doc = variables::parse_document(&trigger.variables).unwrap_or_default();
+            if !doc.is_empty() {
+                if el.outputs.is_empty() {
+                    // a called process's variables go to the call activity's flow scope
+                    let from = if matches!(el.kind, ElementKind::CallActivity) {
+                        inst.parent_key
+                    } else {
+                        key
+                    };
+                    variables::merge_propagate(ctx, from, &doc);
+                } else {
+                    variables::set_local_document(ctx, key, &doc, None);
+                }
+            }
+        }
+    }
+    if matches!(el.kind, ElementKind::EventSubProcessStart) {
+        // the event that started the event sub-process: its variables reach the scopes above
+        if let Some(trigger) = take_event_sub_process_trigger(ctx, inst, &el.id) {
+            let doc = variables::parse_document(&trigger.variables).unwrap_or_default();
+            if !doc.is_empty() {
+                if el.outputs.is_empty() {
+                    variables::merge_propagate(ctx, key, &doc);
+                } else {
+                    variables::set_local_document(ctx, key, &doc, None);
+                }
+            }
+        }
+    }
+    if (matches!(
+        el.kind,
+        ElementKind::BoundaryEvent
+            | ElementKind::MessageStartEvent
+            | ElementKind::SignalStartEvent
+            | ElementKind::TimerStartEvent
+    ) || after_event_gateway(model, idx))
+        && el.outputs.is_empty()
+    {
+        // the event's variables (local to the boundary event) leave it
+        let doc = variables::local(ctx, key);
+        if !doc.is_empty() && inst.parent_key > 0 {
+            variables::merge_propagate(ctx, inst.parent_key, &doc);
+        }
+    }
+    if !el.outputs.is_empty() {
+        let doc = match evaluate_mappings(&el.outputs, &variables::visible(ctx, key)) {
+            Ok(doc) => doc,
+            Err(msg) => {
+                raise_incident(ctx, inst, ErrorType::IoMappingError, msg, -1)?;
+                return Ok(false);
+            }
+        };
+        if inst.parent_key > 0 {
+            variables::merge_propagate(ctx, inst.parent_key, &doc);
+        } else {
+            variables::set_local_document(ctx, key, &doc, None);
+        }
+    }
+    Ok(true)
 }
 
 /// A completed element leaves: through its outgoing flows, or (an end event, an element

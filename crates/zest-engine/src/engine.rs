@@ -8,8 +8,8 @@ use crate::appliers::{apply_event, observe_key};
 use crate::models::Models;
 use crate::state::{Ks, Txn};
 use crate::{
-    bpmn, decisions, deployment, instance, jobs, messages, modification, multi_instance, signals,
-    user_tasks,
+    bpmn, decisions, deployment, instance, jobs, listeners, messages, modification, multi_instance,
+    signals, user_tasks,
 };
 
 /// Why a command is rejected; becomes a COMMAND_REJECTION record and the client's error.
@@ -220,6 +220,9 @@ fn dispatch(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
         (RecordValue::ProcessInstance(_), ActivateElement) => bpmn::activate_element(ctx, cmd),
         (RecordValue::ProcessInstance(_), CompleteElement) => bpmn::complete_element(ctx, cmd),
         (RecordValue::ProcessInstance(_), TerminateElement) => bpmn::terminate_element(ctx, cmd),
+        (RecordValue::ProcessInstance(_), CompleteExecutionListener) => {
+            listeners::complete_execution_listener(ctx, cmd)
+        }
         (RecordValue::Job(j), Complete) => jobs::complete(ctx, cmd, j),
         (RecordValue::Job(j), Fail) => jobs::fail(ctx, cmd, j),
         (RecordValue::Job(j), ThrowError) => jobs::throw_error(ctx, cmd, j),

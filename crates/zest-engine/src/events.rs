@@ -8,17 +8,24 @@ use zest_protocol::{Intent, ProcessEventRecord, ProcessInstanceRecord, Record, R
 
 use crate::engine::Ctx;
 use crate::messages::tenant;
-use crate::state::{key_i64, Ks};
+use crate::state::{key_i64, KeyBuf, Ks};
 use crate::types::{ElementInstance, StoredTrigger};
 
 /// Where a PROCESS_EVENT's trigger is kept: under the element instance it triggers, or for a
-/// start event (whose scope is the process definition) under the new process instance.
-pub(crate) fn trigger_key(e: &ProcessEventRecord) -> i64 {
+/// start event (whose scope is the process definition) under the new process instance, apart
+/// from the triggers of the process instance itself (its execution listeners').
+pub(crate) fn trigger_key(e: &ProcessEventRecord) -> Vec<u8> {
     if e.scope_key == e.process_definition_key {
-        e.process_instance_key
+        start_trigger_key(e.process_instance_key)
     } else {
-        e.scope_key
+        key_i64(e.scope_key)
     }
+}
+
+/// The key of the trigger that starts process instance `process_instance_key` at one of its
+/// start events.
+fn start_trigger_key(process_instance_key: i64) -> Vec<u8> {
+    KeyBuf::new().i64(process_instance_key).tag(b's').build()
 }
 
 /// PROCESS_EVENT TRIGGERING: an event for `target_element_id` reached the element instance
@@ -71,7 +78,12 @@ pub(crate) fn take_trigger(
     record: &ProcessInstanceRecord,
     scope_key: i64,
 ) -> Option<StoredTrigger> {
-    let trigger: StoredTrigger = ctx.txn.get(Ks::EventTriggers, &key_i64(key))?;
+    let stored_at = if scope_key == record.process_definition_key {
+        start_trigger_key(key)
+    } else {
+        key_i64(key)
+    };
+    let trigger: StoredTrigger = ctx.txn.get(Ks::EventTriggers, &stored_at)?;
     ctx.event(
         trigger.event_key,
         Intent::Triggered,

@@ -7,7 +7,7 @@ use crate::engine::{Ctx, ProcResult, Rejection, SideEffect};
 use crate::state::{key_i64, read_i64, Ks};
 use crate::types::{ElementInstance, JobState, StoredJob};
 use crate::variables;
-use crate::{bpmn, events};
+use crate::{bpmn, events, listeners};
 
 /// Upper bound of the variables carried by one activation response, under the gateway's
 /// default 4 MiB message limit with room for the rest of the message.
@@ -130,8 +130,12 @@ pub fn complete(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) -> ProcR
         } else {
             j.variables.clone()
         };
-        let target = inst.record.element_id.clone();
-        events::complete_by_event(ctx, &inst, &target, vars);
+        if listeners::phase(inst.state).is_some() {
+            listeners::job_completed(ctx, &inst, vars);
+        } else {
+            let target = inst.record.element_id.clone();
+            events::complete_by_event(ctx, &inst, &target, vars);
+        }
     }
     ctx.respond(cmd, event);
     Ok(())
@@ -171,7 +175,12 @@ pub fn fail(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) -> ProcResul
             } else {
                 j.error_message.clone()
             };
-            bpmn::raise_incident(ctx, &inst, ErrorType::JobNoRetries, msg, cmd.key)?;
+            let error_type = if listeners::phase(inst.state).is_some() {
+                ErrorType::ExecutionListenerNoRetries
+            } else {
+                ErrorType::JobNoRetries
+            };
+            bpmn::raise_incident(ctx, &inst, error_type, msg, cmd.key)?;
         }
     } else if j.retry_backoff <= 0 {
         ctx.side_effect(SideEffect::JobsAvailable(job.record.job_type.clone()));
@@ -187,6 +196,19 @@ pub fn throw_error(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) -> Pr
             "Expected to throw an error for job with key '{}', but it is in state '{}'",
             cmd.key,
             state_name(job.state)
+        )));
+    }
+    let listener_job = ctx
+        .txn
+        .get::<ElementInstance>(
+            Ks::ElementInstances,
+            &key_i64(job.record.element_instance_key),
+        )
+        .is_some_and(|inst| listeners::phase(inst.state).is_some());
+    if listener_job {
+        return Err(Rejection::invalid_state(format!(
+            "Cannot throw BPMN error from EXECUTION_LISTENER job with key '{}', type '{}' and processInstanceKey '{}'",
+            cmd.key, job.record.job_type, job.record.process_instance_key
         )));
     }
     let mut record = job.record.clone();

@@ -8,6 +8,7 @@
 //! `appliers` is the only code that mutates state; `bpmn` holds one behaviour per element kind;
 //! `jobs`, `deployment`, `instance` hold the processors of the other value types;
 //! `events` holds event triggers (PROCESS_EVENT); `messages` the message subscriptions;
+//! `listeners` execution listeners (jobs an element's lifecycle waits for);
 //! `signals` signal broadcasts and subscriptions; `multi_instance` multi-instance bodies and
 //! PROCESS_INSTANCE_BATCH (children activated or terminated one command at a time);
 //! `user_tasks` Camunda user tasks (USER_TASK); `decisions` DMN deployment and decision
@@ -21,6 +22,7 @@ mod engine;
 mod events;
 mod instance;
 mod jobs;
+mod listeners;
 mod messages;
 mod models;
 mod modification;

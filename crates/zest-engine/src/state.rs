@@ -85,10 +85,14 @@ pub enum Ks {
     /// `R` (decision requirements id) -> LatestVersion; `d` (decision key) -> DecisionRecord;
     /// `D` (decision id) -> LatestVersion.
     Decisions,
+    /// element instance key -> ListenerProgress: how many execution listeners of the phase the
+    /// element instance is in (ACTIVATING: start, COMPLETING: end) have completed, and the
+    /// variables of the last one.
+    ExecutionListeners,
 }
 
 impl Ks {
-    pub const ALL: [Ks; 30] = [
+    pub const ALL: [Ks; 31] = [
         Ks::Meta,
         Ks::Processes,
         Ks::ProcessLatest,
@@ -119,6 +123,7 @@ impl Ks {
         Ks::UserTasks,
         Ks::Forms,
         Ks::Decisions,
+        Ks::ExecutionListeners,
     ];
 
     /// Position in [`Ks::ALL`] (declaration order), for array-indexed keyspace handles.
@@ -159,6 +164,7 @@ impl Ks {
             Ks::UserTasks => "user_tasks",
             Ks::Forms => "forms",
             Ks::Decisions => "decisions",
+            Ks::ExecutionListeners => "execution_listeners",
         }
     }
 }

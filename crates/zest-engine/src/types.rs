@@ -149,6 +149,16 @@ pub struct StoredTrigger {
     pub variables: String,
 }
 
+/// The execution listeners an element instance has run in its current phase (start listeners
+/// while ACTIVATING, end listeners while COMPLETING).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+pub struct ListenerProgress {
+    /// Whether `done` counts end listeners (else start listeners).
+    pub end: bool,
+    /// How many listeners of that phase completed.
+    pub done: u32,
+}
+
 /// Counts kept for multi-instance activities. For a body: how many inner instances were
 /// activated (the last loop counter), completed and terminated. For an inner instance: its
 /// loop counter (1-based).

@@ -262,6 +262,18 @@ fn run(steps: &[Vec<String>]) -> Vec<String> {
                     }),
                 );
             }
+            "retries" => {
+                let mut open: Vec<i64> = h
+                    .jobs()
+                    .into_iter()
+                    .filter(|(_, j)| j.record.job_type == arg(1))
+                    .map(|(k, _)| k)
+                    .collect();
+                open.sort();
+                for key in open {
+                    h.update_retries(key, arg(2).parse().unwrap());
+                }
+            }
             "resolve" => {
                 let mut open: Vec<i64> = h.incidents().iter().map(|(k, _)| *k).collect();
                 open.sort();

@@ -46,7 +46,11 @@ fn a_user_task_assignee_expression_that_fails_raises_an_incident() {
         ErrorType::ExtractValueError
     );
     assert!(
-        incidents[0].1.record.error_message.contains("=owner.name"),
+        incidents[0]
+            .1
+            .record
+            .error_message
+            .contains("expression 'owner.name'"),
         "{}",
         incidents[0].1.record.error_message
     );

@@ -116,6 +116,31 @@ pub struct TaskDefinition {
     pub retries: Expression,
 }
 
+/// When an execution listener runs: before the element's behaviour (after its input mappings),
+/// or after it (after its output mappings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListenerEventType {
+    Start,
+    End,
+}
+
+impl ListenerEventType {
+    /// Zeebe's name (`zeebe:executionListener eventType`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ListenerEventType::Start => "start",
+            ListenerEventType::End => "end",
+        }
+    }
+}
+
+/// `zeebe:executionListener`: a job of `job` that the element's lifecycle waits for.
+#[derive(Debug, Clone)]
+pub struct ExecutionListener {
+    pub event_type: ListenerEventType,
+    pub job: TaskDefinition,
+}
+
 /// `zeebe:script` of a script task: a FEEL expression whose result is written to a variable.
 #[derive(Debug, Clone)]
 pub struct Script {
@@ -307,6 +332,8 @@ pub struct Element {
     pub called_decision: Option<CalledDecision>,
     /// Multi-instance loop characteristics of an activity.
     pub multi_instance: Option<MultiInstance>,
+    /// `zeebe:executionListeners`, in document order (the order they run in).
+    pub execution_listeners: Vec<ExecutionListener>,
     /// 1-based line of the element's start tag in the XML.
     pub line: u32,
 }
@@ -322,6 +349,14 @@ impl Element {
     /// multi-instance body.
     pub fn is_body_instance(&self, element_type: BpmnElementType) -> bool {
         self.multi_instance.is_some() && element_type == BpmnElementType::MultiInstanceBody
+    }
+
+    /// The execution listeners of one event type, in the order they run.
+    pub fn listeners(&self, event_type: ListenerEventType) -> Vec<&ExecutionListener> {
+        self.execution_listeners
+            .iter()
+            .filter(|l| l.event_type == event_type)
+            .collect()
     }
 }
 

@@ -351,8 +351,9 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             line,
         );
         process.flow_scope = None;
+        let ext = self.extensions(id, node, &Allowed::NONE);
+        self.keep_listeners(&mut process, node, ext.listeners);
         self.push(process, node);
-        self.extensions(id, node, &Allowed::NONE);
 
         self.scope_children(node);
 
@@ -975,6 +976,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         }
         element.inputs = ext.inputs;
         element.outputs = ext.outputs;
+        self.keep_listeners(&mut element, node, ext.listeners);
         let is_sub_process = matches!(element.kind, ElementKind::SubProcess);
         let idx = self.push(element, node);
         if is_sub_process {
@@ -1558,25 +1560,31 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             self.ctx.problem(Some(id), at, message);
             return None;
         };
-        let job_type = match non_empty_attr(*def, "type") {
+        self.job_definition(id, *def)
+    }
+
+    /// The `type` and `retries` attributes of a `zeebe:taskDefinition` or
+    /// `zeebe:executionListener`.
+    fn job_definition(&mut self, id: &str, def: Node) -> Option<TaskDefinition> {
+        let job_type = match non_empty_attr(def, "type") {
             None => {
                 self.ctx.problem(
                     Some(id),
-                    *def,
+                    def,
                     "Attribute 'type' must be present and not empty",
                 );
                 None
             }
-            Some(t) => self.ctx.expression(id, *def, "Attribute 'type'", t),
+            Some(t) => self.ctx.expression(id, def, "Attribute 'type'", t),
         };
-        let retries = match non_empty_attr(*def, "retries") {
+        let retries = match non_empty_attr(def, "retries") {
             None => Some(Expression::Static("3".to_string())),
             Some(r) => {
-                match self.ctx.expression(id, *def, "Attribute 'retries'", r) {
+                match self.ctx.expression(id, def, "Attribute 'retries'", r) {
                     Some(Expression::Static(s)) if s.trim().parse::<i32>().is_err() => {
                         self.ctx.problem(
                         Some(id),
-                        *def,
+                        def,
                         format!("Attribute 'retries' must be an integer or an expression, but is '{s}'"),
                     );
                         None
@@ -1590,6 +1598,90 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             job_type: job_type?,
             retries: retries?,
         })
+    }
+
+    /// `zeebe:executionListeners`: each listener's event type and job; a pair of event type and
+    /// static job type may appear once.
+    fn execution_listeners(&mut self, id: &str, list: Node, out: &mut Vec<ExecutionListener>) {
+        let mut seen: Vec<(ListenerEventType, String, usize)> = Vec::new();
+        for l in children_in(list, ZEEBE_NS) {
+            if l.tag_name().name() != "executionListener" {
+                continue;
+            }
+            let event_type = match l.attribute("eventType").map(str::trim) {
+                Some("start") | None => ListenerEventType::Start,
+                Some("end") => ListenerEventType::End,
+                Some(other) => {
+                    self.ctx.problem(
+                        Some(id),
+                        l,
+                        format!("Attribute 'eventType' of an execution listener must be 'start' or 'end', but is '{other}'"),
+                    );
+                    continue;
+                }
+            };
+            let Some(job) = self.job_definition(id, l) else {
+                continue;
+            };
+            if let Expression::Static(t) = &job.job_type {
+                match seen.iter_mut().find(|(e, s, _)| *e == event_type && s == t) {
+                    Some((_, _, n)) => *n += 1,
+                    None => seen.push((event_type, t.clone(), 1)),
+                }
+            }
+            out.push(ExecutionListener { event_type, job });
+        }
+        for (event_type, job_type, n) in seen {
+            if n > 1 {
+                self.ctx.problem(
+                    Some(id),
+                    list,
+                    format!("Found '{n}' duplicates based on eventType[{}] and type[{job_type}], these combinations should be unique.", event_type.name()),
+                );
+            }
+        }
+    }
+
+    /// Checks that `element` can run the execution listeners it has (Zeebe's limits: no start
+    /// listeners on start and boundary events, no end listeners on gateways and error end
+    /// events) and keeps them.
+    fn keep_listeners(
+        &mut self,
+        element: &mut Element,
+        node: Node,
+        listeners: Vec<ExecutionListener>,
+    ) {
+        let has = |t| listeners.iter().any(|l| l.event_type == t);
+        let refused = match element.kind {
+            ElementKind::NoneStartEvent
+            | ElementKind::MessageStartEvent
+            | ElementKind::SignalStartEvent
+            | ElementKind::TimerStartEvent
+            | ElementKind::EventSubProcessStart
+                if has(ListenerEventType::Start) =>
+            {
+                Some("Execution listeners of type 'start' are not supported by start events")
+            }
+            ElementKind::BoundaryEvent if has(ListenerEventType::Start) => {
+                Some("Execution listeners of type 'start' are not supported by boundary events")
+            }
+            ElementKind::ExclusiveGateway
+            | ElementKind::InclusiveGateway
+            | ElementKind::ParallelGateway
+            | ElementKind::EventBasedGateway
+                if has(ListenerEventType::End) =>
+            {
+                Some("Execution listeners of type 'end' are not supported by gateway element")
+            }
+            ElementKind::ErrorEndEvent if has(ListenerEventType::End) => {
+                Some("Execution listeners of type 'end' are not supported by error end events")
+            }
+            _ => None,
+        };
+        match refused {
+            Some(msg) => self.ctx.problem(Some(&element.id), node, msg),
+            None => element.execution_listeners = listeners,
+        }
     }
 
     /// `bpmn:timerEventDefinition`: exactly one of timeDuration, timeDate, timeCycle. Static
@@ -1865,15 +1957,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                     // Ignored: metadata without behaviour; job-worker extensions on elements that
                     // do not create jobs (Zeebe ignores them there too).
                     "properties" | "versionTag" | "taskDefinition" | "taskHeaders" => {}
-                    "executionListeners" => {
-                        self.ctx.problem(
-                            Some(id),
-                            child,
-                            format!(
-                                "execution listeners ('zeebe:executionListeners') {UNSUPPORTED_PL}"
-                            ),
-                        );
-                    }
+                    "executionListeners" => self.execution_listeners(id, child, &mut ext.listeners),
                     other => {
                         self.ctx.problem(
                             Some(id),
@@ -2580,6 +2664,7 @@ struct Extensions<'a, 'input> {
     headers: Vec<(String, String)>,
     inputs: Vec<Mapping>,
     outputs: Vec<Mapping>,
+    listeners: Vec<ExecutionListener>,
 }
 
 fn has_time_cycle(def: Node) -> bool {
@@ -2626,6 +2711,7 @@ fn new_element(
         user_task: None,
         called_element: None,
         multi_instance: None,
+        execution_listeners: Vec::new(),
         line,
     }
 }

@@ -1040,25 +1040,84 @@ fn unsupported_elements_are_all_reported() {
         .all(|w| (w[0].line, w[0].column) <= (w[1].line, w[1].column)));
 }
 
+fn with_listeners(element_id: &str, listeners: &str) -> String {
+    let xml = process(&simple_body());
+    let at = xml.find(&format!("id=\"{element_id}\"")).unwrap();
+    let close = at + xml[at..].find('>').unwrap();
+    let self_closing = xml[..close].ends_with('/');
+    let ext = format!(
+        "<bpmn:extensionElements><zeebe:executionListeners>{listeners}</zeebe:executionListeners></bpmn:extensionElements>"
+    );
+    if self_closing {
+        let tag = xml[..at].rfind('<').unwrap();
+        let name: String = xml[tag + 1..]
+            .chars()
+            .take_while(|c| !c.is_whitespace())
+            .collect();
+        format!("{}>{ext}</{name}>{}", &xml[..close - 1], &xml[close + 1..])
+    } else {
+        format!("{}>{ext}{}", &xml[..close], &xml[close + 1..])
+    }
+}
+
 #[test]
-fn execution_listeners_are_not_supported() {
-    let body = simple_body().replace(
-        "<zeebe:taskDefinition type=\"t\" />",
-        "<zeebe:taskDefinition type=\"t\" /><zeebe:executionListeners><zeebe:executionListener eventType=\"start\" type=\"l\" /></zeebe:executionListeners>",
-    );
-    let ps = problems(&process(&body));
-    has(
-        &ps,
+fn execution_listeners_are_read_in_document_order() {
+    let xml = with_listeners(
         "task",
-        "execution listeners ('zeebe:executionListeners') are not supported",
+        r#"<zeebe:executionListener eventType="end" type="e" /><zeebe:executionListener eventType="start" type="=&quot;s&quot;" retries="5" /><zeebe:executionListener type="s2" />"#,
     );
-    assert_eq!(ps.len(), 1);
-    // Also at process level.
+    let p = parse_ok(&xml);
+    let (_, task) = p.element_by_id("task").unwrap();
+    let starts = task.listeners(ListenerEventType::Start);
+    assert_eq!(starts.len(), 2, "eventType defaults to start");
+    assert!(matches!(&starts[0].job.job_type, Expression::Feel(_)));
+    assert!(matches!(&starts[0].job.retries, Expression::Static(r) if r == "5"));
+    assert!(matches!(&starts[1].job.job_type, Expression::Static(t) if t == "s2"));
+    assert!(matches!(&starts[1].job.retries, Expression::Static(r) if r == "3"));
+    let ends = task.listeners(ListenerEventType::End);
+    assert!(matches!(&ends[0].job.job_type, Expression::Static(t) if t == "e"));
+    // at process level too
     let xml = process(&simple_body()).replace(
         "isExecutable=\"true\">",
-        "isExecutable=\"true\"><bpmn:extensionElements><zeebe:executionListeners /></bpmn:extensionElements>",
+        "isExecutable=\"true\"><bpmn:extensionElements><zeebe:executionListeners><zeebe:executionListener eventType=\"end\" type=\"pe\" /></zeebe:executionListeners></bpmn:extensionElements>",
     );
-    has(&problems(&xml), "p", "execution listeners");
+    let p = parse_ok(&xml);
+    assert_eq!(p.element(Process::ROOT).execution_listeners.len(), 1);
+}
+
+#[test]
+fn execution_listeners_zeebe_cannot_run_are_rejected() {
+    let cases = [
+        (
+            "start",
+            r#"<zeebe:executionListener eventType="start" type="l" />"#,
+            "Execution listeners of type 'start' are not supported by start events",
+        ),
+        (
+            "task",
+            r#"<zeebe:executionListener eventType="end" type="l" /><zeebe:executionListener eventType="end" type="l" />"#,
+            "Found '2' duplicates based on eventType[end] and type[l], these combinations should be unique.",
+        ),
+        (
+            "task",
+            r#"<zeebe:executionListener eventType="end" />"#,
+            "Attribute 'type' must be present and not empty",
+        ),
+        (
+            "task",
+            r#"<zeebe:executionListener eventType="later" type="l" />"#,
+            "Attribute 'eventType' of an execution listener must be 'start' or 'end', but is 'later'",
+        ),
+        (
+            "task",
+            r#"<zeebe:executionListener type="l" retries="many" />"#,
+            "Attribute 'retries' must be an integer or an expression, but is 'many'",
+        ),
+    ];
+    for (element, listeners, message) in cases {
+        let ps = problems(&with_listeners(element, listeners));
+        has(&ps, element, message);
+    }
 }
 
 #[test]

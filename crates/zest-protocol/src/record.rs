@@ -187,6 +187,8 @@ pub enum Intent {
     // process instance modification
     Modify,
     Modified,
+    // execution listeners
+    CompleteExecutionListener,
 }
 
 impl Intent {
@@ -265,6 +267,7 @@ impl Intent {
             Intent::Evaluated => "EVALUATED",
             Intent::Modify => "MODIFY",
             Intent::Modified => "MODIFIED",
+            Intent::CompleteExecutionListener => "COMPLETE_EXECUTION_LISTENER",
         }
     }
 }
@@ -377,6 +380,7 @@ mod tests {
             Intent::Triggered,
             Intent::Modify,
             Intent::Modified,
+            Intent::CompleteExecutionListener,
         ];
         for intent in all {
             assert_eq!(

@@ -829,6 +829,14 @@ impl Harness {
         self.job(key).map(|j| j.state)
     }
 
+    /// The open jobs: key -> stored job.
+    pub fn jobs(&self) -> Vec<(i64, zest_engine::types::StoredJob)> {
+        self.entries(Ks::Jobs)
+            .iter()
+            .map(|(k, v)| (read_i64(k, 0), codec::decode(v).unwrap()))
+            .collect()
+    }
+
     pub fn incidents(&self) -> Vec<(i64, StoredIncident)> {
         self.entries(Ks::Incidents)
             .iter()
@@ -943,11 +951,14 @@ impl Harness {
                     e.key
                 );
             }
-            // an element that stopped mid-transition waits for an incident
+            // an element that stopped mid-transition waits for an execution listener's job
+            // or for an incident
+            let listener_job = e.job_key > 0 && self.job(e.job_key).is_some();
             if matches!(
                 e.state,
                 Intent::ElementActivating | Intent::ElementCompleting
-            ) {
+            ) && !listener_job
+            {
                 let inc = incident_index.get(&e.key).unwrap_or_else(|| {
                     panic!(
                         "{} is stuck in {:?} without an incident",
