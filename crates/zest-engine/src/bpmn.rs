@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
+use zest_model::time::TimeCycle;
 use zest_model::{
     BpmnEventType, ElementIdx, ElementKind, Expression, ListenerEventType, Mapping, Process,
     TimerDefinition,
@@ -979,12 +980,14 @@ fn timer_due_date(
         }
         TimerDefinition::Cycle(e) => {
             let v = evaluate(ctx, e, scope).and_then(|v| expect_string(e, v))?;
-            let cycle = zest_model::time::parse_cycle(&v)
-                .map_err(|err| format!("Invalid time cycle '{v}': {err}"))?;
-            cycle
-                .interval
-                .add_to(cycle.start.unwrap_or(ctx.now))
-                .map_err(|err| format!("Invalid time cycle '{v}': {err}"))
+            let invalid = |err: String| format!("Invalid time cycle '{v}': {err}");
+            match zest_model::time::parse_time_cycle(&v).map_err(invalid)? {
+                TimeCycle::Repeating(cycle) => cycle
+                    .interval
+                    .add_to(cycle.start.unwrap_or(ctx.now))
+                    .map_err(invalid),
+                TimeCycle::Cron(cron) => cron.next_after(ctx.now).map_err(invalid),
+            }
         }
     }
 }
@@ -1849,11 +1852,15 @@ pub(crate) fn subscribe_catch_events(
                 // interrupting ones, as Zeebe does)
                 TimerDefinition::Cycle(e) => {
                     let v = evaluate(ctx, e, inst.key).and_then(|v| expect_string(e, v))?;
-                    zest_model::time::parse_cycle(&v)
+                    match zest_model::time::parse_time_cycle(&v)
                         .map_err(|err| format!("Invalid time cycle '{v}': {err}"))?
-                        .repetitions
-                        .map(|r| r.clamp(1, i32::MAX as u32) as i32)
-                        .unwrap_or(-1)
+                    {
+                        TimeCycle::Repeating(c) => c
+                            .repetitions
+                            .map(|r| r.clamp(1, i32::MAX as u32) as i32)
+                            .unwrap_or(-1),
+                        TimeCycle::Cron(_) => -1,
+                    }
                 }
                 _ => 1,
             };

@@ -1,5 +1,6 @@
 //! Process instance commands: create, cancel, set variables, resolve incidents, trigger timers.
 
+use zest_model::time::TimeCycle;
 use zest_protocol::{
     BpmnElementType, BpmnEventType, Intent, ProcessInstanceCreationRecord, ProcessInstanceRecord,
     Record, RecordValue, VariableDocumentRecord, VariableDocumentUpdateSemantic, DEFAULT_TENANT,
@@ -320,8 +321,11 @@ fn next_cycle_timer(
         serde_json::Value::String(s) => s,
         _ => return None,
     };
-    let cycle = zest_model::time::parse_cycle(&text).ok()?;
-    let due = cycle.interval.add_to(timer.due_date).ok()?;
+    let due = match zest_model::time::parse_time_cycle(&text).ok()? {
+        TimeCycle::Repeating(cycle) => cycle.interval.add_to(timer.due_date).ok()?,
+        // as Zeebe: the next time the expression matches from now
+        TimeCycle::Cron(cron) => cron.next_after(ctx.now).ok()?,
+    };
     Some(zest_protocol::TimerRecord {
         due_date: due.max(ctx.now),
         repetitions: if timer.repetitions > 1 {
@@ -369,10 +373,12 @@ fn trigger_start_timer(
     else {
         return Ok(());
     };
-    let Ok(cycle) = zest_model::time::parse_cycle(text) else {
-        return Ok(());
+    let due = match zest_model::time::parse_time_cycle(text) {
+        Ok(TimeCycle::Repeating(cycle)) => cycle.interval.add_to(timer.due_date),
+        Ok(TimeCycle::Cron(cron)) => cron.next_after(ctx.now),
+        Err(e) => Err(e),
     };
-    let Ok(due) = cycle.interval.add_to(timer.due_date) else {
+    let Ok(due) = due else {
         return Ok(());
     };
     let next = zest_protocol::TimerRecord {
@@ -448,7 +454,10 @@ fn start_timer(t: &zest_model::TimerDefinition, now: i64) -> Option<(i64, i32)> 
         }
         TimerDefinition::Date(Expression::Static(s)) => Some((time::parse_date_time(s).ok()?, 1)),
         TimerDefinition::Cycle(Expression::Static(s)) => {
-            let c = time::parse_cycle(s).ok()?;
+            let c = match time::parse_time_cycle(s).ok()? {
+                TimeCycle::Repeating(c) => c,
+                TimeCycle::Cron(cron) => return Some((cron.next_after(now).ok()?, -1)),
+            };
             let first = match c.start {
                 Some(start) => start,
                 None => c.interval.add_to(now).ok()?,

@@ -1724,7 +1724,9 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 "timeDate" => time::parse_date_time(s)
                     .map(|_| ())
                     .map_err(|e| ("date", e)),
-                _ => time::parse_cycle(s).map(|_| ()).map_err(|e| ("cycle", e)),
+                _ => time::parse_time_cycle(s)
+                    .map(|_| ())
+                    .map_err(|e| ("cycle", e)),
             };
             if let Err((label, e)) = check {
                 self.ctx
@@ -1869,7 +1871,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                     time::parse_date_time(s).map(|_| ())
                 }),
                 TimerDefinition::Cycle(e) => (e, TimerDefinition::Cycle, |s| {
-                    time::parse_cycle(s).map(|_| ())
+                    time::parse_time_cycle(s).map(|_| ())
                 }),
             };
         let Expression::Feel(f) = &expr else {

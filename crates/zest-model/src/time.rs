@@ -1,5 +1,5 @@
 //! ISO 8601 helpers for timers: durations (`timeDuration`), date-times (`timeDate`) and repeating
-//! intervals (`timeCycle`). Pure functions: no clock, no I/O. Every parser accepts surrounding
+//! intervals or cron expressions (`timeCycle`). Pure functions: no clock, no I/O. Every parser accepts surrounding
 //! whitespace (model text often has it) and never panics.
 //!
 //! Durations follow Java's `Period` + `Duration` split that Zeebe uses (`PnYnMnWnDTnHnMnS`): the
@@ -448,13 +448,12 @@ pub struct Cycle {
 }
 
 /// Parses an ISO 8601 repeating interval: `R5/P2D`, `R/PT10S`, `R3/2024-01-01T00:00:00Z/PT1H`.
-/// The interval must be positive. Cron expressions are not supported yet.
+/// The interval must be positive. [`parse_time_cycle`] reads cron expressions too.
 pub fn parse_cycle(s: &str) -> Result<Cycle, String> {
     let t = s.trim();
     if !t.starts_with(['R', 'r']) {
         return Err(format!(
-            "'{t}' is not an ISO 8601 repeating interval (R[n]/[start/]duration), and cron \
-             expressions are not supported yet"
+            "'{t}' is not an ISO 8601 repeating interval (R[n]/[start/]duration)"
         ));
     }
     let parts: Vec<&str> = t.split('/').collect();
@@ -489,6 +488,71 @@ pub fn parse_cycle(s: &str) -> Result<Cycle, String> {
         start,
         interval,
     })
+}
+
+/// A `timeCycle`: an ISO 8601 repeating interval, or a cron expression.
+#[derive(Debug, Clone)]
+pub enum TimeCycle {
+    Repeating(Cycle),
+    Cron(Box<CronCycle>),
+}
+
+/// A cron expression as Zeebe reads one (Spring's `CronExpression`): six fields, second minute
+/// hour day-of-month month day-of-week, day-of-week 0-7 (0 and 7 are Sunday) or MON-SUN, both
+/// day fields must match, Quartz-style steps (`0/15`) and `?`, and the macros `@yearly`, `@annually`, `@monthly`, `@weekly`,
+/// `@daily`, `@midnight`, `@hourly`. Times are UTC. It repeats forever.
+#[derive(Debug, Clone)]
+pub struct CronCycle(croner::Cron);
+
+impl CronCycle {
+    /// The first time the expression matches strictly after `after` (epoch millis), at whole
+    /// seconds.
+    pub fn next_after(&self, after: i64) -> Result<i64, String> {
+        let seconds = after.div_euclid(1000);
+        let from = chrono::DateTime::from_timestamp(seconds, 0)
+            .ok_or_else(|| format!("the time {after} is out of range"))?;
+        self.0
+            .find_next_occurrence(&from, false)
+            .map(|t| t.timestamp_millis())
+            .map_err(|e| format!("the cron expression has no next time: {e}"))
+    }
+}
+
+/// Parses a `timeCycle`: an ISO 8601 repeating interval (`R5/PT10S`) or a cron expression
+/// (`0 0 9-17 * * MON-FRI`).
+pub fn parse_time_cycle(s: &str) -> Result<TimeCycle, String> {
+    let t = s.trim();
+    if t.starts_with(['R', 'r']) {
+        return parse_cycle(t).map(TimeCycle::Repeating);
+    }
+    parse_cron(t).map(|c| TimeCycle::Cron(Box::new(c)))
+}
+
+fn parse_cron(t: &str) -> Result<CronCycle, String> {
+    let expanded = match t.to_ascii_lowercase().as_str() {
+        "@yearly" | "@annually" => "0 0 0 1 1 *",
+        "@monthly" => "0 0 0 1 * *",
+        "@weekly" => "0 0 0 * * 0",
+        "@daily" | "@midnight" => "0 0 0 * * *",
+        "@hourly" => "0 0 * * * *",
+        _ => t,
+    };
+    let fields = expanded.split_whitespace().count();
+    if fields != 6 {
+        return Err(format!(
+            "'{t}' is neither an ISO 8601 repeating interval (R[n]/[start/]duration) nor a cron \
+             expression of six fields (second minute hour day-of-month month day-of-week)"
+        ));
+    }
+    croner::parser::CronParser::builder()
+        .seconds(croner::parser::Seconds::Required)
+        .year(croner::parser::Year::Disallowed)
+        .dom_and_dow(true)
+        .sloppy_ranges(true)
+        .build()
+        .parse(expanded)
+        .map(CronCycle)
+        .map_err(|e| format!("invalid cron expression '{t}': {e}"))
 }
 
 #[cfg(test)]
@@ -659,12 +723,43 @@ mod tests {
     }
 
     #[test]
+    fn cron_cycles() {
+        // 2024-01-01T10:20:30.500Z, a Monday
+        let now = 1_704_104_430_500;
+        let next = |expr: &str| match parse_time_cycle(expr).unwrap() {
+            TimeCycle::Cron(c) => c.next_after(now).unwrap(),
+            other => panic!("{expr}: not cron: {other:?}"),
+        };
+        assert_eq!(next("* * * * * *"), now - 500 + S);
+        assert_eq!(next("0 */15 * * * *"), 1_704_104_100_000 + 15 * M);
+        assert_eq!(next("0 0 9 * * MON-FRI"), 1_704_099_600_000 + D);
+        // Sunday is 0 and 7
+        assert_eq!(next("0 0 0 * * 0"), next("0 0 0 * * 7"));
+        assert_eq!(next("0 0 0 * * SUN"), 1_704_067_200_000 + 6 * D);
+        assert_eq!(next("@daily"), 1_704_067_200_000 + D);
+        assert_eq!(next("0 5/10 * * * ?"), 1_704_104_100_000 + 10 * M);
+        assert_eq!(next("@hourly"), 1_704_103_200_000 + H);
+        // both day fields must match: the 13th that is a Friday (September 2024)
+        assert_eq!(next("0 0 0 13 * FRI"), 1_726_185_600_000);
+        assert!(matches!(
+            parse_time_cycle("R3/PT1S").unwrap(),
+            TimeCycle::Repeating(_)
+        ));
+        for bad in [
+            "0 0 * * *",
+            "0 0 * * * * *",
+            "61 0 * * * *",
+            "x y z a b c",
+            "@often",
+        ] {
+            assert!(parse_time_cycle(bad).is_err(), "{bad:?} should be rejected");
+        }
+    }
+
+    #[test]
     fn bad_cycles() {
         let cron = parse_cycle("0 0 * * * *").unwrap_err();
-        assert!(
-            cron.contains("cron expressions are not supported yet"),
-            "{cron}"
-        );
+        assert!(cron.contains("repeating interval"), "{cron}");
         for bad in [
             "",
             "R",
