@@ -85,7 +85,7 @@ public final class RecordDump {
           for (Record<?> r : engine.getRecordStreamSource().getRecords()) {
             if (r.getValueType() != io.camunda.zeebe.protocol.record.ValueType.INCIDENT || r.getRecordType() != RecordType.EVENT) continue;
             if (r.getIntent() == io.camunda.zeebe.protocol.record.intent.IncidentIntent.CREATED) open.add(r.getKey());
-            else open.remove(r.getKey());
+            else if (r.getIntent() == io.camunda.zeebe.protocol.record.intent.IncidentIntent.RESOLVED) open.remove(r.getKey());
           }
           for (long key : open) client.newResolveIncidentCommand(key).send().join();
         }
@@ -141,6 +141,24 @@ public final class RecordDump {
           }
           try { client.newDeleteResourceCommand(key).send().join(); } catch (Exception e) { /* rejected */ }
         }
+        case "migrate" -> {
+          // migrate PROCESS_ID SOURCE=TARGET[;SOURCE=TARGET] : migrates the last instance to the
+          // latest version of the process, with those mapping instructions
+          String id = args[i++];
+          String mappings = args[i++];
+          long key = -1;
+          for (Record<?> r : engine.getRecordStreamSource().getRecords()) {
+            if (r.getValue() instanceof io.camunda.zeebe.protocol.record.value.deployment.Process p
+                && r.getRecordType() == RecordType.EVENT && p.getBpmnProcessId().equals(id)) key = p.getProcessDefinitionKey();
+          }
+          var plan = client.newMigrateProcessInstanceCommand(lastInstance).migrationPlan(key);
+          io.camunda.zeebe.client.api.command.MigrateProcessInstanceCommandStep1.MigrateProcessInstanceCommandFinalStep cmd = null;
+          for (String m : mappings.split(";")) {
+            String[] st = m.split("=");
+            cmd = cmd == null ? plan.addMappingInstruction(st[0], st[1]) : cmd.addMappingInstruction(st[0], st[1]);
+          }
+          try { cmd.send().join(); } catch (Exception e) { /* the rejection is in the log */ }
+        }
         default -> throw new IllegalArgumentException("unknown step " + step);
       }
       engine.waitForIdleState(Duration.ofSeconds(10));
@@ -151,7 +169,7 @@ public final class RecordDump {
           "INCIDENT", "VARIABLE", "VARIABLE_DOCUMENT", "PROCESS_EVENT", "MESSAGE", "MESSAGE_BATCH",
           "MESSAGE_SUBSCRIPTION", "PROCESS_MESSAGE_SUBSCRIPTION", "MESSAGE_START_EVENT_SUBSCRIPTION",
           "SIGNAL", "SIGNAL_SUBSCRIPTION", "ERROR", "ESCALATION", "DECISION_EVALUATION",
-          "PROCESS_INSTANCE_MODIFICATION", "RESOURCE_DELETION", "USER_TASK", "COMPENSATION_SUBSCRIPTION", "DECISION", "DECISION_REQUIREMENTS").contains(vt)) continue;
+          "PROCESS_INSTANCE_MODIFICATION", "PROCESS_INSTANCE_MIGRATION", "RESOURCE_DELETION", "USER_TASK", "COMPENSATION_SUBSCRIPTION", "DECISION", "DECISION_REQUIREMENTS").contains(vt)) continue;
       String kind = switch (r.getRecordType()) { case COMMAND -> "C"; case EVENT -> "E"; default -> "R"; };
       String detail = "";
       Object v = r.getValue();
@@ -217,7 +235,7 @@ public final class RecordDump {
   }
 
   private static boolean isStep(String s) {
-    return switch (s) { case "deploy", "create", "complete", "fail", "throw", "publish", "signal", "time", "cancel", "usertask", "resolve", "modify", "delete", "retries" -> true; default -> false; };
+    return switch (s) { case "deploy", "create", "complete", "fail", "throw", "publish", "signal", "time", "cancel", "usertask", "resolve", "modify", "delete", "retries", "migrate" -> true; default -> false; };
   }
 
   // Writes a USER_TASK command the way Camunda's REST gateway does (UserTaskServices): the test

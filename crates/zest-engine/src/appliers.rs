@@ -116,6 +116,8 @@ pub fn apply_event(txn: &mut Txn<'_>, models: &mut Models, r: &Record) {
                 txn.put(Ks::Jobs, key_i64(*job_key), &stored);
             }
         }
+        // a migrated variable keeps its value (the record carries none)
+        RecordValue::Variable(_) if r.intent == Intent::Migrated => {}
         RecordValue::Variable(v) => {
             txn.put(
                 Ks::Variables,
@@ -155,6 +157,13 @@ pub fn apply_event(txn: &mut Txn<'_>, models: &mut Models, r: &Record) {
                     i.element_instance_key
                 };
                 txn.put(Ks::IncidentIndex, key_i64(index_key), &r.key);
+            }
+            Intent::Migrated => {
+                if let Some(mut stored) = txn.get::<StoredIncident>(Ks::Incidents, &key_i64(r.key))
+                {
+                    stored.record = i.clone();
+                    txn.put(Ks::Incidents, key_i64(r.key), &stored);
+                }
             }
             Intent::Resolved => {
                 txn.delete(Ks::Incidents, key_i64(r.key));
@@ -550,6 +559,7 @@ fn apply_process_instance(
         Intent::ElementActivated | Intent::ElementCompleting | Intent::ElementTerminating => {
             update_instance(txn, r.key, |e| e.state = r.intent);
         }
+        Intent::ElementMigrated => update_instance(txn, r.key, |e| e.record = pi.clone()),
         Intent::ElementCompleted | Intent::ElementTerminated => {
             if pi.parent_element_instance_key > 0 && pi.flow_scope_key <= 0 {
                 txn.delete(Ks::CalledInstances, key_i64(pi.parent_element_instance_key));
@@ -782,6 +792,12 @@ fn apply_job(txn: &mut Txn<'_>, r: &Record, j: &zest_protocol::JobRecord) {
                     stored.record.deadline = j.deadline;
                     stored.record.timeout = j.timeout;
                 }
+                Intent::Migrated => {
+                    stored.record.element_id = j.element_id.clone();
+                    stored.record.bpmn_process_id = j.bpmn_process_id.clone();
+                    stored.record.process_definition_key = j.process_definition_key;
+                    stored.record.process_definition_version = j.process_definition_version;
+                }
                 _ => {}
             }
             add_job_indexes(txn, r.key, &stored);
@@ -1002,6 +1018,15 @@ fn apply_user_task(txn: &mut Txn<'_>, r: &Record, u: &zest_protocol::UserTaskRec
         Intent::Completed | Intent::Canceled => {
             txn.delete(Ks::UserTasks, key);
             txn.delete(Ks::UserTasks, user_task_key(b'e', u.element_instance_key));
+        }
+        Intent::Migrated => {
+            if let Some(mut t) = txn.get::<StoredUserTask>(Ks::UserTasks, &key) {
+                t.record.element_id = u.element_id.clone();
+                t.record.bpmn_process_id = u.bpmn_process_id.clone();
+                t.record.process_definition_key = u.process_definition_key;
+                t.record.process_definition_version = u.process_definition_version;
+                txn.put(Ks::UserTasks, key.clone(), &t);
+            }
         }
         _ => {}
     }

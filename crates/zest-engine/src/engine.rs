@@ -8,8 +8,8 @@ use crate::appliers::{apply_event, observe_key};
 use crate::models::Models;
 use crate::state::{Ks, Txn};
 use crate::{
-    bpmn, decisions, deployment, instance, jobs, listeners, messages, modification, multi_instance,
-    signals, user_tasks,
+    bpmn, decisions, deployment, instance, jobs, listeners, messages, migration, modification,
+    multi_instance, signals, user_tasks,
 };
 
 /// Why a command is rejected; becomes a COMMAND_REJECTION record and the client's error.
@@ -264,6 +264,7 @@ fn dispatch(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
         (RecordValue::UserTask(u), Update) => user_tasks::update(ctx, cmd, u),
         (RecordValue::DecisionEvaluation(d), Evaluate) => decisions::evaluate_command(ctx, cmd, d),
         (RecordValue::ProcessInstanceModification(m), Modify) => modification::modify(ctx, cmd, m),
+        (RecordValue::ProcessInstanceMigration(m), Migrate) => migration::migrate(ctx, cmd, m),
         (RecordValue::ResourceDeletion(r), Delete) => deployment::delete(ctx, cmd, r),
         (v, intent) => Err(Rejection::invalid_argument(format!(
             "Expected a supported command, but got {} {:?}",

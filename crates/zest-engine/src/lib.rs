@@ -11,7 +11,7 @@
 //! `listeners` execution listeners (jobs an element's lifecycle waits for);
 //! `signals` signal broadcasts and subscriptions; `multi_instance` multi-instance bodies and
 //! PROCESS_INSTANCE_BATCH (children activated or terminated one command at a time);
-//! `user_tasks` Camunda user tasks (USER_TASK); `decisions` DMN deployment and decision
+//! `modification` and `migration` the instance operations of Operate; `user_tasks` Camunda user tasks (USER_TASK); `decisions` DMN deployment and decision
 //! evaluation (DECISION_EVALUATION); `variables` implements Zeebe's variable scoping and propagation.
 
 mod appliers;
@@ -24,6 +24,7 @@ mod instance;
 mod jobs;
 mod listeners;
 mod messages;
+mod migration;
 mod models;
 mod modification;
 mod multi_instance;

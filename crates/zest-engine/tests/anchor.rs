@@ -274,6 +274,43 @@ fn run(steps: &[Vec<String>]) -> Vec<String> {
                     h.update_retries(key, arg(2).parse().unwrap());
                 }
             }
+            "migrate" => {
+                // migrate PROCESS_ID SOURCE=TARGET[;...]: to the latest version of the process
+                let target = h
+                    .log
+                    .iter()
+                    .rev()
+                    .filter(|r| r.record_type == RecordType::Event)
+                    .find_map(|r| match &r.value {
+                        RecordValue::Process(p) if p.bpmn_process_id == arg(1) => {
+                            Some(p.process_definition_key)
+                        }
+                        _ => None,
+                    })
+                    .unwrap_or(-1);
+                let mapping_instructions = arg(2)
+                    .split(';')
+                    .map(|m| {
+                        let (source, target) = m.split_once('=').unwrap();
+                        zest_protocol::MappingInstruction {
+                            source_element_id: source.to_string(),
+                            target_element_id: target.to_string(),
+                        }
+                    })
+                    .collect();
+                h.client(
+                    -1,
+                    Intent::Migrate,
+                    RecordValue::ProcessInstanceMigration(
+                        zest_protocol::ProcessInstanceMigrationRecord {
+                            process_instance_key: last_instance,
+                            target_process_definition_key: target,
+                            mapping_instructions,
+                            tenant_id: String::new(),
+                        },
+                    ),
+                );
+            }
             "resolve" => {
                 let mut open: Vec<i64> = h.incidents().iter().map(|(k, _)| *k).collect();
                 open.sort();

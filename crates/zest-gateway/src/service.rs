@@ -1020,11 +1020,34 @@ impl Gateway for GatewayService {
 
     async fn migrate_process_instance(
         &self,
-        _request: Request<proto::MigrateProcessInstanceRequest>,
+        request: Request<proto::MigrateProcessInstanceRequest>,
     ) -> Result<Response<proto::MigrateProcessInstanceResponse>, Status> {
-        Err(unsupported(
-            "Process instance migration (MigrateProcessInstance)",
-        ))
+        self.check_size(request.get_ref())?;
+        let r = request.into_inner();
+        let key = r.process_instance_key;
+        let p = self.route(key, || format!("Command 'MIGRATE' rejected with code 'NOT_FOUND': Expected to migrate process instance but no process instance found with key '{key}'"))?;
+        let Some(plan) = r.migration_plan else {
+            return Err(Status::invalid_argument(
+                "Expected argument 'migrationPlan' to be provided, but it was not",
+            ));
+        };
+        let value =
+            RecordValue::ProcessInstanceMigration(zest_protocol::ProcessInstanceMigrationRecord {
+                process_instance_key: key,
+                target_process_definition_key: plan.target_process_definition_key,
+                mapping_instructions: plan
+                    .mapping_instructions
+                    .iter()
+                    .map(|m| zest_protocol::MappingInstruction {
+                        source_element_id: m.source_element_id.clone(),
+                        target_element_id: m.target_element_id.clone(),
+                    })
+                    .collect(),
+                tenant_id: DEFAULT_TENANT.into(),
+            });
+        self.submit(p, new_command(key, Intent::Migrate, value, -1, -1))
+            .await?;
+        Ok(Response::new(proto::MigrateProcessInstanceResponse {}))
     }
 
     async fn update_job_timeout(

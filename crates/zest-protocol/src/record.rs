@@ -54,6 +54,7 @@ pub enum ValueType {
     DecisionEvaluation,
     ProcessInstanceModification,
     ResourceDeletion,
+    ProcessInstanceMigration,
 }
 
 impl ValueType {
@@ -87,6 +88,7 @@ impl ValueType {
             ValueType::DecisionEvaluation => "DECISION_EVALUATION",
             ValueType::ProcessInstanceModification => "PROCESS_INSTANCE_MODIFICATION",
             ValueType::ResourceDeletion => "RESOURCE_DELETION",
+            ValueType::ProcessInstanceMigration => "PROCESS_INSTANCE_MIGRATION",
         }
     }
 }
@@ -189,6 +191,10 @@ pub enum Intent {
     Modified,
     // execution listeners
     CompleteExecutionListener,
+    // process instance migration (MIGRATED is also JOB's, INCIDENT's, VARIABLE's, ...)
+    Migrate,
+    Migrated,
+    ElementMigrated,
 }
 
 impl Intent {
@@ -268,6 +274,9 @@ impl Intent {
             Intent::Modify => "MODIFY",
             Intent::Modified => "MODIFIED",
             Intent::CompleteExecutionListener => "COMPLETE_EXECUTION_LISTENER",
+            Intent::Migrate => "MIGRATE",
+            Intent::Migrated => "MIGRATED",
+            Intent::ElementMigrated => "ELEMENT_MIGRATED",
         }
     }
 }
@@ -381,6 +390,9 @@ mod tests {
             Intent::Modify,
             Intent::Modified,
             Intent::CompleteExecutionListener,
+            Intent::Migrate,
+            Intent::Migrated,
+            Intent::ElementMigrated,
         ];
         for intent in all {
             assert_eq!(

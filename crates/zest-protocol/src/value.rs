@@ -567,6 +567,22 @@ pub struct ProcessInstanceModificationRecord {
     pub tenant_id: String,
 }
 
+/// PROCESS_INSTANCE_MIGRATION: move a running process instance to another process definition,
+/// each active element to the element a mapping instruction names.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ProcessInstanceMigrationRecord {
+    pub process_instance_key: i64,
+    pub target_process_definition_key: i64,
+    pub mapping_instructions: Vec<MappingInstruction>,
+    pub tenant_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct MappingInstruction {
+    pub source_element_id: String,
+    pub target_element_id: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct TerminateInstruction {
     pub element_instance_key: i64,
@@ -640,6 +656,7 @@ pub enum RecordValue {
     DecisionEvaluation(DecisionEvaluationRecord),
     ProcessInstanceModification(ProcessInstanceModificationRecord),
     ResourceDeletion(ResourceDeletionRecord),
+    ProcessInstanceMigration(ProcessInstanceMigrationRecord),
 }
 
 impl RecordValue {
@@ -676,6 +693,7 @@ impl RecordValue {
             RecordValue::DecisionEvaluation(_) => ValueType::DecisionEvaluation,
             RecordValue::ProcessInstanceModification(_) => ValueType::ProcessInstanceModification,
             RecordValue::ResourceDeletion(_) => ValueType::ResourceDeletion,
+            RecordValue::ProcessInstanceMigration(_) => ValueType::ProcessInstanceMigration,
         }
     }
 
@@ -874,6 +892,15 @@ impl RecordValue {
             }),
             RecordValue::ResourceDeletion(r) => json!({
                 "resourceKey": r.resource_key, "tenantId": r.tenant_id,
+            }),
+            RecordValue::ProcessInstanceMigration(m) => json!({
+                "processInstanceKey": m.process_instance_key,
+                "targetProcessDefinitionKey": m.target_process_definition_key,
+                "mappingInstructions": m.mapping_instructions.iter().map(|i| json!({
+                    "sourceElementId": i.source_element_id,
+                    "targetElementId": i.target_element_id,
+                })).collect::<Vec<_>>(),
+                "tenantId": m.tenant_id,
             }),
             RecordValue::Escalation(e) => json!({
                 "processInstanceKey": e.process_instance_key,

@@ -29,7 +29,9 @@ import org.junit.jupiter.api.Timeout;
  * (terminate a task, activate the next one with variables, activate an element inside a
  * sub-process that is not active; an unknown element is INVALID_ARGUMENT; a finished instance
  * is NOT_FOUND) and DeleteResource (refused while an instance runs, then the process is gone; a
- * second deletion is NOT_FOUND). Process ids and job types carry a run id, so the test can run against a server
+ * second deletion is NOT_FOUND) and MigrateProcessInstance (an unmapped active element is
+ * INVALID_STATE; mapped, the instance and its job move to the new version and run on there).
+ * Process ids and job types carry a run id, so the test can run against a server
  * that keeps earlier runs.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -143,6 +145,75 @@ class InstanceOperationsTest {
             ClientStatusException.class,
             () -> client.newModifyProcessInstanceCommand(pik).activateElement("b").send().join());
     assertEquals(Status.Code.NOT_FOUND, ended.getStatusCode());
+  }
+
+  /** A migrate_v*.bpmn with its process id and job types made unique to this run. */
+  String migrationModel(String file) throws Exception {
+    return Files.readString(Path.of("../testdata/" + file))
+        .replace("id=\"migrate\"", "id=\"migrate_" + run + "\"")
+        .replace("type=\"mig-", "type=\"mod-" + run + "-");
+  }
+
+  @Test
+  void migrateAProcessInstance() throws Exception {
+    client
+        .newDeployResourceCommand()
+        .addResourceStringUtf8(migrationModel("migrate_v1.bpmn"), "migrate_v1.bpmn")
+        .send()
+        .join();
+    long pik =
+        client
+            .newCreateInstanceCommand()
+            .bpmnProcessId("migrate_" + run)
+            .latestVersion()
+            .variables(Map.of("x", 1))
+            .send()
+            .join()
+            .getProcessInstanceKey();
+    DeploymentEvent v2 =
+        client
+            .newDeployResourceCommand()
+            .addResourceStringUtf8(migrationModel("migrate_v2.bpmn"), "migrate_v2.bpmn")
+            .send()
+            .join();
+    long target = v2.getProcesses().get(0).getProcessDefinitionKey();
+    assertEquals(2, v2.getProcesses().get(0).getVersion());
+
+    // the sub-process is active too and needs a mapping
+    ClientStatusException unmapped =
+        assertThrows(
+            ClientStatusException.class,
+            () ->
+                client
+                    .newMigrateProcessInstanceCommand(pik)
+                    .migrationPlan(target)
+                    .addMappingInstruction("a", "b")
+                    .send()
+                    .join());
+    assertEquals(Status.Code.FAILED_PRECONDITION, unmapped.getStatusCode());
+    assertTrue(
+        unmapped.getMessage().contains("no mapping instruction defined for active element with id 'sub'"),
+        unmapped.getMessage());
+
+    client
+        .newMigrateProcessInstanceCommand(pik)
+        .migrationPlan(target)
+        .addMappingInstruction("sub", "sub2")
+        .addMappingInstruction("a", "b")
+        .send()
+        .join();
+    // the job keeps its type and now belongs to element b of version 2
+    ActivatedJob moved = one("a");
+    assertEquals(pik, moved.getProcessInstanceKey());
+    assertEquals("b", moved.getElementId());
+    assertEquals(target, moved.getProcessDefinitionKey());
+    assertEquals(2, moved.getProcessDefinitionVersion());
+    client.newCompleteCommand(moved.getKey()).send().join();
+    // version 2 goes on to task c, which version 1 does not have
+    ActivatedJob c = one("c");
+    assertEquals(pik, c.getProcessInstanceKey());
+    assertEquals(Map.of("x", 1), c.getVariablesAsMap());
+    client.newCompleteCommand(c.getKey()).send().join();
   }
 
   @Test

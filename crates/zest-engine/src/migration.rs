@@ -1,0 +1,352 @@
+//! Process instance migration (PROCESS_INSTANCE_MIGRATION MIGRATE): moves a running process
+//! instance to another process definition (a new version, usually), each active element
+//! instance to the element its mapping instruction names, as Operate's migration does.
+//!
+//! Zeebe's order: every precondition is checked first (the process instance and the target
+//! exist; mapping instructions name existing elements, each source once; every active element
+//! is mapped, to an element of the same type in the mapped flow scope). Then, element instance
+//! by element instance (the process first, depth first, children in key order): its
+//! ELEMENT_MIGRATED, its variables' MIGRATED, its job's, its user task's and its incidents'
+//! MIGRATED; last the command's MIGRATED. A migrated job keeps its type and retries, as in
+//! Zeebe: only what identifies the element changes.
+//!
+//! Zest migrates processes, embedded sub-processes and tasks waiting for a job or a user. An
+//! element instance with something else to carry over (boundary events, event sub-processes,
+//! message, timer and signal subscriptions, multi-instance bodies, called processes, a gateway
+//! join waiting for tokens) is refused with INVALID_STATE naming it; Zeebe 8.8 migrates some of
+//! those.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use zest_model::{ElementKind, Process};
+use zest_protocol::{
+    BpmnElementType, Intent, ProcessInstanceMigrationRecord, ProcessInstanceRecord, Record,
+    RecordValue, VariableRecord,
+};
+
+use crate::engine::{Ctx, ProcResult, Rejection};
+use crate::state::{key_i64, read_i64, Ks};
+use crate::types::{ElementInstance, StoredIncident, StoredJob, StoredProcess, StoredUserTask};
+
+pub fn migrate(
+    ctx: &mut Ctx<'_, '_, '_>,
+    cmd: &Record,
+    m: &ProcessInstanceMigrationRecord,
+) -> ProcResult {
+    let pi_key = m.process_instance_key;
+    let process: Option<ElementInstance> = ctx.txn.get(Ks::ElementInstances, &key_i64(pi_key));
+    let Some(process) = process.filter(|p| p.parent_key <= 0) else {
+        return Err(Rejection::not_found(format!(
+            "Expected to migrate process instance but no process instance found with key '{pi_key}'"
+        )));
+    };
+    let target_key = m.target_process_definition_key;
+    let target_record = ctx
+        .txn
+        .get::<StoredProcess>(Ks::Processes, &key_i64(target_key))
+        .map(|p| p.record);
+    let target = ctx.models.get(ctx.txn, target_key);
+    let (Some(target_record), Some(target)) = (target_record, target) else {
+        return Err(Rejection::not_found(format!(
+            "Expected to migrate process instance to process definition but no process definition found with key '{target_key}'"
+        )));
+    };
+    let Some(source) = ctx
+        .models
+        .get(ctx.txn, process.record.process_definition_key)
+    else {
+        return Err(Rejection::not_found(format!(
+            "Expected to migrate process instance but no process instance found with key '{pi_key}'"
+        )));
+    };
+    let mappings = check_instructions(pi_key, m, &source, &target)?;
+    // every element instance, process first, depth first (children in key order)
+    let instances = instance_tree(ctx, &process);
+    for inst in &instances {
+        check_instance(ctx, pi_key, inst, &mappings, &source, &target)?;
+    }
+
+    let target_id = |inst: &ElementInstance| -> String {
+        if inst.parent_key <= 0 {
+            target_record.bpmn_process_id.clone()
+        } else {
+            mappings[inst.record.element_id.as_str()].to_string()
+        }
+    };
+    for inst in &instances {
+        let record = ProcessInstanceRecord {
+            bpmn_process_id: target_record.bpmn_process_id.clone(),
+            version: target_record.version,
+            process_definition_key: target_key,
+            element_id: target_id(inst),
+            ..inst.record.clone()
+        };
+        ctx.event(
+            inst.key,
+            Intent::ElementMigrated,
+            RecordValue::ProcessInstance(record.clone()),
+        );
+        migrate_variables(ctx, inst.key, &record);
+        if inst.job_key > 0 {
+            if let Some(job) = ctx.txn.get::<StoredJob>(Ks::Jobs, &key_i64(inst.job_key)) {
+                let mut j = job.record;
+                j.element_id = record.element_id.clone();
+                j.bpmn_process_id = record.bpmn_process_id.clone();
+                j.process_definition_key = target_key;
+                j.process_definition_version = target_record.version;
+                j.variables = String::new();
+                ctx.event(inst.job_key, Intent::Migrated, RecordValue::Job(j));
+            }
+        }
+        let user_task_key: Option<i64> = ctx.txn.get(
+            Ks::UserTasks,
+            &crate::appliers::user_task_key(b'e', inst.key),
+        );
+        if let Some(task) = user_task_key.and_then(|k| {
+            ctx.txn
+                .get::<StoredUserTask>(Ks::UserTasks, &crate::appliers::user_task_key(b't', k))
+                .map(|t| (k, t))
+        }) {
+            let (k, task) = task;
+            let mut u = task.record;
+            u.element_id = record.element_id.clone();
+            u.bpmn_process_id = record.bpmn_process_id.clone();
+            u.process_definition_key = target_key;
+            u.process_definition_version = target_record.version;
+            ctx.event(k, Intent::Migrated, RecordValue::UserTask(u));
+        }
+        let mut incident_keys = Vec::new();
+        for owner in [inst.job_key, inst.key] {
+            if owner > 0 {
+                if let Some(k) = ctx.txn.get::<i64>(Ks::IncidentIndex, &key_i64(owner)) {
+                    incident_keys.push(k);
+                }
+            }
+        }
+        for k in incident_keys {
+            if let Some(incident) = ctx.txn.get::<StoredIncident>(Ks::Incidents, &key_i64(k)) {
+                let mut i = incident.record;
+                i.element_id = record.element_id.clone();
+                i.bpmn_process_id = record.bpmn_process_id.clone();
+                i.process_definition_key = target_key;
+                ctx.event(k, Intent::Migrated, RecordValue::Incident(i));
+            }
+        }
+    }
+    let mut done = m.clone();
+    done.tenant_id = process.record.tenant_id.clone();
+    let event = ctx.event(
+        pi_key,
+        Intent::Migrated,
+        RecordValue::ProcessInstanceMigration(done),
+    );
+    ctx.respond(cmd, event);
+    Ok(())
+}
+
+/// Checks the mapping instructions against both process definitions; returns them as source
+/// element id -> target element id.
+fn check_instructions<'m>(
+    pi_key: i64,
+    m: &'m ProcessInstanceMigrationRecord,
+    source: &Process,
+    target: &Process,
+) -> ProcResult<HashMap<&'m str, &'m str>> {
+    let mut seen = BTreeSet::new();
+    let mut duplicates = BTreeSet::new();
+    for i in &m.mapping_instructions {
+        if !seen.insert(i.source_element_id.as_str()) {
+            duplicates.insert(i.source_element_id.as_str());
+        }
+    }
+    if !duplicates.is_empty() {
+        let list: Vec<&str> = duplicates.into_iter().collect();
+        return Err(Rejection::invalid_argument(format!(
+            "Expected to migrate process instance '{pi_key}' but the mapping instructions contain duplicate source element ids '[{}]'.",
+            list.join(", ")
+        )));
+    }
+    for i in &m.mapping_instructions {
+        if source.element_by_id(&i.source_element_id).is_none() {
+            return Err(Rejection::invalid_argument(format!(
+                "Expected to migrate process instance '{pi_key}' but mapping instructions contain a non-existing source element id '{}'. Elements provided in mapping instructions must exist in the source process definition.",
+                i.source_element_id
+            )));
+        }
+    }
+    for i in &m.mapping_instructions {
+        if target.element_by_id(&i.target_element_id).is_none() {
+            return Err(Rejection::invalid_argument(format!(
+                "Expected to migrate process instance '{pi_key}' but mapping instructions contain a non-existing target element id '{}'. Elements provided in mapping instructions must exist in the target process definition.",
+                i.target_element_id
+            )));
+        }
+    }
+    Ok(m.mapping_instructions
+        .iter()
+        .map(|i| (i.source_element_id.as_str(), i.target_element_id.as_str()))
+        .collect())
+}
+
+/// The element instances of a process instance: the process first, then depth first, children
+/// in key order.
+fn instance_tree(ctx: &Ctx<'_, '_, '_>, process: &ElementInstance) -> Vec<ElementInstance> {
+    let mut out = Vec::new();
+    let mut stack = vec![process.clone()];
+    while let Some(inst) = stack.pop() {
+        let children: Vec<ElementInstance> = ctx
+            .txn
+            .scan_prefix(Ks::ElementChildren, &key_i64(inst.key), usize::MAX)
+            .into_iter()
+            .filter_map(|(k, _)| {
+                ctx.txn
+                    .get::<ElementInstance>(Ks::ElementInstances, &key_i64(read_i64(&k, 8)))
+            })
+            .collect();
+        out.push(inst);
+        stack.extend(children.into_iter().rev());
+    }
+    out
+}
+
+/// Whether Zest can migrate the element instance `inst` as the instructions map it.
+fn check_instance(
+    ctx: &Ctx<'_, '_, '_>,
+    pi_key: i64,
+    inst: &ElementInstance,
+    mappings: &HashMap<&str, &str>,
+    source: &Arc<Process>,
+    target: &Arc<Process>,
+) -> ProcResult {
+    let id = inst.record.element_id.as_str();
+    let refuse = |what: &str| {
+        Rejection::invalid_state(format!(
+            "Expected to migrate process instance '{pi_key}' but active element with id '{id}' {what}. Zest does not migrate such element instances yet."
+        ))
+    };
+    let Some((_, source_el)) = source.element_by_id(id) else {
+        return Err(refuse("is not in its process definition"));
+    };
+    let target_el = if inst.parent_key <= 0 {
+        target.element(Process::ROOT)
+    } else {
+        let Some(target_id) = mappings.get(id) else {
+            return Err(Rejection::invalid_state(format!(
+                "Expected to migrate process instance '{pi_key}' but no mapping instruction defined for active element with id '{id}'. Elements cannot be migrated without a mapping."
+            )));
+        };
+        // checked by check_instructions
+        let Some((_, target_el)) = target.element_by_id(target_id) else {
+            return Err(refuse("is mapped to a missing element"));
+        };
+        if target_el.element_type != source_el.element_type
+            || inst.record.bpmn_element_type == BpmnElementType::MultiInstanceBody
+        {
+            return Err(Rejection::invalid_state(format!(
+                "Expected to migrate process instance '{pi_key}' but active element with id '{id}' and type '{}' is mapped to an element with id '{target_id}' and different type '{}'. Elements must be mapped to elements of the same type.",
+                type_name(source_el.element_type),
+                type_name(target_el.element_type)
+            )));
+        }
+        // the flow scope stays: the target's flow scope must be where the source's is mapped
+        let expected_scope = match source_el.flow_scope {
+            Some(s) if s != Process::ROOT => mappings
+                .get(source.element(s).id.as_str())
+                .copied()
+                .unwrap_or(""),
+            _ => target.element(Process::ROOT).id.as_str(),
+        };
+        let actual_scope = target_el
+            .flow_scope
+            .map(|s| target.element(s).id.as_str())
+            .unwrap_or("");
+        if expected_scope != actual_scope {
+            return Err(Rejection::invalid_state(format!(
+                "Expected to migrate process instance '{pi_key}' but the flow scope of active element with id '{id}' is changed. The flow scope of the active element is expected to be '{expected_scope}' but was '{actual_scope}'. The flow scope of an element cannot be changed during migration yet."
+            )));
+        }
+        target_el
+    };
+    let supported_kind = matches!(
+        source_el.kind,
+        ElementKind::Process | ElementKind::SubProcess | ElementKind::JobWorkerTask
+    ) || matches!(
+        (&source_el.kind, &target_el.kind),
+        (ElementKind::UserTask, ElementKind::UserTask)
+    );
+    if !supported_kind || source_el.multi_instance.is_some() || target_el.multi_instance.is_some() {
+        return Err(refuse(&format!(
+            "is a {} of a kind Zest does not migrate (only processes, embedded sub-processes and tasks waiting for a job or a user)",
+            type_name(source_el.element_type)
+        )));
+    }
+    if !source_el.boundary_events.is_empty() || !target_el.boundary_events.is_empty() {
+        return Err(refuse("or its target has boundary events"));
+    }
+    if !source_el.event_sub_process_starts.is_empty()
+        || !target_el.event_sub_process_starts.is_empty()
+    {
+        return Err(refuse("or its target has event sub-processes"));
+    }
+    if !inst.join_tokens.is_empty() {
+        return Err(refuse("has a gateway join waiting for tokens"));
+    }
+    if !matches!(
+        source_el.kind,
+        ElementKind::Process | ElementKind::SubProcess
+    ) && inst.state != Intent::ElementActivated
+        && ctx
+            .txn
+            .get::<i64>(Ks::IncidentIndex, &key_i64(inst.key))
+            .is_none()
+    {
+        return Err(refuse(&format!("is in state {}", inst.state.name())));
+    }
+    if matches!(source_el.kind, ElementKind::JobWorkerTask)
+        && !matches!(target_el.kind, ElementKind::JobWorkerTask)
+    {
+        return Err(refuse("waits for a job and its target does not create one"));
+    }
+    Ok(())
+}
+
+/// VARIABLE MIGRATED for the variables of one scope (their values stay; the record carries
+/// none, as Zeebe's).
+fn migrate_variables(ctx: &mut Ctx<'_, '_, '_>, scope_key: i64, record: &ProcessInstanceRecord) {
+    let mut vars: Vec<(String, i64)> = ctx
+        .txn
+        .scan_prefix(Ks::Variables, &key_i64(scope_key), usize::MAX)
+        .into_iter()
+        .filter_map(|(k, v)| {
+            let name = String::from_utf8(k[8..].to_vec()).ok()?;
+            let stored: crate::types::StoredVariable = zest_protocol::codec::decode(&v).ok()?;
+            Some((name, stored.key))
+        })
+        .collect();
+    // Zeebe's order: its state keys names by length, then bytes
+    vars.sort_by(|(a, _), (b, _)| (a.len(), a).cmp(&(b.len(), b)));
+    for (name, key) in vars {
+        ctx.event(
+            key,
+            Intent::Migrated,
+            RecordValue::Variable(VariableRecord {
+                name,
+                value: "null".to_string(),
+                scope_key,
+                process_instance_key: record.process_instance_key,
+                process_definition_key: record.process_definition_key,
+                bpmn_process_id: record.bpmn_process_id.clone(),
+                tenant_id: record.tenant_id.clone(),
+            }),
+        );
+    }
+}
+
+/// Zeebe's name of an element type (`SERVICE_TASK`).
+fn type_name(t: BpmnElementType) -> String {
+    serde_json::to_value(t)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}

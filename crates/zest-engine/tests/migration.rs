@@ -1,0 +1,132 @@
+//! Process instance migration: what users see besides the record order and the rejections
+//! that tests/anchor.rs checks against Zeebe (the `migrate` scenario).
+
+mod support;
+
+use support::*;
+use zest_protocol::{
+    Intent, MappingInstruction, ProcessInstanceMigrationRecord, RecordValue, RejectionType,
+    ValueType,
+};
+
+fn migrate(h: &mut Harness, pik: i64, target: i64, mappings: &[(&str, &str)]) -> Batch {
+    h.client(
+        -1,
+        Intent::Migrate,
+        RecordValue::ProcessInstanceMigration(ProcessInstanceMigrationRecord {
+            process_instance_key: pik,
+            target_process_definition_key: target,
+            mapping_instructions: mappings
+                .iter()
+                .map(|(s, t)| MappingInstruction {
+                    source_element_id: s.to_string(),
+                    target_element_id: t.to_string(),
+                })
+                .collect(),
+            tenant_id: String::new(),
+        }),
+    )
+}
+
+fn user_task(id: &str) -> String {
+    format!(
+        r#"<bpmn:userTask id="{id}"><bpmn:extensionElements><zeebe:userTask /></bpmn:extensionElements></bpmn:userTask>"#
+    )
+}
+
+#[test]
+fn a_camunda_user_task_moves_to_the_new_version_and_completes_there() {
+    let mut h = Harness::new();
+    h.deploy_ok(&process(
+        "p",
+        &[
+            start_event("s"),
+            user_task("review"),
+            end_event("e"),
+            flow("f1", "s", "review"),
+            flow("f2", "review", "e"),
+        ],
+    ));
+    let pik = h.create_ok("p", r#"{"x":1}"#);
+    let v2 = h.deploy_ok(&process(
+        "p",
+        &[
+            start_event("s"),
+            user_task("approve"),
+            service_task("archive", "archive", ""),
+            end_event("e"),
+            flow("f1", "s", "approve"),
+            flow("f2", "approve", "archive"),
+            flow("f3", "archive", "e"),
+        ],
+    ));
+    let batch = migrate(&mut h, pik, v2, &[("review", "approve")]);
+    batch.accepted();
+    assert_eq!(batch.count(ValueType::UserTask, Intent::Migrated), 1);
+    assert_eq!(h.instance_of("approve").record.process_definition_key, v2);
+    // the same task, created while it was "review"
+    let task = h.user_task_key("review");
+    h.complete_user_task(task, "").accepted();
+    // version 2 goes on to its archive task
+    let (_, job) = h.activate_one("archive");
+    assert_eq!(job.process_definition_key, v2);
+    assert_eq!(job.process_definition_version, 2);
+}
+
+#[test]
+fn elements_zest_cannot_migrate_yet_are_refused_naming_them() {
+    let mut h = Harness::new();
+    let boundary = r#"<bpmn:boundaryEvent id="late" attachedToRef="work"><bpmn:timerEventDefinition><bpmn:timeDuration>PT1H</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:boundaryEvent><bpmn:endEvent id="e2" />"#;
+    let v1 = process(
+        "p",
+        &[
+            start_event("s"),
+            service_task("work", "work", ""),
+            end_event("e"),
+            flow("f1", "s", "work"),
+            flow("f2", "work", "e"),
+            boundary.to_string(),
+            flow("f3", "late", "e2"),
+        ],
+    );
+    h.deploy_ok(&v1);
+    let pik = h.create_ok("p", "");
+    let v2 = h.deploy_ok(&v1.replace("PT1H", "PT2H"));
+    let msg = migrate(&mut h, pik, v2, &[("work", "work")]).rejection(RejectionType::InvalidState);
+    assert!(
+        msg.contains("active element with id 'work' or its target has boundary events"),
+        "{msg}"
+    );
+    // nothing changed: the instance still runs version 1
+    assert_ne!(
+        h.instance_of("work").record.process_definition_key,
+        v2,
+        "the rejected migration left the instance alone"
+    );
+}
+
+#[test]
+fn unknown_instances_and_targets_are_not_found() {
+    let mut h = Harness::new();
+    h.deploy_ok(&process(
+        "p",
+        &[
+            start_event("s"),
+            service_task("work", "work", ""),
+            end_event("e"),
+            flow("f1", "s", "work"),
+            flow("f2", "work", "e"),
+        ],
+    ));
+    let pik = h.create_ok("p", "");
+    let msg = migrate(&mut h, 2251799813685999, pik, &[]).rejection(RejectionType::NotFound);
+    assert_eq!(
+        msg,
+        "Expected to migrate process instance but no process instance found with key '2251799813685999'"
+    );
+    let msg = migrate(&mut h, pik, 42, &[("work", "work")]).rejection(RejectionType::NotFound);
+    assert_eq!(
+        msg,
+        "Expected to migrate process instance to process definition but no process definition found with key '42'"
+    );
+}
