@@ -182,6 +182,8 @@ public final class RecordDump {
       else if (v instanceof ProcessMessageSubscriptionRecordValue s) detail = s.getElementId() + " " + s.getMessageName();
       else if (v instanceof MessageSubscriptionRecordValue s) detail = s.getMessageName();
       else if (v instanceof SignalSubscriptionRecordValue s) detail = s.getSignalName() + " " + s.getCatchEventId();
+      else if (v instanceof CompensationSubscriptionRecordValue c) detail = c.getCompensableActivityId()
+          + " throw=" + c.getThrowEventId() + " handler=" + c.getCompensationHandlerId();
       else if (v instanceof ErrorRecordValue e) detail = e.getExceptionMessage();
       else if (v instanceof UserTaskRecordValue u) detail = u.getElementId() + " assignee=" + u.getAssignee()
           + " candidateGroups=" + u.getCandidateGroupsList() + " candidateUsers=" + u.getCandidateUsersList()

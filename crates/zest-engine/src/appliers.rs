@@ -116,6 +116,18 @@ pub fn apply_event(txn: &mut Txn<'_>, models: &mut Models, r: &Record) {
                 txn.put(Ks::Jobs, key_i64(*job_key), &stored);
             }
         }
+        RecordValue::CompensationSubscription(c) => {
+            let key = crate::compensation::subscription_key(c.process_instance_key, r.key);
+            match r.intent {
+                Intent::Created | Intent::Triggered => {
+                    txn.put(Ks::CompensationSubscriptions, key, c)
+                }
+                Intent::Completed | Intent::Deleted => {
+                    txn.delete(Ks::CompensationSubscriptions, key)
+                }
+                _ => {}
+            }
+        }
         // a migrated variable keeps its value (the record carries none)
         RecordValue::Variable(_) if r.intent == Intent::Migrated => {}
         RecordValue::Variable(v) => {

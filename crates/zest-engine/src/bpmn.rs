@@ -20,7 +20,8 @@ use crate::engine::{Ctx, ProcResult, Rejection, SideEffect};
 use crate::state::{key_i64, read_i64, Ks};
 use crate::types::{AwaitingResult, ElementInstance, StoredJob};
 use crate::{
-    decisions, events, listeners, messages, multi_instance, signals, user_tasks, variables,
+    compensation, decisions, events, listeners, messages, multi_instance, signals, user_tasks,
+    variables,
 };
 use zest_protocol::json::type_name;
 
@@ -385,6 +386,18 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             ctx.event(key, Intent::ElementCompleting, pi_value(&inst.record));
             on_complete(ctx, key)
         }
+        ElementKind::CompensationThrowEvent => {
+            ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
+            // it completes once the handlers it started did (compensation::handler_completed)
+            if !compensation::throw(ctx, &inst, &model, idx)? {
+                ctx.command(key, Intent::CompleteElement, pi_value(&inst.record));
+            }
+            Ok(())
+        }
+        ElementKind::CompensationBoundary => Err(Rejection::invalid_state(format!(
+            "Expected to activate element '{}', but a compensation boundary event is only activated by a compensation throw event",
+            el.id
+        ))),
         ElementKind::EventBasedGateway => {
             let targets: Vec<ElementIdx> = el
                 .outgoing
@@ -1180,6 +1193,7 @@ pub fn on_complete(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             .as_ref()
             .map(|a| variables::visible_selected(ctx, key, &a.fetch_variables));
         let lock = messages::start_lock_of(ctx, key);
+        compensation::delete_all(ctx, &inst, &model);
         ctx.event(key, Intent::ElementCompleted, pi_value(&inst.record));
         messages::on_instance_ended(ctx, lock);
         if let Some(call) = calling_activity(ctx, &inst.record) {
@@ -1222,7 +1236,11 @@ pub fn on_complete(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
         ctx.event(key, Intent::ElementCompleted, pi_value(&inst.record));
         return multi_instance::after_inner_completed(ctx, &inst, &model, idx, mi, condition_holds);
     }
+    compensation::on_completing(ctx, &inst, &model, idx);
     ctx.event(key, Intent::ElementCompleted, pi_value(&inst.record));
+    if el.is_for_compensation {
+        compensation::handler_completed(ctx, &inst);
+    }
     match el.kind {
         ElementKind::LinkThrowEvent => {
             // the catch event of the link, in the same scope, without a sequence flow
@@ -1598,6 +1616,11 @@ pub fn terminate_element(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult 
     }
     let key = inst.key;
     ctx.event(key, Intent::ElementTerminating, pi_value(&inst.record));
+    if inst.parent_key <= 0 {
+        if let Some(model) = ctx.models.get(ctx.txn, inst.record.process_definition_key) {
+            compensation::delete_all(ctx, &inst, &model);
+        }
+    }
     release(ctx, &inst);
     if let Some(child) = ctx.txn.get::<i64>(Ks::CalledInstances, &key_i64(key)) {
         // a call activity: the process it called goes first

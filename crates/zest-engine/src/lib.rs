@@ -8,7 +8,7 @@
 //! `appliers` is the only code that mutates state; `bpmn` holds one behaviour per element kind;
 //! `jobs`, `deployment`, `instance` hold the processors of the other value types;
 //! `events` holds event triggers (PROCESS_EVENT); `messages` the message subscriptions;
-//! `listeners` execution listeners (jobs an element's lifecycle waits for);
+//! `compensation` compensation subscriptions, throw events and handlers; `listeners` execution listeners (jobs an element's lifecycle waits for);
 //! `signals` signal broadcasts and subscriptions; `multi_instance` multi-instance bodies and
 //! PROCESS_INSTANCE_BATCH (children activated or terminated one command at a time);
 //! `modification` and `migration` the instance operations of Operate; `user_tasks` Camunda user tasks (USER_TASK); `decisions` DMN deployment and decision
@@ -16,6 +16,7 @@
 
 mod appliers;
 mod bpmn;
+mod compensation;
 mod decisions;
 mod deployment;
 mod engine;

@@ -13,7 +13,7 @@
 //! Zest migrates processes, embedded sub-processes and tasks waiting for a job or a user. An
 //! element instance with something else to carry over (boundary events, event sub-processes,
 //! message, timer and signal subscriptions, multi-instance bodies, called processes, a gateway
-//! join waiting for tokens) is refused with INVALID_STATE naming it; Zeebe 8.8 migrates some of
+//! join waiting for tokens, compensation) is refused with INVALID_STATE naming it; Zeebe 8.8 migrates some of
 //! those.
 
 use std::collections::{BTreeSet, HashMap};
@@ -288,6 +288,11 @@ fn check_instance(
         || !target_el.event_sub_process_starts.is_empty()
     {
         return Err(refuse("or its target has event sub-processes"));
+    }
+    if inst.parent_key <= 0
+        && (crate::compensation::used_by(source) || crate::compensation::used_by(target))
+    {
+        return Err(refuse("belongs to a process with compensation"));
     }
     if !inst.join_tokens.is_empty() {
         return Err(refuse("has a gateway join waiting for tokens"));

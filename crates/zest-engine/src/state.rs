@@ -89,10 +89,13 @@ pub enum Ks {
     /// element instance is in (ACTIVATING: start, COMPLETING: end) have completed, and the
     /// variables of the last one.
     ExecutionListeners,
+    /// (process instance key, subscription key) -> CompensationSubscriptionRecord: completed
+    /// activities a compensation throw event can undo.
+    CompensationSubscriptions,
 }
 
 impl Ks {
-    pub const ALL: [Ks; 31] = [
+    pub const ALL: [Ks; 32] = [
         Ks::Meta,
         Ks::Processes,
         Ks::ProcessLatest,
@@ -124,6 +127,7 @@ impl Ks {
         Ks::Forms,
         Ks::Decisions,
         Ks::ExecutionListeners,
+        Ks::CompensationSubscriptions,
     ];
 
     /// Position in [`Ks::ALL`] (declaration order), for array-indexed keyspace handles.
@@ -165,6 +169,7 @@ impl Ks {
             Ks::Forms => "forms",
             Ks::Decisions => "decisions",
             Ks::ExecutionListeners => "execution_listeners",
+            Ks::CompensationSubscriptions => "compensation_subscriptions",
         }
     }
 }

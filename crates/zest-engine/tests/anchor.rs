@@ -43,6 +43,10 @@ fn line(r: &Record) -> String {
             i.error_message
         ),
         RecordValue::Variable(v) => format!("{}={}", v.name, v.value),
+        RecordValue::CompensationSubscription(c) => format!(
+            "{} throw={} handler={}",
+            c.compensable_activity_id, c.throw_event_id, c.compensation_handler_id
+        ),
         RecordValue::ProcessEvent(e) => e.target_element_id.clone(),
         RecordValue::ProcessMessageSubscription(s) => {
             format!("{} {}", s.element_id, s.message_name)

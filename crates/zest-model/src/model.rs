@@ -228,6 +228,14 @@ pub enum ElementKind {
     /// that completes when no token is left in it. An event sub-process (element type
     /// EVENT_SUB_PROCESS) is one too; its start event is an `EventSubProcessStart`.
     SubProcess,
+    /// A compensation boundary event: marks its activity as compensable once it completed
+    /// (`Element::compensation_handler` is the activity that undoes it). Never subscribed to;
+    /// a compensation throw event activates it, then its handler.
+    CompensationBoundary,
+    /// A compensation intermediate throw or end event: runs the compensation handlers of the
+    /// completed activities of its scope (or of `Element::compensation_activity` only) and
+    /// waits for them.
+    CompensationThrowEvent,
     /// A boundary event (timer, message or error) attached to an activity
     /// (`Element::attached_to`); `Element::interrupting` says whether it terminates it.
     BoundaryEvent,
@@ -332,6 +340,17 @@ pub struct Element {
     pub called_decision: Option<CalledDecision>,
     /// Multi-instance loop characteristics of an activity.
     pub multi_instance: Option<MultiInstance>,
+    /// The compensation boundary event attached to this activity.
+    pub compensation_boundary: Option<ElementIdx>,
+    /// The compensation handler (an activity with `isForCompensation`) a compensation
+    /// boundary event is associated with.
+    pub compensation_handler: Option<ElementIdx>,
+    /// The activity a compensation throw event compensates (`activityRef`); `None`: every
+    /// completed activity of its scope.
+    pub compensation_activity: Option<String>,
+    /// Whether this activity is a compensation handler (`isForCompensation="true"`): only a
+    /// compensation throw event activates it.
+    pub is_for_compensation: bool,
     /// `zeebe:executionListeners`, in document order (the order they run in).
     pub execution_listeners: Vec<ExecutionListener>,
     /// 1-based line of the element's start tag in the XML.

@@ -315,6 +315,9 @@ struct ProcessBuilder<'c, 't, 'a, 'input> {
     /// Boundary events and the id of the activity they are attached to (resolved once every
     /// element is read).
     attachments: Vec<(ElementIdx, &'a str)>,
+    /// `bpmn:association`s: (source id, target id), linking compensation boundary events to
+    /// their handlers.
+    associations: Vec<(&'a str, &'a str)>,
 }
 
 impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
@@ -332,6 +335,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             scope: Process::ROOT,
             dropped_outgoing: HashMap::new(),
             attachments: Vec::new(),
+            associations: Vec::new(),
         }
     }
 
@@ -358,9 +362,11 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         self.scope_children(node);
 
         self.resolve_attachments();
+        self.resolve_compensation();
         let flows = self.resolve_flows();
         self.resolve_defaults(&flows);
         self.validate(&flows);
+        self.validate_compensation();
 
         let ProcessBuilder {
             elements, by_id, ..
@@ -620,6 +626,24 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 e.escalation_code = self.thrown_code(id, event_defs[0], CodeKind::Escalation);
                 e
             }
+            "endEvent" | "intermediateThrowEvent" if matches!(event_defs.as_slice(), [d] if is_bpmn(*d, "compensateEventDefinition")) =>
+            {
+                let mut e = new_element(
+                    id,
+                    node,
+                    ElementKind::CompensationThrowEvent,
+                    if kind_name == "endEvent" {
+                        BpmnElementType::EndEvent
+                    } else {
+                        BpmnElementType::IntermediateThrowEvent
+                    },
+                    BpmnEventType::Compensation,
+                    line,
+                );
+                e.compensation_activity =
+                    non_empty_attr(event_defs[0], "activityRef").map(|r| r.trim().to_string());
+                e
+            }
             "endEvent" if matches!(event_defs.as_slice(), [d] if is_bpmn(*d, "terminateEventDefinition")) => {
                 new_element(
                     id,
@@ -646,6 +670,25 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             "startEvent" | "endEvent" | "intermediateThrowEvent" => {
                 let msg = unsupported_event(&event_defs);
                 return self.unsupported(id, node, msg);
+            }
+            "boundaryEvent" if matches!(event_defs.as_slice(), [d] if is_bpmn(*d, "compensateEventDefinition")) =>
+            {
+                match non_empty_attr(node, "attachedToRef") {
+                    Some(target) => self.attachments.push((self.elements.len(), target.trim())),
+                    None => self.ctx.problem(
+                        Some(id),
+                        node,
+                        "Must be attached to an activity (attribute 'attachedToRef')",
+                    ),
+                }
+                new_element(
+                    id,
+                    node,
+                    ElementKind::CompensationBoundary,
+                    BpmnElementType::BoundaryEvent,
+                    BpmnEventType::Compensation,
+                    line,
+                )
             }
             "boundaryEvent" => {
                 let [def] = event_defs.as_slice() else {
@@ -943,11 +986,16 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 .attribute("isForCompensation")
                 .is_some_and(|v| v.trim() == "true")
             {
-                self.ctx.problem(
-                    Some(id),
-                    node,
-                    format!("compensation handlers (isForCompensation) {UNSUPPORTED_PL}"),
-                );
+                // a compensation handler: its instances carry the event type COMPENSATION
+                element.is_for_compensation = true;
+                element.event_type = BpmnEventType::Compensation;
+                if element.multi_instance.is_some() {
+                    self.ctx.problem(
+                        Some(id),
+                        node,
+                        format!("multi-instance compensation handlers {UNSUPPORTED_PL}"),
+                    );
+                }
             }
         }
         if matches!(element.kind, ElementKind::UserTask) {
@@ -1211,6 +1259,13 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             let name = child.tag_name().name();
             if name == "sequenceFlow" {
                 self.sequence_flow(child);
+            } else if name == "association" {
+                if let (Some(source), Some(target)) = (
+                    non_empty_attr(child, "sourceRef"),
+                    non_empty_attr(child, "targetRef"),
+                ) {
+                    self.associations.push((source.trim(), target.trim()));
+                }
             } else if FLOW_NODES.contains(&name) {
                 self.flow_node(child);
             }
@@ -1411,6 +1466,77 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
 
     /// Attaches boundary events to their activities (Zeebe's rules: an activity of the same
     /// scope; no incoming flows).
+    /// Links each compensation boundary event to its handler (an activity with
+    /// `isForCompensation`, associated with the boundary event).
+    fn resolve_compensation(&mut self) {
+        let boundaries: Vec<ElementIdx> = (0..self.elements.len())
+            .filter(|&i| matches!(self.elements[i].kind, ElementKind::CompensationBoundary))
+            .collect();
+        for b in boundaries {
+            let id = self.elements[b].id.clone();
+            let node = self.nodes[b];
+            let handler = self
+                .associations
+                .iter()
+                .filter_map(|&(source, target)| {
+                    if source == id {
+                        Some(target)
+                    } else if target == id {
+                        Some(source)
+                    } else {
+                        None
+                    }
+                })
+                .filter_map(|other| self.flow_node_idx(other))
+                .find(|&h| self.elements[h].is_for_compensation);
+            match handler {
+                Some(h) => self.elements[b].compensation_handler = Some(h),
+                None => self.ctx.problem(
+                    Some(&id),
+                    node,
+                    "A compensation boundary event must be associated with a compensation handler (an activity with isForCompensation=\"true\")",
+                ),
+            }
+        }
+    }
+
+    /// Compensation boundary events and handlers have no sequence flows; a compensation throw
+    /// event's `activityRef` names an activity of its scope.
+    fn validate_compensation(&mut self) {
+        for i in 0..self.elements.len() {
+            let e = &self.elements[i];
+            let (id, node) = (e.id.clone(), self.nodes[i]);
+            if matches!(e.kind, ElementKind::CompensationBoundary) && !e.outgoing.is_empty() {
+                self.ctx.problem(
+                    Some(&id),
+                    node,
+                    "A compensation boundary event must not have outgoing sequence flows",
+                );
+            }
+            if e.is_for_compensation && (!e.incoming.is_empty() || !e.outgoing.is_empty()) {
+                self.ctx.problem(
+                    Some(&id),
+                    node,
+                    "A compensation handler (isForCompensation=\"true\") must not have incoming or outgoing sequence flows",
+                );
+            }
+            if let Some(activity) = &e.compensation_activity {
+                // the throw event's scope, or inside an event sub-process the scope it runs in
+                let mut scopes = vec![e.flow_scope];
+                if let Some(s) = e.flow_scope {
+                    if self.elements[s].element_type == BpmnElementType::EventSubProcess {
+                        scopes.push(self.elements[s].flow_scope);
+                    }
+                }
+                let found = self.by_id.get(activity).map(|&a| &self.elements[a]);
+                if !found.is_some_and(|a| scopes.contains(&a.flow_scope)) {
+                    let msg = format!("Attribute 'activityRef' must reference an activity in the scope of the compensation throw event, but '{activity}' is not one");
+                    self.ctx.problem(Some(&id), node, msg);
+                }
+            }
+        }
+    }
+
     fn resolve_attachments(&mut self) {
         for (b, target) in std::mem::take(&mut self.attachments) {
             let (id, node) = (self.elements[b].id.clone(), self.nodes[b]);
@@ -1453,6 +1579,35 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                     node,
                     format!("Attribute 'attachedToRef' must reference an activity, but '{target}' is a '{kind}'"),
                 );
+                continue;
+            }
+            if matches!(self.elements[b].kind, ElementKind::CompensationBoundary) {
+                if self.elements[a].multi_instance.is_some() {
+                    self.ctx.problem(
+                        Some(&id),
+                        node,
+                        format!("compensation boundary events on multi-instance activities {UNSUPPORTED_PL}"),
+                    );
+                    continue;
+                }
+                if self.elements[a].compensation_boundary.is_some() {
+                    self.ctx.problem(
+                        Some(&id),
+                        node,
+                        format!("The activity '{target}' must have at most one compensation boundary event"),
+                    );
+                    continue;
+                }
+                if self.elements[b].flow_scope != self.elements[a].flow_scope {
+                    self.ctx.problem(
+                        Some(&id),
+                        node,
+                        format!("A boundary event must be in the scope of the activity '{target}' it is attached to"),
+                    );
+                    continue;
+                }
+                self.elements[b].attached_to = Some(a);
+                self.elements[a].compensation_boundary = Some(b);
                 continue;
             }
             if self.elements[b].event_type == BpmnEventType::Escalation
@@ -1653,6 +1808,9 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
     ) {
         let has = |t| listeners.iter().any(|l| l.event_type == t);
         let refused = match element.kind {
+            ElementKind::CompensationBoundary if !listeners.is_empty() => {
+                Some("Execution listeners are not supported by compensation boundary events")
+            }
             ElementKind::NoneStartEvent
             | ElementKind::MessageStartEvent
             | ElementKind::SignalStartEvent
@@ -2714,6 +2872,10 @@ fn new_element(
         called_element: None,
         multi_instance: None,
         execution_listeners: Vec::new(),
+        compensation_boundary: None,
+        compensation_handler: None,
+        compensation_activity: None,
+        is_for_compensation: false,
         line,
     }
 }

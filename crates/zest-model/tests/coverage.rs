@@ -132,7 +132,14 @@ fn model(row: &str) -> Option<String> {
              <bpmn:sequenceFlow id=\"fb\" sourceRef=\"x\" targetRef=\"e2\" />",
             flows(&["s", "t", "e"])
         ),
-        "compensation boundary event" => boundary(COMPENSATION),
+        // a compensation boundary event has no flows: an association leads to its handler
+        "compensation boundary event" => format!(
+            "<bpmn:startEvent id=\"s\" />\n<bpmn:serviceTask id=\"t\">{JOB}</bpmn:serviceTask>\n<bpmn:endEvent id=\"e\" />\n\
+             <bpmn:boundaryEvent id=\"x\" attachedToRef=\"t\">{COMPENSATION}</bpmn:boundaryEvent>\n\
+             <bpmn:serviceTask id=\"h\" isForCompensation=\"true\">{JOB}</bpmn:serviceTask>\n{}\n\
+             <bpmn:association id=\"a\" sourceRef=\"x\" targetRef=\"h\" />",
+            flows(&["s", "t", "e"])
+        ),
         "none end event" => as_end(r#"<bpmn:endEvent id="x" />"#),
         "message end event" => as_end(&format!(
             "<bpmn:endEvent id=\"x\">{JOB}{MESSAGE}</bpmn:endEvent>"

@@ -946,9 +946,7 @@ fn unsupported_elements_are_all_reported() {
         r#"<bpmn:subProcess id="sub" triggeredByEvent="true"><bpmn:startEvent id="inner_start" /></bpmn:subProcess>"#,
         r#"<bpmn:boundaryEvent id="boundary" attachedToRef="task"><bpmn:compensateEventDefinition /></bpmn:boundaryEvent>"#,
         r#"<bpmn:startEvent id="cond_start"><bpmn:conditionalEventDefinition /></bpmn:startEvent>"#,
-        r#"<bpmn:endEvent id="compensate"><bpmn:compensateEventDefinition /></bpmn:endEvent>"#,
         r#"<bpmn:intermediateCatchEvent id="msg_catch"><bpmn:messageEventDefinition messageRef="m" /></bpmn:intermediateCatchEvent>"#,
-        r#"<bpmn:intermediateThrowEvent id="throw"><bpmn:compensateEventDefinition /></bpmn:intermediateThrowEvent>"#,
         r#"<bpmn:eventBasedGateway id="ebg" />"#,
         r#"<bpmn:callActivity id="call" />"#,
         r#"<bpmn:businessRuleTask id="brt" />"#,
@@ -967,19 +965,20 @@ fn unsupported_elements_are_all_reported() {
     let ps = problems(&process(&body));
     for (id, kind) in [
         ("complex", "'complexGateway'"),
-        ("boundary", "'boundaryEvent'"),
         (
             "cond_start",
             "'startEvent' with 'conditionalEventDefinition'",
         ),
-        ("compensate", "'endEvent' with 'compensateEventDefinition'"),
-        (
-            "throw",
-            "'intermediateThrowEvent' with 'compensateEventDefinition'",
-        ),
     ] {
         has(&ps, id, &format!("the element kind {kind}"));
     }
+    // a compensation boundary event needs its handler and has no flows
+    has(
+        &ps,
+        "boundary",
+        "must be associated with a compensation handler",
+    );
+    has(&ps, "boundary", "must not have outgoing sequence flows");
     has(
         &ps,
         "inner_start",
@@ -1023,7 +1022,7 @@ fn unsupported_elements_are_all_reported() {
         "Must have exactly one 'zeebe:calledElement' extension element",
     );
     // Nothing else: flows to unsupported elements are not reported as dangling.
-    assert_eq!(ps.len(), 15, "{ps:#?}");
+    assert_eq!(ps.len(), 14, "{ps:#?}");
     has(
         &ps,
         "ebg",
@@ -2034,5 +2033,75 @@ fn bad_event_sub_processes_are_reported() {
         &ps,
         "e_s",
         "Start events in event sub-processes must have exactly one event definition",
+    );
+}
+
+fn compensable(handler_attrs: &str, extra: &str) -> String {
+    let body = [
+        START,
+        &task("task"),
+        r#"<bpmn:boundaryEvent id="undo" attachedToRef="task"><bpmn:compensateEventDefinition /></bpmn:boundaryEvent>"#,
+        &format!(
+            r#"<bpmn:serviceTask id="handler" {handler_attrs}><bpmn:extensionElements><zeebe:taskDefinition type="h" /></bpmn:extensionElements></bpmn:serviceTask>"#
+        ),
+        r#"<bpmn:intermediateThrowEvent id="throw"><bpmn:compensateEventDefinition activityRef="task" /></bpmn:intermediateThrowEvent>"#,
+        END,
+        &flow("f1", "start", "task"),
+        &flow("f2", "task", "throw"),
+        &flow("f3", "throw", "end"),
+        extra,
+        r#"<bpmn:association id="a" sourceRef="undo" targetRef="handler" />"#,
+    ]
+    .join("\n");
+    process(&body)
+}
+
+#[test]
+fn compensation_links_boundary_events_to_their_handlers() {
+    let p = parse_ok(&compensable(r#"isForCompensation="true""#, ""));
+    let (_, task) = p.element_by_id("task").unwrap();
+    let boundary = p.element(task.compensation_boundary.expect("compensable"));
+    assert!(matches!(boundary.kind, ElementKind::CompensationBoundary));
+    assert!(
+        task.boundary_events.is_empty(),
+        "not an event to subscribe to"
+    );
+    let handler = p.element(boundary.compensation_handler.expect("a handler"));
+    assert_eq!(handler.id, "handler");
+    assert!(handler.is_for_compensation);
+    assert_eq!(handler.event_type, BpmnEventType::Compensation);
+    let (_, throw) = p.element_by_id("throw").unwrap();
+    assert!(matches!(throw.kind, ElementKind::CompensationThrowEvent));
+    assert_eq!(throw.compensation_activity.as_deref(), Some("task"));
+}
+
+#[test]
+fn bad_compensation_is_reported() {
+    // the associated activity is not a compensation handler
+    let ps = problems(&compensable("", ""));
+    has(
+        &ps,
+        "undo",
+        "must be associated with a compensation handler",
+    );
+    // a handler takes no sequence flows
+    let ps = problems(&compensable(
+        r#"isForCompensation="true""#,
+        &flow("f4", "handler", "end"),
+    ));
+    has(
+        &ps,
+        "handler",
+        "must not have incoming or outgoing sequence flows",
+    );
+    // activityRef names an activity of the throw event's scope
+    let ps = problems(
+        &compensable(r#"isForCompensation="true""#, "")
+            .replace(r#"activityRef="task""#, r#"activityRef="nope""#),
+    );
+    has(
+        &ps,
+        "throw",
+        "Attribute 'activityRef' must reference an activity",
     );
 }

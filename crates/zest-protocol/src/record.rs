@@ -55,6 +55,7 @@ pub enum ValueType {
     ProcessInstanceModification,
     ResourceDeletion,
     ProcessInstanceMigration,
+    CompensationSubscription,
 }
 
 impl ValueType {
@@ -89,6 +90,7 @@ impl ValueType {
             ValueType::ProcessInstanceModification => "PROCESS_INSTANCE_MODIFICATION",
             ValueType::ResourceDeletion => "RESOURCE_DELETION",
             ValueType::ProcessInstanceMigration => "PROCESS_INSTANCE_MIGRATION",
+            ValueType::CompensationSubscription => "COMPENSATION_SUBSCRIPTION",
         }
     }
 }

@@ -567,6 +567,26 @@ pub struct ProcessInstanceModificationRecord {
     pub tenant_id: String,
 }
 
+/// COMPENSATION_SUBSCRIPTION: a completed activity that a compensation throw event can undo
+/// (through its compensation handler), or a completed sub-process with such activities.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct CompensationSubscriptionRecord {
+    pub process_instance_key: i64,
+    pub process_definition_key: i64,
+    pub compensable_activity_id: String,
+    /// The flow scope instance the activity completed in.
+    pub compensable_activity_scope_key: i64,
+    pub compensable_activity_instance_key: i64,
+    pub throw_event_id: String,
+    pub throw_event_instance_key: i64,
+    /// Empty for a sub-process (its own activities have handlers).
+    pub compensation_handler_id: String,
+    pub compensation_handler_instance_key: i64,
+    /// A JSON object (text).
+    pub variables: String,
+    pub tenant_id: String,
+}
+
 /// PROCESS_INSTANCE_MIGRATION: move a running process instance to another process definition,
 /// each active element to the element a mapping instruction names.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -657,6 +677,7 @@ pub enum RecordValue {
     ProcessInstanceModification(ProcessInstanceModificationRecord),
     ResourceDeletion(ResourceDeletionRecord),
     ProcessInstanceMigration(ProcessInstanceMigrationRecord),
+    CompensationSubscription(CompensationSubscriptionRecord),
 }
 
 impl RecordValue {
@@ -694,6 +715,7 @@ impl RecordValue {
             RecordValue::ProcessInstanceModification(_) => ValueType::ProcessInstanceModification,
             RecordValue::ResourceDeletion(_) => ValueType::ResourceDeletion,
             RecordValue::ProcessInstanceMigration(_) => ValueType::ProcessInstanceMigration,
+            RecordValue::CompensationSubscription(_) => ValueType::CompensationSubscription,
         }
     }
 
@@ -892,6 +914,19 @@ impl RecordValue {
             }),
             RecordValue::ResourceDeletion(r) => json!({
                 "resourceKey": r.resource_key, "tenantId": r.tenant_id,
+            }),
+            RecordValue::CompensationSubscription(c) => json!({
+                "processInstanceKey": c.process_instance_key,
+                "processDefinitionKey": c.process_definition_key,
+                "compensableActivityId": c.compensable_activity_id,
+                "compensableActivityScopeKey": c.compensable_activity_scope_key,
+                "compensableActivityInstanceKey": c.compensable_activity_instance_key,
+                "throwEventId": c.throw_event_id,
+                "throwEventInstanceKey": c.throw_event_instance_key,
+                "compensationHandlerId": c.compensation_handler_id,
+                "compensationHandlerInstanceKey": c.compensation_handler_instance_key,
+                "variables": doc(&c.variables),
+                "tenantId": c.tenant_id,
             }),
             RecordValue::ProcessInstanceMigration(m) => json!({
                 "processInstanceKey": m.process_instance_key,
