@@ -135,9 +135,15 @@ public final class RecordDump {
           // delete PROCESS_ID : deletes the latest version of the process
           String id = args[i++];
           long key = -1;
+          // (or of the decision requirements graph, or the form, with that id)
           for (Record<?> r : engine.getRecordStreamSource().getRecords()) {
+            if (r.getRecordType() != RecordType.EVENT || r.getIntent().name().equals("DELETED")) continue;
             if (r.getValue() instanceof io.camunda.zeebe.protocol.record.value.deployment.Process p
-                && r.getRecordType() == RecordType.EVENT && p.getBpmnProcessId().equals(id)) key = p.getProcessDefinitionKey();
+                && p.getBpmnProcessId().equals(id)) key = p.getProcessDefinitionKey();
+            if (r.getValue() instanceof DecisionRequirementsRecordValue d
+                && d.getDecisionRequirementsId().equals(id)) key = d.getDecisionRequirementsKey();
+            if (r.getValue() instanceof io.camunda.zeebe.protocol.record.value.deployment.Form f
+                && f.getFormId().equals(id)) key = f.getFormKey();
           }
           try { client.newDeleteResourceCommand(key).send().join(); } catch (Exception e) { /* rejected */ }
         }
@@ -169,7 +175,7 @@ public final class RecordDump {
           "INCIDENT", "VARIABLE", "VARIABLE_DOCUMENT", "PROCESS_EVENT", "MESSAGE", "MESSAGE_BATCH",
           "MESSAGE_SUBSCRIPTION", "PROCESS_MESSAGE_SUBSCRIPTION", "MESSAGE_START_EVENT_SUBSCRIPTION",
           "SIGNAL", "SIGNAL_SUBSCRIPTION", "ERROR", "ESCALATION", "DECISION_EVALUATION",
-          "PROCESS_INSTANCE_MODIFICATION", "PROCESS_INSTANCE_MIGRATION", "RESOURCE_DELETION", "USER_TASK", "COMPENSATION_SUBSCRIPTION", "DECISION", "DECISION_REQUIREMENTS").contains(vt)) continue;
+          "PROCESS_INSTANCE_MODIFICATION", "PROCESS_INSTANCE_MIGRATION", "RESOURCE_DELETION", "USER_TASK", "COMPENSATION_SUBSCRIPTION", "DECISION", "DECISION_REQUIREMENTS", "FORM").contains(vt)) continue;
       String kind = switch (r.getRecordType()) { case COMMAND -> "C"; case EVENT -> "E"; default -> "R"; };
       String detail = "";
       Object v = r.getValue();
@@ -182,6 +188,7 @@ public final class RecordDump {
       else if (v instanceof ProcessMessageSubscriptionRecordValue s) detail = s.getElementId() + " " + s.getMessageName();
       else if (v instanceof MessageSubscriptionRecordValue s) detail = s.getMessageName();
       else if (v instanceof SignalSubscriptionRecordValue s) detail = s.getSignalName() + " " + s.getCatchEventId();
+      else if (v instanceof io.camunda.zeebe.protocol.record.value.deployment.Form f) detail = f.getFormId() + " v" + f.getVersion();
       else if (v instanceof CompensationSubscriptionRecordValue c) detail = c.getCompensableActivityId()
           + " throw=" + c.getThrowEventId() + " handler=" + c.getCompensationHandlerId();
       else if (v instanceof ErrorRecordValue e) detail = e.getExceptionMessage();

@@ -209,6 +209,45 @@ pub fn apply_event(txn: &mut Txn<'_>, models: &mut Models, r: &Record) {
         RecordValue::SignalSubscription(sub) => apply_signal_subscription(txn, r, sub),
         RecordValue::Signal(_) | RecordValue::ProcessInstanceBatch(_) => {}
         RecordValue::UserTask(u) => apply_user_task(txn, r, u),
+        RecordValue::Form(f) if r.intent == Intent::Deleted => {
+            txn.delete(Ks::Forms, tagged_key(b'k', &r.key.to_be_bytes()));
+            let previous = previous_version(txn, Ks::Forms, b'k', r.key, |v| {
+                let f2: zest_protocol::FormRecord = zest_protocol::codec::decode(v).ok()?;
+                (f2.form_id == f.form_id).then_some(f2.version)
+            });
+            set_latest(
+                txn,
+                Ks::Forms,
+                tagged_key(b'l', f.form_id.as_bytes()),
+                r.key,
+                previous,
+            );
+        }
+        RecordValue::DecisionRequirements(d) if r.intent == Intent::Deleted => {
+            txn.delete(Ks::Decisions, tagged_key(b'r', &r.key.to_be_bytes()));
+            let previous = previous_version(txn, Ks::Decisions, b'r', r.key, |v| {
+                let d2: zest_protocol::DecisionRequirementsRecord =
+                    zest_protocol::codec::decode(v).ok()?;
+                (d2.decision_requirements_id == d.decision_requirements_id)
+                    .then_some(d2.decision_requirements_version)
+            });
+            let latest = tagged_key(b'R', d.decision_requirements_id.as_bytes());
+            set_latest(txn, Ks::Decisions, latest, r.key, previous);
+            models.remove_decision_requirements(r.key);
+        }
+        RecordValue::Decision(d) if r.intent == Intent::Deleted => {
+            txn.delete(Ks::Decisions, tagged_key(b'd', &r.key.to_be_bytes()));
+            txn.delete(
+                Ks::Decisions,
+                crate::decisions::member_key(d.decision_requirements_key, &d.decision_id),
+            );
+            let previous = previous_version(txn, Ks::Decisions, b'd', r.key, |v| {
+                let d2: zest_protocol::DecisionRecord = zest_protocol::codec::decode(v).ok()?;
+                (d2.decision_id == d.decision_id).then_some(d2.version)
+            });
+            let latest = tagged_key(b'D', d.decision_id.as_bytes());
+            set_latest(txn, Ks::Decisions, latest, r.key, previous);
+        }
         RecordValue::Form(f) if r.intent == Intent::Created => {
             txn.put(Ks::Forms, tagged_key(b'k', &r.key.to_be_bytes()), f);
             put_latest(
@@ -975,6 +1014,42 @@ fn put_latest(txn: &mut Txn<'_>, ks: Ks, latest_key: Vec<u8>, version: i32, key:
     let latest: Option<LatestVersion> = txn.get(ks, &latest_key);
     if latest.map(|l| l.version < version).unwrap_or(true) {
         txn.put(ks, latest_key, &LatestVersion { version, key });
+    }
+}
+
+/// The newest version left (by version number) among the entries under `tag` (keyed by their
+/// 8-byte key) that `version_of` recognizes, leaving out `deleted`.
+fn previous_version(
+    txn: &Txn<'_>,
+    ks: Ks,
+    tag: u8,
+    deleted: i64,
+    version_of: impl Fn(&[u8]) -> Option<i32>,
+) -> Option<LatestVersion> {
+    txn.scan_prefix(ks, &[tag], usize::MAX)
+        .into_iter()
+        .filter_map(|(k, v)| {
+            let key = i64::from_be_bytes(k.get(1..9)?.try_into().ok()?);
+            let version = version_of(&v)?;
+            (key != deleted).then_some(LatestVersion { version, key })
+        })
+        .max_by_key(|l| l.version)
+}
+
+/// After deleting `deleted`: if it was the latest, `previous` becomes the latest (or none is).
+fn set_latest(
+    txn: &mut Txn<'_>,
+    ks: Ks,
+    latest_key: Vec<u8>,
+    deleted: i64,
+    previous: Option<LatestVersion>,
+) {
+    let latest: Option<LatestVersion> = txn.get(ks, &latest_key);
+    if latest.is_some_and(|l| l.key == deleted) {
+        match previous {
+            Some(p) => txn.put(ks, latest_key, &p),
+            None => txn.delete(ks, latest_key),
+        }
     }
 }
 

@@ -294,23 +294,21 @@ pub fn delete(
 ) -> ProcResult {
     let key = r.resource_key;
     let Some(stored) = ctx.txn.get::<StoredProcess>(Ks::Processes, &key_i64(key)) else {
-        let other = ctx
+        if let Some(form) = ctx
             .txn
-            .get_raw(Ks::Forms, &tagged_key(b'k', &key.to_be_bytes()))
-            .map(|_| "a form")
-            .or_else(|| {
-                ctx.txn
-                    .get_raw(Ks::Decisions, &tagged_key(b'r', &key.to_be_bytes()))
-                    .map(|_| "a decision requirements graph")
-            });
-        return Err(match other {
-            Some(what) => Rejection::invalid_argument(format!(
-                "Expected to delete resource with key `{key}`, but it is {what}, and this version of Zest deletes processes only"
-            )),
-            None => Rejection::not_found(format!(
-                "Expected to delete resource but no resource found with key `{key}`"
-            )),
-        });
+            .get::<FormRecord>(Ks::Forms, &tagged_key(b'k', &key.to_be_bytes()))
+        {
+            return delete_form(ctx, cmd, key, form);
+        }
+        if let Some(drg) = ctx.txn.get::<zest_protocol::DecisionRequirementsRecord>(
+            Ks::Decisions,
+            &tagged_key(b'r', &key.to_be_bytes()),
+        ) {
+            return crate::decisions::delete(ctx, cmd, key, drg);
+        }
+        return Err(Rejection::not_found(format!(
+            "Expected to delete resource but no resource found with key `{key}`"
+        )));
     };
     if has_running_instances(ctx, key) {
         return Err(Rejection::invalid_state(format!(
@@ -365,6 +363,29 @@ pub fn delete(
         crate::instance::replace_start_timers(ctx, None, next);
     }
     ctx.models.remove(key);
+    let event = ctx.event(
+        event_key,
+        Intent::Deleted,
+        RecordValue::ResourceDeletion(value),
+    );
+    ctx.respond(cmd, event);
+    Ok(())
+}
+
+/// Deletes a form version: the version before it (if one is left) becomes the latest, and a
+/// new deployment takes the deleted version number again, as in Zeebe.
+fn delete_form(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, key: i64, form: FormRecord) -> ProcResult {
+    let value = zest_protocol::ResourceDeletionRecord {
+        resource_key: key,
+        tenant_id: form.tenant_id.clone(),
+    };
+    let event_key = ctx.next_key();
+    ctx.event(
+        event_key,
+        Intent::Deleting,
+        RecordValue::ResourceDeletion(value.clone()),
+    );
+    ctx.event(key, Intent::Deleted, RecordValue::Form(form));
     let event = ctx.event(
         event_key,
         Intent::Deleted,

@@ -77,6 +77,11 @@ impl Models {
         self.decisions.insert(key, drg);
     }
 
+    /// Forgets a deleted decision requirements graph.
+    pub fn remove_decision_requirements(&mut self, key: i64) {
+        self.decisions.remove(&key);
+    }
+
     pub fn clear(&mut self) {
         self.by_key.clear();
         self.decisions.clear();

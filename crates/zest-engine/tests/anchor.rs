@@ -43,6 +43,7 @@ fn line(r: &Record) -> String {
             i.error_message
         ),
         RecordValue::Variable(v) => format!("{}={}", v.name, v.value),
+        RecordValue::Form(f) => format!("{} v{}", f.form_id, f.version),
         RecordValue::CompensationSubscription(c) => format!(
             "{} throw={} handler={}",
             c.compensable_activity_id, c.throw_event_id, c.compensation_handler_id
@@ -244,16 +245,23 @@ fn run(steps: &[Vec<String>]) -> Vec<String> {
                 );
             }
             "delete" => {
-                // the latest version of a process, by id
+                // the latest version of a process, a decision requirements graph or a form, by
+                // id (as RecordDump.java finds it)
                 let key = h
                     .log
                     .iter()
                     .rev()
-                    .filter(|r| r.record_type == RecordType::Event)
+                    .filter(|r| r.record_type == RecordType::Event && r.intent != Intent::Deleted)
                     .find_map(|r| match &r.value {
                         RecordValue::Process(p) if p.bpmn_process_id == arg(1) => {
                             Some(p.process_definition_key)
                         }
+                        RecordValue::DecisionRequirements(d)
+                            if d.decision_requirements_id == arg(1) =>
+                        {
+                            Some(d.decision_requirements_key)
+                        }
+                        RecordValue::Form(f) if f.form_id == arg(1) => Some(f.form_key),
                         _ => None,
                     })
                     .unwrap_or(-1);
@@ -392,10 +400,7 @@ fn run(steps: &[Vec<String>]) -> Vec<String> {
 fn shown(r: &Record) -> bool {
     !matches!(
         r.value,
-        RecordValue::Deployment(_)
-            | RecordValue::Process(_)
-            | RecordValue::Form(_)
-            | RecordValue::ProcessInstanceBatch(_)
+        RecordValue::Deployment(_) | RecordValue::Process(_) | RecordValue::ProcessInstanceBatch(_)
     )
 }
 
@@ -420,10 +425,18 @@ fn normalize(line: &str) -> String {
     out
 }
 
-/// Sorts each run of DECISION CREATED lines: Zeebe writes a graph's decisions in the order of a
+/// Sorts each run of DECISION CREATED (and DELETED) lines: Zeebe writes a graph's decisions in the order of a
 /// hash map (neither document nor id order), Zest in document order.
 fn sort_decisions(mut lines: Vec<String>) -> Vec<String> {
-    let is_decision = |l: &String| l.starts_with("E DECISION CREATED ");
+    for prefix in ["E DECISION CREATED ", "E DECISION DELETED "] {
+        lines = sort_runs(lines, prefix);
+    }
+    lines
+}
+
+/// Sorts each run of consecutive lines starting with `prefix`.
+fn sort_runs(mut lines: Vec<String>, prefix: &str) -> Vec<String> {
+    let is_decision = |l: &String| l.starts_with(prefix);
     let mut i = 0;
     while i < lines.len() {
         let run = lines[i..].iter().take_while(|l| is_decision(l)).count();

@@ -379,3 +379,36 @@ fn the_realistic_workload_runs_to_completion_with_its_decisions() {
     h.assert_no_runtime_state();
     h.assert_replay_matches();
 }
+
+#[test]
+fn deleting_a_graph_version_makes_the_one_before_it_the_latest() {
+    let mut h = Harness::new();
+    let dmn = anchor_model("decisions_late.dmn");
+    let v1 = deployed(&h.deploy("late.dmn", &dmn));
+    let changed = dmn.replacen("name=\"", "name=\"Changed ", 1);
+    let v2 = deployed(&h.deploy("late.dmn", &changed));
+    let v2_key = v2.decision_requirements_metadata[0].decision_requirements_key;
+    let delete = |h: &mut Harness, key: i64| {
+        h.client(
+            key,
+            Intent::Delete,
+            RecordValue::ResourceDeletion(zest_protocol::ResourceDeletionRecord {
+                resource_key: key,
+                tenant_id: String::new(),
+            }),
+        )
+    };
+    delete(&mut h, v2_key).accepted();
+    // evaluating by id now finds version 1
+    let id = &v1.decisions_metadata[0].decision_id;
+    let (_, e) = evaluation(&evaluate(&mut h, id, -1, r#"{"amount":1}"#));
+    assert_eq!(e.decision_key, v1.decisions_metadata[0].decision_key);
+    // the deleted key is gone
+    let msg = delete(&mut h, v2_key).rejection(RejectionType::NotFound);
+    assert!(msg.contains("no resource found"), "{msg}");
+    // deleting the last version leaves no decision by that id
+    let v1_key = v1.decision_requirements_metadata[0].decision_requirements_key;
+    delete(&mut h, v1_key).accepted();
+    let r = evaluate(&mut h, id, -1, "{}");
+    assert_eq!(r.response().record_type, RecordType::CommandRejection);
+}

@@ -29,7 +29,8 @@ import org.junit.jupiter.api.Timeout;
  * (terminate a task, activate the next one with variables, activate an element inside a
  * sub-process that is not active; an unknown element is INVALID_ARGUMENT; a finished instance
  * is NOT_FOUND) and DeleteResource (refused while an instance runs, then the process is gone; a
- * second deletion is NOT_FOUND) and MigrateProcessInstance (an unmapped active element is
+ * second deletion is NOT_FOUND; a form version, after which the one before it is the latest) and
+ * MigrateProcessInstance (an unmapped active element is
  * INVALID_STATE; mapped, the instance and its job move to the new version and run on there).
  * Process ids and job types carry a run id, so the test can run against a server
  * that keeps earlier runs.
@@ -253,5 +254,31 @@ class InstanceOperationsTest {
         assertThrows(
             ClientStatusException.class, () -> client.newDeleteResourceCommand(key).send().join());
     assertEquals(Status.Code.NOT_FOUND, again.getStatusCode());
+  }
+
+  @Test
+  void deleteAFormVersion() throws Exception {
+    String form =
+        Files.readString(Path.of("../testdata/review.form"))
+            .replace("\"review-form\"", "\"review-form-" + run + "\"");
+    DeploymentEvent v1 =
+        client.newDeployResourceCommand().addResourceStringUtf8(form, "review.form").send().join();
+    DeploymentEvent v2 =
+        client
+            .newDeployResourceCommand()
+            .addResourceStringUtf8(form.replace("\"OK\"", "\"Done\""), "review.form")
+            .send()
+            .join();
+    assertEquals(2, v2.getForm().get(0).getVersion());
+    long key = v2.getForm().get(0).getFormKey();
+    client.newDeleteResourceCommand(key).send().join();
+    ClientStatusException again =
+        assertThrows(
+            ClientStatusException.class, () -> client.newDeleteResourceCommand(key).send().join());
+    assertEquals(Status.Code.NOT_FOUND, again.getStatusCode());
+    // version 1 is the latest again: deploying it unchanged is a duplicate of it
+    DeploymentEvent same =
+        client.newDeployResourceCommand().addResourceStringUtf8(form, "review.form").send().join();
+    assertEquals(v1.getForm().get(0).getFormKey(), same.getForm().get(0).getFormKey());
   }
 }
