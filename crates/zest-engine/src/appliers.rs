@@ -620,11 +620,11 @@ fn apply_process_instance(
             }
             txn.delete(Ks::ElementInstances, key_i64(r.key));
             let model = models.get(txn, pi.process_definition_key);
-            if model
+            let element = model
                 .as_ref()
                 .and_then(|m| m.element_by_id(&pi.element_id))
-                .is_some_and(|(_, el)| !el.execution_listeners.is_empty())
-            {
+                .map(|(_, el)| el);
+            if element.is_some_and(|el| !el.execution_listeners.is_empty()) {
                 txn.delete(Ks::ExecutionListeners, key_i64(r.key));
             }
             // local variables go with their scope
@@ -637,11 +637,7 @@ fn apply_process_instance(
                 update_instance(txn, pi.flow_scope_key, |scope| {
                     scope.active_children = scope.active_children.saturating_sub(1);
                 });
-                let multi_instance = model
-                    .as_ref()
-                    .and_then(|m| m.element_by_id(&pi.element_id))
-                    .filter(|(_, el)| el.multi_instance.is_some());
-                if let Some((_, el)) = multi_instance {
+                if let Some(el) = element.filter(|el| el.multi_instance.is_some()) {
                     // a body or an inner instance: its counters go; a body counts its inner ones
                     txn.delete(Ks::MultiInstance, key_i64(r.key));
                     if el.is_inner_instance(pi.bpmn_element_type) {

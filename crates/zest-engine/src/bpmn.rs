@@ -120,6 +120,35 @@ pub(crate) fn evaluate_mappings(
     Ok(doc)
 }
 
+/// Writes JOB CREATED for element instance `inst` (its own job, or an execution listener's)
+/// and tells the workers waiting for that type.
+pub(crate) fn create_job(
+    ctx: &mut Ctx<'_, '_, '_>,
+    inst: &ElementInstance,
+    job_type: String,
+    retries: i32,
+    custom_headers: std::collections::BTreeMap<String, String>,
+) {
+    let job = JobRecord {
+        job_type: job_type.clone(),
+        retries,
+        deadline: -1,
+        custom_headers,
+        variables: String::new(),
+        element_id: inst.record.element_id.clone(),
+        element_instance_key: inst.key,
+        process_instance_key: inst.record.process_instance_key,
+        bpmn_process_id: inst.record.bpmn_process_id.clone(),
+        process_definition_version: inst.record.version,
+        process_definition_key: inst.record.process_definition_key,
+        tenant_id: inst.record.tenant_id.clone(),
+        ..Default::default()
+    };
+    let job_key = ctx.next_key();
+    ctx.event(job_key, Intent::Created, RecordValue::Job(job));
+    ctx.side_effect(SideEffect::JobsAvailable(job_type));
+}
+
 /// Evaluates the job type (a non-empty string) and retries (an integer) of a job definition in
 /// the scope of element instance `key`.
 pub(crate) fn job_type_and_retries(
@@ -473,25 +502,8 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             if let Err(msg) = subscribe_boundaries(ctx, &inst, &model, idx) {
                 return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1);
             }
-            let job = JobRecord {
-                job_type: job_type.clone(),
-                retries,
-                deadline: -1,
-                custom_headers,
-                variables: String::new(),
-                element_id: el.id.clone(),
-                element_instance_key: key,
-                process_instance_key: inst.record.process_instance_key,
-                bpmn_process_id: inst.record.bpmn_process_id.clone(),
-                process_definition_version: inst.record.version,
-                process_definition_key: inst.record.process_definition_key,
-                tenant_id: inst.record.tenant_id.clone(),
-                ..Default::default()
-            };
-            let job_key = ctx.next_key();
-            ctx.event(job_key, Intent::Created, RecordValue::Job(job));
+            create_job(ctx, &inst, job_type, retries, custom_headers);
             ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
-            ctx.side_effect(SideEffect::JobsAvailable(job_type));
             Ok(())
         }
         ElementKind::ScriptTask => {

@@ -31,10 +31,7 @@ pub(crate) fn subscription_key(process_instance_key: i64, key: i64) -> Vec<u8> {
 
 /// Whether the process uses compensation at all (nothing to look up otherwise).
 pub(crate) fn used_by(model: &Process) -> bool {
-    model
-        .elements
-        .iter()
-        .any(|e| e.compensation_boundary.is_some())
+    model.uses_compensation
 }
 
 /// The subscriptions of a process instance, in the order they were created.

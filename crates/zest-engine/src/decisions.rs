@@ -344,47 +344,33 @@ pub(crate) fn delete(
     key: i64,
     drg: DecisionRequirementsRecord,
 ) -> ProcResult {
-    let value = zest_protocol::ResourceDeletionRecord {
-        resource_key: key,
-        tenant_id: drg.tenant_id.clone(),
-    };
-    let event_key = ctx.next_key();
-    ctx.event(
-        event_key,
-        zest_protocol::Intent::Deleting,
-        zest_protocol::RecordValue::ResourceDeletion(value.clone()),
-    );
-    let mut members: Vec<i64> = ctx
-        .txn
-        .scan_prefix(
-            Ks::Decisions,
-            &tagged_key(b'm', &key.to_be_bytes()),
-            usize::MAX,
-        )
-        .into_iter()
-        .filter_map(|(_, v)| zest_protocol::codec::decode::<LatestVersion>(&v).ok())
-        .map(|l| l.key)
-        .collect();
-    members.sort_unstable();
-    for decision_key in members {
-        if let Some(decision) = by_key(ctx, decision_key) {
-            ctx.event(
-                decision_key,
-                zest_protocol::Intent::Deleted,
-                zest_protocol::RecordValue::Decision(decision),
-            );
+    let tenant = drg.tenant_id.clone();
+    crate::deployment::resource_deletion(ctx, cmd, key, &tenant, |ctx| {
+        let mut members: Vec<i64> = ctx
+            .txn
+            .scan_prefix(
+                Ks::Decisions,
+                &tagged_key(b'm', &key.to_be_bytes()),
+                usize::MAX,
+            )
+            .into_iter()
+            .filter_map(|(_, v)| zest_protocol::codec::decode::<LatestVersion>(&v).ok())
+            .map(|l| l.key)
+            .collect();
+        members.sort_unstable();
+        for decision_key in members {
+            if let Some(decision) = by_key(ctx, decision_key) {
+                ctx.event(
+                    decision_key,
+                    zest_protocol::Intent::Deleted,
+                    zest_protocol::RecordValue::Decision(decision),
+                );
+            }
         }
-    }
-    ctx.event(
-        key,
-        zest_protocol::Intent::Deleted,
-        zest_protocol::RecordValue::DecisionRequirements(drg),
-    );
-    let event = ctx.event(
-        event_key,
-        zest_protocol::Intent::Deleted,
-        zest_protocol::RecordValue::ResourceDeletion(value),
-    );
-    ctx.respond(cmd, event);
-    Ok(())
+        ctx.event(
+            key,
+            zest_protocol::Intent::Deleted,
+            zest_protocol::RecordValue::DecisionRequirements(drg),
+        );
+    })
 }

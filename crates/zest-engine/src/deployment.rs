@@ -315,16 +315,14 @@ pub fn delete(
             "Expected to delete resource with key `{key}` but there are still running instances"
         )));
     }
-    let value = zest_protocol::ResourceDeletionRecord {
-        resource_key: key,
-        tenant_id: stored.record.tenant_id.clone(),
-    };
-    let event_key = ctx.next_key();
-    ctx.event(
-        event_key,
-        Intent::Deleting,
-        RecordValue::ResourceDeletion(value.clone()),
-    );
+    let tenant = stored.record.tenant_id.clone();
+    resource_deletion(ctx, cmd, key, &tenant, |ctx| {
+        delete_process(ctx, key, stored)
+    })
+}
+
+/// Deletes a process version that no instance runs.
+fn delete_process(ctx: &mut Ctx<'_, '_, '_>, key: i64, stored: StoredProcess) {
     let process_id = stored.record.bpmn_process_id.clone();
     let latest: Option<LatestVersion> = ctx.txn.get(Ks::ProcessLatest, process_id.as_bytes());
     ctx.event(
@@ -363,6 +361,27 @@ pub fn delete(
         crate::instance::replace_start_timers(ctx, None, next);
     }
     ctx.models.remove(key);
+}
+
+/// RESOURCE_DELETION DELETING, what `delete` writes, then DELETED, which answers the client.
+pub(crate) fn resource_deletion(
+    ctx: &mut Ctx<'_, '_, '_>,
+    cmd: &Record,
+    key: i64,
+    tenant: &str,
+    delete: impl FnOnce(&mut Ctx<'_, '_, '_>),
+) -> ProcResult {
+    let value = zest_protocol::ResourceDeletionRecord {
+        resource_key: key,
+        tenant_id: tenant.to_string(),
+    };
+    let event_key = ctx.next_key();
+    ctx.event(
+        event_key,
+        Intent::Deleting,
+        RecordValue::ResourceDeletion(value.clone()),
+    );
+    delete(ctx);
     let event = ctx.event(
         event_key,
         Intent::Deleted,
@@ -375,24 +394,10 @@ pub fn delete(
 /// Deletes a form version: the version before it (if one is left) becomes the latest, and a
 /// new deployment takes the deleted version number again, as in Zeebe.
 fn delete_form(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, key: i64, form: FormRecord) -> ProcResult {
-    let value = zest_protocol::ResourceDeletionRecord {
-        resource_key: key,
-        tenant_id: form.tenant_id.clone(),
-    };
-    let event_key = ctx.next_key();
-    ctx.event(
-        event_key,
-        Intent::Deleting,
-        RecordValue::ResourceDeletion(value.clone()),
-    );
-    ctx.event(key, Intent::Deleted, RecordValue::Form(form));
-    let event = ctx.event(
-        event_key,
-        Intent::Deleted,
-        RecordValue::ResourceDeletion(value),
-    );
-    ctx.respond(cmd, event);
-    Ok(())
+    let tenant = form.tenant_id.clone();
+    resource_deletion(ctx, cmd, key, &tenant, |ctx| {
+        ctx.event(key, Intent::Deleted, RecordValue::Form(form));
+    })
 }
 
 /// Whether an instance of the process definition `key` still runs (a scan of the element

@@ -13,10 +13,10 @@
 //! that failed.
 
 use zest_model::{ElementIdx, ListenerEventType, Process};
-use zest_protocol::{ErrorType, Intent, JobRecord, Record, RecordValue};
+use zest_protocol::{ErrorType, Intent, Record};
 
 use crate::bpmn::{self, pi_value};
-use crate::engine::{Ctx, ProcResult, Rejection, SideEffect};
+use crate::engine::{Ctx, ProcResult, Rejection};
 use crate::events;
 use crate::state::{key_i64, Ks};
 use crate::types::{ElementInstance, ListenerProgress};
@@ -66,24 +66,8 @@ pub(crate) fn run_next(
             return Ok(true);
         }
     };
-    let job = JobRecord {
-        job_type: job_type.clone(),
-        retries,
-        deadline: -1,
-        custom_headers: el.task_headers.iter().cloned().collect(),
-        variables: String::new(),
-        element_id: el.id.clone(),
-        element_instance_key: inst.key,
-        process_instance_key: inst.record.process_instance_key,
-        bpmn_process_id: inst.record.bpmn_process_id.clone(),
-        process_definition_version: inst.record.version,
-        process_definition_key: inst.record.process_definition_key,
-        tenant_id: inst.record.tenant_id.clone(),
-        ..Default::default()
-    };
-    let job_key = ctx.next_key();
-    ctx.event(job_key, Intent::Created, RecordValue::Job(job));
-    ctx.side_effect(SideEffect::JobsAvailable(job_type));
+    let headers = el.task_headers.iter().cloned().collect();
+    bpmn::create_job(ctx, inst, job_type, retries, headers);
     Ok(true)
 }
 

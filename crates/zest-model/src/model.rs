@@ -399,6 +399,9 @@ pub struct Process {
     pub by_id: HashMap<String, ElementIdx>,
     /// Sequence flows by id.
     pub flows_by_id: HashMap<String, FlowIdx>,
+    /// Whether an activity has a compensation boundary event (so completions may create
+    /// compensation subscriptions).
+    pub uses_compensation: bool,
 }
 
 impl Process {

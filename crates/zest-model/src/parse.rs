@@ -376,7 +376,9 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             .enumerate()
             .map(|(i, f)| (f.id.clone(), i))
             .collect();
+        let uses_compensation = elements.iter().any(|e| e.compensation_boundary.is_some());
         Some(Process {
+            uses_compensation,
             id: id.to_string(),
             name: elements[0].name.clone(),
             elements,
