@@ -265,14 +265,7 @@ fn run(steps: &[Vec<String>]) -> Vec<String> {
                         _ => None,
                     })
                     .unwrap_or(-1);
-                h.client(
-                    key,
-                    Intent::Delete,
-                    RecordValue::ResourceDeletion(zest_protocol::ResourceDeletionRecord {
-                        resource_key: key,
-                        tenant_id: String::new(),
-                    }),
-                );
+                h.delete_resource(key);
             }
             "retries" => {
                 let mut open: Vec<i64> = h
@@ -300,28 +293,11 @@ fn run(steps: &[Vec<String>]) -> Vec<String> {
                         _ => None,
                     })
                     .unwrap_or(-1);
-                let mapping_instructions = arg(2)
+                let mappings: Vec<(&str, &str)> = arg(2)
                     .split(';')
-                    .map(|m| {
-                        let (source, target) = m.split_once('=').unwrap();
-                        zest_protocol::MappingInstruction {
-                            source_element_id: source.to_string(),
-                            target_element_id: target.to_string(),
-                        }
-                    })
+                    .map(|m| m.split_once('=').unwrap())
                     .collect();
-                h.client(
-                    -1,
-                    Intent::Migrate,
-                    RecordValue::ProcessInstanceMigration(
-                        zest_protocol::ProcessInstanceMigrationRecord {
-                            process_instance_key: last_instance,
-                            target_process_definition_key: target,
-                            mapping_instructions,
-                            tenant_id: String::new(),
-                        },
-                    ),
-                );
+                h.migrate(last_instance, target, &mappings);
             }
             "resolve" => {
                 let mut open: Vec<i64> = h.incidents().iter().map(|(k, _)| *k).collect();

@@ -388,27 +388,17 @@ fn deleting_a_graph_version_makes_the_one_before_it_the_latest() {
     let changed = dmn.replacen("name=\"", "name=\"Changed ", 1);
     let v2 = deployed(&h.deploy("late.dmn", &changed));
     let v2_key = v2.decision_requirements_metadata[0].decision_requirements_key;
-    let delete = |h: &mut Harness, key: i64| {
-        h.client(
-            key,
-            Intent::Delete,
-            RecordValue::ResourceDeletion(zest_protocol::ResourceDeletionRecord {
-                resource_key: key,
-                tenant_id: String::new(),
-            }),
-        )
-    };
-    delete(&mut h, v2_key).accepted();
+    h.delete_resource(v2_key).accepted();
     // evaluating by id now finds version 1
     let id = &v1.decisions_metadata[0].decision_id;
     let (_, e) = evaluation(&evaluate(&mut h, id, -1, r#"{"amount":1}"#));
     assert_eq!(e.decision_key, v1.decisions_metadata[0].decision_key);
     // the deleted key is gone
-    let msg = delete(&mut h, v2_key).rejection(RejectionType::NotFound);
+    let msg = h.delete_resource(v2_key).rejection(RejectionType::NotFound);
     assert!(msg.contains("no resource found"), "{msg}");
     // deleting the last version leaves no decision by that id
     let v1_key = v1.decision_requirements_metadata[0].decision_requirements_key;
-    delete(&mut h, v1_key).accepted();
+    h.delete_resource(v1_key).accepted();
     let r = evaluate(&mut h, id, -1, "{}");
     assert_eq!(r.response().record_type, RecordType::CommandRejection);
 }

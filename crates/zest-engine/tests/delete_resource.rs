@@ -5,7 +5,7 @@
 mod support;
 
 use support::*;
-use zest_protocol::{Intent, RecordValue, RejectionType, ResourceDeletionRecord, ValueType};
+use zest_protocol::{Intent, RecordValue, RejectionType, ValueType};
 
 fn model(message: &str) -> String {
     format!(
@@ -16,17 +16,6 @@ fn model(message: &str) -> String {
 <bpmn:startEvent id="s"><bpmn:messageEventDefinition messageRef="m" /></bpmn:startEvent>
 <bpmn:sequenceFlow id="f" sourceRef="s" targetRef="e" /><bpmn:endEvent id="e" />
 </bpmn:process></bpmn:definitions>"#
-    )
-}
-
-fn delete(h: &mut Harness, key: i64) -> Batch {
-    h.client(
-        key,
-        Intent::Delete,
-        RecordValue::ResourceDeletion(ResourceDeletionRecord {
-            resource_key: key,
-            tenant_id: String::new(),
-        }),
     )
 }
 
@@ -61,7 +50,7 @@ fn deleting_the_latest_version_brings_back_the_one_before() {
         .next()
         .expect("version 2");
     assert!(v2 > 0);
-    delete(&mut h, v2_key).accepted();
+    h.delete_resource(v2_key).accepted();
     assert_eq!(
         h.log
             .iter()
@@ -81,7 +70,7 @@ fn deleting_the_latest_version_brings_back_the_one_before() {
         1
     );
     // a deleted key is gone; the next deployment does not give its version again
-    let gone = delete(&mut h, v2_key);
+    let gone = h.delete_resource(v2_key);
     assert!(gone
         .rejection(RejectionType::NotFound)
         .contains("no resource found with key"));
@@ -111,7 +100,7 @@ fn deleting_the_only_version_stops_its_start_events() {
             _ => None,
         })
         .expect("deployed");
-    delete(&mut h, key).accepted();
+    h.delete_resource(key).accepted();
     assert!(start_subscriptions(&h).is_empty());
     let b = h.create("p", "");
     assert!(b.rejection(RejectionType::NotFound).contains("'p'"));

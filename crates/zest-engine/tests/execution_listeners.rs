@@ -20,16 +20,7 @@ fn listeners(list: &[String]) -> String {
 
 /// start -> task `work` (with `task_ext`) -> end, in process `p`.
 fn one_task(task_ext: &str) -> String {
-    process(
-        "p",
-        &[
-            start_event("s"),
-            service_task("work", "work", task_ext),
-            end_event("e"),
-            flow("f1", "s", "work"),
-            flow("f2", "work", "e"),
-        ],
-    )
+    support::one_task("p", "work", "work", task_ext)
 }
 
 #[test]

@@ -4,29 +4,7 @@
 mod support;
 
 use support::*;
-use zest_protocol::{
-    Intent, MappingInstruction, ProcessInstanceMigrationRecord, RecordValue, RejectionType,
-    ValueType,
-};
-
-fn migrate(h: &mut Harness, pik: i64, target: i64, mappings: &[(&str, &str)]) -> Batch {
-    h.client(
-        -1,
-        Intent::Migrate,
-        RecordValue::ProcessInstanceMigration(ProcessInstanceMigrationRecord {
-            process_instance_key: pik,
-            target_process_definition_key: target,
-            mapping_instructions: mappings
-                .iter()
-                .map(|(s, t)| MappingInstruction {
-                    source_element_id: s.to_string(),
-                    target_element_id: t.to_string(),
-                })
-                .collect(),
-            tenant_id: String::new(),
-        }),
-    )
-}
+use zest_protocol::{Intent, RejectionType, ValueType};
 
 fn user_task(id: &str) -> String {
     format!(
@@ -60,7 +38,7 @@ fn a_camunda_user_task_moves_to_the_new_version_and_completes_there() {
             flow("f3", "archive", "e"),
         ],
     ));
-    let batch = migrate(&mut h, pik, v2, &[("review", "approve")]);
+    let batch = h.migrate(pik, v2, &[("review", "approve")]);
     batch.accepted();
     assert_eq!(batch.count(ValueType::UserTask, Intent::Migrated), 1);
     assert_eq!(h.instance_of("approve").record.process_definition_key, v2);
@@ -92,7 +70,9 @@ fn elements_zest_cannot_migrate_yet_are_refused_naming_them() {
     h.deploy_ok(&v1);
     let pik = h.create_ok("p", "");
     let v2 = h.deploy_ok(&v1.replace("PT1H", "PT2H"));
-    let msg = migrate(&mut h, pik, v2, &[("work", "work")]).rejection(RejectionType::InvalidState);
+    let msg = h
+        .migrate(pik, v2, &[("work", "work")])
+        .rejection(RejectionType::InvalidState);
     assert!(
         msg.contains("active element with id 'work' or its target has boundary events"),
         "{msg}"
@@ -108,23 +88,18 @@ fn elements_zest_cannot_migrate_yet_are_refused_naming_them() {
 #[test]
 fn unknown_instances_and_targets_are_not_found() {
     let mut h = Harness::new();
-    h.deploy_ok(&process(
-        "p",
-        &[
-            start_event("s"),
-            service_task("work", "work", ""),
-            end_event("e"),
-            flow("f1", "s", "work"),
-            flow("f2", "work", "e"),
-        ],
-    ));
+    h.deploy_ok(&one_task("p", "work", "work", ""));
     let pik = h.create_ok("p", "");
-    let msg = migrate(&mut h, 2251799813685999, pik, &[]).rejection(RejectionType::NotFound);
+    let msg = h
+        .migrate(2251799813685999, pik, &[])
+        .rejection(RejectionType::NotFound);
     assert_eq!(
         msg,
         "Expected to migrate process instance but no process instance found with key '2251799813685999'"
     );
-    let msg = migrate(&mut h, pik, 42, &[("work", "work")]).rejection(RejectionType::NotFound);
+    let msg = h
+        .migrate(pik, 42, &[("work", "work")])
+        .rejection(RejectionType::NotFound);
     assert_eq!(
         msg,
         "Expected to migrate process instance to process definition but no process definition found with key '42'"

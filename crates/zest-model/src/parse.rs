@@ -425,6 +425,12 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             )
         };
 
+        // the element type of a throw event: an end event or an intermediate throw event
+        let throw_type = if kind_name == "endEvent" {
+            BpmnElementType::EndEvent
+        } else {
+            BpmnElementType::IntermediateThrowEvent
+        };
         let mut element = match kind_name {
             "startEvent"
                 if self.elements[self.scope].element_type == BpmnElementType::EventSubProcess =>
@@ -572,11 +578,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                     id,
                     node,
                     ElementKind::JobWorkerTask,
-                    if kind_name == "endEvent" {
-                        BpmnElementType::EndEvent
-                    } else {
-                        BpmnElementType::IntermediateThrowEvent
-                    },
+                    throw_type,
                     BpmnEventType::Message,
                     line,
                 )
@@ -600,11 +602,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                     id,
                     node,
                     ElementKind::SignalThrowEvent,
-                    if kind_name == "endEvent" {
-                        BpmnElementType::EndEvent
-                    } else {
-                        BpmnElementType::IntermediateThrowEvent
-                    },
+                    throw_type,
                     BpmnEventType::Signal,
                     line,
                 );
@@ -617,11 +615,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                     id,
                     node,
                     ElementKind::EscalationThrowEvent,
-                    if kind_name == "endEvent" {
-                        BpmnElementType::EndEvent
-                    } else {
-                        BpmnElementType::IntermediateThrowEvent
-                    },
+                    throw_type,
                     BpmnEventType::Escalation,
                     line,
                 );
@@ -634,11 +628,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                     id,
                     node,
                     ElementKind::CompensationThrowEvent,
-                    if kind_name == "endEvent" {
-                        BpmnElementType::EndEvent
-                    } else {
-                        BpmnElementType::IntermediateThrowEvent
-                    },
+                    throw_type,
                     BpmnEventType::Compensation,
                     line,
                 );

@@ -736,6 +736,44 @@ impl Harness {
         )
     }
 
+    /// DeleteResource of a process, decision requirements graph or form version.
+    pub fn delete_resource(&mut self, key: i64) -> Batch {
+        self.client(
+            key,
+            Intent::Delete,
+            RecordValue::ResourceDeletion(zest_protocol::ResourceDeletionRecord {
+                resource_key: key,
+                tenant_id: String::new(),
+            }),
+        )
+    }
+
+    /// MigrateProcessInstance of `process_instance_key` to `target`, with (source, target)
+    /// element mappings.
+    pub fn migrate(
+        &mut self,
+        process_instance_key: i64,
+        target: i64,
+        mappings: &[(&str, &str)],
+    ) -> Batch {
+        self.client(
+            -1,
+            Intent::Migrate,
+            RecordValue::ProcessInstanceMigration(zest_protocol::ProcessInstanceMigrationRecord {
+                process_instance_key,
+                target_process_definition_key: target,
+                mapping_instructions: mappings
+                    .iter()
+                    .map(|(s, t)| zest_protocol::MappingInstruction {
+                        source_element_id: s.to_string(),
+                        target_element_id: t.to_string(),
+                    })
+                    .collect(),
+                tenant_id: String::new(),
+            }),
+        )
+    }
+
     pub fn resolve(&mut self, incident_key: i64) -> Batch {
         self.client(
             incident_key,
@@ -1264,6 +1302,21 @@ pub fn exclusive_gateway(id: &str) -> String {
 /// An exclusive gateway whose `default_flow` is taken when no condition is true.
 pub fn exclusive_gateway_with_default(id: &str, default_flow: &str) -> String {
     format!(r#"    <bpmn:exclusiveGateway id="{id}" default="{default_flow}" />"#)
+}
+
+/// Process `process_id`: start `s` -> service task `task_id` (job `job_type`, with `ext` in
+/// its extension elements) -> end `e`.
+pub fn one_task(process_id: &str, task_id: &str, job_type: &str, ext: &str) -> String {
+    process(
+        process_id,
+        &[
+            start_event("s"),
+            service_task(task_id, job_type, ext),
+            end_event("e"),
+            flow("f1", "s", task_id),
+            flow("f2", task_id, "e"),
+        ],
+    )
 }
 
 /// A service task element.
