@@ -43,6 +43,7 @@ public final class RecordDump {
     engine.start();
     ZeebeClient client = engine.createClient();
     long lastInstance = -1;
+    boolean scopes = false;
     for (int i = 0; i < args.length; ) {
       String step = args[i++];
       switch (step) {
@@ -165,9 +166,15 @@ public final class RecordDump {
           }
           try { cmd.send().join(); } catch (Exception e) { /* the rejection is in the log */ }
         }
+        // VARIABLE lines name their scope ("@" and the element id of the scope)
+        case "scopes" -> scopes = true;
         default -> throw new IllegalArgumentException("unknown step " + step);
       }
       engine.waitForIdleState(Duration.ofSeconds(10));
+    }
+    var elementIds = new java.util.HashMap<Long, String>();
+    for (Record<?> r : engine.getRecordStreamSource().getRecords()) {
+      if (r.getValue() instanceof ProcessInstanceRecordValue p) elementIds.put(r.getKey(), p.getElementId());
     }
     for (Record<?> r : engine.getRecordStreamSource().getRecords()) {
       String vt = r.getValueType().name();
@@ -183,7 +190,8 @@ public final class RecordDump {
       else if (v instanceof JobRecordValue j) detail = j.getElementId() + " " + j.getType();
       else if (v instanceof TimerRecordValue t) detail = t.getTargetElementId();
       else if (v instanceof IncidentRecordValue n) detail = n.getElementId() + " " + n.getErrorType() + " " + n.getErrorMessage();
-      else if (v instanceof VariableRecordValue x) detail = x.getName() + "=" + x.getValue();
+      else if (v instanceof VariableRecordValue x) detail = x.getName() + "=" + x.getValue()
+          + (scopes ? " @" + elementIds.getOrDefault(x.getScopeKey(), "?") : "");
       else if (v instanceof ProcessEventRecordValue e) detail = e.getTargetElementId();
       else if (v instanceof ProcessMessageSubscriptionRecordValue s) detail = s.getElementId() + " " + s.getMessageName();
       else if (v instanceof MessageSubscriptionRecordValue s) detail = s.getMessageName();
@@ -244,7 +252,7 @@ public final class RecordDump {
   }
 
   private static boolean isStep(String s) {
-    return switch (s) { case "deploy", "create", "complete", "fail", "throw", "publish", "signal", "time", "cancel", "usertask", "resolve", "modify", "delete", "retries", "migrate" -> true; default -> false; };
+    return switch (s) { case "deploy", "create", "complete", "fail", "throw", "publish", "signal", "time", "cancel", "usertask", "resolve", "modify", "delete", "retries", "migrate", "scopes" -> true; default -> false; };
   }
 
   // Writes a USER_TASK command the way Camunda's REST gateway does (UserTaskServices): the test

@@ -15,6 +15,7 @@ use zest_protocol::{
     TimerRecord,
 };
 
+use crate::ad_hoc;
 use crate::appliers::join_token_key;
 use crate::engine::{Ctx, ProcResult, Rejection, SideEffect};
 use crate::state::{key_i64, read_i64, Ks};
@@ -350,6 +351,9 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
                 return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1);
             }
         }
+        if let Some(ad_hoc) = &el.ad_hoc {
+            ad_hoc::set_variables(ctx, key, ad_hoc);
+        }
         // input mappings: evaluated in the element's scope (which sees an inner multi-instance
         // instance's item), stored as local variables
         if !el.inputs.is_empty() {
@@ -423,6 +427,16 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             }
             Ok(())
         }
+        ElementKind::AdHocSubProcess => match &el.ad_hoc {
+            Some(a) => ad_hoc::activate(ctx, &inst, &model, idx, a),
+            None => Err(Rejection::invalid_state(format!(
+                "ad-hoc sub-process '{}' has no ad-hoc definition",
+                el.id
+            ))),
+        },
+        ElementKind::AdHocInnerInstance => Err(Rejection::invalid_state(
+            "An ACTIVATE command is not supported for an inner instance of an ad-hoc sub-process. Instead, the inner instance should be activated by writing events.".to_string(),
+        )),
         ElementKind::CompensationBoundary => Err(Rejection::invalid_state(format!(
             "Expected to activate element '{}', but a compensation boundary event is only activated by a compensation throw event",
             el.id
@@ -1180,10 +1194,16 @@ pub fn on_complete(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
     if let Some(mi) = mi.filter(|_| el.is_body_instance(inst.record.bpmn_element_type)) {
         return multi_instance::complete_body(ctx, &inst, &model, idx, mi);
     }
+    if ad_hoc::is_inner_instance(&el.kind) {
+        return ad_hoc::inner_instance_completing(ctx, &inst, &model, idx);
+    }
     // back after an end listener: the element's variables and output mappings were applied
     // before it
     let resumed =
         !el.execution_listeners.is_empty() && listeners::done(ctx, key, ListenerEventType::End) > 0;
+    if !resumed && el.ad_hoc.is_some() {
+        ad_hoc::completing(ctx, &inst, &model);
+    }
     if !resumed && !apply_completion_variables(ctx, &inst, &model, idx)? {
         return Ok(()); // an incident
     }
@@ -1552,7 +1572,7 @@ pub(crate) fn continue_batch(
 }
 
 /// Completes a scope once no token is left in it.
-fn complete_scope_if_done(ctx: &mut Ctx<'_, '_, '_>, scope_key: i64) -> ProcResult {
+pub(crate) fn complete_scope_if_done(ctx: &mut Ctx<'_, '_, '_>, scope_key: i64) -> ProcResult {
     if scope_key <= 0 {
         return Ok(());
     }

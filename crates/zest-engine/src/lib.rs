@@ -8,12 +8,13 @@
 //! `appliers` is the only code that mutates state; `bpmn` holds one behaviour per element kind;
 //! `jobs`, `deployment`, `instance` hold the processors of the other value types;
 //! `events` holds event triggers (PROCESS_EVENT); `messages` the message subscriptions;
-//! `compensation` compensation subscriptions, throw events and handlers; `listeners` execution listeners (jobs an element's lifecycle waits for);
+//! `ad_hoc` ad-hoc sub-processes and their inner instances; `compensation` compensation subscriptions, throw events and handlers; `listeners` execution listeners (jobs an element's lifecycle waits for);
 //! `signals` signal broadcasts and subscriptions; `multi_instance` multi-instance bodies and
 //! PROCESS_INSTANCE_BATCH (children activated or terminated one command at a time);
 //! `modification` and `migration` the instance operations of Operate; `user_tasks` Camunda user tasks (USER_TASK); `decisions` DMN deployment and decision
 //! evaluation (DECISION_EVALUATION); `variables` implements Zeebe's variable scoping and propagation.
 
+mod ad_hoc;
 mod appliers;
 mod bpmn;
 mod compensation;

@@ -204,6 +204,16 @@ fn plan_activations(
                 model.element(mi).id
             )));
         }
+        if let Some(&inner) = chain
+            .iter()
+            .find(|&&s| matches!(model.element(s).kind, ElementKind::AdHocInnerInstance))
+        {
+            let ah = model.element(inner).flow_scope.unwrap_or(Process::ROOT);
+            return Err(Rejection::invalid_argument(format!(
+                "Expected to modify instance of process '{pid}' but it contains one or more activate instructions for elements inside the ad-hoc sub-process '{}', which is not supported by this version of Zest; activate the ad-hoc sub-process itself",
+                model.element(ah).id
+            )));
+        }
         for v in &instruction.variable_instructions {
             let in_scope = v.element_id.is_empty()
                 || v.element_id == instruction.element_id
@@ -285,6 +295,7 @@ fn can_activate(el: &zest_model::Element) -> bool {
             | ElementKind::TimerStartEvent
             | ElementKind::EventSubProcessStart
             | ElementKind::BoundaryEvent
+            | ElementKind::AdHocInnerInstance
     ) && el.element_type != zest_model::BpmnElementType::EventSubProcess
 }
 

@@ -143,6 +143,8 @@ fn enum_name<T: serde::Serialize>(v: &T) -> String {
 fn run(steps: &[Vec<String>]) -> Vec<String> {
     let mut h = Harness::new();
     let mut last_instance = -1;
+    // VARIABLE lines name their scope (RecordDump.java's `scopes` step)
+    let mut scopes = false;
     for step in steps {
         let arg = |i: usize| step.get(i).map(String::as_str).unwrap_or("");
         match arg(0) {
@@ -164,6 +166,7 @@ fn run(steps: &[Vec<String>]) -> Vec<String> {
             "create" => {
                 last_instance = h.create_ok(arg(1), arg(2));
             }
+            "scopes" => scopes = true,
             "cancel" => {
                 h.cancel(last_instance);
             }
@@ -363,7 +366,26 @@ fn run(steps: &[Vec<String>]) -> Vec<String> {
             other => panic!("unknown step {other}"),
         }
     }
-    let lines = h.log.iter().filter(|r| shown(r)).map(line).collect();
+    let element_ids: std::collections::HashMap<i64, &str> = h
+        .log
+        .iter()
+        .filter_map(|r| match &r.value {
+            RecordValue::ProcessInstance(p) => Some((r.key, p.element_id.as_str())),
+            _ => None,
+        })
+        .collect();
+    let lines = h
+        .log
+        .iter()
+        .filter(|r| shown(r))
+        .map(|r| match &r.value {
+            RecordValue::Variable(v) if scopes => {
+                let scope = element_ids.get(&v.scope_key).copied().unwrap_or("?");
+                format!("{} @{scope}", line(r))
+            }
+            _ => line(r),
+        })
+        .collect();
     if std::env::var_os("ANCHOR_SKIP_CHECKS").is_none() {
         h.assert_state_consistent();
         h.assert_replay_matches();
@@ -398,7 +420,32 @@ fn normalize(line: &str) -> String {
         }
     }
     out.push_str(rest);
-    out
+    sort_ad_hoc_elements(out)
+}
+
+/// Sorts the entries of an `adHocSubProcessElements` variable by element id: Zeebe lists them
+/// in the order of a hash map filled in an order that changes from run to run (its model
+/// API collects the elements per type through a HashSet of types); Zest in document order.
+fn sort_ad_hoc_elements(line: String) -> String {
+    let Some(start) = line.find("adHocSubProcessElements=") else {
+        return line;
+    };
+    let json_start = start + "adHocSubProcessElements=".len();
+    let json_end = line[json_start..]
+        .find(" @")
+        .map_or(line.len(), |i| json_start + i);
+    let Ok(serde_json::Value::Array(mut entries)) =
+        serde_json::from_str::<serde_json::Value>(&line[json_start..json_end])
+    else {
+        return line;
+    };
+    entries.sort_by(|a, b| a["elementId"].as_str().cmp(&b["elementId"].as_str()));
+    format!(
+        "{}{}{}",
+        &line[..json_start],
+        serde_json::Value::Array(entries),
+        &line[json_end..]
+    )
 }
 
 /// Sorts each run of DECISION CREATED (and DELETED) lines: Zeebe writes a graph's decisions in the order of a

@@ -47,6 +47,32 @@ impl Expression {
 /// `bpmn:multiInstanceLoopCharacteristics` with its `zeebe:loopCharacteristics`: the activity
 /// runs once per item of a collection, in a multi-instance body (same element id, element type
 /// MULTI_INSTANCE_BODY) that holds the inner instances.
+/// What makes an ad-hoc sub-process (Zeebe 8.8's BPMN implementation).
+#[derive(Debug, Clone)]
+pub struct AdHoc {
+    /// `zeebe:adHoc activeElementsCollection`: the ids of the elements to activate (a list of
+    /// strings), evaluated when the sub-process activates; `None`: nothing is activated.
+    pub active_elements_collection: Option<Expression>,
+    /// `bpmn:completionCondition`: checked as each inner instance completes.
+    pub completion_condition: Option<Expression>,
+    /// `cancelRemainingInstances` (default true): when the condition holds, the other inner
+    /// instances are terminated; else the sub-process waits for them.
+    pub cancel_remaining_instances: bool,
+    /// `zeebe:adHoc outputCollection`: a variable local to the sub-process (an empty list at
+    /// first) that each completed flow appends its `outputElement` to; propagated on completion.
+    pub output_collection: Option<String>,
+    /// `zeebe:adHoc outputElement`: evaluated in a completed inner instance.
+    pub output_element: Option<Expression>,
+    /// The synthetic inner-instance element, the flow scope of the elements inside.
+    pub inner: ElementIdx,
+    /// The elements that can be activated: the flow nodes directly inside without incoming
+    /// sequence flows (no start, end or boundary events), in document order.
+    pub activities: Vec<ElementIdx>,
+    /// The value of the `adHocSubProcessElements` variable: per activity its `elementId`, and
+    /// where set its `elementName`, `documentation` and `properties` (`zeebe:properties`).
+    pub elements_variable: serde_json::Value,
+}
+
 #[derive(Debug, Clone)]
 pub struct MultiInstance {
     /// `isSequential`: one inner instance after the other, else all at once.
@@ -68,24 +94,38 @@ impl MultiInstance {
     /// The variable an output element that is just a variable (or a path into one) refers to:
     /// Zeebe creates it as a local null in each inner instance so its value stays there.
     pub fn output_element_variable(&self) -> Option<&str> {
-        let Some(Expression::Feel(e)) = &self.output_element else {
-            return None;
-        };
-        let src = e.source().trim();
-        let is_name = |p: &str| {
-            let mut chars = p.chars();
-            chars
-                .next()
-                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-        };
-        if !src.split('.').all(is_name) {
-            return None;
-        }
-        let root = src.split('.').next()?;
+        let root = output_element_root(self.output_element.as_ref())?;
         let same_as_input = self.input_element.as_deref() == Some(root);
         (!same_as_input && root != "loopCounter").then_some(root)
     }
+}
+
+impl AdHoc {
+    /// The variable an output element that is just a variable refers to: Zeebe creates it as
+    /// a local null in each inner instance, as for multi-instance.
+    pub fn output_element_variable(&self) -> Option<&str> {
+        output_element_root(self.output_element.as_ref())
+    }
+}
+
+/// The root variable of an output element that is just a variable or a path into one
+/// (`= result`, `= result.value`).
+fn output_element_root(output_element: Option<&Expression>) -> Option<&str> {
+    let Some(Expression::Feel(e)) = output_element else {
+        return None;
+    };
+    let src = e.source().trim();
+    let is_name = |p: &str| {
+        let mut chars = p.chars();
+        chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    if !src.split('.').all(is_name) {
+        return None;
+    }
+    src.split('.').next()
 }
 
 /// `zeebe:calledElement` of a call activity (binding 'latest').
@@ -280,6 +320,14 @@ pub enum ElementKind {
     /// on the event sub-process's flow scope; `Element::interrupting` says whether it
     /// terminates everything else in that scope first.
     EventSubProcessStart,
+    /// An ad-hoc sub-process (`bpmn:adHocSubProcess`, `Element::ad_hoc`): on activation it
+    /// activates the elements its `activeElementsCollection` names, each in an inner instance
+    /// of its own, and completes by its completion condition or once every flow is done.
+    AdHocSubProcess,
+    /// The inner instance of an ad-hoc sub-process (`<id>#innerInstance`, element type
+    /// AD_HOC_SUB_PROCESS_INNER_INSTANCE): not in the XML; the parser adds it as the flow
+    /// scope of the ad-hoc sub-process's elements. Created by events, never by a command.
+    AdHocInnerInstance,
 }
 
 #[derive(Debug, Clone)]
@@ -340,6 +388,8 @@ pub struct Element {
     pub called_decision: Option<CalledDecision>,
     /// Multi-instance loop characteristics of an activity.
     pub multi_instance: Option<MultiInstance>,
+    /// What an ad-hoc sub-process activates and when it completes.
+    pub ad_hoc: Option<AdHoc>,
     /// The compensation boundary event attached to this activity.
     pub compensation_boundary: Option<ElementIdx>,
     /// The compensation handler (an activity with `isForCompensation`) a compensation

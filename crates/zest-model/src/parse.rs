@@ -364,6 +364,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         self.resolve_attachments();
         self.resolve_compensation();
         let flows = self.resolve_flows();
+        self.resolve_ad_hoc();
         self.resolve_defaults(&flows);
         self.validate(&flows);
         self.validate_compensation();
@@ -912,6 +913,14 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 BpmnEventType::Unspecified,
                 line,
             ),
+            "adHocSubProcess" => new_element(
+                id,
+                node,
+                ElementKind::AdHocSubProcess,
+                BpmnElementType::AdHocSubProcess,
+                BpmnEventType::Unspecified,
+                line,
+            ),
             other => {
                 let msg = format!("the element kind '{other}' {UNSUPPORTED}");
                 return self.unsupported(id, node, msg);
@@ -930,7 +939,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             ElementKind::SignalCatch => Allowed::IO,
             ElementKind::SignalStartEvent | ElementKind::TimerStartEvent => Allowed::OUTPUTS,
             ElementKind::LinkCatchEvent => Allowed::OUTPUTS,
-            ElementKind::SubProcess => Allowed::IO,
+            ElementKind::SubProcess | ElementKind::AdHocSubProcess => Allowed::IO,
             ElementKind::CallActivity => Allowed::CALL_ACTIVITY,
             ElementKind::PassThroughTask | ElementKind::NoneIntermediateThrowEvent => Allowed::IO,
             ElementKind::ScriptTask => Allowed::SCRIPT_TASK,
@@ -960,6 +969,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 | ElementKind::BusinessRuleTask
                 | ElementKind::MessageCatch
                 | ElementKind::SubProcess
+                | ElementKind::AdHocSubProcess
                 | ElementKind::CallActivity
         ) {
             for child in children_in(node, BPMN_NS) {
@@ -1014,16 +1024,200 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         if matches!(element.kind, ElementKind::BusinessRuleTask) {
             element.called_decision = self.called_decision(id, node, &ext.called_decisions);
         }
+        if matches!(element.kind, ElementKind::AdHocSubProcess) {
+            element.ad_hoc = self.ad_hoc(id, node, &ext.ad_hoc);
+        }
         element.inputs = ext.inputs;
         element.outputs = ext.outputs;
         self.keep_listeners(&mut element, node, ext.listeners);
         let is_sub_process = matches!(element.kind, ElementKind::SubProcess);
+        let is_ad_hoc = matches!(element.kind, ElementKind::AdHocSubProcess);
         let idx = self.push(element, node);
         if is_sub_process {
             // its children live in its scope
             let outer = std::mem::replace(&mut self.scope, idx);
             self.scope_children(node);
             self.scope = outer;
+        } else if is_ad_hoc {
+            // its children live in the scope of its inner instance, an element of its own
+            let mut inner = new_element(
+                &format!("{id}#innerInstance"),
+                node,
+                ElementKind::AdHocInnerInstance,
+                BpmnElementType::AdHocSubProcessInnerInstance,
+                BpmnEventType::Unspecified,
+                line,
+            );
+            inner.name = None;
+            inner.flow_scope = Some(idx);
+            let inner_idx = self.push(inner, node);
+            if let Some(ad_hoc) = &mut self.elements[idx].ad_hoc {
+                ad_hoc.inner = inner_idx;
+            }
+            let outer = std::mem::replace(&mut self.scope, inner_idx);
+            self.scope_children(node);
+            self.scope = outer;
+        }
+    }
+
+    /// `zeebe:adHoc`, `bpmn:completionCondition` and `cancelRemainingInstances` of an ad-hoc
+    /// sub-process. Its activities and the `adHocSubProcessElements` variable are worked out
+    /// once the sequence flows are known (`resolve_ad_hoc`).
+    fn ad_hoc(&mut self, id: &str, node: Node, ext: &[Node]) -> Option<AdHoc> {
+        if has_zeebe_extension(node, "taskDefinition") {
+            self.ctx.problem(
+                Some(id),
+                node,
+                format!("the job worker implementation of ad-hoc sub-processes ('zeebe:taskDefinition' on 'adHocSubProcess') {UNSUPPORTED}; leave the task definition out, so the sub-process runs by its activeElementsCollection and completion condition"),
+            );
+            return None;
+        }
+        let mut active_elements_collection = None;
+        let mut output_collection = None;
+        let mut output_element = None;
+        if let Some(&ad_hoc) = ext.first() {
+            if let Some(text) = non_empty_attr(ad_hoc, "activeElementsCollection") {
+                active_elements_collection = Some(self.ctx.expression(
+                    id,
+                    ad_hoc,
+                    "Attribute 'activeElementsCollection'",
+                    text,
+                )?);
+            }
+            output_collection =
+                non_empty_attr(ad_hoc, "outputCollection").map(|v| v.trim().to_string());
+            if let Some(text) = non_empty_attr(ad_hoc, "outputElement") {
+                output_element =
+                    Some(
+                        self.ctx
+                            .expression(id, ad_hoc, "Attribute 'outputElement'", text)?,
+                    );
+            }
+            match (&output_collection, &output_element) {
+                (Some(_), None) => self.ctx.problem(
+                    Some(id),
+                    ad_hoc,
+                    "Attribute 'outputElement' must be present if the attribute 'outputCollection' is set",
+                ),
+                (None, Some(_)) => self.ctx.problem(
+                    Some(id),
+                    ad_hoc,
+                    "Attribute 'outputCollection' must be present if the attribute 'outputElement' is set",
+                ),
+                _ => {}
+            }
+        }
+        if ext.len() > 1 {
+            self.ctx.problem(
+                Some(id),
+                ext[1],
+                "Must have at most one 'zeebe:adHoc' extension element",
+            );
+        }
+        let completion_condition = self.completion_condition(id, node)?;
+        let cancel_remaining_instances = node
+            .attribute("cancelRemainingInstances")
+            .is_none_or(|v| v.trim() != "false");
+        Some(AdHoc {
+            active_elements_collection,
+            completion_condition,
+            cancel_remaining_instances,
+            output_collection,
+            output_element,
+            inner: Process::ROOT,
+            activities: Vec::new(),
+            elements_variable: serde_json::Value::Array(Vec::new()),
+        })
+    }
+
+    /// The `bpmn:completionCondition` child of `node` (a multi-instance loop or an ad-hoc
+    /// sub-process): a FEEL expression. `None` when it is invalid (a problem is reported).
+    fn completion_condition(&mut self, id: &str, node: Node) -> Option<Option<Expression>> {
+        let Some(c) =
+            children_in(node, BPMN_NS).find(|c| c.tag_name().name() == "completionCondition")
+        else {
+            return Some(None);
+        };
+        let text = text_of(c);
+        let text = text.trim();
+        if text.is_empty() {
+            Some(None)
+        } else if !text.starts_with('=') {
+            self.ctx.problem(
+                Some(id),
+                c,
+                format!("The completion condition must be a FEEL expression (starting with '='), but was '{text}'"),
+            );
+            None
+        } else {
+            Some(Some(self.ctx.expression(
+                id,
+                c,
+                "The completion condition",
+                text,
+            )?))
+        }
+    }
+
+    /// Per ad-hoc sub-process: checks what it contains, and lists the activities it can
+    /// activate with the metadata of the `adHocSubProcessElements` variable.
+    fn resolve_ad_hoc(&mut self) {
+        for ah in 1..self.elements.len() {
+            let Some(inner) = self.elements[ah].ad_hoc.as_ref().map(|a| a.inner) else {
+                continue;
+            };
+            let (ah_id, ah_node) = (self.elements[ah].id.clone(), self.nodes[ah]);
+            let children: Vec<ElementIdx> = (1..self.elements.len())
+                .filter(|&i| self.elements[i].flow_scope == Some(inner))
+                .collect();
+            if children.is_empty() {
+                self.ctx
+                    .problem(Some(&ah_id), ah_node, "Must have at least one activity.");
+            }
+            let has =
+                |t: BpmnElementType| children.iter().any(|&i| self.elements[i].element_type == t);
+            if has(BpmnElementType::StartEvent) {
+                self.ctx
+                    .problem(Some(&ah_id), ah_node, "Must not contain a start event.");
+            }
+            if has(BpmnElementType::EndEvent) {
+                self.ctx
+                    .problem(Some(&ah_id), ah_node, "Must not contain an end event.");
+            }
+            if let Some(&esp) = children
+                .iter()
+                .find(|&&i| self.elements[i].element_type == BpmnElementType::EventSubProcess)
+            {
+                let (esp_id, esp_node) = (self.elements[esp].id.clone(), self.nodes[esp]);
+                self.ctx.problem(
+                    Some(&esp_id),
+                    esp_node,
+                    format!("event sub-processes inside ad-hoc sub-processes {UNSUPPORTED_PL}"),
+                );
+            }
+            let activities: Vec<ElementIdx> = children
+                .iter()
+                .copied()
+                .filter(|&i| {
+                    let e = &self.elements[i];
+                    e.incoming.is_empty()
+                        && !matches!(
+                            e.element_type,
+                            BpmnElementType::StartEvent
+                                | BpmnElementType::EndEvent
+                                | BpmnElementType::BoundaryEvent
+                                | BpmnElementType::EventSubProcess
+                        )
+                })
+                .collect();
+            let metadata = activities
+                .iter()
+                .map(|&i| activity_metadata(&self.elements[i], self.nodes[i]))
+                .collect();
+            if let Some(ad_hoc) = &mut self.elements[ah].ad_hoc {
+                ad_hoc.activities = activities;
+                ad_hoc.elements_variable = serde_json::Value::Array(metadata);
+            }
         }
     }
 
@@ -1208,30 +1402,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             ),
             _ => {}
         }
-        let completion_condition = match children_in(node, BPMN_NS)
-            .find(|c| c.tag_name().name() == "completionCondition")
-        {
-            Some(c) => {
-                let text = text_of(c);
-                let text = text.trim();
-                if text.is_empty() {
-                    None
-                } else if !text.starts_with('=') {
-                    self.ctx.problem(
-                        Some(id),
-                        c,
-                        format!("The completion condition must be a FEEL expression (starting with '='), but was '{text}'"),
-                    );
-                    return None;
-                } else {
-                    Some(
-                        self.ctx
-                            .expression(id, c, "The completion condition", text)?,
-                    )
-                }
-            }
-            None => None,
-        };
+        let completion_condition = self.completion_condition(id, node)?;
         Some(MultiInstance {
             sequential,
             input_collection: input_collection?,
@@ -1551,6 +1722,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                     | ElementKind::BusinessRuleTask
                     | ElementKind::PassThroughTask
                     | ElementKind::SubProcess
+                    | ElementKind::AdHocSubProcess
                     | ElementKind::CallActivity
             ) && !matches!(
                 activity.element_type,
@@ -1605,7 +1777,9 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             if self.elements[b].event_type == BpmnEventType::Escalation
                 && !matches!(
                     activity.kind,
-                    ElementKind::SubProcess | ElementKind::CallActivity
+                    ElementKind::SubProcess
+                        | ElementKind::AdHocSubProcess
+                        | ElementKind::CallActivity
                 )
             {
                 self.ctx.problem(
@@ -2110,6 +2284,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                     // do not create jobs (Zeebe ignores them there too).
                     "properties" | "versionTag" | "taskDefinition" | "taskHeaders" => {}
                     "executionListeners" => self.execution_listeners(id, child, &mut ext.listeners),
+                    "adHoc" if kind_name == "adHocSubProcess" => ext.ad_hoc.push(child),
                     other => {
                         self.ctx.problem(
                             Some(id),
@@ -2619,17 +2794,6 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                         "End events must not have outgoing sequence flows to other elements.",
                     );
                 }
-                ElementKind::ExclusiveGateway
-                | ElementKind::ParallelGateway
-                | ElementKind::InclusiveGateway
-                    if outgoing_count == 0 =>
-                {
-                    self.ctx.problem(
-                        Some(&id),
-                        node,
-                        "Gateway must have at least one outgoing sequence flow",
-                    );
-                }
                 ElementKind::ExclusiveGateway if outgoing_count > 1 => {
                     let default = e.default_flow;
                     // A flow whose condition failed to parse is reported already.
@@ -2817,6 +2981,8 @@ struct Extensions<'a, 'input> {
     inputs: Vec<Mapping>,
     outputs: Vec<Mapping>,
     listeners: Vec<ExecutionListener>,
+    /// zeebe:adHoc of an ad-hoc sub-process.
+    ad_hoc: Vec<Node<'a, 'input>>,
 }
 
 fn has_time_cycle(def: Node) -> bool {
@@ -2863,6 +3029,7 @@ fn new_element(
         user_task: None,
         called_element: None,
         multi_instance: None,
+        ad_hoc: None,
         execution_listeners: Vec::new(),
         compensation_boundary: None,
         compensation_handler: None,
@@ -2870,4 +3037,35 @@ fn new_element(
         is_for_compensation: false,
         line,
     }
+}
+
+/// One entry of an ad-hoc sub-process's `adHocSubProcessElements` variable, with Zeebe's field
+/// names; fields without a value are left out, as Zeebe does.
+fn activity_metadata(element: &Element, node: Node) -> serde_json::Value {
+    let mut entry = serde_json::Map::new();
+    entry.insert("elementId".into(), element.id.clone().into());
+    if let Some(name) = element.name.as_ref().filter(|n| !n.is_empty()) {
+        entry.insert("elementName".into(), name.clone().into());
+    }
+    if let Some(doc) = children_in(node, BPMN_NS).find(|c| c.tag_name().name() == "documentation") {
+        let text = text_of(doc);
+        if !text.is_empty() {
+            entry.insert("documentation".into(), text.into());
+        }
+    }
+    let mut properties = serde_json::Map::new();
+    for ext in children_in(node, BPMN_NS).filter(|n| n.tag_name().name() == "extensionElements") {
+        for list in children_in(ext, ZEEBE_NS).filter(|n| n.tag_name().name() == "properties") {
+            for p in children_in(list, ZEEBE_NS).filter(|n| n.tag_name().name() == "property") {
+                if let Some(name) = p.attribute("name") {
+                    let value = p.attribute("value").unwrap_or_default();
+                    properties.insert(name.to_string(), value.into());
+                }
+            }
+        }
+    }
+    if !properties.is_empty() {
+        entry.insert("properties".into(), properties.into());
+    }
+    serde_json::Value::Object(entry)
 }

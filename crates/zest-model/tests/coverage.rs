@@ -191,8 +191,11 @@ fn model(row: &str) -> Option<String> {
         "call activity" => between(
             r#"<bpmn:callActivity id="x"><bpmn:extensionElements><zeebe:calledElement processId="other" propagateAllChildVariables="false" /></bpmn:extensionElements></bpmn:callActivity>"#,
         ),
-        "ad-hoc sub-process" => between(
-            r#"<bpmn:adHocSubProcess id="x"><bpmn:task id="inner" /></bpmn:adHocSubProcess>"#,
+        "ad-hoc sub-process (activeElementsCollection, completion condition, output collection)" => between(
+            r#"<bpmn:adHocSubProcess id="x" cancelRemainingInstances="false"><bpmn:extensionElements><zeebe:adHoc activeElementsCollection="=ids" outputCollection="results" outputElement="=r" /></bpmn:extensionElements><bpmn:task id="inner" /><bpmn:completionCondition>=done</bpmn:completionCondition></bpmn:adHocSubProcess>"#,
+        ),
+        "ad-hoc sub-process (job worker implementation, zeebe:taskDefinition)" => between(
+            r#"<bpmn:adHocSubProcess id="x"><bpmn:extensionElements><zeebe:taskDefinition type="agent" /></bpmn:extensionElements><bpmn:task id="inner" /></bpmn:adHocSubProcess>"#,
         ),
         "multi-instance (parallel, sequential)" => between(&format!(
             "<bpmn:serviceTask id=\"x\">{JOB}<bpmn:multiInstanceLoopCharacteristics><bpmn:extensionElements><zeebe:loopCharacteristics inputCollection=\"=items\" inputElement=\"item\" /></bpmn:extensionElements></bpmn:multiInstanceLoopCharacteristics></bpmn:serviceTask>"

@@ -35,6 +35,8 @@ pub enum BpmnElementType {
     ScriptTask,
     SendTask,
     AdHocSubProcess,
+    /// One flow inside an ad-hoc sub-process: the scope of each element it activates.
+    AdHocSubProcessInnerInstance,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

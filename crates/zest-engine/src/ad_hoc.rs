@@ -1,0 +1,261 @@
+//! Ad-hoc sub-processes, as Zeebe 8.8 runs them (its BPMN implementation).
+//!
+//! - Activating: the `adHocSubProcessElements` variable (the activities it can activate, with
+//!   their metadata) and the output collection (an empty list) become local variables before
+//!   the input mappings; then `activeElementsCollection` is evaluated (a list of element ids),
+//!   boundary events open, and the sub-process is ACTIVATED.
+//! - Each element of that list runs in an inner instance of its own (element id
+//!   `<id>#innerInstance`, type AD_HOC_SUB_PROCESS_INNER_INSTANCE), written as ACTIVATING and
+//!   ACTIVATED events (Zeebe never uses a command for it), followed by the element's
+//!   ACTIVATE_ELEMENT. A flow of sequence flows from that element stays in its inner instance,
+//!   which completes once no token is left in it.
+//! - As an inner instance completes, its output element is appended to the output collection
+//!   and the completion condition is evaluated in the sub-process's scope. When it holds, the
+//!   other inner instances are terminated (`cancelRemainingInstances`, the default) or waited
+//!   for; then the sub-process completes. Without a condition it completes once no inner
+//!   instance is left; with one that does not hold it stays active.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use zest_model::{AdHoc, ElementIdx, ElementKind, Process};
+use zest_protocol::json::type_name;
+use zest_protocol::{ErrorType, Intent, ProcessInstanceRecord};
+
+use crate::bpmn::{self, pi_value, raise_incident};
+use crate::engine::{Ctx, ProcResult};
+use crate::state::{key_i64, Ks};
+use crate::types::ElementInstance;
+use crate::variables;
+
+const ELEMENTS_VARIABLE: &str = "adHocSubProcessElements";
+
+/// The sub-process's own variables, set while it activates (before its input mappings).
+pub(crate) fn set_variables(ctx: &mut Ctx<'_, '_, '_>, key: i64, ad_hoc: &AdHoc) {
+    variables::set_local(ctx, key, ELEMENTS_VARIABLE, &ad_hoc.elements_variable, None);
+    if let Some(name) = &ad_hoc.output_collection {
+        variables::set_local(ctx, key, name, &Value::Array(Vec::new()), None);
+    }
+}
+
+/// The sub-process's activation after its input mappings: activates the elements that
+/// `activeElementsCollection` names, each in an inner instance.
+pub(crate) fn activate(
+    ctx: &mut Ctx<'_, '_, '_>,
+    inst: &ElementInstance,
+    model: &Arc<Process>,
+    idx: ElementIdx,
+    ad_hoc: &AdHoc,
+) -> ProcResult {
+    let elements = match elements_to_activate(ctx, inst.key, model, ad_hoc) {
+        Ok(elements) => elements,
+        Err(msg) => return raise_incident(ctx, inst, ErrorType::ExtractValueError, msg, -1),
+    };
+    if let Err(msg) = bpmn::subscribe_boundaries(ctx, inst, model, idx) {
+        return raise_incident(ctx, inst, ErrorType::ExtractValueError, msg, -1);
+    }
+    ctx.event(inst.key, Intent::ElementActivated, pi_value(&inst.record));
+    for element in elements {
+        activate_in_inner_instance(ctx, inst, model, ad_hoc, element);
+    }
+    Ok(())
+}
+
+/// Evaluates `activeElementsCollection` in the sub-process's scope: a list of the ids of its
+/// activities (with repeats), or Zeebe's incident message.
+fn elements_to_activate(
+    ctx: &Ctx<'_, '_, '_>,
+    key: i64,
+    model: &Process,
+    ad_hoc: &AdHoc,
+) -> Result<Vec<ElementIdx>, String> {
+    let Some(expr) = &ad_hoc.active_elements_collection else {
+        return Ok(Vec::new());
+    };
+    let failed = |msg: String| format!("Failed to activate ad-hoc elements. {msg}");
+    let items = match bpmn::evaluate(ctx, expr, key).map_err(failed)? {
+        Value::Array(items) => items,
+        other => {
+            return Err(failed(format!(
+                "Expected result of the expression '{}' to be 'ARRAY', but was '{}'.",
+                expr.quoted(),
+                type_name(&other)
+            )))
+        }
+    };
+    let ids: Vec<String> = items
+        .into_iter()
+        .map(|i| match i {
+            Value::String(s) => Ok(s),
+            _ => Err(failed(format!(
+                "Expected result of the expression '{}' to be 'ARRAY' containing 'STRING' items, but was 'ARRAY' containing at least one non-'STRING' item.",
+                expr.quoted()
+            ))),
+        })
+        .collect::<Result<_, _>>()?;
+    let find = |id: &str| {
+        ad_hoc
+            .activities
+            .iter()
+            .copied()
+            .find(|&a| model.element(a).id == id)
+    };
+    let missing: Vec<&str> = ids
+        .iter()
+        .map(String::as_str)
+        .filter(|id| find(id).is_none())
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "Expected to activate activities for ad-hoc sub-process with key '{key}', but the given elements [{}] do not exist.",
+            missing.join(", ")
+        ));
+    }
+    Ok(ids.iter().filter_map(|id| find(id)).collect())
+}
+
+/// Creates an inner instance of the sub-process `ah` (ACTIVATING and ACTIVATED, as events)
+/// and activates `element` in it.
+fn activate_in_inner_instance(
+    ctx: &mut Ctx<'_, '_, '_>,
+    ah: &ElementInstance,
+    model: &Process,
+    ad_hoc: &AdHoc,
+    element: ElementIdx,
+) {
+    let inner = model.element(ad_hoc.inner);
+    let inner_record = ProcessInstanceRecord {
+        element_id: inner.id.clone(),
+        flow_scope_key: ah.key,
+        bpmn_element_type: inner.element_type,
+        bpmn_event_type: inner.event_type,
+        ..ah.record.clone()
+    };
+    let inner_key = ctx.next_key();
+    ctx.event(
+        inner_key,
+        Intent::ElementActivating,
+        pi_value(&inner_record),
+    );
+    ctx.event(inner_key, Intent::ElementActivated, pi_value(&inner_record));
+    if let Some(name) = ad_hoc.output_element_variable() {
+        // the flow's output stays in its inner instance until it is collected
+        variables::set_local(ctx, inner_key, name, &Value::Null, None);
+    }
+    let rec = bpmn::child_record(&inner_record, inner_key, model, element);
+    let key = ctx.next_key();
+    ctx.command(key, Intent::ActivateElement, pi_value(&rec));
+}
+
+/// An inner instance is completing (after ELEMENT_COMPLETING): collects its output, evaluates
+/// the completion condition, writes ELEMENT_COMPLETED and lets the sub-process go on.
+pub(crate) fn inner_instance_completing(
+    ctx: &mut Ctx<'_, '_, '_>,
+    inst: &ElementInstance,
+    model: &Arc<Process>,
+    idx: ElementIdx,
+) -> ProcResult {
+    let Some(ad_hoc) = model
+        .element(idx)
+        .flow_scope
+        .and_then(|ah| model.element(ah).ad_hoc.as_ref())
+    else {
+        return Ok(());
+    };
+    let ah_key = inst.parent_key;
+    if let Err(msg) = collect_output(ctx, inst, ah_key, ad_hoc) {
+        return raise_incident(ctx, inst, ErrorType::ExtractValueError, msg, -1);
+    }
+    let holds = match completion_condition_holds(ctx, ah_key, ad_hoc) {
+        Ok(holds) => holds,
+        Err(msg) => return raise_incident(ctx, inst, ErrorType::ExtractValueError, msg, -1),
+    };
+    ctx.event(inst.key, Intent::ElementCompleted, pi_value(&inst.record));
+    let Some(ah) = ctx
+        .txn
+        .get::<ElementInstance>(Ks::ElementInstances, &key_i64(ah_key))
+    else {
+        return Ok(());
+    };
+    match holds {
+        // no condition: done once no flow is left
+        None => bpmn::complete_scope_if_done(ctx, ah_key),
+        Some(true) if ad_hoc.cancel_remaining_instances => {
+            // the sub-process completes once the terminated flows are gone
+            if !bpmn::terminate_children(ctx, &ah) {
+                bpmn::complete_scope_if_done(ctx, ah_key)?;
+            }
+            Ok(())
+        }
+        Some(true) => bpmn::complete_scope_if_done(ctx, ah_key),
+        Some(false) => Ok(()),
+    }
+}
+
+/// Appends the completing inner instance's output element to the sub-process's output
+/// collection.
+fn collect_output(
+    ctx: &mut Ctx<'_, '_, '_>,
+    inst: &ElementInstance,
+    ah_key: i64,
+    ad_hoc: &AdHoc,
+) -> Result<(), String> {
+    let (Some(name), Some(expr)) = (&ad_hoc.output_collection, &ad_hoc.output_element) else {
+        return Ok(());
+    };
+    let value = bpmn::evaluate(ctx, expr, inst.key)?;
+    let mut items = match variables::local(ctx, ah_key).remove(name) {
+        Some(Value::Array(items)) => items,
+        other => {
+            return Err(format!(
+                "The output collection has the wrong type. Expected ARRAY but was {}.",
+                other.as_ref().map(type_name).unwrap_or("NIL")
+            ))
+        }
+    };
+    items.push(value);
+    variables::set_local(ctx, ah_key, name, &Value::Array(items), None);
+    Ok(())
+}
+
+/// The completion condition, evaluated in the sub-process's scope (`None`: there is none).
+fn completion_condition_holds(
+    ctx: &Ctx<'_, '_, '_>,
+    ah_key: i64,
+    ad_hoc: &AdHoc,
+) -> Result<Option<bool>, String> {
+    let Some(condition) = &ad_hoc.completion_condition else {
+        return Ok(None);
+    };
+    let failed = |msg: String| format!("Failed to evaluate completion condition. {msg}");
+    match bpmn::evaluate(ctx, condition, ah_key).map_err(failed)? {
+        Value::Bool(b) => Ok(Some(b)),
+        other => Err(failed(format!(
+            "Expected result of the expression '{}' to be 'BOOLEAN', but was '{}'.",
+            condition.quoted(),
+            type_name(&other)
+        ))),
+    }
+}
+
+/// The sub-process completes (after ELEMENT_COMPLETING): its output collection goes to the
+/// flow scope first, before its output mappings.
+pub(crate) fn completing(ctx: &mut Ctx<'_, '_, '_>, inst: &ElementInstance, model: &Process) {
+    let Some(name) = model
+        .element_by_id(&inst.record.element_id)
+        .and_then(|(_, el)| el.ad_hoc.as_ref())
+        .and_then(|a| a.output_collection.as_ref())
+    else {
+        return;
+    };
+    if let Some(value) = variables::local(ctx, inst.key).remove(name) {
+        let mut doc = serde_json::Map::new();
+        doc.insert(name.clone(), value);
+        variables::merge_propagate(ctx, inst.parent_key, &doc);
+    }
+}
+
+/// Whether `kind` is an inner instance, which only the sub-process creates.
+pub(crate) fn is_inner_instance(kind: &ElementKind) -> bool {
+    matches!(kind, ElementKind::AdHocInnerInstance)
+}
