@@ -181,9 +181,14 @@ pub(crate) fn inner_instance_completing(
         // no condition: done once no flow is left
         None => bpmn::complete_scope_if_done(ctx, ah_key),
         Some(true) if ad_hoc.cancel_remaining_instances => {
-            // the sub-process completes once the terminated flows are gone
-            if !bpmn::terminate_children(ctx, &ah) {
-                bpmn::complete_scope_if_done(ctx, ah_key)?;
+            // every other flow is terminated (one command each, all at once, as Zeebe writes
+            // them here); the sub-process completes once the last of them is gone
+            let others = bpmn::next_children(ctx, ah.key, -1, usize::MAX);
+            if others.is_empty() {
+                return bpmn::complete_scope_if_done(ctx, ah_key);
+            }
+            for other in others {
+                ctx.command(other.key, Intent::TerminateElement, pi_value(&other.record));
             }
             Ok(())
         }
