@@ -243,6 +243,37 @@ impl Broker {
         out
     }
 
+    /// The element instances that are still active (process instances included), each with
+    /// the key of its open incident (-1 without one), read from committed state, by key per
+    /// partition: what the REST API's element instance search shows. Like the user task
+    /// queries it trails the log a little.
+    pub fn active_element_instances(&self) -> Vec<(zest_engine::types::ElementInstance, i64)> {
+        use zest_engine::state::{key_i64, Ks, StateRead};
+        let mut out = Vec::new();
+        for p in &self.partitions {
+            let mut found = Vec::new();
+            p.store.scan_prefix(Ks::ElementInstances, b"", &mut |_, v| {
+                match zest_protocol::codec::decode::<zest_engine::types::ElementInstance>(v) {
+                    Ok(inst) if inst.is_active() => found.push(inst),
+                    Ok(_) => {}
+                    Err(e) => tracing::error!("undecodable element instance in state: {e}"),
+                }
+                true
+            });
+            for inst in found {
+                // an incident is indexed by its element instance, or by its job
+                let incident = [inst.key, inst.job_key]
+                    .into_iter()
+                    .filter(|&k| k > 0)
+                    .find_map(|k| p.store.get(Ks::IncidentIndex, &key_i64(k)))
+                    .and_then(|b| zest_protocol::codec::decode::<i64>(&b).ok())
+                    .unwrap_or(-1);
+                out.push((inst, incident));
+            }
+        }
+        out
+    }
+
     /// The open Camunda user task `key`, read from its partition's committed state.
     pub fn open_user_task(&self, key: i64) -> Option<zest_engine::types::StoredUserTask> {
         use zest_engine::state::StateRead;

@@ -20,10 +20,12 @@ use std::sync::Arc;
 use serde_json::Value;
 use zest_model::{AdHoc, ElementIdx, ElementKind, Process};
 use zest_protocol::json::type_name;
-use zest_protocol::{ErrorType, Intent, ProcessInstanceRecord};
+use zest_protocol::{
+    AdHocSubProcessInstructionRecord, ErrorType, Intent, ProcessInstanceRecord, Record, RecordValue,
+};
 
 use crate::bpmn::{self, pi_value, raise_incident};
-use crate::engine::{Ctx, ProcResult};
+use crate::engine::{Ctx, ProcResult, Rejection};
 use crate::state::{key_i64, Ks};
 use crate::types::ElementInstance;
 use crate::variables;
@@ -56,7 +58,7 @@ pub(crate) fn activate(
     }
     ctx.event(inst.key, Intent::ElementActivated, pi_value(&inst.record));
     for element in elements {
-        activate_in_inner_instance(ctx, inst, model, ad_hoc, element);
+        activate_in_inner_instance(ctx, inst, model, ad_hoc, element, None);
     }
     Ok(())
 }
@@ -93,6 +95,16 @@ fn elements_to_activate(
             ))),
         })
         .collect::<Result<_, _>>()?;
+    check_elements_exist(key, ad_hoc, model, ids.iter().map(String::as_str))
+}
+
+/// The activities with the ids `ids`, or Zeebe's message naming those that are not.
+fn check_elements_exist<'i>(
+    key: i64,
+    ad_hoc: &AdHoc,
+    model: &Process,
+    ids: impl Iterator<Item = &'i str> + Clone,
+) -> Result<Vec<ElementIdx>, String> {
     let find = |id: &str| {
         ad_hoc
             .activities
@@ -100,28 +112,92 @@ fn elements_to_activate(
             .copied()
             .find(|&a| model.element(a).id == id)
     };
-    let missing: Vec<&str> = ids
-        .iter()
-        .map(String::as_str)
-        .filter(|id| find(id).is_none())
-        .collect();
+    let missing: Vec<&str> = ids.clone().filter(|id| find(id).is_none()).collect();
     if !missing.is_empty() {
         return Err(format!(
             "Expected to activate activities for ad-hoc sub-process with key '{key}', but the given elements [{}] do not exist.",
             missing.join(", ")
         ));
     }
-    Ok(ids.iter().filter_map(|id| find(id)).collect())
+    Ok(ids.filter_map(find).collect())
 }
 
-/// Creates an inner instance of the sub-process `ah` (ACTIVATING and ACTIVATED, as events)
-/// and activates `element` in it.
+/// AD_HOC_SUB_PROCESS_INSTRUCTION ACTIVATE: activates elements of an active ad-hoc
+/// sub-process, each in an inner instance with the instruction's variables as its local ones.
+pub fn activate_instruction(
+    ctx: &mut Ctx<'_, '_, '_>,
+    cmd: &Record,
+    instruction: &AdHocSubProcessInstructionRecord,
+) -> ProcResult {
+    let key = instruction.ad_hoc_sub_process_instance_key;
+    let not_found = || {
+        Rejection::not_found(format!(
+            "Expected to activate activities for ad-hoc sub-process but no ad-hoc sub-process instance found with key '{key}'."
+        ))
+    };
+    let Some((ah, model, idx)) = bpmn::load(ctx, key) else {
+        return Err(not_found());
+    };
+    let Some(ad_hoc) =
+        model.element(idx).ad_hoc.as_ref().filter(|_| {
+            ah.record.bpmn_element_type == zest_model::BpmnElementType::AdHocSubProcess
+        })
+    else {
+        return Err(not_found());
+    };
+    if ah.state != Intent::ElementActivated {
+        return Err(Rejection::invalid_state(format!(
+            "Expected to activate activities for ad-hoc sub-process with key '{key}', but it is not active."
+        )));
+    }
+    let ids = instruction
+        .activate_elements
+        .iter()
+        .map(|e| e.element_id.as_str());
+    let mut distinct: Vec<&str> = ids.clone().collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    if distinct.len() != instruction.activate_elements.len() {
+        return Err(Rejection::invalid_argument(format!(
+            "Expected to activate activities for ad-hoc sub-process with key '{key}', but duplicate activities were given."
+        )));
+    }
+    let elements = check_elements_exist(key, ad_hoc, &model, ids).map_err(Rejection::not_found)?;
+    let mut documents = Vec::new();
+    for e in &instruction.activate_elements {
+        let doc = variables::parse_document(&e.variables).map_err(|msg| {
+            Rejection::invalid_argument(format!(
+                "Expected to activate activity '{}' of ad-hoc sub-process with key '{key}' with variables, but they are not valid: {msg}",
+                e.element_id
+            ))
+        })?;
+        documents.push(doc);
+    }
+    for (element, doc) in elements.into_iter().zip(documents) {
+        activate_in_inner_instance(ctx, &ah, &model, ad_hoc, element, Some(&doc));
+    }
+    let done = AdHocSubProcessInstructionRecord {
+        tenant_id: ah.record.tenant_id.clone(),
+        ..instruction.clone()
+    };
+    let event = ctx.event(
+        cmd.key,
+        Intent::Activated,
+        RecordValue::AdHocSubProcessInstruction(done),
+    );
+    ctx.respond(cmd, event);
+    Ok(())
+}
+
+/// Creates an inner instance of the sub-process `ah` (ACTIVATING and ACTIVATED, as events),
+/// with `variables` as its local variables, and activates `element` in it.
 fn activate_in_inner_instance(
     ctx: &mut Ctx<'_, '_, '_>,
     ah: &ElementInstance,
     model: &Process,
     ad_hoc: &AdHoc,
     element: ElementIdx,
+    variables: Option<&serde_json::Map<String, Value>>,
 ) {
     let inner = model.element(ad_hoc.inner);
     let inner_record = ProcessInstanceRecord {
@@ -141,6 +217,9 @@ fn activate_in_inner_instance(
     if let Some(name) = ad_hoc.output_element_variable() {
         // the flow's output stays in its inner instance until it is collected
         variables::set_local(ctx, inner_key, name, &Value::Null, None);
+    }
+    if let Some(doc) = variables {
+        variables::set_local_document(ctx, inner_key, doc, None);
     }
     let rec = bpmn::child_record(&inner_record, inner_key, model, element);
     let key = ctx.next_key();

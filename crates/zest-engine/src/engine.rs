@@ -8,8 +8,8 @@ use crate::appliers::{apply_event, observe_key};
 use crate::models::Models;
 use crate::state::{Ks, Txn};
 use crate::{
-    bpmn, decisions, deployment, instance, jobs, listeners, messages, migration, modification,
-    multi_instance, signals, user_tasks,
+    ad_hoc, bpmn, decisions, deployment, instance, jobs, listeners, messages, migration,
+    modification, multi_instance, signals, user_tasks,
 };
 
 /// Why a command is rejected; becomes a COMMAND_REJECTION record and the client's error.
@@ -266,6 +266,9 @@ fn dispatch(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
         (RecordValue::ProcessInstanceModification(m), Modify) => modification::modify(ctx, cmd, m),
         (RecordValue::ProcessInstanceMigration(m), Migrate) => migration::migrate(ctx, cmd, m),
         (RecordValue::ResourceDeletion(r), Delete) => deployment::delete(ctx, cmd, r),
+        (RecordValue::AdHocSubProcessInstruction(a), Activate) => {
+            ad_hoc::activate_instruction(ctx, cmd, a)
+        }
         (v, intent) => Err(Rejection::invalid_argument(format!(
             "Expected a supported command, but got {} {:?}",
             v.value_type().name(),

@@ -32,6 +32,14 @@ pub fn router(broker: Arc<Broker>, version: String) -> Router {
             "/v2/user-tasks/{key}/assignee",
             axum::routing::delete(unassign_user_task),
         )
+        .route(
+            "/v2/element-instances/search",
+            post(search_element_instances),
+        )
+        .route(
+            "/v2/element-instances/ad-hoc-activities/{key}/activation",
+            post(activate_ad_hoc_activities),
+        )
         .fallback(not_found)
         .with_state(Rest { broker, version })
 }
@@ -133,10 +141,15 @@ async fn topology(State(rest): State<Rest>) -> Json<Value> {
 
 /// A key from the path: a positive number.
 fn parse_key(text: &str, uri: &Uri) -> Result<i64, Problem> {
+    parse_named_key(text, "userTaskKey", uri)
+}
+
+/// A key from the path; `name` is the path parameter's name, as error messages say it.
+fn parse_named_key(text: &str, name: &str, uri: &Uri) -> Result<i64, Problem> {
     text.parse::<i64>().ok().filter(|k| *k > 0).ok_or_else(|| {
         Problem::new(
             StatusCode::BAD_REQUEST,
-            format!("The provided userTaskKey '{text}' is not a valid key"),
+            format!("The provided {name} '{text}' is not a valid key"),
             uri,
         )
     })
@@ -220,6 +233,82 @@ fn body<T: for<'de> Deserialize<'de> + Default>(text: &str, uri: &Uri) -> Result
             uri,
         )
     })
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct AdHocActivationRequest {
+    elements: Vec<AdHocActivationElement>,
+    cancel_remaining_instances: Option<bool>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct AdHocActivationElement {
+    element_id: String,
+    variables: Option<Map<String, Value>>,
+}
+
+/// `POST /v2/element-instances/ad-hoc-activities/{adHocSubProcessInstanceKey}/activation`:
+/// activates elements of an active ad-hoc sub-process (AD_HOC_SUB_PROCESS_INSTRUCTION).
+async fn activate_ad_hoc_activities(
+    State(rest): State<Rest>,
+    Path(key): Path<String>,
+    uri: Uri,
+    text: String,
+) -> Result<StatusCode, Problem> {
+    let key = parse_named_key(&key, "adHocSubProcessInstanceKey", &uri)?;
+    let req: AdHocActivationRequest = body(&text, &uri)?;
+    let bad = |detail: &str| Problem::new(StatusCode::BAD_REQUEST, detail, &uri);
+    if req.elements.is_empty() {
+        return Err(bad(
+            "No elements provided: 'elements' must name at least one element to activate",
+        ));
+    }
+    if req.elements.iter().any(|e| e.element_id.trim().is_empty()) {
+        return Err(bad("No elementId provided for an element to activate"));
+    }
+    if req.cancel_remaining_instances == Some(true) {
+        return Err(bad("cancelRemainingInstances is not supported by this version of Zest; leave it out or set it to false"));
+    }
+    let value = zest_protocol::AdHocSubProcessInstructionRecord {
+        ad_hoc_sub_process_instance_key: key,
+        activate_elements: req
+            .elements
+            .into_iter()
+            .map(|e| zest_protocol::AdHocActivateElement {
+                element_id: e.element_id,
+                variables: e
+                    .variables
+                    .filter(|v| !v.is_empty())
+                    .map(|v| Value::Object(v).to_string())
+                    .unwrap_or_default(),
+            })
+            .collect(),
+        tenant_id: String::new(),
+    };
+    let partition = rest.broker.partition_of(key);
+    if partition < 1 || partition > rest.broker.partition_count() {
+        return Err(Problem::new(
+            StatusCode::NOT_FOUND,
+            format!("Command 'ACTIVATE' rejected with code 'NOT_FOUND': Expected to activate activities for ad-hoc sub-process but no ad-hoc sub-process instance found with key '{key}'."),
+            &uri,
+        ));
+    }
+    let cmd = new_command(
+        -1,
+        Intent::Activate,
+        RecordValue::AdHocSubProcessInstruction(value),
+        -1,
+        -1,
+    );
+    let answer = rest
+        .broker
+        .submit(partition, cmd)
+        .await
+        .map_err(|e| broker_problem(e, &uri))?;
+    check(&answer, &uri)?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 #[derive(Deserialize, Default)]
@@ -445,6 +534,100 @@ const FILTERS: [&str; 10] = [
     "priority",
 ];
 
+/// Whether the JSON field `field` of `item` equals the filter value `want` (keys are strings in
+/// responses and may be numbers or strings in filters).
+fn field_matches(item: &Value, field: &str, want: &Value) -> bool {
+    let want_text = match want {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    match &item[field] {
+        Value::String(s) => *s == want_text,
+        Value::Null => want.is_null(),
+        other => serde_json::from_str::<Value>(&want_text).ok().as_ref() == Some(other),
+    }
+}
+
+/// The filters the element instance search understands.
+const ELEMENT_INSTANCE_FILTERS: [&str; 9] = [
+    "elementInstanceKey",
+    "processInstanceKey",
+    "processDefinitionKey",
+    "processDefinitionId",
+    "elementId",
+    "type",
+    "state",
+    "hasIncident",
+    "tenantId",
+];
+
+/// `POST /v2/element-instances/search`: the active element instances (Zest keeps no history
+/// yet), filtered by equality on the fields above, by key.
+async fn search_element_instances(
+    State(rest): State<Rest>,
+    uri: Uri,
+    text: String,
+) -> Result<Json<Value>, Problem> {
+    let req: SearchRequest = body(&text, &uri)?;
+    let filter = req.filter.unwrap_or_default();
+    if let Some(name) = filter
+        .keys()
+        .find(|n| !ELEMENT_INSTANCE_FILTERS.contains(&n.as_str()))
+    {
+        return Err(Problem::new(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "Expected a supported element instance filter ({}), but got '{name}'",
+                ELEMENT_INSTANCE_FILTERS.join(", ")
+            ),
+            &uri,
+        ));
+    }
+    let mut all = rest.broker.active_element_instances();
+    all.sort_by_key(|(inst, _)| inst.key);
+    let matching: Vec<Value> = all
+        .iter()
+        .map(|(inst, incident)| element_instance_json(inst, *incident))
+        .filter(|item| {
+            filter
+                .iter()
+                .all(|(name, want)| field_matches(item, name, want))
+        })
+        .collect();
+    let page = req.page.unwrap_or_default();
+    let total = matching.len();
+    let items: Vec<Value> = matching
+        .into_iter()
+        .skip(page.from.unwrap_or(0))
+        .take(page.limit.unwrap_or(100))
+        .collect();
+    Ok(Json(json!({
+        "items": items,
+        "page": { "totalItems": total },
+    })))
+}
+
+/// An element instance as Camunda's REST API shows it (keys as strings).
+fn element_instance_json(inst: &zest_engine::types::ElementInstance, incident: i64) -> Value {
+    let r = &inst.record;
+    let element_type = serde_json::to_value(r.bpmn_element_type).unwrap_or(Value::Null);
+    let mut item = json!({
+        "elementInstanceKey": inst.key.to_string(),
+        "processInstanceKey": r.process_instance_key.to_string(),
+        "processDefinitionKey": r.process_definition_key.to_string(),
+        "processDefinitionId": r.bpmn_process_id,
+        "elementId": r.element_id,
+        "type": element_type,
+        "state": "ACTIVE",
+        "hasIncident": incident > 0,
+        "tenantId": r.tenant_id,
+    });
+    if incident > 0 {
+        item["incidentKey"] = Value::String(incident.to_string());
+    }
+    item
+}
+
 async fn search_user_tasks(
     State(rest): State<Rest>,
     uri: Uri,
@@ -478,11 +661,7 @@ async fn search_user_tasks(
                 "candidateUser" => task["candidateUsers"]
                     .as_array()
                     .is_some_and(|l| l.iter().any(|u| u.as_str() == Some(&want_text))),
-                field => match &task[field] {
-                    Value::String(s) => *s == want_text,
-                    Value::Null => want.is_null(),
-                    other => serde_json::from_str::<Value>(&want_text).ok().as_ref() == Some(other),
-                },
+                field => field_matches(task, field, want),
             }
         })
     };

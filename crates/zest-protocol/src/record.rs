@@ -56,6 +56,7 @@ pub enum ValueType {
     ResourceDeletion,
     ProcessInstanceMigration,
     CompensationSubscription,
+    AdHocSubProcessInstruction,
 }
 
 impl ValueType {
@@ -91,6 +92,7 @@ impl ValueType {
             ValueType::ResourceDeletion => "RESOURCE_DELETION",
             ValueType::ProcessInstanceMigration => "PROCESS_INSTANCE_MIGRATION",
             ValueType::CompensationSubscription => "COMPENSATION_SUBSCRIPTION",
+            ValueType::AdHocSubProcessInstruction => "AD_HOC_SUB_PROCESS_INSTRUCTION",
         }
     }
 }

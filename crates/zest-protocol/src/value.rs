@@ -599,6 +599,22 @@ pub struct ProcessInstanceMigrationRecord {
     pub tenant_id: String,
 }
 
+/// AD_HOC_SUB_PROCESS_INSTRUCTION: activate elements of an active ad-hoc sub-process (the
+/// REST API's `POST /v2/element-instances/ad-hoc-activities/{key}/activation`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct AdHocSubProcessInstructionRecord {
+    pub ad_hoc_sub_process_instance_key: i64,
+    pub activate_elements: Vec<AdHocActivateElement>,
+    pub tenant_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct AdHocActivateElement {
+    pub element_id: String,
+    /// A JSON object (text), local variables of the element's inner instance; empty: none.
+    pub variables: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct MappingInstruction {
     pub source_element_id: String,
@@ -680,6 +696,7 @@ pub enum RecordValue {
     ResourceDeletion(ResourceDeletionRecord),
     ProcessInstanceMigration(ProcessInstanceMigrationRecord),
     CompensationSubscription(CompensationSubscriptionRecord),
+    AdHocSubProcessInstruction(AdHocSubProcessInstructionRecord),
 }
 
 impl RecordValue {
@@ -718,6 +735,7 @@ impl RecordValue {
             RecordValue::ResourceDeletion(_) => ValueType::ResourceDeletion,
             RecordValue::ProcessInstanceMigration(_) => ValueType::ProcessInstanceMigration,
             RecordValue::CompensationSubscription(_) => ValueType::CompensationSubscription,
+            RecordValue::AdHocSubProcessInstruction(_) => ValueType::AdHocSubProcessInstruction,
         }
     }
 
@@ -929,6 +947,14 @@ impl RecordValue {
                 "compensationHandlerInstanceKey": c.compensation_handler_instance_key,
                 "variables": doc(&c.variables),
                 "tenantId": c.tenant_id,
+            }),
+            RecordValue::AdHocSubProcessInstruction(a) => json!({
+                "adHocSubProcessInstanceKey": a.ad_hoc_sub_process_instance_key.to_string(),
+                "activateElements": a.activate_elements.iter().map(|e| json!({
+                    "elementId": e.element_id, "variables": doc(&e.variables),
+                })).collect::<Vec<_>>(),
+                "cancelRemainingInstances": false,
+                "tenantId": a.tenant_id,
             }),
             RecordValue::ProcessInstanceMigration(m) => json!({
                 "processInstanceKey": m.process_instance_key,

@@ -5,34 +5,11 @@
 
 mod common;
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use common::{connect, start};
+use common::{connect, http, start};
 use serde_json::{json, Value};
 use zest_gateway::proto;
-
-/// One HTTP/1.0 request: (status, parsed JSON body or Null).
-fn http(addr: &str, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    let body = body.map(|b| b.to_string()).unwrap_or_default();
-    write!(
-        s,
-        "{method} {path} HTTP/1.0\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    let status = out
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let text = out.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
-    (status, serde_json::from_str(text).unwrap_or(Value::Null))
-}
 
 /// The open user task of `element_id` in the instance, once the search shows it.
 fn find_task(rest: &str, instance: i64, element_id: &str) -> Value {

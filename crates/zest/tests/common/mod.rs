@@ -117,3 +117,32 @@ pub async fn complete(c: &mut Client, job_key: i64) {
     .await
     .expect("the job completes");
 }
+
+/// One HTTP/1.0 request: (status, parsed JSON body or Null).
+pub fn http(
+    addr: &str,
+    method: &str,
+    path: &str,
+    body: Option<serde_json::Value>,
+) -> (u16, serde_json::Value) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    write!(
+        s,
+        "{method} {path} HTTP/1.0\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let status = out
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let text = out.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
+    (
+        status,
+        serde_json::from_str(text).unwrap_or(serde_json::Value::Null),
+    )
+}
