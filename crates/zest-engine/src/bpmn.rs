@@ -10,9 +10,9 @@ use zest_model::{
     TimerDefinition,
 };
 use zest_protocol::{
-    ErrorType, IncidentRecord, Intent, JobRecord, ProcessInstanceBatchRecord,
-    ProcessInstanceRecord, ProcessInstanceResultRecord, Record, RecordValue, RejectionType,
-    TimerRecord,
+    ErrorType, IncidentRecord, Intent, JobKind, JobListenerEventType, JobRecord,
+    ProcessInstanceBatchRecord, ProcessInstanceRecord, ProcessInstanceResultRecord, Record,
+    RecordValue, RejectionType, TimerRecord,
 };
 
 use crate::ad_hoc;
@@ -129,8 +129,16 @@ pub(crate) fn create_job(
     job_type: String,
     retries: i32,
     custom_headers: std::collections::BTreeMap<String, String>,
+    listener: Option<ListenerEventType>,
 ) {
+    let (kind, listener_event_type) = match listener {
+        None => (JobKind::BpmnElement, JobListenerEventType::Unspecified),
+        Some(ListenerEventType::Start) => (JobKind::ExecutionListener, JobListenerEventType::Start),
+        Some(ListenerEventType::End) => (JobKind::ExecutionListener, JobListenerEventType::End),
+    };
     let job = JobRecord {
+        kind,
+        listener_event_type,
         job_type: job_type.clone(),
         retries,
         deadline: -1,
@@ -516,7 +524,7 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             if let Err(msg) = subscribe_boundaries(ctx, &inst, &model, idx) {
                 return raise_incident(ctx, &inst, ErrorType::ExtractValueError, msg, -1);
             }
-            create_job(ctx, &inst, job_type, retries, custom_headers);
+            create_job(ctx, &inst, job_type, retries, custom_headers, None);
             ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
             Ok(())
         }

@@ -67,7 +67,7 @@ pub(crate) fn run_next(
         }
     };
     let headers = el.task_headers.iter().cloned().collect();
-    bpmn::create_job(ctx, inst, job_type, retries, headers);
+    bpmn::create_job(ctx, inst, job_type, retries, headers, Some(phase));
     Ok(true)
 }
 

@@ -5,7 +5,7 @@ mod support;
 
 use serde_json::json;
 use support::*;
-use zest_protocol::{ErrorType, Intent, RejectionType, ValueType};
+use zest_protocol::{ErrorType, Intent, JobKind, JobListenerEventType, RejectionType, ValueType};
 
 fn listener(event_type: &str, job_type: &str) -> String {
     format!(r#"<zeebe:executionListener eventType="{event_type}" type="{job_type}" />"#)
@@ -33,6 +33,11 @@ fn start_listener_variables_are_local_and_end_listener_variables_reach_the_scope
     let pik = h.create_ok("p", r#"{"x":1}"#);
     let (before, job) = h.activate_one("before");
     assert_eq!(job.element_id, "work");
+    // workers see what the job is for
+    assert_eq!(
+        (job.kind, job.listener_event_type),
+        (JobKind::ExecutionListener, JobListenerEventType::Start)
+    );
     // the task's own job waits for its start listener
     assert!(h.activate("work", 10).is_empty());
     h.complete(before, r#"{"token":"t-1"}"#).accepted();
@@ -45,9 +50,17 @@ fn start_listener_variables_are_local_and_end_listener_variables_reach_the_scope
     );
     let (work, job) = h.activate_one("work");
     assert_eq!(job.variables, r#"{"token":"t-1","x":1}"#);
+    assert_eq!(
+        (job.kind, job.listener_event_type),
+        (JobKind::BpmnElement, JobListenerEventType::Unspecified)
+    );
     h.complete(work, r#"{"done":true}"#).accepted();
     let (after, job) = h.activate_one("after");
     assert_eq!(job.element_id, "work");
+    assert_eq!(
+        (job.kind, job.listener_event_type),
+        (JobKind::ExecutionListener, JobListenerEventType::End)
+    );
     h.complete(after, r#"{"audited":true}"#).accepted();
     h.settle();
     // the instance completed; the end listener's variable went to the process scope

@@ -63,6 +63,34 @@ pub fn variables_document(text: &str, property: &str) -> Result<String, Status> 
     }
 }
 
+fn job_kind(kind: zest_protocol::JobKind) -> proto::activated_job::JobKind {
+    use proto::activated_job::JobKind as P;
+    use zest_protocol::JobKind as K;
+    match kind {
+        K::BpmnElement => P::BpmnElement,
+        K::ExecutionListener => P::ExecutionListener,
+        K::TaskListener => P::TaskListener,
+        K::AdHocSubProcess => P::AdHocSubProcess,
+    }
+}
+
+fn listener_event_type(
+    t: zest_protocol::JobListenerEventType,
+) -> proto::activated_job::ListenerEventType {
+    use proto::activated_job::ListenerEventType as P;
+    use zest_protocol::JobListenerEventType as L;
+    match t {
+        L::Unspecified => P::Unspecified,
+        L::Start => P::Start,
+        L::End => P::End,
+        L::Creating => P::Creating,
+        L::Assigning => P::Assigning,
+        L::Updating => P::Updating,
+        L::Completing => P::Completing,
+        L::Canceling => P::Canceling,
+    }
+}
+
 pub fn activated_job(key: i64, j: &JobRecord) -> proto::ActivatedJob {
     proto::ActivatedJob {
         key,
@@ -84,8 +112,8 @@ pub fn activated_job(key: i64, j: &JobRecord) -> proto::ActivatedJob {
         },
         tenant_id: j.tenant_id.clone(),
         user_task: None,
-        kind: proto::activated_job::JobKind::BpmnElement as i32,
-        listener_event_type: proto::activated_job::ListenerEventType::Unspecified as i32,
+        kind: job_kind(j.kind) as i32,
+        listener_event_type: listener_event_type(j.listener_event_type) as i32,
         tags: Vec::new(),
     }
 }

@@ -151,6 +151,39 @@ pub struct JobRecord {
     pub process_definition_version: i32,
     pub process_definition_key: i64,
     pub tenant_id: String,
+    /// What the job is for (Zeebe's `jobKind`).
+    pub kind: JobKind,
+    /// The lifecycle event an execution listener job runs for (Zeebe's
+    /// `jobListenerEventType`); UNSPECIFIED for other jobs.
+    pub listener_event_type: JobListenerEventType,
+}
+
+/// Zeebe's `JobKind`, with its names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum JobKind {
+    /// The job of a task or event (service, send, script, business rule, user task, message
+    /// throw event).
+    #[default]
+    BpmnElement,
+    ExecutionListener,
+    TaskListener,
+    AdHocSubProcess,
+}
+
+/// Zeebe's `JobListenerEventType`, with its names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum JobListenerEventType {
+    #[default]
+    Unspecified,
+    Start,
+    End,
+    Creating,
+    Assigning,
+    Updating,
+    Completing,
+    Canceling,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -795,6 +828,7 @@ impl RecordValue {
                 "processInstanceKey": j.process_instance_key, "bpmnProcessId": j.bpmn_process_id,
                 "processDefinitionVersion": j.process_definition_version,
                 "processDefinitionKey": j.process_definition_key, "tenantId": j.tenant_id,
+                "jobKind": j.kind, "jobListenerEventType": j.listener_event_type,
             }),
             RecordValue::JobBatch(b) => json!({
                 "type": b.job_type, "worker": b.worker, "timeout": b.timeout,

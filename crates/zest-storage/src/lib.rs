@@ -67,6 +67,45 @@ impl Default for StoreConfig {
     }
 }
 
+/// The version of the encoding of records and state in a data directory, kept in its
+/// `FORMAT` file. Records and state values are postcard, which has no field names and no
+/// defaults: a struct that gains a field cannot read what was written before. Bump this with
+/// any change to a stored or logged struct; a node refuses a directory of another version
+/// instead of misreading it.
+///
+/// - 1: the format before the `FORMAT` file existed;
+/// - 2: JOB records carry the job's kind and listener event type.
+pub const FORMAT_VERSION: u32 = 2;
+
+/// Checks (or, for a new directory, writes) the data directory's format version.
+fn check_format(dir: &Path) -> Result<()> {
+    let file = dir.join("FORMAT");
+    let found = match std::fs::read_to_string(&file) {
+        Ok(text) => text.trim().parse::<u32>().map_err(|_| {
+            StorageError::Other(format!(
+                "{} does not hold a format version (a number) but '{}'",
+                file.display(),
+                text.trim()
+            ))
+        })?,
+        // an existing database without the file was written before format 2
+        Err(_) if dir.join("db").exists() => 1,
+        Err(_) => {
+            std::fs::write(&file, format!("{FORMAT_VERSION}\n")).map_err(|e| {
+                StorageError::Other(format!("cannot write {}: {e}", file.display()))
+            })?;
+            return Ok(());
+        }
+    };
+    if found != FORMAT_VERSION {
+        return Err(StorageError::Other(format!(
+            "the data directory {} was written in data format {found}, but this Zest reads format {FORMAT_VERSION}; start with an empty data directory (or run the Zest version that wrote it)",
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
 /// The node's database.
 #[derive(Clone)]
 pub struct Store {
@@ -78,6 +117,7 @@ impl Store {
     pub fn open(dir: &Path, config: &StoreConfig) -> Result<Store> {
         std::fs::create_dir_all(dir)
             .map_err(|e| StorageError::Other(format!("cannot create {}: {e}", dir.display())))?;
+        check_format(dir)?;
         let db = Database::builder(dir.join("db"))
             .cache_size(config.cache_bytes)
             .max_journaling_size(config.journal_bytes.max(64 * 1024 * 1024))
@@ -449,6 +489,26 @@ mod tests {
         assert_eq!(p.log_first_index().unwrap(), Some(2));
         assert_eq!(p.raft_get("last_purged").unwrap(), Some(b"1".to_vec()));
         assert_eq!(p.log_last().unwrap().map(|(i, _)| i), Some(2));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_data_directory_of_another_format_is_refused_with_a_clear_error() {
+        let dir = std::env::temp_dir().join(format!("zest-format-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        drop(Store::open(&dir, &StoreConfig::default()).unwrap());
+        let written = std::fs::read_to_string(dir.join("FORMAT")).unwrap();
+        assert_eq!(written.trim(), FORMAT_VERSION.to_string());
+        // reopening the same format works
+        drop(Store::open(&dir, &StoreConfig::default()).unwrap());
+        // a database from before the FORMAT file: format 1
+        std::fs::remove_file(dir.join("FORMAT")).unwrap();
+        let err = Store::open(&dir, &StoreConfig::default()).err().unwrap();
+        assert!(err.to_string().contains("data format 1"), "{err}");
+        assert!(err.to_string().contains("empty data directory"), "{err}");
+        std::fs::write(dir.join("FORMAT"), "99\n").unwrap();
+        let err = Store::open(&dir, &StoreConfig::default()).err().unwrap();
+        assert!(err.to_string().contains("data format 99"), "{err}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 
