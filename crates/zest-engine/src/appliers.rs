@@ -300,6 +300,8 @@ pub fn apply_event(txn: &mut Txn<'_>, models: &mut Models, r: &Record) {
                     }
                 });
             }
+            // a migrated timer keeps its due date and owner; its target and process change
+            Intent::Migrated => txn.put(Ks::Timers, key_i64(r.key), t),
             Intent::Triggered | Intent::Canceled => {
                 txn.delete(Ks::Timers, key_i64(r.key));
                 txn.delete(Ks::TimerDueDates, due_key(t.due_date, r.key));
@@ -417,6 +419,14 @@ fn apply_message(txn: &mut Txn<'_>, r: &Record) {
                         txn.put(Ks::MessageSubscriptions, k, &sub);
                     }
                 }
+                Intent::Migrated => {
+                    if let Some(mut sub) =
+                        txn.get::<StoredMessageSubscription>(Ks::MessageSubscriptions, &k)
+                    {
+                        sub.record.bpmn_process_id = m.bpmn_process_id.clone();
+                        txn.put(Ks::MessageSubscriptions, k, &sub);
+                    }
+                }
                 Intent::Correlated | Intent::Deleted => {
                     txn.delete(Ks::MessageSubscriptions, k);
                     txn.delete(
@@ -454,6 +464,15 @@ fn apply_message(txn: &mut Txn<'_>, r: &Record) {
                 Intent::Created => set_state(txn, Pms::Created),
                 Intent::Correlated if !m.interrupting => set_state(txn, Pms::Created),
                 Intent::Deleting => set_state(txn, Pms::Deleting),
+                Intent::Migrated => {
+                    if let Some(mut sub) = txn.get::<StoredProcessMessageSubscription>(
+                        Ks::ProcessMessageSubscriptions,
+                        &k,
+                    ) {
+                        sub.record = m.clone();
+                        txn.put(Ks::ProcessMessageSubscriptions, k.clone(), &sub);
+                    }
+                }
                 Intent::Correlated | Intent::Deleted => {
                     txn.delete(Ks::ProcessMessageSubscriptions, k.clone())
                 }
@@ -538,6 +557,25 @@ fn apply_signal_subscription(
         Intent::Deleted => {
             txn.delete(Ks::SignalSubscriptions, k);
             txn.delete(Ks::SignalSubscriptions, owner_key(sub));
+        }
+        Intent::Migrated => {
+            // the catch event id is part of the keys: the subscription of the same owner and
+            // signal under its old id goes, the migrated one comes
+            for (old_owner_key, old) in crate::signals::owned(txn, sub.catch_event_instance_key) {
+                if old.signal_name == sub.signal_name {
+                    txn.delete(Ks::SignalSubscriptions, subscription_key(&old));
+                    txn.delete(Ks::SignalSubscriptions, old_owner_key);
+                }
+            }
+            txn.put(
+                Ks::SignalSubscriptions,
+                k,
+                &crate::types::StoredSignalSubscription {
+                    key: r.key,
+                    record: sub.clone(),
+                },
+            );
+            txn.put(Ks::SignalSubscriptions, owner_key(sub), &sub.signal_name);
         }
         _ => {}
     }

@@ -1761,7 +1761,11 @@ pub(crate) fn unsubscribe_events(ctx: &mut Ctx<'_, '_, '_>, key: i64) {
 }
 
 /// [`unsubscribe_events`] for the catch events (by id) that `targets` selects.
-fn unsubscribe_events_for(ctx: &mut Ctx<'_, '_, '_>, key: i64, targets: &dyn Fn(&str) -> bool) {
+pub(crate) fn unsubscribe_events_for(
+    ctx: &mut Ctx<'_, '_, '_>,
+    key: i64,
+    targets: &dyn Fn(&str) -> bool,
+) {
     let timers = ctx
         .txn
         .scan_prefix(Ks::ElementTimers, &key_i64(key), usize::MAX);

@@ -244,6 +244,9 @@ fn dispatch(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
         }
         (RecordValue::MessageSubscription(r), Reject) => messages::subscription_reject(ctx, r),
         (RecordValue::MessageSubscription(r), Delete) => messages::subscription_delete(ctx, cmd, r),
+        (RecordValue::MessageSubscription(r), Migrate) => {
+            messages::subscription_migrate(ctx, cmd, r)
+        }
         (RecordValue::ProcessMessageSubscription(r), Create) => {
             messages::process_subscription_create(ctx, cmd, r)
         }

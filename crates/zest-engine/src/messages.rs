@@ -350,6 +350,82 @@ pub(crate) fn subscribe(
     ctx.send(partition, Intent::Create, value);
 }
 
+/// Migration: the message subscriptions of element instance `element_instance_key` for the
+/// catch events `mapped` names (source id to target element id) move to those targets of the
+/// process `to` (PROCESS_MESSAGE_SUBSCRIPTION MIGRATED here, MESSAGE_SUBSCRIPTION MIGRATE to
+/// the message partition).
+pub(crate) fn migrate(
+    ctx: &mut Ctx<'_, '_, '_>,
+    element_instance_key: i64,
+    mapped: &[(String, String)],
+    to: &zest_protocol::ProcessInstanceRecord,
+) {
+    let subs = ctx.txn.scan_prefix(
+        Ks::ProcessMessageSubscriptions,
+        &key_i64(element_instance_key),
+        usize::MAX,
+    );
+    let mut open: Vec<StoredProcessMessageSubscription> = subs
+        .into_iter()
+        .filter_map(|(_, v)| {
+            zest_protocol::codec::decode::<StoredProcessMessageSubscription>(&v).ok()
+        })
+        .filter(|sub| sub.state != ProcessMessageSubscriptionState::Deleting)
+        .collect();
+    open.sort_by(|a, b| {
+        let (a, b) = (&a.record.message_name, &b.record.message_name);
+        (a.len(), a).cmp(&(b.len(), b))
+    });
+    for sub in open {
+        let Some((_, target)) = mapped.iter().find(|(s, _)| *s == sub.record.element_id) else {
+            continue;
+        };
+        let moved = ProcessMessageSubscriptionRecord {
+            element_id: target.clone(),
+            bpmn_process_id: to.bpmn_process_id.clone(),
+            process_definition_key: to.process_definition_key,
+            ..sub.record
+        };
+        let value = MessageSubscriptionRecord {
+            message_key: -1,
+            variables: String::new(),
+            ..ms_record(&moved)
+        };
+        ctx.event(
+            sub.key,
+            Intent::Migrated,
+            RecordValue::ProcessMessageSubscription(moved.clone()),
+        );
+        ctx.send(
+            moved.subscription_partition_id,
+            Intent::Migrate,
+            RecordValue::MessageSubscription(value),
+        );
+    }
+}
+
+/// MESSAGE_SUBSCRIPTION MIGRATE: the subscription now belongs to another process definition.
+pub fn subscription_migrate(
+    ctx: &mut Ctx<'_, '_, '_>,
+    cmd: &Record,
+    r: &MessageSubscriptionRecord,
+) -> ProcResult {
+    match stored_ms(ctx, r.element_instance_key, &r.message_name) {
+        Some(sub) => {
+            let moved = MessageSubscriptionRecord {
+                bpmn_process_id: r.bpmn_process_id.clone(),
+                ..sub.record
+            };
+            ctx.event(sub.key, Intent::Migrated, RecordValue::MessageSubscription(moved));
+        }
+        None => ctx.reject(cmd, RejectionType::NotFound, format!(
+            "Expected to migrate message subscription for element with key '{}' and message name '{}', but no such message subscription exists",
+            r.element_instance_key, r.message_name
+        )),
+    }
+    Ok(())
+}
+
 /// Closes the message subscriptions of an element that is left (PROCESS_MESSAGE_SUBSCRIPTION
 /// DELETING and MESSAGE_SUBSCRIPTION DELETE to the message partition).
 pub(crate) fn unsubscribe(

@@ -10,10 +10,14 @@
 //! MIGRATED; last the command's MIGRATED. A migrated job keeps its type and retries, as in
 //! Zeebe: only what identifies the element changes.
 //!
-//! Zest migrates processes, embedded sub-processes and tasks waiting for a job or a user. An
-//! element instance with something else to carry over (boundary events, event sub-processes,
-//! message, timer and signal subscriptions, multi-instance bodies, called processes, a gateway
-//! join waiting for tokens, compensation) is refused with INVALID_STATE naming it; Zeebe 8.8 migrates some of
+//! Zest migrates processes, embedded sub-processes and tasks waiting for a job or a user, with
+//! their boundary events: after the element's own records, the subscriptions of unmapped
+//! boundary events close, the target's unmapped boundary events are subscribed to, and the
+//! mapped ones move (PROCESS_MESSAGE_SUBSCRIPTION MIGRATED with MESSAGE_SUBSCRIPTION MIGRATE,
+//! TIMER MIGRATED keeping its due date, SIGNAL_SUBSCRIPTION MIGRATED), in Zeebe's order. An
+//! element instance with something else to carry over (event sub-processes, a waiting catch
+//! event or receive task, multi-instance bodies, called processes, a gateway join waiting for
+//! tokens, compensation) is refused with INVALID_STATE naming it; Zeebe 8.8 migrates some of
 //! those.
 
 use std::collections::{BTreeSet, HashMap};
@@ -22,7 +26,7 @@ use std::sync::Arc;
 use zest_model::{ElementKind, Process};
 use zest_protocol::{
     BpmnElementType, Intent, ProcessInstanceMigrationRecord, ProcessInstanceRecord, Record,
-    RecordValue, VariableRecord,
+    RecordValue, TimerRecord, VariableRecord,
 };
 
 use crate::engine::{Ctx, ProcResult, Rejection};
@@ -133,6 +137,7 @@ pub fn migrate(
                 ctx.event(k, Intent::Migrated, RecordValue::Incident(i));
             }
         }
+        migrate_boundary_events(ctx, pi_key, inst, &record, &mappings, &source, &target)?;
     }
     let mut done = m.clone();
     done.tenant_id = process.record.tenant_id.clone();
@@ -187,6 +192,87 @@ fn check_instructions<'m>(
         .iter()
         .map(|i| (i.source_element_id.as_str(), i.target_element_id.as_str()))
         .collect())
+}
+
+/// The subscriptions of an element instance's boundary events, as Zeebe migrates them: those of
+/// unmapped boundary events are closed, the target's boundary events that nothing maps to are
+/// subscribed to, then the mapped ones move (message subscriptions, timers, signal
+/// subscriptions; a timer keeps its due date).
+fn migrate_boundary_events(
+    ctx: &mut Ctx<'_, '_, '_>,
+    pi_key: i64,
+    inst: &ElementInstance,
+    migrated: &ProcessInstanceRecord,
+    mappings: &HashMap<&str, &str>,
+    source: &Process,
+    target: &Process,
+) -> ProcResult {
+    let (Some((_, source_el)), Some((target_idx, target_el))) = (
+        source.element_by_id(&inst.record.element_id),
+        target.element_by_id(&migrated.element_id),
+    ) else {
+        return Ok(());
+    };
+    if source_el.boundary_events.is_empty() && target_el.boundary_events.is_empty() {
+        return Ok(());
+    }
+    let mut mapped: Vec<(String, String)> = Vec::new();
+    let mut unmapped: Vec<&str> = Vec::new();
+    for &b in &source_el.boundary_events {
+        let id = source.element(b).id.as_str();
+        match mappings.get(id) {
+            Some(to) => mapped.push((id.to_string(), to.to_string())),
+            None => unmapped.push(id),
+        }
+    }
+    if !unmapped.is_empty() {
+        crate::bpmn::unsubscribe_events_for(ctx, inst.key, &|id| unmapped.contains(&id));
+    }
+    let fresh: Vec<usize> = target_el
+        .boundary_events
+        .iter()
+        .rev()
+        .copied()
+        .filter(|&t| !mapped.iter().any(|(_, to)| *to == target.element(t).id))
+        .collect();
+    if !fresh.is_empty() {
+        let moved = ElementInstance {
+            record: migrated.clone(),
+            ..inst.clone()
+        };
+        crate::bpmn::subscribe_catch_events(ctx, &moved, target, &fresh).map_err(|msg| {
+            Rejection::invalid_state(format!(
+                "Expected to migrate process instance '{pi_key}' but the boundary events of '{}' could not be subscribed to: {msg}",
+                target.element(target_idx).id
+            ))
+        })?;
+    }
+    if mapped.is_empty() {
+        return Ok(());
+    }
+    crate::messages::migrate(ctx, inst.key, &mapped, migrated);
+    for (k, _) in ctx
+        .txn
+        .scan_prefix(Ks::ElementTimers, &key_i64(inst.key), usize::MAX)
+    {
+        let timer_key = read_i64(&k, 8);
+        let Some(timer) = ctx.txn.get::<TimerRecord>(Ks::Timers, &key_i64(timer_key)) else {
+            continue;
+        };
+        if let Some((_, to)) = mapped
+            .iter()
+            .find(|(from, _)| *from == timer.target_element_id)
+        {
+            let moved = TimerRecord {
+                target_element_id: to.clone(),
+                process_definition_key: migrated.process_definition_key,
+                ..timer
+            };
+            ctx.event(timer_key, Intent::Migrated, RecordValue::Timer(moved));
+        }
+    }
+    crate::signals::migrate(ctx, inst.key, &mapped, migrated);
+    Ok(())
 }
 
 /// The element instances of a process instance: the process first, then depth first, children
@@ -281,8 +367,24 @@ fn check_instance(
             type_name(source_el.element_type)
         )));
     }
-    if !source_el.boundary_events.is_empty() || !target_el.boundary_events.is_empty() {
-        return Err(refuse("or its target has boundary events"));
+    // a mapped boundary event goes to a boundary event of the target, of the same event type
+    for &b in &source_el.boundary_events {
+        let boundary = source.element(b);
+        let Some(&mapped_to) = mappings.get(boundary.id.as_str()) else {
+            continue;
+        };
+        let fits = target.element_by_id(mapped_to).is_some_and(|(_, t)| {
+            t.attached_to
+                .is_some_and(|a| target.element(a).id == target_el.id)
+                && t.event_type == boundary.event_type
+                && t.interrupting == boundary.interrupting
+        });
+        if !fits {
+            return Err(refuse(&format!(
+                "has the boundary event '{}' mapped to '{mapped_to}', which is no boundary event of the same type attached to '{}'",
+                boundary.id, target_el.id
+            )));
+        }
     }
     if !source_el.event_sub_process_starts.is_empty()
         || !target_el.event_sub_process_starts.is_empty()

@@ -14,7 +14,7 @@ use zest_protocol::{
 
 use crate::engine::{Ctx, ProcResult};
 use crate::messages::tenant;
-use crate::state::{key_i64, KeyBuf, Ks};
+use crate::state::{key_i64, KeyBuf, Ks, Txn};
 use crate::types::{ElementInstance, LatestVersion, StoredSignalSubscription};
 
 fn owner(sub: &SignalSubscriptionRecord) -> i64 {
@@ -134,31 +134,42 @@ pub(crate) fn subscribe(
     );
 }
 
-/// Closes the signal subscriptions an element instance holds (SIGNAL_SUBSCRIPTION DELETED).
-pub(crate) fn unsubscribe(ctx: &mut Ctx<'_, '_, '_>, owner: i64, targets: &dyn Fn(&str) -> bool) {
-    let owned = ctx
-        .txn
-        .scan_prefix(Ks::SignalSubscriptions, &owner_prefix(owner), usize::MAX);
-    for (k, _) in owned {
-        let Some(name) = ctx.txn.get::<String>(Ks::SignalSubscriptions, &k) else {
+/// The signal subscriptions `owner` (an element instance or a process definition) holds:
+/// each with its owner index key.
+pub(crate) fn owned(txn: &Txn<'_>, owner: i64) -> Vec<(Vec<u8>, SignalSubscriptionRecord)> {
+    let mut out = Vec::new();
+    for (k, _) in txn.scan_prefix(Ks::SignalSubscriptions, &owner_prefix(owner), usize::MAX) {
+        let Some(name) = txn.get::<String>(Ks::SignalSubscriptions, &k) else {
             continue;
         };
         // the catch event id follows the tag and the owner key, up to the NUL
         let id_bytes = &k[9..k.len().saturating_sub(1)];
-        let catch_event_id = String::from_utf8_lossy(id_bytes).to_string();
-        if !targets(&catch_event_id) {
-            continue;
-        }
         let probe = SignalSubscriptionRecord {
             catch_event_instance_key: owner,
             process_definition_key: owner,
-            catch_event_id,
+            catch_event_id: String::from_utf8_lossy(id_bytes).to_string(),
             signal_name: name,
             ..Default::default()
         };
+        if let Some(sub) =
+            txn.get::<StoredSignalSubscription>(Ks::SignalSubscriptions, &subscription_key(&probe))
+        {
+            out.push((k, sub.record));
+        }
+    }
+    out
+}
+
+/// Closes the signal subscriptions an element instance holds (SIGNAL_SUBSCRIPTION DELETED).
+pub(crate) fn unsubscribe(ctx: &mut Ctx<'_, '_, '_>, owner: i64, targets: &dyn Fn(&str) -> bool) {
+    for (_, record) in owned(ctx.txn, owner) {
+        if !targets(&record.catch_event_id) {
+            continue;
+        }
+        let probe_key = subscription_key(&record);
         if let Some(sub) = ctx
             .txn
-            .get::<StoredSignalSubscription>(Ks::SignalSubscriptions, &subscription_key(&probe))
+            .get::<StoredSignalSubscription>(Ks::SignalSubscriptions, &probe_key)
         {
             ctx.event(
                 sub.key,
@@ -166,6 +177,39 @@ pub(crate) fn unsubscribe(ctx: &mut Ctx<'_, '_, '_>, owner: i64, targets: &dyn F
                 RecordValue::SignalSubscription(sub.record),
             );
         }
+    }
+}
+
+/// Migration: the subscriptions `owner` holds for the catch events `mapped` names (source id
+/// to target element id) move to those targets of the process `to` (SIGNAL_SUBSCRIPTION
+/// MIGRATED).
+pub(crate) fn migrate(
+    ctx: &mut Ctx<'_, '_, '_>,
+    owner: i64,
+    mapped: &[(String, String)],
+    to: &zest_protocol::ProcessInstanceRecord,
+) {
+    for (_, record) in owned(ctx.txn, owner) {
+        let Some((_, target)) = mapped.iter().find(|(s, _)| *s == record.catch_event_id) else {
+            continue;
+        };
+        let Some(sub) = ctx
+            .txn
+            .get::<StoredSignalSubscription>(Ks::SignalSubscriptions, &subscription_key(&record))
+        else {
+            continue;
+        };
+        let moved = SignalSubscriptionRecord {
+            catch_event_id: target.clone(),
+            process_definition_key: to.process_definition_key,
+            bpmn_process_id: to.bpmn_process_id.clone(),
+            ..sub.record
+        };
+        ctx.event(
+            sub.key,
+            Intent::Migrated,
+            RecordValue::SignalSubscription(moved),
+        );
     }
 }
 

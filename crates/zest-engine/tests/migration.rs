@@ -52,7 +52,7 @@ fn a_camunda_user_task_moves_to_the_new_version_and_completes_there() {
 }
 
 #[test]
-fn elements_zest_cannot_migrate_yet_are_refused_naming_them() {
+fn boundary_events_move_with_their_activity_or_are_replaced() {
     let mut h = Harness::new();
     let boundary = r#"<bpmn:boundaryEvent id="late" attachedToRef="work"><bpmn:timerEventDefinition><bpmn:timeDuration>PT1H</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:boundaryEvent><bpmn:endEvent id="e2" />"#;
     let v1 = process(
@@ -70,11 +70,12 @@ fn elements_zest_cannot_migrate_yet_are_refused_naming_them() {
     h.deploy_ok(&v1);
     let pik = h.create_ok("p", "");
     let v2 = h.deploy_ok(&v1.replace("PT1H", "PT2H"));
+    // a boundary event mapped to something else than a boundary event of the target
     let msg = h
-        .migrate(pik, v2, &[("work", "work")])
+        .migrate(pik, v2, &[("work", "work"), ("late", "e2")])
         .rejection(RejectionType::InvalidState);
     assert!(
-        msg.contains("active element with id 'work' or its target has boundary events"),
+        msg.contains("has the boundary event 'late' mapped to 'e2'"),
         "{msg}"
     );
     // nothing changed: the instance still runs version 1
@@ -83,6 +84,26 @@ fn elements_zest_cannot_migrate_yet_are_refused_naming_them() {
         v2,
         "the rejected migration left the instance alone"
     );
+    // unmapped: the old timer (due in 1 hour) goes, the target's (2 hours) comes
+    h.migrate(pik, v2, &[("work", "work")]).accepted();
+    let timers: Vec<(Intent, i64)> = h
+        .log
+        .iter()
+        .filter_map(|r| match &r.value {
+            zest_protocol::RecordValue::Timer(t) => Some((r.intent, t.due_date - T0)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        timers,
+        [
+            (Intent::Created, 3_600_000),
+            (Intent::Canceled, 3_600_000),
+            (Intent::Created, 7_200_000)
+        ]
+    );
+    h.assert_state_consistent();
+    h.assert_replay_matches();
 }
 
 #[test]
