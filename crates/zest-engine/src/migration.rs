@@ -15,8 +15,9 @@
 //! boundary events close, the target's unmapped boundary events are subscribed to, and the
 //! mapped ones move (PROCESS_MESSAGE_SUBSCRIPTION MIGRATED with MESSAGE_SUBSCRIPTION MIGRATE,
 //! TIMER MIGRATED keeping its due date, SIGNAL_SUBSCRIPTION MIGRATED), in Zeebe's order. An
-//! element instance with something else to carry over (event sub-processes, a waiting catch
-//! event or receive task, multi-instance bodies, called processes, a gateway join waiting for
+//! A waiting timer, message or signal catch event or receive task moves its own subscription
+//! the same way. An element instance with something else to carry over (event sub-processes,
+//! event-based gateways, multi-instance bodies, called processes, a gateway join waiting for
 //! tokens, compensation) is refused with INVALID_STATE naming it; Zeebe 8.8 migrates some of
 //! those.
 
@@ -213,10 +214,20 @@ fn migrate_boundary_events(
     ) else {
         return Ok(());
     };
-    if source_el.boundary_events.is_empty() && target_el.boundary_events.is_empty() {
+    // a waiting catch event or receive task: its own subscription moves to the target element
+    let waits = matches!(
+        source_el.kind,
+        ElementKind::TimerIntermediateCatchEvent
+            | ElementKind::MessageCatch
+            | ElementKind::SignalCatch
+    );
+    if !waits && source_el.boundary_events.is_empty() && target_el.boundary_events.is_empty() {
         return Ok(());
     }
     let mut mapped: Vec<(String, String)> = Vec::new();
+    if waits {
+        mapped.push((source_el.id.clone(), target_el.id.clone()));
+    }
     let mut unmapped: Vec<&str> = Vec::new();
     for &b in &source_el.boundary_events {
         let id = source.element(b).id.as_str();
@@ -354,16 +365,30 @@ fn check_instance(
         }
         target_el
     };
+    if source_el.event_type != target_el.event_type {
+        return Err(Rejection::invalid_state(format!(
+            "Expected to migrate process instance '{pi_key}' but active element with id '{id}' and event type '{}' is mapped to an element with id '{}' and different event type '{}'. Elements must be mapped to elements of the same event type.",
+            type_name(source_el.event_type),
+            target_el.id,
+            type_name(target_el.event_type)
+        )));
+    }
     let supported_kind = matches!(
         source_el.kind,
         ElementKind::Process | ElementKind::SubProcess | ElementKind::JobWorkerTask
     ) || matches!(
         (&source_el.kind, &target_el.kind),
         (ElementKind::UserTask, ElementKind::UserTask)
+            | (
+                ElementKind::TimerIntermediateCatchEvent,
+                ElementKind::TimerIntermediateCatchEvent
+            )
+            | (ElementKind::MessageCatch, ElementKind::MessageCatch)
+            | (ElementKind::SignalCatch, ElementKind::SignalCatch)
     );
     if !supported_kind || source_el.multi_instance.is_some() || target_el.multi_instance.is_some() {
         return Err(refuse(&format!(
-            "is a {} of a kind Zest does not migrate (only processes, embedded sub-processes and tasks waiting for a job or a user)",
+            "is a {} of a kind Zest does not migrate (only processes, embedded sub-processes, tasks waiting for a job or a user, and timer, message and signal catch events and receive tasks)",
             type_name(source_el.element_type)
         )));
     }
@@ -451,7 +476,7 @@ fn migrate_variables(ctx: &mut Ctx<'_, '_, '_>, scope_key: i64, record: &Process
 }
 
 /// Zeebe's name of an element type (`SERVICE_TASK`).
-fn type_name(t: BpmnElementType) -> String {
+fn type_name(t: impl serde::Serialize) -> String {
     serde_json::to_value(t)
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))

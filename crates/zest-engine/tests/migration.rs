@@ -126,3 +126,39 @@ fn unknown_instances_and_targets_are_not_found() {
         "Expected to migrate process instance to process definition but no process definition found with key '42'"
     );
 }
+
+#[test]
+fn a_catch_event_mapped_to_another_event_type_is_refused() {
+    let mut h = Harness::new();
+    let catch = |def: &str| {
+        process(
+            "p",
+            &[
+                start_event("s"),
+                format!(
+                    r#"<bpmn:intermediateCatchEvent id="wait">{def}</bpmn:intermediateCatchEvent>"#
+                ),
+                end_event("e"),
+                flow("f1", "s", "wait"),
+                flow("f2", "wait", "e"),
+            ],
+        )
+    };
+    h.deploy_ok(&catch(
+        "<bpmn:timerEventDefinition><bpmn:timeDuration>PT1H</bpmn:timeDuration></bpmn:timerEventDefinition>",
+    ));
+    let pik = h.create_ok("p", "");
+    let v2 = h.deploy_ok(
+        &catch(r#"<bpmn:signalEventDefinition signalRef="sig" />"#).replace(
+            "<bpmn:process ",
+            r#"<bpmn:signal id="sig" name="go" /><bpmn:process "#,
+        ),
+    );
+    let msg = h
+        .migrate(pik, v2, &[("wait", "wait")])
+        .rejection(RejectionType::InvalidState);
+    assert!(
+        msg.contains("event type 'TIMER' is mapped to an element with id 'wait' and different event type 'SIGNAL'"),
+        "{msg}"
+    );
+}
