@@ -195,15 +195,6 @@ fn plan_activations(
             s = model.element(scope).flow_scope;
         }
         chain.reverse();
-        if let Some(&mi) = chain
-            .iter()
-            .find(|&&s| model.element(s).multi_instance.is_some())
-        {
-            return Err(Rejection::invalid_argument(format!(
-                "Expected to modify instance of process '{pid}' but it contains one or more activate instructions for elements inside the multi-instance element '{}', which is not supported",
-                model.element(mi).id
-            )));
-        }
         if let Some(&inner) = chain
             .iter()
             .find(|&&s| matches!(model.element(s).kind, ElementKind::AdHocInnerInstance))
@@ -241,6 +232,18 @@ fn plan_activations(
                     .position(|&s| model.element(s).id == a.record.element_id)
             });
             match (ancestor, position) {
+                // a multi-instance body: the inner instance is chosen below, as without one
+                (Some(a), Some(p))
+                    if model
+                        .element(chain[p])
+                        .is_body_instance(a.record.bpmn_element_type) =>
+                {
+                    scope = ctx
+                        .txn
+                        .get::<ElementInstance>(Ks::ElementInstances, &key_i64(a.parent_key))
+                        .unwrap_or(a);
+                    level = p;
+                }
                 (Some(a), Some(p)) => {
                     scope = a;
                     level = p + 1;
@@ -255,22 +258,44 @@ fn plan_activations(
         }
         let mut to_create = Vec::new();
         for &s in &chain[level..] {
+            let el = model.element(s);
+            let no_instance = || {
+                Rejection::invalid_argument(format!(
+                    "Expected to modify instance of process '{pid}' but it contains one or more activate instructions for elements inside the multi-instance element '{}', which has no active instance; Zest does not create multi-instance bodies by modification yet",
+                    el.id
+                ))
+            };
             if !to_create.is_empty() {
+                if el.multi_instance.is_some() {
+                    return Err(no_instance());
+                }
                 to_create.push(s);
                 continue;
             }
-            let id = &model.element(s).id;
-            let found: Vec<ElementInstance> = bpmn::next_children(ctx, scope.key, -1, usize::MAX)
-                .into_iter()
-                .filter(|c| c.record.element_id == *id)
-                .collect();
+            let children_of = |key: i64| -> Vec<ElementInstance> {
+                bpmn::next_children(ctx, key, -1, usize::MAX)
+                    .into_iter()
+                    .filter(|c| c.record.element_id == el.id)
+                    .collect()
+            };
+            let mut found = children_of(scope.key);
+            if el.multi_instance.is_some() {
+                // the flow scopes are the inner instances of the body (or the one chosen)
+                found = found
+                    .iter()
+                    .flat_map(|body| children_of(body.key))
+                    .collect();
+                if found.is_empty() {
+                    return Err(no_instance());
+                }
+            }
             match found.len() {
                 0 => to_create.push(s),
                 1 => scope = found.into_iter().next().unwrap_or_else(|| scope.clone()),
                 _ => {
                     return Err(Rejection::invalid_argument(format!(
-                        "Expected to modify instance of process '{pid}' but it contains one or more activate instructions for an element whose flow scope '{}' has more than one active instance; give the ancestor element instance key to choose one",
-                        model.element(s).id
+                        "Expected to modify instance of process '{pid}' but it contains one or more activate instructions for an element that has a flow scope with more than one active instance: '{}'. Can't decide in which instance of the flow scope the element should be activated. Please specify an ancestor element instance key for this activate instruction.",
+                        el.id
                     )))
                 }
             }

@@ -196,3 +196,53 @@ fn a_completion_condition_that_is_not_boolean_raises_an_incident() {
     assert!(msg.contains("to be 'BOOLEAN', but was 'STRING'"), "{msg}");
     h.settle();
 }
+
+/// Modification inside a parallel multi-instance sub-process: the ancestor chooses the inner
+/// instance (the body alone does not), and the element runs there with that item.
+#[test]
+fn modification_activates_inside_the_inner_instance_its_ancestor_names() {
+    use zest_protocol::{
+        ActivateInstruction, ProcessInstanceModificationRecord, RecordValue, RejectionType,
+    };
+    let mut h = Harness::new();
+    h.deploy_ok(&anchor_model("modify_mi.bpmn"));
+    let pik = h.create_ok("modify_mi", "");
+    let instances = h.element_instances();
+    let body = instances
+        .iter()
+        .find(|e| e.record.element_id == "sub" && e.parent_key == pik)
+        .expect("the body");
+    let mut inner: Vec<i64> = instances
+        .iter()
+        .filter(|e| e.record.element_id == "sub" && e.parent_key == body.key)
+        .map(|e| e.key)
+        .collect();
+    inner.sort();
+    assert_eq!(inner.len(), 2);
+    let modify = |h: &mut Harness, ancestor: i64| {
+        h.client(
+            -1,
+            zest_protocol::Intent::Modify,
+            RecordValue::ProcessInstanceModification(ProcessInstanceModificationRecord {
+                process_instance_key: pik,
+                activate_instructions: vec![ActivateInstruction {
+                    element_id: "b".into(),
+                    ancestor_scope_key: ancestor,
+                    variable_instructions: Vec::new(),
+                }],
+                ..Default::default()
+            }),
+        )
+    };
+    let reason = modify(&mut h, body.key).rejection(RejectionType::InvalidArgument);
+    assert!(
+        reason.contains("more than one active instance: 'sub'"),
+        "{reason}"
+    );
+    modify(&mut h, inner[1]).accepted();
+    let b = h.instance_of("b");
+    assert_eq!(b.parent_key, inner[1]);
+    let (_, job) = h.activate_one("mi-b");
+    assert_eq!(job.variables, r#"{"item":2,"loopCounter":2}"#);
+    h.assert_state_consistent();
+}
