@@ -1947,6 +1947,12 @@ pub(crate) fn subscribe_catch_events(
             subs.push(Sub::Signal(be.id.clone(), signal_name(ctx, be, inst.key)?));
         }
     }
+    // Zeebe subscribes messages first, then timers, then signals
+    subs.sort_by_key(|sub| match sub {
+        Sub::Message(..) => 0,
+        Sub::Timer(..) => 1,
+        Sub::Signal(..) => 2,
+    });
     for sub in subs {
         match sub {
             Sub::Timer(target, due, repetitions) => {

@@ -16,8 +16,8 @@
 //! mapped ones move (PROCESS_MESSAGE_SUBSCRIPTION MIGRATED with MESSAGE_SUBSCRIPTION MIGRATE,
 //! TIMER MIGRATED keeping its due date, SIGNAL_SUBSCRIPTION MIGRATED), in Zeebe's order. An
 //! A waiting timer, message or signal catch event or receive task moves its own subscription
-//! the same way. An element instance with something else to carry over (event sub-processes,
-//! event-based gateways, multi-instance bodies, called processes, a gateway join waiting for
+//! the same way, and so does a process or sub-process with the start events of its event
+//! sub-processes. An element instance with something else to carry over (event-based gateways, multi-instance bodies, called processes, a gateway join waiting for
 //! tokens, compensation) is refused with INVALID_STATE naming it; Zeebe 8.8 migrates some of
 //! those.
 
@@ -221,7 +221,15 @@ fn migrate_boundary_events(
             | ElementKind::MessageCatch
             | ElementKind::SignalCatch
     );
-    if !waits && source_el.boundary_events.is_empty() && target_el.boundary_events.is_empty() {
+    // the events the instance listens for: its boundary events, the start events of its event
+    // sub-processes (a process or sub-process), itself (a waiting catch event)
+    let listens = |el: &zest_model::Element| -> Vec<usize> {
+        let mut all: Vec<usize> = el.boundary_events.iter().rev().copied().collect();
+        all.extend(el.event_sub_process_starts.iter().copied());
+        all
+    };
+    let (source_events, target_events) = (listens(source_el), listens(target_el));
+    if !waits && source_events.is_empty() && target_events.is_empty() {
         return Ok(());
     }
     let mut mapped: Vec<(String, String)> = Vec::new();
@@ -229,7 +237,7 @@ fn migrate_boundary_events(
         mapped.push((source_el.id.clone(), target_el.id.clone()));
     }
     let mut unmapped: Vec<&str> = Vec::new();
-    for &b in &source_el.boundary_events {
+    for &b in &source_events {
         let id = source.element(b).id.as_str();
         match mappings.get(id) {
             Some(to) => mapped.push((id.to_string(), to.to_string())),
@@ -239,11 +247,8 @@ fn migrate_boundary_events(
     if !unmapped.is_empty() {
         crate::bpmn::unsubscribe_events_for(ctx, inst.key, &|id| unmapped.contains(&id));
     }
-    let fresh: Vec<usize> = target_el
-        .boundary_events
-        .iter()
-        .rev()
-        .copied()
+    let fresh: Vec<usize> = target_events
+        .into_iter()
         .filter(|&t| !mapped.iter().any(|(_, to)| *to == target.element(t).id))
         .collect();
     if !fresh.is_empty() {
@@ -411,10 +416,24 @@ fn check_instance(
             )));
         }
     }
-    if !source_el.event_sub_process_starts.is_empty()
-        || !target_el.event_sub_process_starts.is_empty()
-    {
-        return Err(refuse("or its target has event sub-processes"));
+    // a mapped start event of an event sub-process goes to one of the target scope's, of the
+    // same event type
+    for &e in &source_el.event_sub_process_starts {
+        let start = source.element(e);
+        let Some(&mapped_to) = mappings.get(start.id.as_str()) else {
+            continue;
+        };
+        let fits = target_el.event_sub_process_starts.iter().any(|&t| {
+            target.element(t).id == mapped_to
+                && target.element(t).event_type == start.event_type
+                && target.element(t).interrupting == start.interrupting
+        });
+        if !fits {
+            return Err(refuse(&format!(
+                "has the event sub-process start event '{}' mapped to '{mapped_to}', which is no start event of the same type of an event sub-process of '{}'",
+                start.id, target_el.id
+            )));
+        }
     }
     if inst.parent_key <= 0
         && (crate::compensation::used_by(source) || crate::compensation::used_by(target))
