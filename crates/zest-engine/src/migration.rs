@@ -14,12 +14,13 @@
 //! their boundary events: after the element's own records, the subscriptions of unmapped
 //! boundary events close, the target's unmapped boundary events are subscribed to, and the
 //! mapped ones move (PROCESS_MESSAGE_SUBSCRIPTION MIGRATED with MESSAGE_SUBSCRIPTION MIGRATE,
-//! TIMER MIGRATED keeping its due date, SIGNAL_SUBSCRIPTION MIGRATED), in Zeebe's order. An
-//! A waiting timer, message or signal catch event or receive task moves its own subscription
-//! the same way, and so does a process or sub-process with the start events of its event
-//! sub-processes. An element instance with something else to carry over (event-based gateways, multi-instance bodies, called processes, a gateway join waiting for
-//! tokens, compensation) is refused with INVALID_STATE naming it; Zeebe 8.8 migrates some of
-//! those.
+//! TIMER MIGRATED keeping its due date, SIGNAL_SUBSCRIPTION MIGRATED), in Zeebe's order. A
+//! waiting timer, message or signal catch event or receive task moves its own subscription the
+//! same way, and so does a process or sub-process with the start events of its event
+//! sub-processes, and a waiting event-based gateway with the catch events after it. An element
+//! instance with something else to carry over (multi-instance bodies, called processes, a
+//! gateway join waiting for tokens, compensation, ad-hoc sub-processes) is refused with
+//! INVALID_STATE naming it; Zeebe 8.8 migrates some of those.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -223,12 +224,7 @@ fn migrate_boundary_events(
     );
     // the events the instance listens for: its boundary events, the start events of its event
     // sub-processes (a process or sub-process), itself (a waiting catch event)
-    let listens = |el: &zest_model::Element| -> Vec<usize> {
-        let mut all: Vec<usize> = el.boundary_events.iter().rev().copied().collect();
-        all.extend(el.event_sub_process_starts.iter().copied());
-        all
-    };
-    let (source_events, target_events) = (listens(source_el), listens(target_el));
+    let (source_events, target_events) = (listens(source, source_el), listens(target, target_el));
     if !waits && source_events.is_empty() && target_events.is_empty() {
         return Ok(());
     }
@@ -289,6 +285,18 @@ fn migrate_boundary_events(
     }
     crate::signals::migrate(ctx, inst.key, &mapped, migrated);
     Ok(())
+}
+
+/// The events an instance of `el` listens for: its boundary events, the start events of its
+/// event sub-processes (a process or sub-process), the catch events after it (an event-based
+/// gateway).
+fn listens(model: &Process, el: &zest_model::Element) -> Vec<usize> {
+    let mut all: Vec<usize> = el.boundary_events.iter().rev().copied().collect();
+    all.extend(el.event_sub_process_starts.iter().copied());
+    if matches!(el.kind, ElementKind::EventBasedGateway) {
+        all.extend(el.outgoing.iter().map(|&f| model.flow(f).target));
+    }
+    all
 }
 
 /// The element instances of a process instance: the process first, then depth first, children
@@ -390,6 +398,10 @@ fn check_instance(
             )
             | (ElementKind::MessageCatch, ElementKind::MessageCatch)
             | (ElementKind::SignalCatch, ElementKind::SignalCatch)
+            | (
+                ElementKind::EventBasedGateway,
+                ElementKind::EventBasedGateway
+            )
     );
     if !supported_kind || source_el.multi_instance.is_some() || target_el.multi_instance.is_some() {
         return Err(refuse(&format!(
@@ -414,6 +426,26 @@ fn check_instance(
                 "has the boundary event '{}' mapped to '{mapped_to}', which is no boundary event of the same type attached to '{}'",
                 boundary.id, target_el.id
             )));
+        }
+    }
+    // a catch event after a waiting event-based gateway goes to one after the target gateway
+    if matches!(source_el.kind, ElementKind::EventBasedGateway) {
+        let after_target = listens(target, target_el);
+        for c in listens(source, source_el) {
+            let catch = source.element(c);
+            let Some(&mapped_to) = mappings.get(catch.id.as_str()) else {
+                continue;
+            };
+            let fits = after_target.iter().any(|&t| {
+                target.element(t).id == mapped_to
+                    && target.element(t).event_type == catch.event_type
+            });
+            if !fits {
+                return Err(refuse(&format!(
+                    "has the catch event '{}' mapped to '{mapped_to}', which is no catch event of the same type after '{}'",
+                    catch.id, target_el.id
+                )));
+            }
         }
     }
     // a mapped start event of an event sub-process goes to one of the target scope's, of the
