@@ -955,7 +955,10 @@ fn hand_variables_to_call_activity(
         .as_ref()
         .is_some_and(|c| c.propagate_all_child_variables)
         || !el.outputs.is_empty();
-    let variables = if takes_variables {
+    if !takes_variables {
+        return; // nothing for it to take: Zeebe completes it without an event
+    }
+    let variables = {
         let prefix = key_i64(child_key);
         let mut vars: Vec<(String, String)> = txn
             .scan_prefix(Ks::Variables, &prefix, usize::MAX)
@@ -972,8 +975,6 @@ fn hand_variables_to_call_activity(
             .map(|(name, value)| format!("{}:{value}", serde_json::Value::from(name.as_str())))
             .collect();
         format!("{{{}}}", body.join(","))
-    } else {
-        String::new()
     };
     txn.put(
         Ks::EventTriggers,

@@ -6,8 +6,8 @@
 //! exist; mapping instructions name existing elements, each source once; every active element
 //! is mapped, to an element of the same type in the mapped flow scope). Then, element instance
 //! by element instance (the process first, depth first, children in key order): its
-//! ELEMENT_MIGRATED, its variables' MIGRATED, its job's, its user task's and its incidents'
-//! MIGRATED; last the command's MIGRATED. A migrated job keeps its type and retries, as in
+//! ELEMENT_MIGRATED, its job's, its user task's and its incidents' MIGRATED, its variables'
+//! MIGRATED, its event subscriptions; last the command's MIGRATED. A migrated job keeps its type and retries, as in
 //! Zeebe: only what identifies the element changes.
 //!
 //! Zest migrates processes, embedded sub-processes and tasks waiting for a job or a user, with
@@ -93,7 +93,6 @@ pub fn migrate(
             Intent::ElementMigrated,
             RecordValue::ProcessInstance(record.clone()),
         );
-        migrate_variables(ctx, inst.key, &record);
         if inst.job_key > 0 {
             if let Some(job) = ctx.txn.get::<StoredJob>(Ks::Jobs, &key_i64(inst.job_key)) {
                 let mut j = job.record;
@@ -139,7 +138,25 @@ pub fn migrate(
                 ctx.event(k, Intent::Migrated, RecordValue::Incident(i));
             }
         }
+        // Zeebe's order: the element, its job, user task and incidents, its variables, then
+        // its event subscriptions
+        migrate_variables(ctx, inst.key, &record);
         migrate_boundary_events(ctx, pi_key, inst, &record, &mappings, &source, &target)?;
+        // a call activity: the process it called stays, but learns that its ancestor moved
+        if let Some(child) = ctx.txn.get::<i64>(Ks::CalledInstances, &key_i64(inst.key)) {
+            if let Some(called) = ctx
+                .txn
+                .get::<ElementInstance>(Ks::ElementInstances, &key_i64(child))
+            {
+                for descendant in instance_tree(ctx, &called) {
+                    ctx.event(
+                        descendant.key,
+                        Intent::AncestorMigrated,
+                        RecordValue::ProcessInstance(descendant.record.clone()),
+                    );
+                }
+            }
+        }
     }
     let mut done = m.clone();
     done.tenant_id = process.record.tenant_id.clone();
@@ -224,7 +241,26 @@ fn migrate_boundary_events(
     );
     // the events the instance listens for: its boundary events, the start events of its event
     // sub-processes (a process or sub-process), itself (a waiting catch event)
-    let (source_events, target_events) = (listens(source, source_el), listens(target, target_el));
+    // a multi-instance activity's boundary events belong to its body; the inner instances of a
+    // multi-instance sub-process hold its event sub-processes' subscriptions
+    let body = inst.record.bpmn_element_type == BpmnElementType::MultiInstanceBody;
+    let inner = source_el.multi_instance.is_some() && !body;
+    let of = |model: &Process, el: &zest_model::Element| -> Vec<usize> {
+        listens(model, el)
+            .into_iter()
+            .filter(|&e| {
+                let is_boundary = model.element(e).attached_to.is_some();
+                if body {
+                    is_boundary
+                } else if inner {
+                    !is_boundary
+                } else {
+                    true
+                }
+            })
+            .collect()
+    };
+    let (source_events, target_events) = (of(source, source_el), of(target, target_el));
     if !waits && source_events.is_empty() && target_events.is_empty() {
         return Ok(());
     }
@@ -350,13 +386,26 @@ fn check_instance(
         let Some((_, target_el)) = target.element_by_id(target_id) else {
             return Err(refuse("is mapped to a missing element"));
         };
-        if target_el.element_type != source_el.element_type
-            || inst.record.bpmn_element_type == BpmnElementType::MultiInstanceBody
-        {
+        // a multi-instance body goes to a multi-instance activity (its inner instances to the
+        // same activity)
+        let body = inst.record.bpmn_element_type == BpmnElementType::MultiInstanceBody;
+        let (source_type, target_type) = if body {
+            let target_type = if target_el.multi_instance.is_some() {
+                BpmnElementType::MultiInstanceBody
+            } else {
+                target_el.element_type
+            };
+            (BpmnElementType::MultiInstanceBody, target_type)
+        } else {
+            (source_el.element_type, target_el.element_type)
+        };
+        let same_loop = source_el.multi_instance.as_ref().map(|m| m.sequential)
+            == target_el.multi_instance.as_ref().map(|m| m.sequential);
+        if source_type != target_type || (body && !same_loop) {
             return Err(Rejection::invalid_state(format!(
                 "Expected to migrate process instance '{pi_key}' but active element with id '{id}' and type '{}' is mapped to an element with id '{target_id}' and different type '{}'. Elements must be mapped to elements of the same type.",
-                type_name(source_el.element_type),
-                type_name(target_el.element_type)
+                type_name(source_type),
+                type_name(target_type)
             )));
         }
         // the flow scope stays: the target's flow scope must be where the source's is mapped
@@ -402,10 +451,11 @@ fn check_instance(
                 ElementKind::EventBasedGateway,
                 ElementKind::EventBasedGateway
             )
+            | (ElementKind::CallActivity, ElementKind::CallActivity)
     );
-    if !supported_kind || source_el.multi_instance.is_some() || target_el.multi_instance.is_some() {
+    if !supported_kind || source_el.multi_instance.is_some() != target_el.multi_instance.is_some() {
         return Err(refuse(&format!(
-            "is a {} of a kind Zest does not migrate (only processes, embedded sub-processes, tasks waiting for a job or a user, and timer, message and signal catch events and receive tasks)",
+            "is a {} of a kind Zest does not migrate (only processes, embedded sub-processes, tasks waiting for a job or a user, timer, message and signal catch events, receive tasks, event-based gateways, call activities, and multi-instance activities of those)",
             type_name(source_el.element_type)
         )));
     }

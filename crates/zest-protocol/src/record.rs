@@ -199,6 +199,8 @@ pub enum Intent {
     Migrate,
     Migrated,
     ElementMigrated,
+    /// An element instance of a process called by a migrated call activity.
+    AncestorMigrated,
 }
 
 impl Intent {
@@ -281,6 +283,7 @@ impl Intent {
             Intent::Migrate => "MIGRATE",
             Intent::Migrated => "MIGRATED",
             Intent::ElementMigrated => "ELEMENT_MIGRATED",
+            Intent::AncestorMigrated => "ANCESTOR_MIGRATED",
         }
     }
 }
@@ -397,6 +400,7 @@ mod tests {
             Intent::Migrate,
             Intent::Migrated,
             Intent::ElementMigrated,
+            Intent::AncestorMigrated,
         ];
         for intent in all {
             assert_eq!(
