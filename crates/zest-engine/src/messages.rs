@@ -350,16 +350,14 @@ pub(crate) fn subscribe(
     ctx.send(partition, Intent::Create, value);
 }
 
-/// Migration: the message subscriptions of element instance `element_instance_key` for the
-/// catch events `mapped` names (source id to target element id) move to those targets of the
-/// process `to` (PROCESS_MESSAGE_SUBSCRIPTION MIGRATED here, MESSAGE_SUBSCRIPTION MIGRATE to
-/// the message partition).
-pub(crate) fn migrate(
-    ctx: &mut Ctx<'_, '_, '_>,
+/// The message subscriptions element instance `element_instance_key` holds for the catch
+/// events `targets` accepts and that are not being closed, in Zeebe's order (its state keys a
+/// name by its length first).
+fn open_subscriptions(
+    ctx: &Ctx<'_, '_, '_>,
     element_instance_key: i64,
-    mapped: &[(String, String)],
-    to: &zest_protocol::ProcessInstanceRecord,
-) {
+    targets: &dyn Fn(&str) -> bool,
+) -> Vec<StoredProcessMessageSubscription> {
     let subs = ctx.txn.scan_prefix(
         Ks::ProcessMessageSubscriptions,
         &key_i64(element_instance_key),
@@ -370,13 +368,29 @@ pub(crate) fn migrate(
         .filter_map(|(_, v)| {
             zest_protocol::codec::decode::<StoredProcessMessageSubscription>(&v).ok()
         })
-        .filter(|sub| sub.state != ProcessMessageSubscriptionState::Deleting)
+        .filter(|sub| {
+            sub.state != ProcessMessageSubscriptionState::Deleting
+                && targets(&sub.record.element_id)
+        })
         .collect();
     open.sort_by(|a, b| {
         let (a, b) = (&a.record.message_name, &b.record.message_name);
         (a.len(), a).cmp(&(b.len(), b))
     });
-    for sub in open {
+    open
+}
+
+/// Migration: the message subscriptions of element instance `element_instance_key` for the
+/// catch events `mapped` names (source id to target element id) move to those targets of the
+/// process `to` (PROCESS_MESSAGE_SUBSCRIPTION MIGRATED here, MESSAGE_SUBSCRIPTION MIGRATE to
+/// the message partition).
+pub(crate) fn migrate(
+    ctx: &mut Ctx<'_, '_, '_>,
+    element_instance_key: i64,
+    mapped: &[(String, String)],
+    to: &zest_protocol::ProcessInstanceRecord,
+) {
+    for sub in open_subscriptions(ctx, element_instance_key, &|_| true) {
         let Some((_, target)) = mapped.iter().find(|(s, _)| *s == sub.record.element_id) else {
             continue;
         };
@@ -433,27 +447,7 @@ pub(crate) fn unsubscribe(
     element_instance_key: i64,
     targets: &dyn Fn(&str) -> bool,
 ) {
-    let subs = ctx.txn.scan_prefix(
-        Ks::ProcessMessageSubscriptions,
-        &key_i64(element_instance_key),
-        usize::MAX,
-    );
-    let mut open: Vec<StoredProcessMessageSubscription> = subs
-        .into_iter()
-        .filter_map(|(_, v)| {
-            zest_protocol::codec::decode::<StoredProcessMessageSubscription>(&v).ok()
-        })
-        .filter(|sub| {
-            sub.state != ProcessMessageSubscriptionState::Deleting
-                && targets(&sub.record.element_id)
-        })
-        .collect();
-    // Zeebe's state keys a name by its length first
-    open.sort_by(|a, b| {
-        let (a, b) = (&a.record.message_name, &b.record.message_name);
-        (a.len(), a).cmp(&(b.len(), b))
-    });
-    for sub in open {
+    for sub in open_subscriptions(ctx, element_instance_key, targets) {
         ctx.event(
             sub.key,
             Intent::Deleting,

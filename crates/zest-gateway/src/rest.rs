@@ -594,17 +594,22 @@ async fn search_element_instances(
                 .all(|(name, want)| field_matches(item, name, want))
         })
         .collect();
-    let page = req.page.unwrap_or_default();
+    Ok(Json(page_of(matching, req.page)))
+}
+
+/// One page of search results (`from`, `limit` 100 by default) with the total count.
+fn page_of(matching: Vec<Value>, page: Option<PageRequest>) -> Value {
+    let page = page.unwrap_or_default();
     let total = matching.len();
     let items: Vec<Value> = matching
         .into_iter()
         .skip(page.from.unwrap_or(0))
         .take(page.limit.unwrap_or(100))
         .collect();
-    Ok(Json(json!({
+    json!({
         "items": items,
         "page": { "totalItems": total },
-    })))
+    })
 }
 
 /// An element instance as Camunda's REST API shows it (keys as strings).
@@ -672,13 +677,5 @@ async fn search_user_tasks(
         .map(user_task_json)
         .filter(wanted)
         .collect();
-    let page = req.page.unwrap_or_default();
-    let from = page.from.unwrap_or(0);
-    let limit = page.limit.unwrap_or(100);
-    let total = matching.len();
-    let items: Vec<Value> = matching.into_iter().skip(from).take(limit).collect();
-    Ok(Json(json!({
-        "items": items,
-        "page": { "totalItems": total },
-    })))
+    Ok(Json(page_of(matching, req.page)))
 }

@@ -1093,19 +1093,12 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                             .expression(id, ad_hoc, "Attribute 'outputElement'", text)?,
                     );
             }
-            match (&output_collection, &output_element) {
-                (Some(_), None) => self.ctx.problem(
-                    Some(id),
-                    ad_hoc,
-                    "Attribute 'outputElement' must be present if the attribute 'outputCollection' is set",
-                ),
-                (None, Some(_)) => self.ctx.problem(
-                    Some(id),
-                    ad_hoc,
-                    "Attribute 'outputCollection' must be present if the attribute 'outputElement' is set",
-                ),
-                _ => {}
-            }
+            self.output_pair(
+                id,
+                ad_hoc,
+                output_collection.is_some(),
+                output_element.is_some(),
+            );
         }
         if ext.len() > 1 {
             self.ctx.problem(
@@ -1128,6 +1121,17 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             activities: Vec::new(),
             elements_variable: serde_json::Value::Array(Vec::new()),
         })
+    }
+
+    /// `outputCollection` and `outputElement` (of a multi-instance loop or `zeebe:adHoc`) come
+    /// together or not at all.
+    fn output_pair(&mut self, id: &str, node: Node, collection: bool, element: bool) {
+        let missing = match (collection, element) {
+            (true, false) => "Attribute 'outputElement' must be present if the attribute 'outputCollection' is set",
+            (false, true) => "Attribute 'outputCollection' must be present if the attribute 'outputElement' is set",
+            _ => return,
+        };
+        self.ctx.problem(Some(id), node, missing);
     }
 
     /// The `bpmn:completionCondition` child of `node` (a multi-instance loop or an ad-hoc
@@ -1389,19 +1393,12 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             }
             None => None,
         };
-        match (&output_collection, &output_element) {
-            (Some(_), None) => self.ctx.problem(
-                Some(id),
-                lc,
-                "Attribute 'outputElement' must be present if the attribute 'outputCollection' is set",
-            ),
-            (None, Some(_)) => self.ctx.problem(
-                Some(id),
-                lc,
-                "Attribute 'outputCollection' must be present if the attribute 'outputElement' is set",
-            ),
-            _ => {}
-        }
+        self.output_pair(
+            id,
+            lc,
+            output_collection.is_some(),
+            output_element.is_some(),
+        );
         let completion_condition = self.completion_condition(id, node)?;
         Some(MultiInstance {
             sequential,

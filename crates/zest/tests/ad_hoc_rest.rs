@@ -8,7 +8,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{connect, http, start};
+use common::{activate_one, connect, create_with_result, http, start};
 use serde_json::{json, Value};
 use zest_gateway::proto;
 
@@ -72,22 +72,11 @@ fn activities_are_activated_over_rest_and_the_completion_condition_ends_the_sub_
         tenant_id: String::new(),
     }))
     .expect("the model deploys");
-    let mut waiting = c.clone();
-    let result = rt.spawn(async move {
-        waiting
-            .create_process_instance_with_result(proto::CreateProcessInstanceWithResultRequest {
-                request: Some(proto::CreateProcessInstanceRequest {
-                    bpmn_process_id: "agent".into(),
-                    version: -1,
-                    variables: r#"{"answered":false}"#.into(),
-                    ..Default::default()
-                }),
-                request_timeout: 60_000,
-                fetch_variables: vec![],
-            })
-            .await
-            .map(|r| r.into_inner())
-    });
+    let result = rt.spawn(create_with_result(
+        c.clone(),
+        "agent".into(),
+        r#"{"answered":false}"#.into(),
+    ));
     // no activeElementsCollection: the sub-process waits with nothing active inside
     let deadline = Instant::now() + Duration::from_secs(10);
     let tools = loop {
@@ -152,24 +141,7 @@ fn activities_are_activated_over_rest_and_the_completion_condition_ends_the_sub_
     assert_eq!(got, 204, "{problem}");
     find(&rest, instance, "tools#innerInstance", 1);
     let job = rt
-        .block_on(async {
-            let mut jobs = c
-                .activate_jobs(proto::ActivateJobsRequest {
-                    r#type: "lookup".into(),
-                    worker: "test".into(),
-                    timeout: 60_000,
-                    max_jobs_to_activate: 1,
-                    request_timeout: 5_000,
-                    ..Default::default()
-                })
-                .await
-                .unwrap()
-                .into_inner();
-            jobs.message()
-                .await
-                .unwrap()
-                .and_then(|r| r.jobs.into_iter().next())
-        })
+        .block_on(activate_one(&mut c, "lookup"))
         .expect("the lookup job is activated");
     let vars: Value = serde_json::from_str(&job.variables).unwrap();
     assert_eq!(vars["query"], "weather");

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{complete, connect, start};
+use common::{activate_one, complete, connect, start};
 use zest_gateway::proto;
 use zest_gateway::proto::activated_job::{JobKind, ListenerEventType};
 
@@ -57,23 +57,8 @@ async fn listener_jobs_report_their_kind_and_event_type() {
         ("work", JobKind::BpmnElement, ListenerEventType::Unspecified),
         ("after", JobKind::ExecutionListener, ListenerEventType::End),
     ] {
-        let mut jobs = c
-            .activate_jobs(proto::ActivateJobsRequest {
-                r#type: job_type.into(),
-                worker: "test".into(),
-                timeout: 60_000,
-                max_jobs_to_activate: 1,
-                request_timeout: 10_000,
-                ..Default::default()
-            })
+        let job = activate_one(&mut c, job_type)
             .await
-            .expect("activation is answered")
-            .into_inner();
-        let job = jobs
-            .message()
-            .await
-            .unwrap()
-            .and_then(|r| r.jobs.into_iter().next())
             .unwrap_or_else(|| panic!("a {job_type} job is activated"));
         assert_eq!(
             (job.kind(), job.listener_event_type()),

@@ -7,7 +7,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{connect, http, start};
+use common::{connect, create_with_result, http, start};
 use serde_json::{json, Value};
 use zest_gateway::proto;
 
@@ -71,22 +71,11 @@ fn user_tasks_are_assigned_updated_and_completed_over_rest() {
         })
         .expect("the answer lists the form");
     // create with result: answers once the instance completes
-    let mut waiting = c.clone();
-    let result = rt.spawn(async move {
-        waiting
-            .create_process_instance_with_result(proto::CreateProcessInstanceWithResultRequest {
-                request: Some(proto::CreateProcessInstanceRequest {
-                    bpmn_process_id: "user_tasks".into(),
-                    version: -1,
-                    variables: r#"{"owner":"demo"}"#.into(),
-                    ..Default::default()
-                }),
-                request_timeout: 60_000,
-                fetch_variables: vec![],
-            })
-            .await
-            .map(|r| r.into_inner())
-    });
+    let result = rt.spawn(create_with_result(
+        c.clone(),
+        "user_tasks".into(),
+        r#"{"owner":"demo"}"#.into(),
+    ));
     // the instance key comes with the result; find the task by its element among all tasks
     let deadline = Instant::now() + Duration::from_secs(10);
     let review = loop {

@@ -107,6 +107,47 @@ pub async fn deploy_one_task(c: &mut Client) {
     .expect("one_task.bpmn deploys");
 }
 
+/// Creates an instance of the latest `process_id` and waits for its result (for 60 s): spawn
+/// it, since it answers only once the instance completed.
+pub async fn create_with_result(
+    mut c: Client,
+    process_id: String,
+    variables: String,
+) -> Result<proto::CreateProcessInstanceWithResultResponse, tonic::Status> {
+    c.create_process_instance_with_result(proto::CreateProcessInstanceWithResultRequest {
+        request: Some(proto::CreateProcessInstanceRequest {
+            bpmn_process_id: process_id,
+            version: -1,
+            variables,
+            ..Default::default()
+        }),
+        request_timeout: 60_000,
+        fetch_variables: vec![],
+    })
+    .await
+    .map(|r| r.into_inner())
+}
+
+/// Activates one job of `job_type` (waiting up to 10 s for one), for 60 s.
+pub async fn activate_one(c: &mut Client, job_type: &str) -> Option<proto::ActivatedJob> {
+    let mut jobs = c
+        .activate_jobs(proto::ActivateJobsRequest {
+            r#type: job_type.into(),
+            worker: "test".into(),
+            timeout: 60_000,
+            max_jobs_to_activate: 1,
+            request_timeout: 10_000,
+            ..Default::default()
+        })
+        .await
+        .ok()?
+        .into_inner();
+    jobs.message()
+        .await
+        .ok()?
+        .and_then(|r| r.jobs.into_iter().next())
+}
+
 /// Completes a job without variables; completions are never refused.
 pub async fn complete(c: &mut Client, job_key: i64) {
     c.complete_job(proto::CompleteJobRequest {
