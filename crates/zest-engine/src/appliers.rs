@@ -543,7 +543,18 @@ fn apply_signal_subscription(
     use crate::signals::{owner_key, subscription_key};
     let k = subscription_key(sub);
     match r.intent {
-        Intent::Created => {
+        Intent::Created | Intent::Migrated => {
+            if r.intent == Intent::Migrated {
+                // the catch event id is part of the keys: the subscription of the same owner
+                // and signal under its old id goes, the migrated one comes
+                for (old_owner_key, old) in crate::signals::owned(txn, sub.catch_event_instance_key)
+                {
+                    if old.signal_name == sub.signal_name {
+                        txn.delete(Ks::SignalSubscriptions, subscription_key(&old));
+                        txn.delete(Ks::SignalSubscriptions, old_owner_key);
+                    }
+                }
+            }
             txn.put(
                 Ks::SignalSubscriptions,
                 k,
@@ -557,25 +568,6 @@ fn apply_signal_subscription(
         Intent::Deleted => {
             txn.delete(Ks::SignalSubscriptions, k);
             txn.delete(Ks::SignalSubscriptions, owner_key(sub));
-        }
-        Intent::Migrated => {
-            // the catch event id is part of the keys: the subscription of the same owner and
-            // signal under its old id goes, the migrated one comes
-            for (old_owner_key, old) in crate::signals::owned(txn, sub.catch_event_instance_key) {
-                if old.signal_name == sub.signal_name {
-                    txn.delete(Ks::SignalSubscriptions, subscription_key(&old));
-                    txn.delete(Ks::SignalSubscriptions, old_owner_key);
-                }
-            }
-            txn.put(
-                Ks::SignalSubscriptions,
-                k,
-                &crate::types::StoredSignalSubscription {
-                    key: r.key,
-                    record: sub.clone(),
-                },
-            );
-            txn.put(Ks::SignalSubscriptions, owner_key(sub), &sub.signal_name);
         }
         _ => {}
     }

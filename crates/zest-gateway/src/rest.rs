@@ -568,21 +568,8 @@ async fn search_element_instances(
     uri: Uri,
     text: String,
 ) -> Result<Json<Value>, Problem> {
-    let req: SearchRequest = body(&text, &uri)?;
-    let filter = req.filter.unwrap_or_default();
-    if let Some(name) = filter
-        .keys()
-        .find(|n| !ELEMENT_INSTANCE_FILTERS.contains(&n.as_str()))
-    {
-        return Err(Problem::new(
-            StatusCode::BAD_REQUEST,
-            format!(
-                "Expected a supported element instance filter ({}), but got '{name}'",
-                ELEMENT_INSTANCE_FILTERS.join(", ")
-            ),
-            &uri,
-        ));
-    }
+    let (filter, page) =
+        search_request(&text, &uri, "element instance", &ELEMENT_INSTANCE_FILTERS)?;
     let mut all = rest.broker.active_element_instances();
     all.sort_by_key(|(inst, _)| inst.key);
     let matching: Vec<Value> = all
@@ -594,7 +581,30 @@ async fn search_element_instances(
                 .all(|(name, want)| field_matches(item, name, want))
         })
         .collect();
-    Ok(Json(page_of(matching, req.page)))
+    Ok(Json(page_of(matching, page)))
+}
+
+/// A search request's filter and page; a filter field outside `allowed` is a 400 naming the
+/// supported ones.
+fn search_request(
+    text: &str,
+    uri: &Uri,
+    what: &str,
+    allowed: &[&str],
+) -> Result<(Map<String, Value>, Option<PageRequest>), Problem> {
+    let req: SearchRequest = body(text, uri)?;
+    let filter = req.filter.unwrap_or_default();
+    if let Some(name) = filter.keys().find(|n| !allowed.contains(&n.as_str())) {
+        return Err(Problem::new(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "Expected a supported {what} filter ({}), but got '{name}'",
+                allowed.join(", ")
+            ),
+            uri,
+        ));
+    }
+    Ok((filter, req.page))
 }
 
 /// One page of search results (`from`, `limit` 100 by default) with the total count.
@@ -638,21 +648,9 @@ async fn search_user_tasks(
     uri: Uri,
     text: String,
 ) -> Result<Json<Value>, Problem> {
-    let req: SearchRequest = body(&text, &uri)?;
-    let filter = req.filter.unwrap_or_default();
-    for name in filter.keys() {
-        if !FILTERS.contains(&name.as_str()) && name != "candidateGroup" && name != "candidateUser"
-        {
-            return Err(Problem::new(
-                StatusCode::BAD_REQUEST,
-                format!(
-                    "Expected a supported user task filter ({}, candidateGroup, candidateUser), but got '{name}'",
-                    FILTERS.join(", ")
-                ),
-                &uri,
-            ));
-        }
-    }
+    let mut allowed = FILTERS.to_vec();
+    allowed.extend(["candidateGroup", "candidateUser"]);
+    let (filter, page) = search_request(&text, &uri, "user task", &allowed)?;
     let wanted = |task: &Value| -> bool {
         filter.iter().all(|(name, want)| {
             let want_text = match want {
@@ -677,5 +675,5 @@ async fn search_user_tasks(
         .map(user_task_json)
         .filter(wanted)
         .collect();
-    Ok(Json(page_of(matching, req.page)))
+    Ok(Json(page_of(matching, page)))
 }
