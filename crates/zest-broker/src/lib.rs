@@ -5,6 +5,7 @@
 //! into commands without blocking processing.
 
 mod backpressure;
+mod job_streams;
 mod metrics;
 mod partition;
 mod scheduler;
@@ -19,6 +20,7 @@ use zest_protocol::{partition_of_key, PartitionId, Record};
 use zest_storage::{Store, StoreConfig};
 
 pub use backpressure::{BackpressureConfig, LimitAlgorithm, DEFAULT_MAX_JOB_WAIT};
+pub use job_streams::{JobStream, JobStreamSpec, PushedJob};
 pub use metrics::Metrics;
 pub use zest_cluster::RaftSettings;
 
@@ -87,6 +89,9 @@ pub struct Broker {
     store: Store,
     partitions: Vec<partition::PartitionHandle>,
     jobs_available: broadcast::Sender<String>,
+    job_streams: Arc<job_streams::Registry>,
+    /// Each partition's queue of internal commands (job yields go there).
+    internal: Arc<[mpsc::Sender<Submission>]>,
     round_robin: AtomicU32,
     pub metrics: Arc<Metrics>,
 }
@@ -106,6 +111,7 @@ impl Broker {
         let store = Store::open(&config.data_dir, &config.store)?;
         let metrics = Arc::new(Metrics::new()?);
         let (jobs_available, _) = broadcast::channel(1024);
+        let job_streams = Arc::new(job_streams::Registry::default());
         let mut partitions = Vec::new();
         for pid in 1..=config.partitions {
             let handle = partition::start(
@@ -113,16 +119,20 @@ impl Broker {
                 &config,
                 &store,
                 jobs_available.clone(),
+                job_streams.clone(),
                 metrics.clone(),
             )
             .await?;
             partitions.push(handle);
         }
+        let internal = partitions.iter().map(|p| p.internal_tx.clone()).collect();
         Ok(Broker {
             config,
             store,
             partitions,
             jobs_available,
+            job_streams,
+            internal,
             round_robin: AtomicU32::new(0),
             metrics,
         })
@@ -204,6 +214,23 @@ impl Broker {
                 "the command was not answered; the partition may have restarted".into(),
             )
         })
+    }
+
+    /// Opens a job stream (job push): jobs of the type are activated for it as they become
+    /// activatable while it has room in its window of `window` jobs. Dropping it closes it.
+    pub fn open_job_stream(&self, spec: &JobStreamSpec, window: usize) -> JobStream {
+        JobStream::open(
+            self.job_streams.clone(),
+            self.internal.clone(),
+            spec,
+            window,
+        )
+    }
+
+    /// Hands back a job that was activated for a worker that went away before it got it
+    /// (JOB YIELD): it becomes activatable again at once.
+    pub fn yield_job(&self, job: PushedJob) {
+        job_streams::yield_job(&self.internal, job);
     }
 
     /// Notifications of job types that became activatable.

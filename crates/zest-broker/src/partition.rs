@@ -5,6 +5,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use tokio::sync::mpsc::OwnedPermit;
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use zest_cluster::{AppliedInfo, RecordBatch, ZestRaft};
@@ -14,12 +15,15 @@ use zest_protocol::{Intent, PartitionId, Record, RecordType, RecordValue, ValueT
 use zest_storage::{PartitionStore, Store};
 
 use crate::backpressure::{Limiter, Permit};
+use crate::job_streams::{PartitionStreams, PushedJob, Registry};
 use crate::metrics::{Lifetimes, Metrics};
 use crate::{scheduler, BrokerConfig, Submission};
 
 pub(crate) struct PartitionHandle {
     pub id: PartitionId,
     pub client_tx: mpsc::Sender<Submission>,
+    /// Internal commands (job yields; the scheduler has its own clone).
+    pub internal_tx: mpsc::Sender<Submission>,
     pub raft: ZestRaft,
     pub limiter: Arc<Limiter>,
     /// This partition's request counters, looked up once instead of by label per request.
@@ -65,6 +69,7 @@ pub(crate) async fn start(
     config: &BrokerConfig,
     store: &Store,
     jobs_available: broadcast::Sender<String>,
+    job_streams: Arc<Registry>,
     metrics: Arc<Metrics>,
 ) -> anyhow::Result<PartitionHandle> {
     let pstore = store.partition(pid)?;
@@ -106,13 +111,15 @@ pub(crate) async fn start(
     let rejected_requests = metrics.backpressure_rejections.with_label_values(&[&label]);
     let limiter = Limiter::new(&config.backpressure);
     let store_for_metrics = pstore.clone();
+    let streams = Arc::new(PartitionStreams::new(job_streams));
     let processor = Processor {
         pid,
         limiter: limiter.clone(),
         raft: raft.clone(),
         store: pstore.clone(),
         applied: praft.applied.clone(),
-        engine: Engine::new(pid),
+        engine: Engine::new(pid).with_job_streams(streams.clone()),
+        streams,
         jobs_available,
         metrics,
         stream_id,
@@ -131,7 +138,7 @@ pub(crate) async fn start(
         tokio::spawn(scheduler::run(
             pid,
             pstore,
-            internal_tx,
+            internal_tx.clone(),
             config.scheduler_interval,
             stop_rx,
         )),
@@ -139,6 +146,7 @@ pub(crate) async fn start(
     Ok(PartitionHandle {
         id: pid,
         client_tx,
+        internal_tx,
         raft,
         limiter,
         received_requests,
@@ -158,6 +166,8 @@ struct InFlight {
     waiting: Vec<(i64, oneshot::Sender<Record>, bool)>,
     responses: Vec<zest_engine::Response>,
     effects: Vec<SideEffect>,
+    /// Places reserved in job streams for the jobs this group pushes, by job key.
+    pushes: Vec<(i64, OwnedPermit<PushedJob>)>,
     /// Backpressure permits of the group's commands, released when it is answered.
     permits: Vec<Permit>,
     /// When each command of the group arrived.
@@ -174,6 +184,8 @@ struct Processor {
     store: PartitionStore,
     applied: Arc<AppliedInfo>,
     engine: Engine,
+    /// The engine's view of the node's job streams (job push).
+    streams: Arc<PartitionStreams>,
     jobs_available: broadcast::Sender<String>,
     metrics: Arc<Metrics>,
     stream_id: i32,
@@ -276,6 +288,7 @@ impl Processor {
         let mut records: Vec<Record> = Vec::new();
         let mut responses = Vec::new();
         let mut effects = Vec::new();
+        let mut pushes = Vec::new();
         let mut waiting = Vec::new();
         let mut permits = Vec::new();
         let mut received = Vec::with_capacity(group.len());
@@ -313,6 +326,15 @@ impl Processor {
                     records.extend(result.records);
                 }
                 responses.extend(result.responses);
+                // places reserved for pushes of a rolled-back batch are freed here
+                for (job_key, permit) in self.streams.take() {
+                    let kept = result.side_effects.iter().any(
+                        |e| matches!(e, SideEffect::PushJob { job_key: k, .. } if *k == job_key),
+                    );
+                    if kept {
+                        pushes.push((job_key, permit));
+                    }
+                }
                 effects.extend(result.side_effects);
             }
             txn.into_writes()
@@ -375,6 +397,7 @@ impl Processor {
             waiting,
             responses,
             effects,
+            pushes,
             permits,
             received,
             appended: Instant::now(),
@@ -476,8 +499,28 @@ impl Processor {
         if self.pending.len() > 1024 || self.in_flight.is_empty() {
             self.pending.retain(|_, reply| !reply.is_closed());
         }
+        // in the order of their side effects, unless a batch was rolled back in between
+        let mut pushes: VecDeque<_> = done.pushes.into();
         for e in done.effects {
             match e {
+                SideEffect::PushJob { job_key, job } => {
+                    match pushes.iter().position(|(k, _)| *k == job_key) {
+                        Some(i) => {
+                            let Some((_, permit)) = pushes.remove(i) else {
+                                continue;
+                            };
+                            permit.send(PushedJob {
+                                key: job_key,
+                                job: *job,
+                            });
+                        }
+                        None => tracing::error!(
+                            partition = self.pid,
+                            job = job_key,
+                            "a pushed job has no place reserved in a stream; it is activated until its deadline"
+                        ),
+                    }
+                }
                 SideEffect::JobsAvailable(job_type) => {
                     let _ = self.jobs_available.send(job_type);
                 }

@@ -854,7 +854,7 @@ fn apply_job(txn: &mut Txn<'_>, r: &Record, j: &zest_protocol::JobRecord) {
                         JobState::Failed
                     };
                 }
-                Intent::TimedOut | Intent::RecurredAfterBackoff => {
+                Intent::TimedOut | Intent::RecurredAfterBackoff | Intent::Yielded => {
                     stored.record.deadline = -1;
                     stored.state = JobState::Activatable;
                 }

@@ -17,7 +17,7 @@ use zest_protocol::{
 
 use crate::ad_hoc;
 use crate::appliers::join_token_key;
-use crate::engine::{Ctx, ProcResult, Rejection, SideEffect};
+use crate::engine::{Ctx, ProcResult, Rejection};
 use crate::state::{key_i64, read_i64, Ks};
 use crate::types::{AwaitingResult, ElementInstance, StoredJob};
 use crate::{
@@ -139,7 +139,7 @@ pub(crate) fn create_job(
     let job = JobRecord {
         kind,
         listener_event_type,
-        job_type: job_type.clone(),
+        job_type,
         retries,
         deadline: -1,
         custom_headers,
@@ -154,8 +154,8 @@ pub(crate) fn create_job(
         ..Default::default()
     };
     let job_key = ctx.next_key();
-    ctx.event(job_key, Intent::Created, RecordValue::Job(job));
-    ctx.side_effect(SideEffect::JobsAvailable(job_type));
+    ctx.event(job_key, Intent::Created, RecordValue::Job(job.clone()));
+    crate::jobs::publish_work(ctx, job_key, &job);
 }
 
 /// Evaluates the job type (a non-empty string) and retries (an integer) of a job definition in

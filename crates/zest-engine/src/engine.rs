@@ -1,7 +1,10 @@
 use std::collections::VecDeque;
 
+use std::sync::Arc;
+
 use zest_protocol::{
-    encode_key, Intent, PartitionId, Position, Record, RecordType, RecordValue, RejectionType,
+    encode_key, Intent, JobRecord, PartitionId, Position, Record, RecordType, RecordValue,
+    RejectionType,
 };
 
 use crate::appliers::{apply_event, observe_key};
@@ -55,6 +58,28 @@ pub enum SideEffect {
     JobsAvailable(String),
     /// A command for another partition (message subscriptions), to append to its log.
     SendCommand(PartitionId, Box<Record>),
+    /// A job activated in this batch for an open job stream (JOB_BATCH ACTIVATED is written):
+    /// push it, variables included, to the stream that [`JobStreams::reserve`] reserved for it.
+    PushJob { job_key: i64, job: Box<JobRecord> },
+}
+
+/// The job streams open on this node (StreamActivatedJobs), as the engine sees them: Zeebe's job
+/// push. When a job becomes activatable the engine asks for a stream of its type; with one, the
+/// job is activated in the same batch (JOB_BATCH ACTIVATED) and pushed once that batch commits,
+/// which saves a command and a commit per job. Not deterministic, and need not be: the
+/// activation is an event, so replay only applies it.
+pub trait JobStreams: Send + Sync {
+    /// Picks a stream that takes jobs like `job` (type, tenant) and has room, and reserves a
+    /// place in it for `job_key`; None when no stream can take it now.
+    fn reserve(&self, job_key: i64, job: &JobRecord) -> Option<StreamTarget>;
+}
+
+/// What a job stream asked for: the activation's worker, timeout and variables.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamTarget {
+    pub worker: String,
+    pub timeout: i64,
+    pub fetch_variables: Vec<String>,
 }
 
 /// What processing one command produced: the records to append (the command first), the
@@ -82,6 +107,7 @@ pub struct Engine {
     partition_id: PartitionId,
     partition_count: u32,
     models: Models,
+    job_streams: Option<Arc<dyn JobStreams>>,
 }
 
 /// Meta key of the highest key generated on this partition.
@@ -93,7 +119,15 @@ impl Engine {
             partition_id,
             partition_count: 1,
             models: Models::default(),
+            job_streams: None,
         }
+    }
+
+    /// Pushes jobs to these job streams (see [`JobStreams`]); without, jobs wait for
+    /// JOB_BATCH ACTIVATE.
+    pub fn with_job_streams(mut self, streams: Arc<dyn JobStreams>) -> Engine {
+        self.job_streams = Some(streams);
+        self
     }
 
     /// Sets the number of partitions of the cluster (message routing needs it).
@@ -126,6 +160,7 @@ impl Engine {
         let mut ctx = Ctx {
             txn,
             models: &mut self.models,
+            streams: self.job_streams.as_deref(),
             partition_id: self.partition_id,
             partition_count: self.partition_count,
             now,
@@ -230,6 +265,7 @@ fn dispatch(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
         (RecordValue::Job(j), UpdateTimeout) => jobs::update_timeout(ctx, cmd, j),
         (RecordValue::Job(_), TimeOut) => jobs::time_out(ctx, cmd),
         (RecordValue::Job(_), RecurAfterBackoff) => jobs::recur(ctx, cmd),
+        (RecordValue::Job(_), Yield) => jobs::yield_job(ctx, cmd),
         (RecordValue::JobBatch(b), Activate) => jobs::activate(ctx, cmd, b),
         (RecordValue::VariableDocument(d), Update) => instance::set_variables(ctx, cmd, d),
         (RecordValue::Incident(_), Resolve) => instance::resolve_incident(ctx, cmd),
@@ -284,6 +320,8 @@ fn dispatch(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
 pub(crate) struct Ctx<'e, 't, 'b> {
     pub txn: &'t mut Txn<'b>,
     pub models: &'e mut Models,
+    /// Open job streams, when the broker has any (job push).
+    pub streams: Option<&'e dyn JobStreams>,
     pub partition_id: PartitionId,
     pub partition_count: u32,
     pub now: i64,
@@ -441,6 +479,14 @@ impl Ctx<'_, '_, '_> {
         if !self.result.side_effects.contains(&effect) {
             self.result.side_effects.push(effect);
         }
+    }
+
+    /// Pushes `job` (activated in this batch) to the stream reserved for it, once committed.
+    pub fn push_job(&mut self, job_key: i64, job: JobRecord) {
+        self.result.side_effects.push(SideEffect::PushJob {
+            job_key,
+            job: Box::new(job),
+        });
     }
 
     /// A record that is only sent to a client, never written (e.g. a process instance result).

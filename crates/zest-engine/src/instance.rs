@@ -8,7 +8,7 @@ use zest_protocol::{
 
 use crate::appliers::version_key;
 use crate::bpmn;
-use crate::engine::{Ctx, ProcResult, Rejection, SideEffect};
+use crate::engine::{Ctx, ProcResult, Rejection};
 use crate::state::{key_i64, Ks};
 use crate::types::{
     ElementInstance, FailedStep, LatestVersion, StoredIncident, StoredJob, StoredProcess,
@@ -248,7 +248,7 @@ pub fn resolve_incident(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
                 .txn
                 .get::<StoredJob>(Ks::Jobs, &key_i64(incident.record.job_key))
             {
-                ctx.side_effect(SideEffect::JobsAvailable(job.record.job_type));
+                crate::jobs::publish_work(ctx, incident.record.job_key, &job.record);
             }
         }
         FailedStep::ActivateElement => bpmn::on_activate(ctx, elem_key)?,

@@ -32,6 +32,64 @@ fn state_name(s: JobState) -> &'static str {
     }
 }
 
+/// A job became activatable: activate it at once for an open job stream that has room (JOB_BATCH
+/// ACTIVATED with just this job, pushed once the batch commits), or tell the waiting workers
+/// that jobs of its type are available. `job` is the job as it is now in state.
+pub(crate) fn publish_work(ctx: &mut Ctx<'_, '_, '_>, job_key: i64, job: &JobRecord) {
+    let target = ctx.streams.and_then(|s| s.reserve(job_key, job));
+    let Some(target) = target else {
+        ctx.side_effect(SideEffect::JobsAvailable(job.job_type.clone()));
+        return;
+    };
+    let activated = JobRecord {
+        worker: target.worker.clone(),
+        deadline: ctx.now + target.timeout,
+        timeout: target.timeout,
+        variables: String::new(),
+        ..job.clone()
+    };
+    let vars = variables::visible_selected(ctx, job.element_instance_key, &target.fetch_variables);
+    let pushed = JobRecord {
+        variables: Value::Object(vars).to_string(),
+        ..activated.clone()
+    };
+    let batch = JobBatchRecord {
+        job_type: job.job_type.clone(),
+        worker: target.worker,
+        timeout: target.timeout,
+        max_jobs_to_activate: 1,
+        fetch_variables: target.fetch_variables,
+        job_keys: vec![job_key],
+        jobs: vec![activated],
+        truncated: false,
+        tenant_ids: vec![job.tenant_id.clone()],
+    };
+    let key = ctx.next_key();
+    ctx.event(key, Intent::Activated, RecordValue::JobBatch(batch));
+    ctx.push_job(job_key, pushed);
+}
+
+/// JOB YIELD: a pushed job that its stream could not deliver (the client went away) becomes
+/// activatable again at once, instead of when its deadline passes. Workers are told, but the
+/// job is not pushed again from here (a stream that keeps failing would loop).
+pub fn yield_job(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
+    let job = load_job(ctx, cmd.key, "yield")?;
+    if job.state != JobState::Activated {
+        return Err(Rejection::invalid_state(format!(
+            "Expected to yield activated job with key '{}', but it is in state '{}'",
+            cmd.key,
+            state_name(job.state)
+        )));
+    }
+    ctx.event(
+        cmd.key,
+        Intent::Yielded,
+        RecordValue::Job(job.record.clone()),
+    );
+    ctx.side_effect(SideEffect::JobsAvailable(job.record.job_type));
+    Ok(())
+}
+
 /// JOB_BATCH ACTIVATE: hands out up to `max_jobs_to_activate` activatable jobs of a type.
 pub fn activate(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, batch: &JobBatchRecord) -> ProcResult {
     if batch.job_type.is_empty() {
@@ -183,7 +241,7 @@ pub fn fail(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) -> ProcResul
             bpmn::raise_incident(ctx, &inst, error_type, msg, cmd.key)?;
         }
     } else if j.retry_backoff <= 0 {
-        ctx.side_effect(SideEffect::JobsAvailable(job.record.job_type.clone()));
+        publish_work(ctx, cmd.key, &record);
     }
     ctx.respond(cmd, event);
     Ok(())
@@ -284,7 +342,7 @@ pub fn time_out(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
         Intent::TimedOut,
         RecordValue::Job(job.record.clone()),
     );
-    ctx.side_effect(SideEffect::JobsAvailable(job.record.job_type));
+    publish_work(ctx, cmd.key, &job.record);
     Ok(())
 }
 
@@ -302,6 +360,6 @@ pub fn recur(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
         Intent::RecurredAfterBackoff,
         RecordValue::Job(job.record.clone()),
     );
-    ctx.side_effect(SideEffect::JobsAvailable(job.record.job_type));
+    publish_work(ctx, cmd.key, &job.record);
     Ok(())
 }

@@ -6,7 +6,7 @@ use futures::Stream;
 use prost::Message;
 use tokio::sync::broadcast::error::RecvError;
 use tonic::{Code, Request, Response, Status};
-use zest_broker::Broker;
+use zest_broker::{Broker, JobStream, JobStreamSpec, PushedJob};
 use zest_engine::new_command;
 use zest_protocol::{
     BpmnElementType, BpmnEventType, DecisionEvaluationRecord, DeploymentRecord, DeploymentResource,
@@ -75,7 +75,7 @@ impl GatewayService {
         partition: PartitionId,
         wanted: &JobBatchRecord,
         max: i32,
-    ) -> Result<Vec<proto::ActivatedJob>, Status> {
+    ) -> Result<Vec<PushedJob>, Status> {
         let batch = JobBatchRecord {
             max_jobs_to_activate: max,
             ..wanted.clone()
@@ -86,8 +86,8 @@ impl GatewayService {
             RecordValue::JobBatch(b) => b
                 .job_keys
                 .iter()
-                .zip(b.jobs.iter())
-                .map(|(k, j)| activated_job(*k, j))
+                .zip(b.jobs)
+                .map(|(&key, job)| PushedJob { key, job })
                 .collect(),
             _ => Vec::new(),
         })
@@ -292,7 +292,7 @@ impl Gateway for GatewayService {
                     match this.activate(partition, &wanted, remaining).await {
                         Ok(activated) => {
                             remaining -= activated.len() as i32;
-                            jobs.extend(activated);
+                            jobs.extend(activated.iter().map(|j| activated_job(j.key, &j.job)));
                         }
                         Err(status) => {
                             let _ = tx.send(Err(status)).await;
@@ -325,19 +325,21 @@ impl Gateway for GatewayService {
         Ok(Response::new(stream))
     }
 
-    /// Job push: jobs of the type are activated for this stream as they become activatable,
-    /// for as long as the client keeps the stream open. Flow control comes from the client's
-    /// stream: a job is activated only when the stream's channel ([`STREAM_WINDOW`] jobs) has
-    /// room, and the channel drains only as fast as the transport sends, which HTTP/2 flow
-    /// control limits to the client's receive window. So a worker that stops reading holds at
-    /// most its window (grpc-java and tonic open 1-2 MiB) plus the channel's 32 jobs, and
-    /// activation stops there instead of growing memory.
+    /// Job push, as Zeebe does it: the stream registers with the broker, and a job of its type
+    /// that becomes activatable while the stream has room is activated in the batch that makes
+    /// it activatable and pushed once that batch commits (see `zest_broker::JobStream`). Flow
+    /// control comes from the client's stream: the stream's channel holds [`STREAM_WINDOW`]
+    /// jobs and drains only as fast as the transport sends, which HTTP/2 flow control limits to
+    /// the client's receive window. So a worker that stops reading holds at most its window
+    /// (grpc-java and tonic open 1-2 MiB) plus the channel's 32 jobs; beyond that jobs wait for
+    /// workers instead of growing memory.
     ///
-    /// Zeebe hands a pushed job that cannot be delivered back at once (YIELD); here a job that
-    /// was activated for a stream the client closed before reading it becomes activatable again
-    /// when its timeout passes, as after a worker crash. A full partition queue or a partition
-    /// that is briefly unavailable pauses the stream (retrying after 100 ms) instead of ending
-    /// it; the node stopping ends it with UNAVAILABLE.
+    /// Jobs that were activatable before the stream opened, or that found it full, are taken by
+    /// this task with JOB_BATCH ACTIVATE as room frees up (woken by job notifications). When the
+    /// client goes away, the jobs still in the channel are handed back (JOB YIELD), so another
+    /// worker gets them at once. A full partition queue or a partition that is briefly
+    /// unavailable pauses the backlog activation (retrying after 100 ms) instead of ending the
+    /// stream; the node stopping ends it with UNAVAILABLE.
     async fn stream_activated_jobs(
         &self,
         request: Request<proto::StreamActivatedJobsRequest>,
@@ -352,13 +354,34 @@ impl Gateway for GatewayService {
             &r.tenant_ids,
         )?;
         let this = self.clone();
-        let (tx, rx) = tokio::sync::mpsc::channel(STREAM_WINDOW);
+        // Subscribe before the first activation so that no notification is missed.
+        let mut notifications = this.broker.subscribe_jobs();
+        let jobs = this.broker.open_job_stream(
+            &JobStreamSpec {
+                job_type: wanted.job_type.clone(),
+                worker: wanted.worker.clone(),
+                timeout: wanted.timeout,
+                fetch_variables: wanted.fetch_variables.clone(),
+            },
+            STREAM_WINDOW,
+        );
+        let tx = jobs.sender();
+        let (error_tx, error_rx) = tokio::sync::oneshot::channel();
+        let stream = PushedJobs {
+            jobs,
+            error: Some(error_rx),
+            ended: false,
+        };
         tokio::spawn(async move {
-            // Subscribe before the first attempt so that no notification is missed.
-            let mut notifications = this.broker.subscribe_jobs();
             let partitions = this.broker.partition_count();
             let mut first = 1;
             let stopped = || Status::unavailable("the gateway is shutting down; reconnect");
+            let mut error_tx = Some(error_tx);
+            let mut fail = |status: Status| {
+                if let Some(e) = error_tx.take() {
+                    let _ = e.send(status);
+                }
+            };
             loop {
                 // Wait until the client has read enough to make room.
                 tokio::select! {
@@ -366,13 +389,10 @@ impl Gateway for GatewayService {
                         Ok(permit) => drop(permit),
                         Err(_) => return, // the client went away
                     },
-                    _ = this.stopping() => {
-                        let _ = tx.try_send(Err(stopped()));
-                        return;
-                    }
+                    _ = this.stopping() => return fail(stopped()),
                 }
                 let mut room = tx.capacity() as i32;
-                let mut pushed = 0;
+                let mut activated_any = false;
                 let mut paused = false;
                 for i in 0..partitions {
                     if room < 1 {
@@ -382,9 +402,13 @@ impl Gateway for GatewayService {
                     match this.activate(partition, &wanted, room).await {
                         Ok(activated) => {
                             room -= activated.len() as i32;
-                            for job in activated {
-                                pushed += 1;
-                                if tx.send(Ok(job)).await.is_err() {
+                            let mut activated = activated.into_iter();
+                            for job in activated.by_ref() {
+                                activated_any = true;
+                                if let Err(e) = tx.send(job).await {
+                                    // the client went away: hand these back
+                                    this.broker.yield_job(e.0);
+                                    activated.for_each(|job| this.broker.yield_job(job));
                                     return;
                                 }
                             }
@@ -401,31 +425,23 @@ impl Gateway for GatewayService {
                             tokio::select! {
                                 _ = tokio::time::sleep(Duration::from_millis(100)) => {}
                                 _ = tx.closed() => return,
-                                _ = this.stopping() => {
-                                    let _ = tx.try_send(Err(stopped()));
-                                    return;
-                                }
+                                _ = this.stopping() => return fail(stopped()),
                             }
                         }
-                        Err(status) => {
-                            let _ = tx.send(Err(status)).await;
-                            return;
-                        }
+                        Err(status) => return fail(status),
                     }
                 }
                 first = first % partitions + 1;
                 // after a pause, try again rather than wait for a job that may already be there
-                if pushed > 0 || paused {
+                if activated_any || paused {
                     continue;
                 }
-                // Park until a job of this type appears, the client goes or the node stops.
+                // Park until a job of this type waits for workers, the client goes or the node
+                // stops.
                 loop {
                     tokio::select! {
                         _ = tx.closed() => return,
-                        _ = this.stopping() => {
-                            let _ = tx.try_send(Err(stopped()));
-                            return;
-                        }
+                        _ = this.stopping() => return fail(stopped()),
                         n = notifications.recv() => match n {
                             Ok(t) if t == r.r#type => break,
                             Ok(_) => continue,
@@ -436,9 +452,7 @@ impl Gateway for GatewayService {
                 }
             }
         });
-        Ok(Response::new(Box::pin(
-            tokio_stream::wrappers::ReceiverStream::new(rx),
-        )))
+        Ok(Response::new(Box::pin(stream)))
     }
 
     async fn cancel_process_instance(
@@ -1124,6 +1138,47 @@ impl Gateway for GatewayService {
 
 /// Jobs a job stream activates ahead of what its client has read.
 const STREAM_WINDOW: usize = 32;
+
+/// The response stream of StreamActivatedJobs: the jobs of the broker's job stream, then the
+/// error that ended the stream, if any. Dropping it (the client went away) closes the job
+/// stream, which hands undelivered jobs back.
+struct PushedJobs {
+    jobs: JobStream,
+    error: Option<tokio::sync::oneshot::Receiver<Status>>,
+    ended: bool,
+}
+
+impl Stream for PushedJobs {
+    type Item = Result<proto::ActivatedJob, Status>;
+
+    fn poll_next(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        use std::future::Future;
+        use std::task::Poll;
+        if self.ended {
+            return Poll::Ready(None);
+        }
+        if let Some(error) = self.error.as_mut() {
+            match Pin::new(error).poll(cx) {
+                Poll::Ready(Ok(status)) => {
+                    // the stream ends with the error; the jobs left in it are handed back when
+                    // it is dropped
+                    self.error = None;
+                    self.ended = true;
+                    return Poll::Ready(Some(Err(status)));
+                }
+                // the task ended without an error: the stream goes on with what it has
+                Poll::Ready(Err(_)) => self.error = None,
+                Poll::Pending => {}
+            }
+        }
+        self.jobs
+            .poll_recv(cx)
+            .map(|job| job.map(|j| Ok(activated_job(j.key, &j.job))))
+    }
+}
 
 /// A response stream fed by a task through a bounded channel (one message in flight).
 fn async_stream<T, F, Fut>(f: F) -> BoxStream<T>

@@ -201,6 +201,9 @@ pub enum Intent {
     ElementMigrated,
     /// An element instance of a process called by a migrated call activity.
     AncestorMigrated,
+    // job push: a pushed job that its stream could not deliver goes back
+    Yield,
+    Yielded,
 }
 
 impl Intent {
@@ -284,6 +287,8 @@ impl Intent {
             Intent::Migrated => "MIGRATED",
             Intent::ElementMigrated => "ELEMENT_MIGRATED",
             Intent::AncestorMigrated => "ANCESTOR_MIGRATED",
+            Intent::Yield => "YIELD",
+            Intent::Yielded => "YIELDED",
         }
     }
 }

@@ -179,3 +179,84 @@ fn lagging_workers_close_the_job_backlog_gate_for_new_instances() {
             .expect("the gate opens once the backlog is gone");
     });
 }
+
+/// The number of records of a kind written on partition 1, from the metrics.
+fn records_written(management: &str, value_type: &str, intent: &str) -> u64 {
+    http_get(management, "/metrics")
+        .lines()
+        .filter(|l| l.starts_with("zeebe_stream_processor_records_total{"))
+        .filter(|l| l.contains(&format!("valueType=\"{value_type}\"")))
+        .filter(|l| l.contains(&format!("intent=\"{intent}\"")))
+        .filter(|l| l.contains("recordType=\"EVENT\""))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum::<f64>() as u64
+}
+
+#[test]
+fn jobs_a_stream_did_not_deliver_go_back_to_workers_when_its_client_leaves() {
+    let node = start_with("yield", &["--backpressure-max-job-wait-ms", "0"]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut c = connect(&node.gateway).await;
+        deploy_one_task(&mut c).await;
+        // a stream that reads nothing, on a connection that takes 64 KiB at a time
+        let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", node.gateway))
+            .unwrap()
+            .initial_stream_window_size(65_535)
+            .initial_connection_window_size(65_535)
+            .connect()
+            .await
+            .unwrap();
+        let stream = GatewayClient::new(channel.clone())
+            .stream_activated_jobs(proto::StreamActivatedJobsRequest {
+                r#type: "benchmark-task".into(),
+                worker: "leaves".into(),
+                timeout: 600_000,
+                ..Default::default()
+            })
+            .await
+            .expect("the stream opens")
+            .into_inner();
+        // jobs of 64 KiB: the transport's buffers hold a few, the stream's window 32
+        let pad = "x".repeat(64 * 1024);
+        let total = 50u64;
+        for _ in 0..total {
+            create(&mut c, &format!("{{\"pad\":\"{pad}\"}}"))
+                .await
+                .expect("created");
+        }
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while records_written(&node.management, "JOB_BATCH", "ACTIVATED") < 32 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the stream's window fills"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let pushed = jobs_activated(&node.management);
+        assert!(pushed < total, "the stream holds a bounded number: {pushed}");
+
+        // the worker goes away without reading: what the stream held comes back at once (the
+        // jobs were activated for 10 minutes)
+        drop(stream);
+        drop(channel);
+        let mut late = HashSet::new();
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while (late.len() as u64) < total - 16 && std::time::Instant::now() < deadline {
+            for job in activate(&mut c, 64).await {
+                assert!(late.insert(job.key), "job {} activated twice", job.key);
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let yielded = records_written(&node.management, "JOB", "YIELDED");
+        assert!(
+            yielded >= 32,
+            "the jobs in the stream's window are yielded: {yielded}"
+        );
+        assert!(
+            late.len() as u64 >= total - 16,
+            "another worker gets all but what the transport took ({} of {total}, {yielded} yielded)",
+            late.len()
+        );
+    });
+}

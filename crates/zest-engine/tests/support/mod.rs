@@ -192,6 +192,13 @@ impl Harness {
         }
     }
 
+    /// A harness whose processing engine pushes jobs to these job streams.
+    pub fn with_job_streams(streams: std::sync::Arc<dyn zest_engine::JobStreams>) -> Harness {
+        let mut h = Harness::new();
+        h.engine = Engine::new(PARTITION).with_job_streams(streams);
+        h
+    }
+
     /// Replaces the processing engine by a fresh one (no cached models), as after a leader
     /// change or a snapshot install.
     pub fn restart_engine(&mut self) {

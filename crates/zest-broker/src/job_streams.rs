@@ -1,0 +1,330 @@
+//! Job push: the job streams (StreamActivatedJobs) open on this node and the places the engine
+//! reserves in them.
+//!
+//! A stream is a bounded channel of [`PushedJob`]s (its window) read by the gateway's response
+//! stream. When a job becomes activatable, the engine asks [`PartitionStreams::reserve`] for a
+//! stream of its type; a stream with room gives up one place in its channel (a tokio
+//! `OwnedPermit`), the engine writes JOB_BATCH ACTIVATED in the same batch, and once that batch
+//! has committed the processing loop sends the job into the reserved place. A batch that fails
+//! drops its permits, which frees the places. A full window reserves nothing, and the job waits
+//! for workers as before (a notification wakes the stream, which then activates jobs as they
+//! fit), so a slow worker holds at most its window.
+//!
+//! When the client goes away, [`JobStream`]'s `Drop` unregisters the stream, closes its channel
+//! and, on a task, hands every job still in it (and every job whose place was reserved but not
+//! yet sent) back with JOB YIELD, as Zeebe does, so another worker gets them at once instead of
+//! after their timeout.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use tokio::sync::mpsc::{self, OwnedPermit};
+use zest_engine::{new_command, JobStreams, StreamTarget};
+use zest_protocol::{partition_of_key, Intent, JobRecord, RecordValue};
+
+use crate::Submission;
+
+/// An activated job on its way to a worker: its key and its record, variables included.
+#[derive(Debug, Clone)]
+pub struct PushedJob {
+    pub key: i64,
+    pub job: JobRecord,
+}
+
+/// What a stream asks for.
+#[derive(Debug, Clone)]
+pub struct JobStreamSpec {
+    pub job_type: String,
+    pub worker: String,
+    pub timeout: i64,
+    pub fetch_variables: Vec<String>,
+}
+
+struct OpenStream {
+    id: u64,
+    target: StreamTarget,
+    tx: mpsc::Sender<PushedJob>,
+}
+
+#[derive(Default)]
+struct TypeStreams {
+    streams: Vec<OpenStream>,
+    /// Where the next reservation starts looking (round-robin between a type's streams).
+    next: usize,
+}
+
+#[derive(Default)]
+struct Inner {
+    next_id: u64,
+    by_type: HashMap<String, TypeStreams>,
+}
+
+/// The streams of the node, by job type.
+#[derive(Default)]
+pub(crate) struct Registry {
+    inner: Mutex<Inner>,
+}
+
+impl Registry {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn open(&self, spec: &JobStreamSpec, tx: mpsc::Sender<PushedJob>) -> u64 {
+        let mut inner = self.lock();
+        inner.next_id += 1;
+        let id = inner.next_id;
+        inner
+            .by_type
+            .entry(spec.job_type.clone())
+            .or_default()
+            .streams
+            .push(OpenStream {
+                id,
+                target: StreamTarget {
+                    worker: spec.worker.clone(),
+                    timeout: spec.timeout,
+                    fetch_variables: spec.fetch_variables.clone(),
+                },
+                tx,
+            });
+        id
+    }
+
+    fn close(&self, job_type: &str, id: u64) {
+        let mut inner = self.lock();
+        if let Some(t) = inner.by_type.get_mut(job_type) {
+            t.streams.retain(|s| s.id != id);
+            if t.streams.is_empty() {
+                inner.by_type.remove(job_type);
+            }
+        }
+    }
+
+    /// A place in a stream of the job's type with room, round-robin between the type's streams.
+    fn reserve(&self, job: &JobRecord) -> Option<(StreamTarget, OwnedPermit<PushedJob>)> {
+        let mut inner = self.lock();
+        let t = inner.by_type.get_mut(&job.job_type)?;
+        let n = t.streams.len();
+        for i in 0..n {
+            let idx = (t.next + i) % n;
+            let s = &t.streams[idx];
+            if let Ok(permit) = s.tx.clone().try_reserve_owned() {
+                let target = s.target.clone();
+                t.next = (idx + 1) % n;
+                return Some((target, permit));
+            }
+        }
+        None
+    }
+
+    #[cfg(test)]
+    fn count(&self) -> usize {
+        self.lock().by_type.values().map(|t| t.streams.len()).sum()
+    }
+}
+
+/// One partition's view of the registry, given to its engine: places reserved while a command
+/// is processed wait here until the processing loop takes them into the command's group.
+pub(crate) struct PartitionStreams {
+    registry: Arc<Registry>,
+    reserved: Mutex<Vec<(i64, OwnedPermit<PushedJob>)>>,
+}
+
+impl PartitionStreams {
+    pub fn new(registry: Arc<Registry>) -> PartitionStreams {
+        PartitionStreams {
+            registry,
+            reserved: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The places reserved since the last call.
+    pub fn take(&self) -> Vec<(i64, OwnedPermit<PushedJob>)> {
+        std::mem::take(&mut *self.reserved.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+impl JobStreams for PartitionStreams {
+    fn reserve(&self, job_key: i64, job: &JobRecord) -> Option<StreamTarget> {
+        let (target, permit) = self.registry.reserve(job)?;
+        self.reserved
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((job_key, permit));
+        Some(target)
+    }
+}
+
+/// Sends JOB YIELD for a pushed job that did not reach its worker. Without room in the
+/// partition's internal queue the job stays activated until its deadline, as before job push.
+pub(crate) fn yield_job(internal: &[mpsc::Sender<Submission>], pushed: PushedJob) {
+    let Some(tx) = internal.get((partition_of_key(pushed.key) as usize).wrapping_sub(1)) else {
+        return;
+    };
+    let job = JobRecord {
+        variables: String::new(),
+        ..pushed.job
+    };
+    let command = new_command(pushed.key, Intent::Yield, RecordValue::Job(job), -1, -1);
+    let submission = Submission {
+        record: command,
+        reply: None,
+        permit: None,
+        received: Instant::now(),
+    };
+    if tx.try_send(submission).is_err() {
+        tracing::warn!(
+            job = pushed.key,
+            "could not yield a job its stream did not deliver; it is activated until its deadline"
+        );
+    }
+}
+
+/// An open job stream: the jobs pushed to it, in order. Dropping it closes the stream and yields
+/// what it did not deliver.
+pub struct JobStream {
+    id: u64,
+    job_type: String,
+    registry: Arc<Registry>,
+    rx: Option<mpsc::Receiver<PushedJob>>,
+    tx: mpsc::Sender<PushedJob>,
+    internal: Arc<[mpsc::Sender<Submission>]>,
+}
+
+impl JobStream {
+    pub(crate) fn open(
+        registry: Arc<Registry>,
+        internal: Arc<[mpsc::Sender<Submission>]>,
+        spec: &JobStreamSpec,
+        window: usize,
+    ) -> JobStream {
+        let (tx, rx) = mpsc::channel(window.max(1));
+        let id = registry.open(spec, tx.clone());
+        JobStream {
+            id,
+            job_type: spec.job_type.clone(),
+            registry,
+            rx: Some(rx),
+            tx,
+            internal,
+        }
+    }
+
+    /// The stream's channel, for jobs activated for it by JOB_BATCH ACTIVATE (the backlog that
+    /// was there before the stream opened, or that did not fit when it was full). Resolves
+    /// `closed()` once the stream is dropped.
+    pub fn sender(&self) -> mpsc::Sender<PushedJob> {
+        self.tx.clone()
+    }
+
+    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<PushedJob>> {
+        match self.rx.as_mut() {
+            Some(rx) => rx.poll_recv(cx),
+            None => Poll::Ready(None),
+        }
+    }
+
+    /// Hands a job that could not be delivered back (JOB YIELD).
+    pub fn give_back(&self, job: PushedJob) {
+        yield_job(&self.internal, job);
+    }
+}
+
+impl Drop for JobStream {
+    fn drop(&mut self) {
+        self.registry.close(&self.job_type, self.id);
+        let Some(mut rx) = self.rx.take() else {
+            return;
+        };
+        // no new places; jobs already buffered, and places reserved by batches still committing,
+        // arrive until `recv` ends
+        rx.close();
+        let internal = self.internal.clone();
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => {
+                handle.spawn(async move {
+                    while let Some(job) = rx.recv().await {
+                        yield_job(&internal, job);
+                    }
+                });
+            }
+            Err(_) => {
+                while let Ok(job) = rx.try_recv() {
+                    yield_job(&internal, job);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(job_type: &str) -> JobStreamSpec {
+        JobStreamSpec {
+            job_type: job_type.into(),
+            worker: "w".into(),
+            timeout: 1000,
+            fetch_variables: vec![],
+        }
+    }
+
+    fn job(job_type: &str) -> JobRecord {
+        JobRecord {
+            job_type: job_type.into(),
+            ..Default::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn reservations_respect_each_window_and_alternate_between_streams() {
+        let registry = Arc::new(Registry::default());
+        let internal: Arc<[mpsc::Sender<Submission>]> = Arc::from(Vec::new());
+        let a = JobStream::open(registry.clone(), internal.clone(), &spec("t"), 2);
+        let b = JobStream::open(registry.clone(), internal.clone(), &spec("t"), 1);
+        let streams = PartitionStreams::new(registry.clone());
+        // three places in all: a, b, a
+        for key in 1..=3 {
+            assert!(streams.reserve(key, &job("t")).is_some(), "place {key}");
+        }
+        assert!(streams.reserve(4, &job("t")).is_none(), "both windows full");
+        assert!(
+            streams.reserve(5, &job("other")).is_none(),
+            "no stream of that type"
+        );
+        let reserved = streams.take();
+        assert_eq!(reserved.len(), 3);
+        // a dropped reservation frees its place
+        drop(reserved);
+        assert!(streams.reserve(6, &job("t")).is_some());
+        drop(streams.take());
+        drop(a);
+        drop(b);
+        assert_eq!(registry.count(), 0, "dropped streams are unregistered");
+    }
+
+    #[tokio::test]
+    async fn jobs_a_dropped_stream_did_not_deliver_are_yielded() {
+        let registry = Arc::new(Registry::default());
+        let (itx, mut irx) = mpsc::channel(16);
+        let internal: Arc<[mpsc::Sender<Submission>]> = Arc::from(vec![itx]);
+        let stream = JobStream::open(registry.clone(), internal, &spec("t"), 4);
+        let streams = PartitionStreams::new(registry);
+        let key = zest_protocol::encode_key(1, 7);
+        streams.reserve(key, &job("t")).expect("a place");
+        let (_, permit) = streams.take().pop().expect("reserved");
+        // the client goes away while the job's batch is still committing
+        drop(stream);
+        permit.send(PushedJob { key, job: job("t") });
+        let s = tokio::time::timeout(std::time::Duration::from_secs(5), irx.recv())
+            .await
+            .expect("a yield in time")
+            .expect("a yield");
+        assert_eq!(s.record.intent, Intent::Yield);
+        assert_eq!(s.record.key, key);
+    }
+}
