@@ -8,6 +8,7 @@
 #        STREAMING=1                        workers take jobs by job streaming (StreamActivatedJobs);
 #                                           0: by polling ActivateJobs. `maxpoll` always polls.
 #        ZEEBE=1                            also measure Zeebe (needs a JDK >= 21 and Maven)
+#        SETTLE=10                          seconds of rest after each measurement
 #        ZEST_BIN=target/release/zest       (built when absent)
 #
 # Zeebe is Zeebe's own engine from Maven Central (zeebe-process-test-engine, in-memory log and
@@ -39,6 +40,7 @@ else
   FIXED_RATE_WORKERS=${FIXED_RATE_WORKERS:-$POLL_WORKERS}
 fi
 ZEEBE=${ZEEBE:-1}
+SETTLE=${SETTLE:-10}
 ZEST_BIN=${ZEST_BIN:-target/release/zest}
 [ -x "$ZEST_BIN" ] || cargo build --release --locked -p zest
 ZEST_BIN=$(cd "$(dirname "$ZEST_BIN")" && pwd)/$(basename "$ZEST_BIN")
@@ -95,6 +97,9 @@ measure() {
   "$ZEST_BIN" bench --address 127.0.0.1:$PORT --server-pid "$SERVER_PID" --label "$system" \
     --workers "$WORKERS" --quiet --json "$OUT/$name-$system.json" "$@" | tee -a "$OUT/summary.txt"
   stop_server
+  # let the machine settle: right after a server of ~1 GiB exits, the kernel is still reclaiming
+  # its memory, which showed as a few ms added to the next measurement's latencies
+  sleep "$SETTLE"
 }
 
 field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))$2)" "$1"; }
