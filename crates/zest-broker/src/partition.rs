@@ -504,11 +504,12 @@ impl Processor {
         for e in done.effects {
             match e {
                 SideEffect::PushJob { job_key, job } => {
-                    match pushes.iter().position(|(k, _)| *k == job_key) {
-                        Some(i) => {
-                            let Some((_, permit)) = pushes.remove(i) else {
-                                continue;
-                            };
+                    let place = pushes
+                        .iter()
+                        .position(|(k, _)| *k == job_key)
+                        .and_then(|i| pushes.remove(i));
+                    match place {
+                        Some((_, permit)) => {
                             permit.send(PushedJob {
                                 key: job_key,
                                 job: *job,
