@@ -32,6 +32,32 @@ fn jobs_activated(management: &str) -> u64 {
         .expect("zeebe_job_activation_time_count is exported") as u64
 }
 
+/// A job stream of `benchmark-task` on a connection whose client takes 64 KiB at a time (HTTP/2
+/// flow control; the default window of this client is 2 MiB), so the transport holds few jobs.
+async fn slow_stream(
+    gateway: &str,
+    worker: &str,
+    timeout: i64,
+) -> tonic::Streaming<proto::ActivatedJob> {
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{gateway}"))
+        .unwrap()
+        .initial_stream_window_size(65_535)
+        .initial_connection_window_size(65_535)
+        .connect()
+        .await
+        .unwrap();
+    GatewayClient::new(channel)
+        .stream_activated_jobs(proto::StreamActivatedJobsRequest {
+            r#type: "benchmark-task".into(),
+            worker: worker.into(),
+            timeout,
+            ..Default::default()
+        })
+        .await
+        .expect("the stream opens")
+        .into_inner()
+}
+
 #[test]
 fn job_stream_pushes_jobs_as_fast_as_its_client_reads() {
     // without the job backlog gate: this test holds jobs back on purpose
@@ -55,25 +81,8 @@ fn job_stream_pushes_jobs_as_fast_as_its_client_reads() {
             assert_eq!(err.code(), tonic::Code::InvalidArgument, "{err:?}");
         }
 
-        // open a stream and do not read it, on a connection whose client takes 64 KiB at a
-        // time (HTTP/2 flow control; the default window of this client is 2 MiB)
-        let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", node.gateway))
-            .unwrap()
-            .initial_stream_window_size(65_535)
-            .initial_connection_window_size(65_535)
-            .connect()
-            .await
-            .unwrap();
-        let mut stream = GatewayClient::new(channel)
-            .stream_activated_jobs(proto::StreamActivatedJobsRequest {
-                r#type: "benchmark-task".into(),
-                worker: "streamer".into(),
-                timeout: 60_000,
-                ..Default::default()
-            })
-            .await
-            .expect("the stream opens")
-            .into_inner();
+        // open a stream and do not read it
+        let mut stream = slow_stream(&node.gateway, "streamer", 60_000).await;
         // large variables: the transport's own buffers hold few jobs
         let pad = "x".repeat(8 * 1024);
         let total = 300;
@@ -199,24 +208,8 @@ fn jobs_a_stream_did_not_deliver_go_back_to_workers_when_its_client_leaves() {
     rt.block_on(async {
         let mut c = connect(&node.gateway).await;
         deploy_one_task(&mut c).await;
-        // a stream that reads nothing, on a connection that takes 64 KiB at a time
-        let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", node.gateway))
-            .unwrap()
-            .initial_stream_window_size(65_535)
-            .initial_connection_window_size(65_535)
-            .connect()
-            .await
-            .unwrap();
-        let stream = GatewayClient::new(channel.clone())
-            .stream_activated_jobs(proto::StreamActivatedJobsRequest {
-                r#type: "benchmark-task".into(),
-                worker: "leaves".into(),
-                timeout: 600_000,
-                ..Default::default()
-            })
-            .await
-            .expect("the stream opens")
-            .into_inner();
+        // a stream that reads nothing
+        let stream = slow_stream(&node.gateway, "leaves", 600_000).await;
         // jobs of 64 KiB: the transport's buffers hold a few, the stream's window 32
         let pad = "x".repeat(64 * 1024);
         let total = 50u64;
@@ -239,7 +232,6 @@ fn jobs_a_stream_did_not_deliver_go_back_to_workers_when_its_client_leaves() {
         // the worker goes away without reading: what the stream held comes back at once (the
         // jobs were activated for 10 minutes)
         drop(stream);
-        drop(channel);
         let mut late = HashSet::new();
         let deadline = std::time::Instant::now() + Duration::from_secs(20);
         while (late.len() as u64) < total - 16 && std::time::Instant::now() < deadline {
