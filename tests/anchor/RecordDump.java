@@ -17,6 +17,14 @@
 //                               the log as Zeebe's REST gateway writes it (the test engine has no
 //                               REST API): OP is complete [JSON], assign USER, claim USER,
 //                               unassign, or update JSON (changed attributes)
+//   adhocjob TYPE JSON          complete every open ad-hoc sub-process job of TYPE (activated or
+//                               not) with an ad-hoc result, written to the log as the gateway does
+//                               (the 8.8 client of the test engine sends no result type): JSON is
+//                               {"activate":[{"elementId":"A","variables":{..}}],"done":bool,
+//                               "cancel":bool,"variables":{..}}
+//   adhocactivate ELEMENT JSON  AD_HOC_SUB_PROCESS_INSTRUCTION ACTIVATE on the active instance of
+//                               the ad-hoc sub-process ELEMENT, as the REST API writes it: JSON is
+//                               {"activate":[{"elementId":"A","variables":{..}}],"cancel":bool}
 import io.camunda.zeebe.client.ZeebeClient;
 import io.camunda.zeebe.process.test.api.ZeebeTestEngine;
 import io.camunda.zeebe.process.test.engine.EngineFactory;
@@ -94,21 +102,33 @@ public final class RecordDump {
           // retries TYPE N : updates the retries of the open jobs of that type
           String type = args[i++];
           int n = Integer.parseInt(args[i++]);
-          var open = new java.util.TreeSet<Long>();
-          for (Record<?> r : engine.getRecordStreamSource().getRecords()) {
-            if (r.getValueType() != io.camunda.zeebe.protocol.record.ValueType.JOB || r.getRecordType() != RecordType.EVENT) continue;
-            if (!((JobRecordValue) r.getValue()).getType().equals(type)) continue;
-            if (r.getIntent() == io.camunda.zeebe.protocol.record.intent.JobIntent.CREATED) open.add(r.getKey());
-            else if (r.getIntent() == io.camunda.zeebe.protocol.record.intent.JobIntent.COMPLETED
-                || r.getIntent() == io.camunda.zeebe.protocol.record.intent.JobIntent.CANCELED) open.remove(r.getKey());
-          }
-          for (long key : open) client.newUpdateRetriesCommand(key).retries(n).send().join();
+          for (long key : openJobs(engine, type)) client.newUpdateRetriesCommand(key).retries(n).send().join();
         }
         case "usertask" -> {
           String op = args[i++];
           String element = args[i++];
           String arg = i < args.length && !isStep(args[i]) ? args[i++] : null;
           userTaskCommand(engine, op, element, arg);
+        }
+        case "adhocjob" -> {
+          String type = args[i++];
+          String json = args[i++];
+          for (long key : openJobs(engine, type)) adHocJobResult(engine, key, json);
+        }
+        case "adhocactivate" -> {
+          String element = args[i++];
+          var spec = new com.fasterxml.jackson.databind.ObjectMapper().readTree(args[i++]);
+          long key = activeInstances(engine, lastInstance).get(element).get(0);
+          var record = new io.camunda.zeebe.protocol.impl.record.value.adhocsubprocess.AdHocSubProcessInstructionRecord()
+              .setAdHocSubProcessInstanceKey(key)
+              .setCancelRemainingInstances(spec.path("cancel").asBoolean(false));
+          for (var a : spec.path("activate")) {
+            var e = record.activateElements().add().setElementId(a.get("elementId").asText());
+            if (a.has("variables")) e.setVariables(new org.agrona.concurrent.UnsafeBuffer(
+                io.camunda.zeebe.protocol.impl.encoding.MsgPackConverter.convertToMsgPack(a.get("variables").toString())));
+          }
+          writeCommand(engine, key, record, io.camunda.zeebe.protocol.record.ValueType.AD_HOC_SUB_PROCESS_INSTRUCTION,
+              io.camunda.zeebe.protocol.record.intent.AdHocSubProcessInstructionIntent.ACTIVATE);
         }
         case "modify" -> {
           // modify +ELEMENT[={"var":1}];-ELEMENT : activate elements (with global variables) and
@@ -182,12 +202,23 @@ public final class RecordDump {
           "INCIDENT", "VARIABLE", "VARIABLE_DOCUMENT", "PROCESS_EVENT", "MESSAGE", "MESSAGE_BATCH",
           "MESSAGE_SUBSCRIPTION", "PROCESS_MESSAGE_SUBSCRIPTION", "MESSAGE_START_EVENT_SUBSCRIPTION",
           "SIGNAL", "SIGNAL_SUBSCRIPTION", "ERROR", "ESCALATION", "DECISION_EVALUATION",
-          "PROCESS_INSTANCE_MODIFICATION", "PROCESS_INSTANCE_MIGRATION", "RESOURCE_DELETION", "USER_TASK", "COMPENSATION_SUBSCRIPTION", "DECISION", "DECISION_REQUIREMENTS", "FORM").contains(vt)) continue;
+          "PROCESS_INSTANCE_MODIFICATION", "PROCESS_INSTANCE_MIGRATION", "RESOURCE_DELETION", "USER_TASK", "AD_HOC_SUB_PROCESS_INSTRUCTION", "COMPENSATION_SUBSCRIPTION", "DECISION", "DECISION_REQUIREMENTS", "FORM").contains(vt)) continue;
       String kind = switch (r.getRecordType()) { case COMMAND -> "C"; case EVENT -> "E"; default -> "R"; };
       String detail = "";
       Object v = r.getValue();
       if (v instanceof ProcessInstanceRecordValue p) detail = p.getElementId() + " " + p.getBpmnElementType() + " " + p.getBpmnEventType();
-      else if (v instanceof JobRecordValue j) detail = j.getElementId() + " " + j.getType();
+      else if (v instanceof JobRecordValue j) {
+        detail = j.getElementId() + " " + j.getType();
+        if (j.getJobKind() == JobKind.AD_HOC_SUB_PROCESS) {
+          detail += " kind=AD_HOC_SUB_PROCESS retries=" + j.getRetries() + " headers=" + j.getCustomHeaders();
+          var res = j.getResult();
+          if (res != null && res.getType() == JobResultType.AD_HOC_SUB_PROCESS) {
+            detail += " result=[";
+            for (var a : res.getActivateElements()) detail += a.getElementId() + a.getVariables() + ";";
+            detail += "] done=" + res.isCompletionConditionFulfilled() + " cancel=" + res.isCancelRemainingInstances();
+          }
+        }
+      }
       else if (v instanceof TimerRecordValue t) detail = t.getTargetElementId();
       else if (v instanceof IncidentRecordValue n) detail = n.getElementId() + " " + n.getErrorType() + " " + n.getErrorMessage();
       else if (v instanceof VariableRecordValue x) detail = x.getName() + "=" + x.getValue()
@@ -234,6 +265,19 @@ public final class RecordDump {
     System.exit(0);
   }
 
+  // The jobs of a type that were created and are not completed or canceled, oldest first.
+  private static java.util.TreeSet<Long> openJobs(ZeebeTestEngine engine, String type) {
+    var open = new java.util.TreeSet<Long>();
+    for (Record<?> r : engine.getRecordStreamSource().getRecords()) {
+      if (r.getValueType() != io.camunda.zeebe.protocol.record.ValueType.JOB || r.getRecordType() != RecordType.EVENT) continue;
+      if (!((JobRecordValue) r.getValue()).getType().equals(type)) continue;
+      if (r.getIntent() == io.camunda.zeebe.protocol.record.intent.JobIntent.CREATED) open.add(r.getKey());
+      else if (r.getIntent() == io.camunda.zeebe.protocol.record.intent.JobIntent.COMPLETED
+          || r.getIntent() == io.camunda.zeebe.protocol.record.intent.JobIntent.CANCELED) open.remove(r.getKey());
+    }
+    return open;
+  }
+
   // The element instances of a process instance that are still active, by element id.
   private static java.util.Map<String, java.util.List<Long>> activeInstances(ZeebeTestEngine engine, long processInstance) {
     var open = new java.util.LinkedHashMap<Long, String>();
@@ -252,7 +296,7 @@ public final class RecordDump {
   }
 
   private static boolean isStep(String s) {
-    return switch (s) { case "deploy", "create", "complete", "fail", "throw", "publish", "signal", "time", "cancel", "usertask", "resolve", "modify", "delete", "retries", "migrate", "scopes" -> true; default -> false; };
+    return switch (s) { case "deploy", "create", "complete", "fail", "throw", "publish", "signal", "time", "cancel", "usertask", "resolve", "modify", "delete", "retries", "migrate", "scopes", "adhocjob", "adhocactivate" -> true; default -> false; };
   }
 
   // Writes a USER_TASK command the way Camunda's REST gateway does (UserTaskServices): the test
@@ -295,9 +339,38 @@ public final class RecordDump {
       }
       default -> throw new IllegalArgumentException("unknown user task op " + op);
     }
+    writeCommand(engine, key, record, io.camunda.zeebe.protocol.record.ValueType.USER_TASK, intent);
+  }
+
+  // Completes an ad-hoc sub-process job with a result of type AD_HOC_SUB_PROCESS (see adhocjob).
+  private static void adHocJobResult(ZeebeTestEngine engine, long key, String json) throws Exception {
+    var mapper = new com.fasterxml.jackson.databind.ObjectMapper();
+    var spec = mapper.readTree(json);
+    var result = new io.camunda.zeebe.protocol.impl.record.value.job.JobResult().setType(JobResultType.AD_HOC_SUB_PROCESS);
+    if (spec.has("activate")) {
+      for (var a : spec.get("activate")) {
+        var e = new io.camunda.zeebe.protocol.impl.record.value.job.JobResultActivateElement().setElementId(a.get("elementId").asText());
+        if (a.has("variables")) e.setVariables(new org.agrona.concurrent.UnsafeBuffer(
+            io.camunda.zeebe.protocol.impl.encoding.MsgPackConverter.convertToMsgPack(a.get("variables").toString())));
+        result.addActivateElement(e);
+      }
+    }
+    result.setCompletionConditionFulfilled(spec.path("done").asBoolean(false));
+    result.setCancelRemainingInstances(spec.path("cancel").asBoolean(false));
+    var record = new io.camunda.zeebe.protocol.impl.record.value.job.JobRecord().setResult(result);
+    if (spec.has("variables")) record.setVariables(new org.agrona.concurrent.UnsafeBuffer(
+        io.camunda.zeebe.protocol.impl.encoding.MsgPackConverter.convertToMsgPack(spec.get("variables").toString())));
+    writeCommand(engine, key, record, io.camunda.zeebe.protocol.record.ValueType.JOB,
+        io.camunda.zeebe.protocol.record.intent.JobIntent.COMPLETE);
+  }
+
+  private static void writeCommand(ZeebeTestEngine engine, long key,
+      io.camunda.zeebe.protocol.impl.record.UnifiedRecordValue record,
+      io.camunda.zeebe.protocol.record.ValueType valueType,
+      io.camunda.zeebe.protocol.record.intent.Intent intent) throws Exception {
     var metadata = new io.camunda.zeebe.protocol.impl.record.RecordMetadata()
         .recordType(RecordType.COMMAND)
-        .valueType(io.camunda.zeebe.protocol.record.ValueType.USER_TASK)
+        .valueType(valueType)
         .intent(intent);
     var gatewayField = engine.getClass().getDeclaredField("gateway");
     gatewayField.setAccessible(true);

@@ -14,20 +14,32 @@
 //!   other inner instances are terminated (`cancelRemainingInstances`, the default) or waited
 //!   for; then the sub-process completes. Without a condition it completes once no inner
 //!   instance is left; with one that does not hold it stays active.
+//! - Job worker implementation (`zeebe:taskDefinition` on the sub-process, Camunda's AI agent):
+//!   instead of `activeElementsCollection` and a condition, a job of kind AD_HOC_SUB_PROCESS
+//!   is created as the sub-process activates, and again each time one of its flows completes
+//!   (an open one is canceled first). The worker completes it with a result of type
+//!   AD_HOC_SUB_PROCESS (an unknown or non-activatable element rejects the JOB COMPLETE with
+//!   NOT_FOUND). As in Zeebe, the result goes on as follow-up AD_HOC_SUB_PROCESS_INSTRUCTION
+//!   commands: ACTIVATE for its elements, COMPLETE when `isCompletionConditionFulfilled`; then
+//!   the job's variables are merged from the sub-process's scope up. COMPLETE terminates the
+//!   remaining flows (`isCancelRemainingInstances`) or waits for them (its COMPLETED event's
+//!   applier remembers it in `Ks::AdHocFulfilled`); without flows the sub-process completes at
+//!   once. A job without retries raises AD_HOC_SUB_PROCESS_NO_RETRIES.
 
 use std::sync::Arc;
 
 use serde_json::Value;
-use zest_model::{AdHoc, ElementIdx, ElementKind, Process};
+use zest_model::{AdHoc, ElementIdx, ElementKind, Process, TaskDefinition};
 use zest_protocol::json::type_name;
 use zest_protocol::{
-    AdHocSubProcessInstructionRecord, ErrorType, Intent, ProcessInstanceRecord, Record, RecordValue,
+    AdHocSubProcessInstructionRecord, ErrorType, Intent, JobKind, JobListenerEventType, JobRecord,
+    JobResultType, ProcessInstanceRecord, Record, RecordValue,
 };
 
 use crate::bpmn::{self, pi_value, raise_incident};
 use crate::engine::{Ctx, ProcResult, Rejection};
 use crate::state::{key_i64, Ks};
-use crate::types::ElementInstance;
+use crate::types::{ElementInstance, StoredJob};
 use crate::variables;
 
 const ELEMENTS_VARIABLE: &str = "adHocSubProcessElements";
@@ -49,6 +61,19 @@ pub(crate) fn activate(
     idx: ElementIdx,
     ad_hoc: &AdHoc,
 ) -> ProcResult {
+    if let Some(def) = &model.element(idx).task_definition {
+        // the job worker implementation: its job decides what runs
+        let job = match bpmn::job_type_and_retries(ctx, def, inst.key) {
+            Ok(job) => job,
+            Err(msg) => return raise_incident(ctx, inst, ErrorType::ExtractValueError, msg, -1),
+        };
+        if let Err(msg) = bpmn::subscribe_boundaries(ctx, inst, model, idx) {
+            return raise_incident(ctx, inst, ErrorType::ExtractValueError, msg, -1);
+        }
+        create_job(ctx, inst, model, idx, job);
+        ctx.event(inst.key, Intent::ElementActivated, pi_value(&inst.record));
+        return Ok(());
+    }
     let elements = match elements_to_activate(ctx, inst.key, model, ad_hoc) {
         Ok(elements) => elements,
         Err(msg) => return raise_incident(ctx, inst, ErrorType::ExtractValueError, msg, -1),
@@ -123,7 +148,8 @@ fn check_elements_exist<'i>(
 }
 
 /// AD_HOC_SUB_PROCESS_INSTRUCTION ACTIVATE: activates elements of an active ad-hoc
-/// sub-process, each in an inner instance with the instruction's variables as its local ones.
+/// sub-process, each in an inner instance with the instruction's variables as its local ones;
+/// with `cancelRemainingInstances` the flows already running are terminated first.
 pub fn activate_instruction(
     ctx: &mut Ctx<'_, '_, '_>,
     cmd: &Record,
@@ -172,6 +198,12 @@ pub fn activate_instruction(
             ))
         })?;
         documents.push(doc);
+    }
+    if instruction.cancel_remaining_instances {
+        // the flows running so far are terminated first (Zeebe's order)
+        for flow in bpmn::next_children(ctx, key, -1, usize::MAX) {
+            ctx.command(flow.key, Intent::TerminateElement, pi_value(&flow.record));
+        }
     }
     for (element, doc) in elements.into_iter().zip(documents) {
         activate_in_inner_instance(ctx, &ah, &model, ad_hoc, element, Some(&doc));
@@ -245,6 +277,11 @@ pub(crate) fn inner_instance_completing(
     if let Err(msg) = collect_output(ctx, inst, ah_key, ad_hoc) {
         return raise_incident(ctx, inst, ErrorType::ExtractValueError, msg, -1);
     }
+    if let Some(ah_idx) = model.element(idx).flow_scope {
+        if let Some(def) = &model.element(ah_idx).task_definition {
+            return job_flow_completed(ctx, inst, model, ah_idx, def);
+        }
+    }
     let holds = match completion_condition_holds(ctx, ah_key, ad_hoc) {
         Ok(holds) => holds,
         Err(msg) => return raise_incident(ctx, inst, ErrorType::ExtractValueError, msg, -1),
@@ -274,6 +311,170 @@ pub(crate) fn inner_instance_completing(
         Some(true) => bpmn::complete_scope_if_done(ctx, ah_key),
         Some(false) => Ok(()),
     }
+}
+
+/// An inner instance of a sub-process with a job worker implementation completes: once the
+/// job's result said the sub-process is done, it completes when its last flow has; else a new
+/// job asks the worker what to do next (an open one is canceled: the worker decides again with
+/// this flow's output).
+fn job_flow_completed(
+    ctx: &mut Ctx<'_, '_, '_>,
+    inst: &ElementInstance,
+    model: &Arc<Process>,
+    ah_idx: ElementIdx,
+    def: &TaskDefinition,
+) -> ProcResult {
+    let ah_key = inst.parent_key;
+    let fulfilled = ctx
+        .txn
+        .get_raw(Ks::AdHocFulfilled, &key_i64(ah_key))
+        .is_some();
+    // evaluated before the flow completes, so that a failure leaves an incident on it
+    let job = if fulfilled {
+        None
+    } else {
+        match bpmn::job_type_and_retries(ctx, def, ah_key) {
+            Ok(job) => Some(job),
+            Err(msg) => return raise_incident(ctx, inst, ErrorType::ExtractValueError, msg, -1),
+        }
+    };
+    ctx.event(inst.key, Intent::ElementCompleted, pi_value(&inst.record));
+    let Some(job) = job else {
+        return bpmn::complete_scope_if_done(ctx, ah_key);
+    };
+    let Some(ah) = ctx
+        .txn
+        .get::<ElementInstance>(Ks::ElementInstances, &key_i64(ah_key))
+        .filter(|ah| ah.state == Intent::ElementActivated)
+    else {
+        return Ok(());
+    };
+    if ah.job_key > 0 {
+        bpmn::cancel_job(ctx, ah.job_key);
+    }
+    create_job(ctx, &ah, model, ah_idx, job);
+    Ok(())
+}
+
+/// Writes JOB CREATED (kind AD_HOC_SUB_PROCESS, the sub-process's task headers).
+fn create_job(
+    ctx: &mut Ctx<'_, '_, '_>,
+    ah: &ElementInstance,
+    model: &Process,
+    ah_idx: ElementIdx,
+    (job_type, retries): (String, i32),
+) {
+    let headers = model.element(ah_idx).task_headers.iter().cloned().collect();
+    bpmn::create_job_of_kind(
+        ctx,
+        ah,
+        job_type,
+        retries,
+        headers,
+        JobKind::AdHocSubProcess,
+        JobListenerEventType::Unspecified,
+    );
+}
+
+/// JOB COMPLETE of a job of kind AD_HOC_SUB_PROCESS: writes JOB COMPLETED, the instructions
+/// its result gives, and merges its variables from the sub-process's scope up (see the
+/// module's doc). A result naming elements the sub-process cannot activate is rejected before
+/// anything is written.
+pub(crate) fn job_completed(
+    ctx: &mut Ctx<'_, '_, '_>,
+    cmd: &Record,
+    job: &StoredJob,
+    command: &JobRecord,
+    doc: &serde_json::Map<String, Value>,
+) -> ProcResult {
+    let ah_key = job.record.element_instance_key;
+    let result = Some(&command.result).filter(|r| r.result_type == JobResultType::AdHocSubProcess);
+    let scope = bpmn::load(ctx, ah_key)
+        .filter(|(ah, model, idx)| ah.is_active() && model.element(*idx).ad_hoc.is_some());
+    if let (Some(result), Some((_, model, idx))) = (result, &scope) {
+        let Some(ad_hoc) = model.element(*idx).ad_hoc.as_ref() else {
+            return Ok(()); // filtered above
+        };
+        let ids = result
+            .activate_elements
+            .iter()
+            .map(|e| e.element_id.as_str());
+        check_elements_exist(ah_key, ad_hoc, model, ids).map_err(Rejection::not_found)?;
+    }
+    let mut record = job.record.clone();
+    record.variables = command.variables.clone();
+    record.result = result.cloned().unwrap_or_default();
+    let event = ctx.event(cmd.key, Intent::Completed, RecordValue::Job(record));
+    ctx.respond(cmd, event);
+    let Some((ah, _, _)) = scope else {
+        return Ok(());
+    };
+    if let Some(result) = result {
+        // what the worker decided goes on as instructions to the sub-process, as Zeebe writes it
+        let instruction = AdHocSubProcessInstructionRecord {
+            ad_hoc_sub_process_instance_key: ah_key,
+            activate_elements: result.activate_elements.clone(),
+            tenant_id: ah.record.tenant_id.clone(),
+            completion_condition_fulfilled: result.completion_condition_fulfilled,
+            cancel_remaining_instances: result.cancel_remaining_instances,
+        };
+        if !instruction.activate_elements.is_empty() {
+            ctx.command(
+                ah_key,
+                Intent::Activate,
+                RecordValue::AdHocSubProcessInstruction(instruction.clone()),
+            );
+        }
+        if instruction.completion_condition_fulfilled {
+            ctx.command(
+                ah_key,
+                Intent::Complete,
+                RecordValue::AdHocSubProcessInstruction(instruction),
+            );
+        }
+    }
+    if !doc.is_empty() {
+        variables::merge_propagate(ctx, ah_key, doc);
+    }
+    Ok(())
+}
+
+/// AD_HOC_SUB_PROCESS_INSTRUCTION COMPLETE (from its job's result): the sub-process's
+/// completion condition is fulfilled. Its remaining flows are terminated
+/// (`cancelRemainingInstances`) or waited for; without any it completes now.
+pub fn complete_instruction(
+    ctx: &mut Ctx<'_, '_, '_>,
+    cmd: &Record,
+    instruction: &AdHocSubProcessInstructionRecord,
+) -> ProcResult {
+    let key = instruction.ad_hoc_sub_process_instance_key;
+    let Some((ah, _, _)) =
+        bpmn::load(ctx, key).filter(|(_, model, idx)| model.element(*idx).ad_hoc.is_some())
+    else {
+        return Err(Rejection::not_found(format!(
+            "Expected to complete ad-hoc sub-process but no ad-hoc sub-process instance found with key '{key}'."
+        )));
+    };
+    if ah.state != Intent::ElementActivated {
+        return Err(Rejection::invalid_state(format!(
+            "Expected to complete ad-hoc sub-process with key '{key}', but it is not active."
+        )));
+    }
+    let flows = bpmn::next_children(ctx, key, -1, usize::MAX);
+    if instruction.cancel_remaining_instances && !flows.is_empty() {
+        for flow in flows {
+            ctx.command(flow.key, Intent::TerminateElement, pi_value(&flow.record));
+        }
+    } else if flows.is_empty() {
+        bpmn::complete_scope_if_done(ctx, key)?;
+    }
+    let event = ctx.event(
+        cmd.key,
+        Intent::Completed,
+        RecordValue::AdHocSubProcessInstruction(instruction.clone()),
+    );
+    ctx.respond(cmd, event);
+    Ok(())
 }
 
 /// Appends the completing inner instance's output element to the sub-process's output

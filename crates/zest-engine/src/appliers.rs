@@ -209,6 +209,17 @@ pub fn apply_event(txn: &mut Txn<'_>, models: &mut Models, r: &Record) {
         RecordValue::SignalSubscription(sub) => apply_signal_subscription(txn, r, sub),
         RecordValue::Signal(_) | RecordValue::ProcessInstanceBatch(_) => {}
         RecordValue::UserTask(u) => apply_user_task(txn, r, u),
+        // the result of an ad-hoc sub-process's job said it is done: it completes once its
+        // flows are (ad_hoc::job_flow_completed)
+        RecordValue::AdHocSubProcessInstruction(a)
+            if r.intent == Intent::Completed && a.completion_condition_fulfilled =>
+        {
+            txn.put_raw(
+                Ks::AdHocFulfilled,
+                key_i64(a.ad_hoc_sub_process_instance_key),
+                Vec::new(),
+            );
+        }
         RecordValue::Form(f) if r.intent == Intent::Deleted => {
             txn.delete(Ks::Forms, tagged_key(b'k', &r.key.to_be_bytes()));
             let previous = previous_version(txn, Ks::Forms, b'k', r.key, |v| {
@@ -656,6 +667,9 @@ fn apply_process_instance(
                 .map(|(_, el)| el);
             if element.is_some_and(|el| !el.execution_listeners.is_empty()) {
                 txn.delete(Ks::ExecutionListeners, key_i64(r.key));
+            }
+            if element.is_some_and(|el| el.ad_hoc.is_some() && el.task_definition.is_some()) {
+                txn.delete(Ks::AdHocFulfilled, key_i64(r.key));
             }
             // local variables go with their scope
             let vars = txn.scan_prefix(Ks::Variables, &key_i64(r.key), usize::MAX);

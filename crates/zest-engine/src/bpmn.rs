@@ -136,6 +136,27 @@ pub(crate) fn create_job(
         Some(ListenerEventType::Start) => (JobKind::ExecutionListener, JobListenerEventType::Start),
         Some(ListenerEventType::End) => (JobKind::ExecutionListener, JobListenerEventType::End),
     };
+    create_job_of_kind(
+        ctx,
+        inst,
+        job_type,
+        retries,
+        custom_headers,
+        kind,
+        listener_event_type,
+    );
+}
+
+/// Writes JOB CREATED of kind `kind` for element instance `inst` and tells the workers.
+pub(crate) fn create_job_of_kind(
+    ctx: &mut Ctx<'_, '_, '_>,
+    inst: &ElementInstance,
+    job_type: String,
+    retries: i32,
+    custom_headers: std::collections::BTreeMap<String, String>,
+    kind: JobKind,
+    listener_event_type: JobListenerEventType,
+) {
     let job = JobRecord {
         kind,
         listener_event_type,
@@ -1683,14 +1704,19 @@ pub fn terminate_element(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult 
 /// subscriptions, and its incidents (resolved).
 pub(crate) fn release(ctx: &mut Ctx<'_, '_, '_>, inst: &ElementInstance) {
     if inst.job_key > 0 {
-        if let Some(job) = ctx.txn.get::<StoredJob>(Ks::Jobs, &key_i64(inst.job_key)) {
-            ctx.event(inst.job_key, Intent::Canceled, RecordValue::Job(job.record));
-            resolve_incident_of(ctx, inst.job_key);
-        }
+        cancel_job(ctx, inst.job_key);
     }
     user_tasks::cancel(ctx, inst.key);
     unsubscribe_events(ctx, inst.key);
     resolve_incident_of(ctx, inst.key);
+}
+
+/// Cancels a job (JOB CANCELED) and resolves its incident, if it has one.
+pub(crate) fn cancel_job(ctx: &mut Ctx<'_, '_, '_>, job_key: i64) {
+    if let Some(job) = ctx.txn.get::<StoredJob>(Ks::Jobs, &key_i64(job_key)) {
+        ctx.event(job_key, Intent::Canceled, RecordValue::Job(job.record));
+        resolve_incident_of(ctx, job_key);
+    }
 }
 
 /// Writes ELEMENT_TERMINATED, then: activates the boundary event that interrupted the element,

@@ -308,6 +308,9 @@ fn dispatch(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
         (RecordValue::AdHocSubProcessInstruction(a), Activate) => {
             ad_hoc::activate_instruction(ctx, cmd, a)
         }
+        (RecordValue::AdHocSubProcessInstruction(a), Complete) => {
+            ad_hoc::complete_instruction(ctx, cmd, a)
+        }
         (v, intent) => Err(Rejection::invalid_argument(format!(
             "Expected a supported command, but got {} {:?}",
             v.value_type().name(),

@@ -1,7 +1,7 @@
 //! Job processors: activation, completion, failure, errors, retries, timeouts, backoff.
 
 use serde_json::Value;
-use zest_protocol::{ErrorType, Intent, JobBatchRecord, JobRecord, Record, RecordValue};
+use zest_protocol::{ErrorType, Intent, JobBatchRecord, JobKind, JobRecord, Record, RecordValue};
 
 use crate::engine::{Ctx, ProcResult, Rejection, SideEffect};
 use crate::state::{key_i64, read_i64, Ks};
@@ -174,6 +174,9 @@ pub fn complete(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) -> ProcR
         )));
     }
     let doc = variables::parse_document(&j.variables).map_err(Rejection::invalid_argument)?;
+    if job.record.kind == JobKind::AdHocSubProcess {
+        return crate::ad_hoc::job_completed(ctx, cmd, &job, j, &doc);
+    }
     let mut record = job.record.clone();
     record.variables = j.variables.clone();
     let event = ctx.event(cmd.key, Intent::Completed, RecordValue::Job(record));
@@ -235,6 +238,8 @@ pub fn fail(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) -> ProcResul
             };
             let error_type = if listeners::phase(inst.state).is_some() {
                 ErrorType::ExecutionListenerNoRetries
+            } else if job.record.kind == JobKind::AdHocSubProcess {
+                ErrorType::AdHocSubProcessNoRetries
             } else {
                 ErrorType::JobNoRetries
             };
@@ -288,7 +293,10 @@ pub fn throw_error(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) -> Pr
                 Ks::ElementInstances,
                 &key_i64(job.record.element_instance_key),
             ) {
-                let msg = bpmn::unhandled_error_message(&j.error_code, Some(&j.error_message));
+                let msg = bpmn::unhandled_error_message(
+                    &j.error_code,
+                    Some(j.error_message.as_str()).filter(|m| !m.is_empty()),
+                );
                 bpmn::raise_incident(ctx, &inst, ErrorType::UnhandledErrorEvent, msg, cmd.key)?;
             }
         }

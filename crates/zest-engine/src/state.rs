@@ -92,10 +92,13 @@ pub enum Ks {
     /// (process instance key, subscription key) -> CompensationSubscriptionRecord: completed
     /// activities a compensation throw event can undo.
     CompensationSubscriptions,
+    /// ad-hoc sub-process instance key -> (): the result of its job (job worker implementation)
+    /// said its completion condition is fulfilled; it completes once its flows are done.
+    AdHocFulfilled,
 }
 
 impl Ks {
-    pub const ALL: [Ks; 32] = [
+    pub const ALL: [Ks; 33] = [
         Ks::Meta,
         Ks::Processes,
         Ks::ProcessLatest,
@@ -128,6 +131,7 @@ impl Ks {
         Ks::Decisions,
         Ks::ExecutionListeners,
         Ks::CompensationSubscriptions,
+        Ks::AdHocFulfilled,
     ];
 
     /// Position in [`Ks::ALL`] (declaration order), for array-indexed keyspace handles.
@@ -170,6 +174,7 @@ impl Ks {
             Ks::Decisions => "decisions",
             Ks::ExecutionListeners => "execution_listeners",
             Ks::CompensationSubscriptions => "compensation_subscriptions",
+            Ks::AdHocFulfilled => "ad_hoc_fulfilled",
         }
     }
 }

@@ -34,6 +34,31 @@ fn line(r: &Record) -> String {
             enum_name(&p.bpmn_element_type),
             enum_name(&p.bpmn_event_type)
         ),
+        RecordValue::Job(j) if j.kind == zest_protocol::JobKind::AdHocSubProcess => {
+            // as RecordDump.java shows the jobs of ad-hoc sub-processes
+            let mut b = format!(
+                "{} {} kind=AD_HOC_SUB_PROCESS retries={} headers={{{}}}",
+                j.element_id,
+                j.job_type,
+                j.retries,
+                j.custom_headers
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            if j.result.result_type == zest_protocol::JobResultType::AdHocSubProcess {
+                b += " result=[";
+                for e in &j.result.activate_elements {
+                    b += &format!("{}{};", e.element_id, java_map(&e.variables));
+                }
+                b += &format!(
+                    "] done={} cancel={}",
+                    j.result.completion_condition_fulfilled, j.result.cancel_remaining_instances
+                );
+            }
+            b
+        }
         RecordValue::Job(j) => format!("{} {}", j.element_id, j.job_type),
         RecordValue::Timer(t) => t.target_element_id.clone(),
         RecordValue::Incident(i) => format!(
@@ -129,6 +154,37 @@ fn line(r: &Record) -> String {
         ));
     }
     out
+}
+
+/// The `activate` list of an `adhocjob` or `adhocactivate` step.
+fn activate_elements(spec: &serde_json::Value) -> Vec<zest_protocol::AdHocActivateElement> {
+    spec["activate"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|a| zest_protocol::AdHocActivateElement {
+            element_id: a["elementId"].as_str().unwrap_or("").to_string(),
+            variables: a
+                .get("variables")
+                .map(|v| v.to_string())
+                .unwrap_or_default(),
+        })
+        .collect()
+}
+
+/// A JSON object of scalars as Java's `Map.toString` prints it: `{a=1, b=x}`.
+fn java_map(json: &str) -> String {
+    let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(json) else {
+        return "{}".to_string();
+    };
+    let items: Vec<String> = map
+        .iter()
+        .map(|(k, v)| match v {
+            serde_json::Value::String(s) => format!("{k}={s}"),
+            other => format!("{k}={other}"),
+        })
+        .collect();
+    format!("{{{}}}", items.join(", "))
 }
 
 /// The SCREAMING_SNAKE_CASE name serde gives an enum value.
@@ -269,6 +325,56 @@ fn run(steps: &[Vec<String>]) -> Vec<String> {
                     })
                     .unwrap_or(-1);
                 h.delete_resource(key);
+            }
+            "adhocjob" => {
+                // adhocjob TYPE JSON: completes every open job of TYPE with an ad-hoc result
+                // (RecordDump.java's step)
+                let spec: serde_json::Value = serde_json::from_str(arg(2)).unwrap();
+                let result = zest_protocol::JobResult {
+                    result_type: zest_protocol::JobResultType::AdHocSubProcess,
+                    activate_elements: activate_elements(&spec),
+                    completion_condition_fulfilled: spec["done"].as_bool().unwrap_or(false),
+                    cancel_remaining_instances: spec["cancel"].as_bool().unwrap_or(false),
+                };
+                let vars = spec
+                    .get("variables")
+                    .map(|v| v.to_string())
+                    .unwrap_or_default();
+                let mut open: Vec<i64> = h
+                    .jobs()
+                    .into_iter()
+                    .filter(|(_, j)| j.record.job_type == arg(1))
+                    .map(|(k, _)| k)
+                    .collect();
+                open.sort();
+                for key in open {
+                    h.complete_with_result(key, &vars, result.clone());
+                }
+            }
+            "adhocactivate" => {
+                // adhocactivate ELEMENT JSON: AD_HOC_SUB_PROCESS_INSTRUCTION ACTIVATE on the
+                // active instance of the ad-hoc sub-process ELEMENT (RecordDump.java's step)
+                let key = h
+                    .element_instances()
+                    .iter()
+                    .find(|e| {
+                        e.record.process_instance_key == last_instance
+                            && e.record.element_id == arg(1)
+                    })
+                    .map(|e| e.key)
+                    .unwrap_or(-1);
+                let spec: serde_json::Value = serde_json::from_str(arg(2)).unwrap();
+                let instruction = zest_protocol::AdHocSubProcessInstructionRecord {
+                    ad_hoc_sub_process_instance_key: key,
+                    activate_elements: activate_elements(&spec),
+                    cancel_remaining_instances: spec["cancel"].as_bool().unwrap_or(false),
+                    ..Default::default()
+                };
+                h.client(
+                    key,
+                    Intent::Activate,
+                    RecordValue::AdHocSubProcessInstruction(instruction),
+                );
             }
             "retries" => {
                 let mut open: Vec<i64> = h

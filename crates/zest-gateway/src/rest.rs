@@ -268,9 +268,6 @@ async fn activate_ad_hoc_activities(
     if req.elements.iter().any(|e| e.element_id.trim().is_empty()) {
         return Err(bad("No elementId provided for an element to activate"));
     }
-    if req.cancel_remaining_instances == Some(true) {
-        return Err(bad("cancelRemainingInstances is not supported by this version of Zest; leave it out or set it to false"));
-    }
     let value = zest_protocol::AdHocSubProcessInstructionRecord {
         ad_hoc_sub_process_instance_key: key,
         activate_elements: req
@@ -286,6 +283,8 @@ async fn activate_ad_hoc_activities(
             })
             .collect(),
         tenant_id: String::new(),
+        cancel_remaining_instances: req.cancel_remaining_instances.unwrap_or(false),
+        ..Default::default()
     };
     let partition = rest.broker.partition_of(key);
     if partition < 1 || partition > rest.broker.partition_count() {

@@ -242,6 +242,48 @@ fn job_request(
     })
 }
 
+/// A CompleteJob result: the ad-hoc sub-process kind (the elements to activate, whether the
+/// sub-process is done); a user task result only as an empty one, since Zest has no task
+/// listeners to deny or correct a task.
+fn job_result(r: proto::JobResult) -> Result<zest_protocol::JobResult, Status> {
+    use zest_protocol::{AdHocActivateElement, JobResult, JobResultType};
+    match r.r#type.as_deref().unwrap_or("userTask") {
+        "adHocSubProcess" => {
+            let mut activate_elements = Vec::with_capacity(r.activate_elements.len());
+            for (i, e) in r.activate_elements.into_iter().enumerate() {
+                if e.element_id.trim().is_empty() {
+                    return Err(Status::invalid_argument(format!(
+                        "Property 'result.activateElements[{i}].elementId' is empty; name an element of the ad-hoc sub-process"
+                    )));
+                }
+                let variables = variables_document(
+                    &e.variables,
+                    &format!("result.activateElements[{i}].variables"),
+                )?;
+                activate_elements.push(AdHocActivateElement {
+                    element_id: e.element_id,
+                    variables,
+                });
+            }
+            Ok(JobResult {
+                result_type: JobResultType::AdHocSubProcess,
+                activate_elements,
+                completion_condition_fulfilled: r
+                    .is_completion_condition_fulfilled
+                    .unwrap_or(false),
+                cancel_remaining_instances: r.is_cancel_remaining_instances.unwrap_or(false),
+            })
+        }
+        "userTask" if r.denied != Some(true) && r.corrections.is_none() => Ok(JobResult::default()),
+        "userTask" => Err(unsupported(
+            "A user task job result that denies or corrects the task (task listeners)",
+        )),
+        other => Err(Status::invalid_argument(format!(
+            "Property 'result.type' must be one of [userTask, adHocSubProcess], but was '{other}'"
+        ))),
+    }
+}
+
 fn unsupported(what: &str) -> Status {
     Status::unimplemented(format!(
         "{what} is not supported by this version of Zest yet"
@@ -488,13 +530,9 @@ impl Gateway for GatewayService {
         let r = request.into_inner();
         let key = r.job_key;
         let p = self.route(key, || format!("Command 'COMPLETE' rejected with code 'NOT_FOUND': Expected to complete job with key '{key}', but no such job was found"))?;
-        if r.result.is_some() {
-            return Err(unsupported(
-                "Job results (user task and ad-hoc corrections)",
-            ));
-        }
         let job = JobRecord {
             variables: variables_document(&r.variables, "variables")?,
+            result: r.result.map(job_result).transpose()?.unwrap_or_default(),
             ..Default::default()
         };
         self.submit(p, job_command(key, Intent::Complete, job))

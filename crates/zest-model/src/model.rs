@@ -345,6 +345,8 @@ pub struct Element {
     pub default_flow: Option<FlowIdx>,
     pub inputs: Vec<Mapping>,
     pub outputs: Vec<Mapping>,
+    /// `zeebe:taskDefinition`: the job of a job worker task, or of an ad-hoc sub-process with
+    /// the job worker implementation.
     pub task_definition: Option<TaskDefinition>,
     /// `zeebe:taskHeaders`, in document order.
     pub task_headers: Vec<(String, String)>,

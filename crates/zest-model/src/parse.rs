@@ -939,7 +939,9 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             ElementKind::SignalCatch => Allowed::IO,
             ElementKind::SignalStartEvent | ElementKind::TimerStartEvent => Allowed::OUTPUTS,
             ElementKind::LinkCatchEvent => Allowed::OUTPUTS,
-            ElementKind::SubProcess | ElementKind::AdHocSubProcess => Allowed::IO,
+            ElementKind::SubProcess => Allowed::IO,
+            // its job worker implementation: a task definition and headers
+            ElementKind::AdHocSubProcess => Allowed::SERVICE_TASK,
             ElementKind::CallActivity => Allowed::CALL_ACTIVITY,
             ElementKind::PassThroughTask | ElementKind::NoneIntermediateThrowEvent => Allowed::IO,
             ElementKind::ScriptTask => Allowed::SCRIPT_TASK,
@@ -1013,7 +1015,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             element.user_task = Some(self.user_task_props(id, &ext.user_task, false));
         } else if matches!(element.kind, ElementKind::JobWorkerTask) {
             element.task_definition = self.task_definition(id, node, &ext.task_definitions);
-            element.task_headers = ext.headers;
+            element.task_headers = std::mem::take(&mut ext.headers);
         }
         if matches!(element.kind, ElementKind::ScriptTask) {
             element.script = self.script(id, node, &ext.scripts);
@@ -1026,6 +1028,11 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         }
         if matches!(element.kind, ElementKind::AdHocSubProcess) {
             element.ad_hoc = self.ad_hoc(id, node, &ext.ad_hoc);
+            if !ext.task_definitions.is_empty() {
+                // the job worker implementation (Camunda's AI agent): a job decides what runs
+                element.task_definition = self.task_definition(id, node, &ext.task_definitions);
+                element.task_headers = std::mem::take(&mut ext.headers);
+            }
         }
         element.inputs = ext.inputs;
         element.outputs = ext.outputs;
@@ -1064,14 +1071,6 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
     /// sub-process. Its activities and the `adHocSubProcessElements` variable are worked out
     /// once the sequence flows are known (`resolve_ad_hoc`).
     fn ad_hoc(&mut self, id: &str, node: Node, ext: &[Node]) -> Option<AdHoc> {
-        if has_zeebe_extension(node, "taskDefinition") {
-            self.ctx.problem(
-                Some(id),
-                node,
-                format!("the job worker implementation of ad-hoc sub-processes ('zeebe:taskDefinition' on 'adHocSubProcess') {UNSUPPORTED}; leave the task definition out, so the sub-process runs by its activeElementsCollection and completion condition"),
-            );
-            return None;
-        }
         let mut active_elements_collection = None;
         let mut output_collection = None;
         let mut output_element = None;
@@ -1108,6 +1107,23 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             );
         }
         let completion_condition = self.completion_condition(id, node)?;
+        if has_zeebe_extension(node, "taskDefinition") {
+            // with a job worker implementation, the job's result decides (Zeebe's rules)
+            if completion_condition.is_some() {
+                self.ctx.problem(
+                    Some(id),
+                    node,
+                    "Must not define completionCondition in combination with zeebe:taskDefinition.",
+                );
+            }
+            if active_elements_collection.is_some() {
+                self.ctx.problem(
+                    Some(id),
+                    node,
+                    "Must not define activeElementsCollection in combination with zeebe:taskDefinition.",
+                );
+            }
+        }
         let cancel_remaining_instances = node
             .attribute("cancelRemainingInstances")
             .is_none_or(|v| v.trim() != "false");

@@ -2179,10 +2179,24 @@ fn ad_hoc_sub_process_problems() {
     );
     has(
         &problems(&wrap(
-            r#"<bpmn:extensionElements><zeebe:taskDefinition type="agent" /></bpmn:extensionElements><bpmn:task id="t" />"#,
+            r#"<bpmn:extensionElements><zeebe:taskDefinition type="agent" /><zeebe:adHoc activeElementsCollection="=[&quot;t&quot;]" /></bpmn:extensionElements><bpmn:task id="t" /><bpmn:completionCondition>=true</bpmn:completionCondition>"#,
         )),
         "ah",
-        "job worker implementation of ad-hoc sub-processes",
+        "Must not define completionCondition in combination with zeebe:taskDefinition.",
+    );
+    has(
+        &problems(&wrap(
+            r#"<bpmn:extensionElements><zeebe:taskDefinition type="agent" /><zeebe:adHoc activeElementsCollection="=[&quot;t&quot;]" /></bpmn:extensionElements><bpmn:task id="t" />"#,
+        )),
+        "ah",
+        "Must not define activeElementsCollection in combination with zeebe:taskDefinition.",
+    );
+    has(
+        &problems(&wrap(
+            r#"<bpmn:extensionElements><zeebe:taskDefinition type="agent" /><zeebe:taskDefinition type="other" /></bpmn:extensionElements><bpmn:task id="t" />"#,
+        )),
+        "ah",
+        "Must have exactly one 'zeebe:taskDefinition' extension element",
     );
     has(
         &problems(&wrap(

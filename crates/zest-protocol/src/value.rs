@@ -156,6 +156,30 @@ pub struct JobRecord {
     /// The lifecycle event an execution listener job runs for (Zeebe's
     /// `jobListenerEventType`); UNSPECIFIED for other jobs.
     pub listener_event_type: JobListenerEventType,
+    /// What the worker decided, on COMPLETE and COMPLETED (Zeebe's `result`).
+    pub result: JobResult,
+}
+
+/// The result a worker completes a job with (Zeebe's `JobResult`). Only the ad-hoc sub-process
+/// kind has behaviour in Zest: the elements to activate and whether the sub-process is done.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct JobResult {
+    pub result_type: JobResultType,
+    /// Elements of the ad-hoc sub-process to activate, each in an inner instance of its own.
+    pub activate_elements: Vec<AdHocActivateElement>,
+    /// The ad-hoc sub-process completes (once its flows are done, or at once with
+    /// `cancel_remaining_instances`).
+    pub completion_condition_fulfilled: bool,
+    pub cancel_remaining_instances: bool,
+}
+
+/// Zeebe's `JobResultType`, with its names. A completion without a result is USER_TASK.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum JobResultType {
+    #[default]
+    UserTask,
+    AdHocSubProcess,
 }
 
 /// Zeebe's `JobKind`, with its names.
@@ -243,6 +267,8 @@ pub enum ErrorType {
     DecisionEvaluationError,
     FormNotFound,
     ResourceNotFound,
+    /// The job of an ad-hoc sub-process (its job worker implementation) failed without retries.
+    AdHocSubProcessNoRetries,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -632,13 +658,18 @@ pub struct ProcessInstanceMigrationRecord {
     pub tenant_id: String,
 }
 
-/// AD_HOC_SUB_PROCESS_INSTRUCTION: activate elements of an active ad-hoc sub-process (the
-/// REST API's `POST /v2/element-instances/ad-hoc-activities/{key}/activation`).
+/// AD_HOC_SUB_PROCESS_INSTRUCTION: ACTIVATE elements of an active ad-hoc sub-process (the
+/// REST API's `POST /v2/element-instances/ad-hoc-activities/{key}/activation`, or the result of
+/// its job), or COMPLETE it (its job's result said its completion condition is fulfilled).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct AdHocSubProcessInstructionRecord {
     pub ad_hoc_sub_process_instance_key: i64,
     pub activate_elements: Vec<AdHocActivateElement>,
     pub tenant_id: String,
+    /// COMPLETE (written for an ad-hoc sub-process job's result): the sub-process is done.
+    pub completion_condition_fulfilled: bool,
+    /// COMPLETE: its remaining flows are terminated instead of waited for.
+    pub cancel_remaining_instances: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -829,6 +860,15 @@ impl RecordValue {
                 "processDefinitionVersion": j.process_definition_version,
                 "processDefinitionKey": j.process_definition_key, "tenantId": j.tenant_id,
                 "jobKind": j.kind, "jobListenerEventType": j.listener_event_type,
+                "result": json!({
+                    "type": j.result.result_type, "denied": false, "deniedReason": "",
+                    "correctedAttributes": [],
+                    "activateElements": j.result.activate_elements.iter().map(|e| json!({
+                        "elementId": e.element_id, "variables": doc(&e.variables),
+                    })).collect::<Vec<_>>(),
+                    "completionConditionFulfilled": j.result.completion_condition_fulfilled,
+                    "cancelRemainingInstances": j.result.cancel_remaining_instances,
+                }),
             }),
             RecordValue::JobBatch(b) => json!({
                 "type": b.job_type, "worker": b.worker, "timeout": b.timeout,
@@ -987,7 +1027,8 @@ impl RecordValue {
                 "activateElements": a.activate_elements.iter().map(|e| json!({
                     "elementId": e.element_id, "variables": doc(&e.variables),
                 })).collect::<Vec<_>>(),
-                "cancelRemainingInstances": false,
+                "cancelRemainingInstances": a.cancel_remaining_instances,
+                "completionConditionFulfilled": a.completion_condition_fulfilled,
                 "tenantId": a.tenant_id,
             }),
             RecordValue::ProcessInstanceMigration(m) => json!({

@@ -74,8 +74,9 @@ impl Default for StoreConfig {
 /// instead of misreading it.
 ///
 /// - 1: the format before the `FORMAT` file existed;
-/// - 2: JOB records carry the job's kind and listener event type.
-pub const FORMAT_VERSION: u32 = 2;
+/// - 2: JOB records carry the job's kind and listener event type;
+/// - 3: JOB records carry the worker's result (ad-hoc sub-process jobs).
+pub const FORMAT_VERSION: u32 = 3;
 
 /// Checks (or, for a new directory, writes) the data directory's format version.
 fn check_format(dir: &Path) -> Result<()> {

@@ -1,6 +1,7 @@
 //! Ad-hoc sub-processes driven through the REST API v2 of a real `zest start`: the sub-process
 //! is found with the element instance search, its activities are activated with
-//! `POST /v2/element-instances/ad-hoc-activities/{key}/activation` (with variables), the jobs
+//! `POST /v2/element-instances/ad-hoc-activities/{key}/activation` (with variables, and with
+//! `cancelRemainingInstances`, which terminates the flows running so far), the jobs
 //! they create are worked over gRPC, and the completion condition ends it. Bad requests are
 //! problem details with the right status.
 
@@ -131,14 +132,28 @@ fn activities_are_activated_over_rest_and_the_completion_condition_ends_the_sub_
     );
     assert_eq!(got, 400);
 
-    // activate one activity with a variable of its own
+    // a flow that the next activation replaces
     let (got, problem) = http(
         &rest,
         "POST",
         &activation,
-        Some(json!({"elements": [{"elementId": "lookup", "variables": {"query": "weather"}}]})),
+        Some(json!({"elements": [{"elementId": "notify"}]})),
     );
     assert_eq!(got, 204, "{problem}");
+    find(&rest, instance, "notify", 1);
+
+    // activate one activity with a variable of its own; the flows running so far are canceled
+    let (got, problem) = http(
+        &rest,
+        "POST",
+        &activation,
+        Some(json!({
+            "elements": [{"elementId": "lookup", "variables": {"query": "weather"}}],
+            "cancelRemainingInstances": true
+        })),
+    );
+    assert_eq!(got, 204, "{problem}");
+    find(&rest, instance, "notify", 0);
     find(&rest, instance, "tools#innerInstance", 1);
     let job = rt
         .block_on(activate_one(&mut c, "lookup"))

@@ -643,6 +643,24 @@ impl Harness {
         )
     }
 
+    /// JOB COMPLETE with a result (an ad-hoc sub-process job's decision).
+    pub fn complete_with_result(
+        &mut self,
+        key: i64,
+        variables: &str,
+        result: zest_protocol::JobResult,
+    ) -> Batch {
+        self.job_cmd(
+            key,
+            Intent::Complete,
+            JobRecord {
+                variables: variables.to_string(),
+                result,
+                ..Default::default()
+            },
+        )
+    }
+
     /// The key of the newest Camunda user task created for `element_id`.
     pub fn user_task_key(&self, element_id: &str) -> i64 {
         self.log
