@@ -17,10 +17,12 @@
 //! TIMER MIGRATED keeping its due date, SIGNAL_SUBSCRIPTION MIGRATED), in Zeebe's order. A
 //! waiting timer, message or signal catch event or receive task moves its own subscription the
 //! same way, and so does a process or sub-process with the start events of its event
-//! sub-processes, and a waiting event-based gateway with the catch events after it. An element
-//! instance with something else to carry over (multi-instance bodies, called processes, a
-//! gateway join waiting for tokens, compensation, ad-hoc sub-processes) is refused with
-//! INVALID_STATE naming it; Zeebe 8.8 migrates some of those.
+//! sub-processes, and a waiting event-based gateway with the catch events after it;
+//! multi-instance bodies with their inner instances, and call activities (the called process
+//! instance learns its new ancestor). An element instance with something else to carry over (a
+//! gateway join waiting for tokens, compensation subscriptions) is refused with INVALID_STATE
+//! naming it; Zeebe 8.8 migrates those. Ad-hoc sub-processes are refused as Zeebe 8.8 refuses
+//! them ("has an unsupported type").
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -374,6 +376,16 @@ fn check_instance(
     let Some((_, source_el)) = source.element_by_id(id) else {
         return Err(refuse("is not in its process definition"));
     };
+    if matches!(
+        inst.record.bpmn_element_type,
+        BpmnElementType::AdHocSubProcess | BpmnElementType::AdHocSubProcessInnerInstance
+    ) {
+        // Zeebe 8.8 does not migrate these either (its message)
+        return Err(Rejection::invalid_state(format!(
+            "Expected to migrate process instance '{pi_key}' but active element with id '{id}' has an unsupported type. The migration of a {} is not supported.",
+            type_name(inst.record.bpmn_element_type)
+        )));
+    }
     let target_el = if inst.parent_key <= 0 {
         target.element(Process::ROOT)
     } else {
