@@ -20,9 +20,12 @@
 //! sub-processes, and a waiting event-based gateway with the catch events after it;
 //! multi-instance bodies with their inner instances, and call activities (the called process
 //! instance learns its new ancestor). An element instance with something else to carry over (a
-//! gateway join waiting for tokens, compensation subscriptions) is refused with INVALID_STATE
+//! gateway join waiting for tokens, a compensation in progress) is refused with INVALID_STATE
 //! naming it; Zeebe 8.8 migrates those. Ad-hoc sub-processes are refused as Zeebe 8.8 refuses
-//! them ("has an unsupported type").
+//! them ("has an unsupported type"). The compensation subscriptions of completed activities
+//! are deleted (COMPENSATION_SUBSCRIPTION DELETED after the process's VARIABLE MIGRATED), as
+//! Zeebe 8.8 does: after a migration, a compensation throw event undoes only what completed
+//! in the target process definition.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -143,6 +146,11 @@ pub fn migrate(
         // Zeebe's order: the element, its job, user task and incidents, its variables, then
         // its event subscriptions
         migrate_variables(ctx, inst.key, &record);
+        if inst.parent_key <= 0 {
+            // what completed activities could undo does not carry over (Zeebe 8.8 deletes
+            // the compensation subscriptions, after the process's variables)
+            crate::compensation::delete_all(ctx, inst, &source);
+        }
         migrate_boundary_events(ctx, pi_key, inst, &record, &mappings, &source, &target)?;
         // a call activity: the process it called stays, but learns that its ancestor moved
         if let Some(child) = ctx.txn.get::<i64>(Ks::CalledInstances, &key_i64(inst.key)) {
@@ -529,10 +537,10 @@ fn check_instance(
             )));
         }
     }
-    if inst.parent_key <= 0
-        && (crate::compensation::used_by(source) || crate::compensation::used_by(target))
-    {
-        return Err(refuse("belongs to a process with compensation"));
+    if inst.parent_key <= 0 && crate::compensation::in_progress(ctx, inst.key, source) {
+        return Err(refuse(
+            "is compensating (a compensation throw event waits for its handlers)",
+        ));
     }
     if !inst.join_tokens.is_empty() {
         return Err(refuse("has a gateway join waiting for tokens"));
