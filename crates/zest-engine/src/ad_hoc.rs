@@ -201,9 +201,7 @@ pub fn activate_instruction(
     }
     if instruction.cancel_remaining_instances {
         // the flows running so far are terminated first (Zeebe's order)
-        for flow in bpmn::next_children(ctx, key, -1, usize::MAX) {
-            ctx.command(flow.key, Intent::TerminateElement, pi_value(&flow.record));
-        }
+        terminate_flows(ctx, key);
     }
     for (element, doc) in elements.into_iter().zip(documents) {
         activate_in_inner_instance(ctx, &ah, &model, ad_hoc, element, Some(&doc));
@@ -299,12 +297,8 @@ pub(crate) fn inner_instance_completing(
         Some(true) if ad_hoc.cancel_remaining_instances => {
             // every other flow is terminated (one command each, all at once, as Zeebe writes
             // them here); the sub-process completes once the last of them is gone
-            let others = bpmn::next_children(ctx, ah.key, -1, usize::MAX);
-            if others.is_empty() {
+            if !terminate_flows(ctx, ah.key) {
                 return bpmn::complete_scope_if_done(ctx, ah_key);
-            }
-            for other in others {
-                ctx.command(other.key, Intent::TerminateElement, pi_value(&other.record));
             }
             Ok(())
         }
@@ -460,12 +454,9 @@ pub fn complete_instruction(
             "Expected to complete ad-hoc sub-process with key '{key}', but it is not active."
         )));
     }
-    let flows = bpmn::next_children(ctx, key, -1, usize::MAX);
-    if instruction.cancel_remaining_instances && !flows.is_empty() {
-        for flow in flows {
-            ctx.command(flow.key, Intent::TerminateElement, pi_value(&flow.record));
-        }
-    } else if flows.is_empty() {
+    // without flows (or once they are terminated) the sub-process completes; else it waits
+    let terminating = instruction.cancel_remaining_instances && terminate_flows(ctx, key);
+    if !terminating {
         bpmn::complete_scope_if_done(ctx, key)?;
     }
     let event = ctx.event(
@@ -475,6 +466,16 @@ pub fn complete_instruction(
     );
     ctx.respond(cmd, event);
     Ok(())
+}
+
+/// Terminates every flow (inner instance) of the sub-process `ah_key`, one TERMINATE_ELEMENT
+/// command each, all at once as Zeebe writes them; false when there was none.
+fn terminate_flows(ctx: &mut Ctx<'_, '_, '_>, ah_key: i64) -> bool {
+    let flows = bpmn::next_children(ctx, ah_key, -1, usize::MAX);
+    for flow in &flows {
+        ctx.command(flow.key, Intent::TerminateElement, pi_value(&flow.record));
+    }
+    !flows.is_empty()
 }
 
 /// Appends the completing inner instance's output element to the sub-process's output
