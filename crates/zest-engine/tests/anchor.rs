@@ -156,6 +156,18 @@ fn line(r: &Record) -> String {
     out
 }
 
+/// The keys of the open jobs of a type, oldest first (RecordDump.java's `openJobs`).
+fn open_jobs(h: &Harness, job_type: &str) -> Vec<i64> {
+    let mut open: Vec<i64> = h
+        .jobs()
+        .into_iter()
+        .filter(|(_, j)| j.record.job_type == job_type)
+        .map(|(k, _)| k)
+        .collect();
+    open.sort();
+    open
+}
+
 /// The `activate` list of an `adhocjob` or `adhocactivate` step.
 fn activate_elements(spec: &serde_json::Value) -> Vec<zest_protocol::AdHocActivateElement> {
     spec["activate"]
@@ -340,14 +352,7 @@ fn run(steps: &[Vec<String>]) -> Vec<String> {
                     .get("variables")
                     .map(|v| v.to_string())
                     .unwrap_or_default();
-                let mut open: Vec<i64> = h
-                    .jobs()
-                    .into_iter()
-                    .filter(|(_, j)| j.record.job_type == arg(1))
-                    .map(|(k, _)| k)
-                    .collect();
-                open.sort();
-                for key in open {
+                for key in open_jobs(&h, arg(1)) {
                     h.complete_with_result(key, &vars, result.clone());
                 }
             }
@@ -377,14 +382,7 @@ fn run(steps: &[Vec<String>]) -> Vec<String> {
                 );
             }
             "retries" => {
-                let mut open: Vec<i64> = h
-                    .jobs()
-                    .into_iter()
-                    .filter(|(_, j)| j.record.job_type == arg(1))
-                    .map(|(k, _)| k)
-                    .collect();
-                open.sort();
-                for key in open {
+                for key in open_jobs(&h, arg(1)) {
                     h.update_retries(key, arg(2).parse().unwrap());
                 }
             }

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{activate_one, connect, create_with_result, start};
+use common::{activate_one, activate_one_within, connect, create_with_result, start};
 use serde_json::{json, Value};
 use tonic::Code;
 use zest_gateway::proto;
@@ -171,27 +171,7 @@ async fn a_worker_decides_which_tools_run_until_it_says_the_sub_process_is_done(
     );
     // nothing was left behind: no other tool ran
     assert!(
-        activate_one_quick(&mut c, "notify").await.is_none(),
+        activate_one_within(&mut c, "notify", 100).await.is_none(),
         "no notify job"
     );
-}
-
-/// Activates a job of `job_type` without waiting for one to appear.
-async fn activate_one_quick(c: &mut common::Client, job_type: &str) -> Option<proto::ActivatedJob> {
-    let mut jobs = c
-        .activate_jobs(proto::ActivateJobsRequest {
-            r#type: job_type.into(),
-            worker: "test".into(),
-            timeout: 60_000,
-            max_jobs_to_activate: 1,
-            request_timeout: 100,
-            ..Default::default()
-        })
-        .await
-        .ok()?
-        .into_inner();
-    jobs.message()
-        .await
-        .ok()?
-        .and_then(|r| r.jobs.into_iter().next())
 }

@@ -130,13 +130,22 @@ pub async fn create_with_result(
 
 /// Activates one job of `job_type` (waiting up to 10 s for one), for 60 s.
 pub async fn activate_one(c: &mut Client, job_type: &str) -> Option<proto::ActivatedJob> {
+    activate_one_within(c, job_type, 10_000).await
+}
+
+/// Activates one job of `job_type`, waiting up to `request_timeout` ms for one, for 60 s.
+pub async fn activate_one_within(
+    c: &mut Client,
+    job_type: &str,
+    request_timeout: i64,
+) -> Option<proto::ActivatedJob> {
     let mut jobs = c
         .activate_jobs(proto::ActivateJobsRequest {
             r#type: job_type.into(),
             worker: "test".into(),
             timeout: 60_000,
             max_jobs_to_activate: 1,
-            request_timeout: 10_000,
+            request_timeout,
             ..Default::default()
         })
         .await
