@@ -102,13 +102,7 @@ fn elements_to_activate(
     let failed = |msg: String| format!("Failed to activate ad-hoc elements. {msg}");
     let items = match bpmn::evaluate(ctx, expr, key).map_err(failed)? {
         Value::Array(items) => items,
-        other => {
-            return Err(failed(format!(
-                "Expected result of the expression '{}' to be 'ARRAY', but was '{}'.",
-                expr.quoted(),
-                type_name(&other)
-            )))
-        }
+        other => return Err(failed(bpmn::wrong_type(ctx, key, expr, "'ARRAY'", &other))),
     };
     let ids: Vec<String> = items
         .into_iter()
@@ -385,10 +379,10 @@ pub(crate) fn job_completed(
     let result = Some(&command.result).filter(|r| r.result_type == JobResultType::AdHocSubProcess);
     let scope = bpmn::load(ctx, ah_key)
         .filter(|(ah, model, idx)| ah.is_active() && model.element(*idx).ad_hoc.is_some());
-    if let (Some(result), Some((_, model, idx))) = (result, &scope) {
-        let Some(ad_hoc) = model.element(*idx).ad_hoc.as_ref() else {
-            return Ok(()); // filtered above
-        };
+    let ad_hoc = scope
+        .as_ref()
+        .and_then(|(_, model, idx)| Some((model, model.element(*idx).ad_hoc.as_ref()?)));
+    if let (Some(result), Some((model, ad_hoc))) = (result, ad_hoc) {
         let ids = result
             .activate_elements
             .iter()
@@ -516,10 +510,12 @@ fn completion_condition_holds(
     let failed = |msg: String| format!("Failed to evaluate completion condition. {msg}");
     match bpmn::evaluate(ctx, condition, ah_key).map_err(failed)? {
         Value::Bool(b) => Ok(Some(b)),
-        other => Err(failed(format!(
-            "Expected result of the expression '{}' to be 'BOOLEAN', but was '{}'.",
-            condition.quoted(),
-            type_name(&other)
+        other => Err(failed(bpmn::wrong_type(
+            ctx,
+            ah_key,
+            condition,
+            "'BOOLEAN'",
+            &other,
         ))),
     }
 }

@@ -186,7 +186,7 @@ pub(crate) fn job_type_and_retries(
     def: &zest_model::TaskDefinition,
     key: i64,
 ) -> Result<(String, i32), String> {
-    let job_type = expect_string(&def.job_type, evaluate(ctx, &def.job_type, key)?)?;
+    let job_type = expect_string(ctx, key, &def.job_type, evaluate(ctx, &def.job_type, key)?)?;
     if job_type.is_empty() {
         return Err(format!(
             "Expected result of the expression '{}' to be a non-empty string, but was empty.",
@@ -196,26 +196,62 @@ pub(crate) fn job_type_and_retries(
     let retries = match evaluate(ctx, &def.retries, key)? {
         Value::Number(n) if n.as_i64().is_some() => n.as_i64().unwrap_or(3) as i32,
         Value::String(s) if s.trim().parse::<i32>().is_ok() => s.trim().parse::<i32>().unwrap_or(3),
-        other => {
-            return Err(format!(
-                "Expected result of the expression '{}' to be 'NUMBER', but was '{}'.",
-                def.retries.quoted(),
-                type_name(&other)
-            ))
-        }
+        other => return Err(wrong_type(ctx, key, &def.retries, "'NUMBER'", &other)),
     };
     Ok((job_type, retries))
 }
 
-fn expect_string(expr: &Expression, v: Value) -> Result<String, String> {
+fn expect_string(
+    ctx: &Ctx<'_, '_, '_>,
+    key: i64,
+    expr: &Expression,
+    v: Value,
+) -> Result<String, String> {
     match v {
         Value::String(s) => Ok(s),
-        other => Err(format!(
-            "Expected result of the expression '{}' to be 'STRING', but was '{}'.",
-            expr.quoted(),
-            type_name(&other)
-        )),
+        other => Err(wrong_type(ctx, key, expr, "'STRING'", &other)),
     }
+}
+
+/// Zeebe's message for an expression result of the wrong type, evaluated in the scope of
+/// element instance `key` (see [`wrong_type_with`]).
+pub(crate) fn wrong_type(
+    ctx: &Ctx<'_, '_, '_>,
+    key: i64,
+    expr: &Expression,
+    expected: &str,
+    got: &Value,
+) -> String {
+    wrong_type_with(expr, expected, got, || variables::visible(ctx, key))
+}
+
+/// Zeebe's message for an expression result of the wrong type (`expected` as Zeebe writes it,
+/// e.g. `'BOOLEAN'`). A `null` result carries FEEL-scala's NO_VARIABLE_FOUND warnings for the
+/// variables the expression looks up and `vars` lacks, as Zeebe appends them (Zest reports
+/// none of FEEL-scala's other warnings).
+pub(crate) fn wrong_type_with(
+    expr: &Expression,
+    expected: &str,
+    got: &Value,
+    vars: impl FnOnce() -> Map<String, Value>,
+) -> String {
+    let mut msg = format!(
+        "Expected result of the expression '{}' to be {expected}, but was '{}'.",
+        expr.quoted(),
+        type_name(got)
+    );
+    if let (Value::Null, Expression::Feel(e)) = (got, expr) {
+        let missing = e.missing_variables(&vars());
+        if !missing.is_empty() {
+            msg.push_str(" The evaluation reported the following warnings:");
+            for name in missing {
+                msg.push_str(&format!(
+                    "\n[NO_VARIABLE_FOUND] No variable found with name '{name}'"
+                ));
+            }
+        }
+    }
+    msg
 }
 
 /// ACTIVATE_ELEMENT: the element instance starts its lifecycle.
@@ -491,7 +527,7 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             };
             let flows: Vec<usize> = match chosen {
                 Ok(f) => f,
-                Err(msg) => return raise_incident(ctx, &inst, ErrorType::ConditionError, msg, -1),
+                Err((error_type, msg)) => return raise_incident(ctx, &inst, error_type, msg, -1),
             };
             ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
             ctx.event(key, Intent::ElementCompleting, pi_value(&inst.record));
@@ -584,7 +620,7 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             };
             let vars = variables::visible(ctx, key);
             let decision_id = match evaluate_with(&called.decision_id, &vars)
-                .and_then(|v| expect_string(&called.decision_id, v))
+                .and_then(|v| expect_string(ctx, key, &called.decision_id, v))
             {
                 Ok(id) => id,
                 Err(msg) => {
@@ -654,7 +690,7 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
                 )));
             };
             let name = match evaluate(ctx, &message.name, key)
-                .and_then(|v| expect_string(&message.name, v))
+                .and_then(|v| expect_string(ctx, key, &message.name, v))
             {
                 Ok(n) => n,
                 Err(msg) => {
@@ -817,7 +853,7 @@ fn call_activity(
     };
     let key = inst.key;
     let process_id = match evaluate(ctx, &called.process_id, key)
-        .and_then(|v| expect_string(&called.process_id, v))
+        .and_then(|v| expect_string(ctx, key, &called.process_id, v))
     {
         Ok(id) => id,
         Err(msg) => return raise_incident(ctx, inst, ErrorType::ExtractValueError, msg, -1),
@@ -956,10 +992,7 @@ pub(crate) fn string_list(
                 })
                 .collect(),
             Value::String(s) => Ok(split(&s)),
-            other => Err(format!(
-                "Expected result of the expression '{}' to be 'ARRAY', but was '{}'.",
-                e.quoted(),
-                type_name(&other)
+            other => Err(wrong_type(ctx, key, e, "'ARRAY'", &other
             )),
         },
     }
@@ -1002,7 +1035,7 @@ fn signal_name(
     let Some(expr) = &el.signal else {
         return Err(format!("signal event '{}' has no signal", el.id));
     };
-    evaluate(ctx, expr, key).and_then(|v| expect_string(expr, v))
+    evaluate(ctx, expr, key).and_then(|v| expect_string(ctx, key, expr, v))
 }
 
 /// A correlation key as Zeebe extracts it: a string as is, a number as its integer digits.
@@ -1033,7 +1066,7 @@ fn timer_due_date(
 ) -> Result<i64, String> {
     match timer {
         TimerDefinition::Duration(e) => {
-            let v = evaluate(ctx, e, scope).and_then(|v| expect_string(e, v))?;
+            let v = evaluate(ctx, e, scope).and_then(|v| expect_string(ctx, scope, e, v))?;
             let d = zest_model::time::parse_iso_duration(&v)
                 .map_err(|err| format!("Invalid duration '{v}': {err}"))?;
             let due = d
@@ -1042,12 +1075,12 @@ fn timer_due_date(
             Ok(due.max(ctx.now))
         }
         TimerDefinition::Date(e) => {
-            let v = evaluate(ctx, e, scope).and_then(|v| expect_string(e, v))?;
+            let v = evaluate(ctx, e, scope).and_then(|v| expect_string(ctx, scope, e, v))?;
             zest_model::time::parse_date_time(&v)
                 .map_err(|err| format!("Invalid date-time '{v}': {err}"))
         }
         TimerDefinition::Cycle(e) => {
-            let v = evaluate(ctx, e, scope).and_then(|v| expect_string(e, v))?;
+            let v = evaluate(ctx, e, scope).and_then(|v| expect_string(ctx, scope, e, v))?;
             let invalid = |err: String| format!("Invalid time cycle '{v}': {err}");
             match zest_model::time::parse_time_cycle(&v).map_err(invalid)? {
                 TimeCycle::Repeating(cycle) => cycle
@@ -1078,7 +1111,7 @@ fn choose_inclusive_flows(
     model: &Process,
     idx: ElementIdx,
     key: i64,
-) -> Result<Vec<usize>, String> {
+) -> Result<Vec<usize>, (ErrorType, String)> {
     let el = model.element(idx);
     let mut vars: Option<Map<String, Value>> = None;
     let mut taken = Vec::new();
@@ -1091,14 +1124,13 @@ fn choose_inclusive_flows(
             continue;
         };
         let vars = vars.get_or_insert_with(|| variables::visible(ctx, key));
-        match evaluate_with(cond, vars)? {
+        match evaluate_with(cond, vars).map_err(|m| (ErrorType::ExtractValueError, m))? {
             Value::Bool(true) => taken.push(f),
-            Value::Bool(false) | Value::Null => {}
+            Value::Bool(false) => {}
             other => {
-                return Err(format!(
-                    "Expected result of the expression '{}' to be 'BOOLEAN', but was '{}'.",
-                    cond.quoted(),
-                    type_name(&other)
+                return Err((
+                    ErrorType::ExtractValueError,
+                    wrong_type_with(cond, "'BOOLEAN'", &other, || vars.clone()),
                 ))
             }
         }
@@ -1106,13 +1138,19 @@ fn choose_inclusive_flows(
     if taken.is_empty() && !el.outgoing.is_empty() {
         match el.default_flow {
             Some(f) => taken.push(f),
-            None => return Err(
-                "Expected at least one condition to evaluate to true, or to have a default flow"
-                    .to_string(),
-            ),
+            None => return Err(no_flow_chosen()),
         }
     }
     Ok(taken)
+}
+
+/// CONDITION_ERROR: no condition held and there is no default flow.
+fn no_flow_chosen() -> (ErrorType, String) {
+    (
+        ErrorType::ConditionError,
+        "Expected at least one condition to evaluate to true, or to have a default flow"
+            .to_string(),
+    )
 }
 
 fn choose_exclusive_flow(
@@ -1120,7 +1158,7 @@ fn choose_exclusive_flow(
     model: &Process,
     idx: ElementIdx,
     key: i64,
-) -> Result<Option<usize>, String> {
+) -> Result<Option<usize>, (ErrorType, String)> {
     let el = model.element(idx);
     if el.outgoing.is_empty() {
         return Ok(None);
@@ -1138,24 +1176,20 @@ fn choose_exclusive_flow(
             continue;
         };
         let vars = vars.get_or_insert_with(|| variables::visible(ctx, key));
-        match evaluate_with(cond, vars)? {
+        match evaluate_with(cond, vars).map_err(|m| (ErrorType::ExtractValueError, m))? {
             Value::Bool(true) => return Ok(Some(f)),
-            Value::Bool(false) | Value::Null => {}
+            Value::Bool(false) => {}
             other => {
-                return Err(format!(
-                    "Expected result of the expression '{}' to be 'BOOLEAN', but was '{}'.",
-                    cond.quoted(),
-                    type_name(&other)
+                return Err((
+                    ErrorType::ExtractValueError,
+                    wrong_type_with(cond, "'BOOLEAN'", &other, || vars.clone()),
                 ))
             }
         }
     }
     match el.default_flow {
         Some(f) => Ok(Some(f)),
-        None => Err(
-            "Expected at least one condition to evaluate to true, or to have a default flow"
-                .to_string(),
-        ),
+        None => Err(no_flow_chosen()),
     }
 }
 
@@ -1944,7 +1978,8 @@ pub(crate) fn subscribe_catch_events(
                 // a cycle repeats on non-interrupting boundary events (the parser rejects it on
                 // interrupting ones, as Zeebe does)
                 TimerDefinition::Cycle(e) => {
-                    let v = evaluate(ctx, e, inst.key).and_then(|v| expect_string(e, v))?;
+                    let v = evaluate(ctx, e, inst.key)
+                        .and_then(|v| expect_string(ctx, inst.key, e, v))?;
                     match zest_model::time::parse_time_cycle(&v)
                         .map_err(|err| format!("Invalid time cycle '{v}': {err}"))?
                     {
@@ -1963,7 +1998,8 @@ pub(crate) fn subscribe_catch_events(
                 repetitions,
             ));
         } else if let Some(m) = &be.message {
-            let name = evaluate(ctx, &m.name, inst.key).and_then(|v| expect_string(&m.name, v))?;
+            let name = evaluate(ctx, &m.name, inst.key)
+                .and_then(|v| expect_string(ctx, inst.key, &m.name, v))?;
             let ck = match &m.correlation_key {
                 Some(expr) => correlation_key(ctx, expr, inst.key)?,
                 None => String::new(),

@@ -45,10 +45,12 @@ fn input_collection(
 ) -> Result<Vec<Value>, String> {
     match bpmn::evaluate(ctx, &mi.input_collection, scope_key)? {
         Value::Array(items) => Ok(items),
-        other => Err(format!(
-            "Expected result of the expression '{}' to be 'ARRAY', but was '{}'.",
-            &mi.input_collection.quoted(),
-            type_name(&other)
+        other => Err(bpmn::wrong_type(
+            ctx,
+            scope_key,
+            &mi.input_collection,
+            "'ARRAY'",
+            &other,
         )),
     }
 }
@@ -224,10 +226,11 @@ pub(crate) fn before_inner_completed(
     );
     match bpmn::evaluate_with(condition, &vars)? {
         Value::Bool(b) => Ok(b),
-        other => Err(format!(
-            "Expected result of the expression '{}' to be 'BOOLEAN', but was '{}'.",
-            condition.quoted(),
-            type_name(&other)
+        other => Err(bpmn::wrong_type_with(
+            condition,
+            "'BOOLEAN'",
+            &other,
+            || vars,
         )),
     }
 }

@@ -25,7 +25,7 @@ use crate::engine::{Ctx, ProcResult, Rejection};
 use crate::events;
 use crate::state::Ks;
 use crate::types::{ElementInstance, StoredUserTask, UserTaskState};
-use zest_protocol::json::{parse_document, type_name};
+use zest_protocol::json::parse_document;
 
 /// The priority of a task whose model does not set one.
 pub const DEFAULT_PRIORITY: i32 = 50;
@@ -344,10 +344,6 @@ fn evaluate_props(
 fn string(ctx: &Ctx<'_, '_, '_>, e: &zest_model::Expression, key: i64) -> Result<String, String> {
     match evaluate(ctx, e, key)? {
         Value::String(s) => Ok(s),
-        other => Err(format!(
-            "Expected result of the expression '{}' to be 'STRING', but was '{}'.",
-            e.quoted(),
-            type_name(&other)
-        )),
+        other => Err(crate::bpmn::wrong_type(ctx, key, e, "'STRING'", &other)),
     }
 }

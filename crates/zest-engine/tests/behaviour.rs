@@ -612,13 +612,22 @@ fn exclusive_gateway_takes_condition_or_default_flow() {
     let jobs = h.activate("b", 10);
     assert_eq!(jobs.len(), 1);
 
-    // a missing variable makes the condition null, not true: the default flow is taken
+    // a missing variable makes the condition null, not false: as in Zeebe, an incident
+    // (EXTRACT_VALUE_ERROR, with FEEL-scala's warning), not the default flow
     let c = h.create("xor", "");
-    assert!(c
+    assert!(!c
         .pi_events()
         .contains(&(SequenceFlowTaken, "toB".to_string())));
-    assert_eq!(c.count(ValueType::Incident, Created), 0);
-    assert_eq!(h.activate("b", 10).len(), 1);
+    assert_eq!(c.count(ValueType::Incident, Created), 1);
+    let (_, incident) = h.incidents().pop().unwrap();
+    assert_eq!(incident.record.error_type, ErrorType::ExtractValueError);
+    assert_eq!(
+        incident.record.error_message,
+        "Expected result of the expression 'x > 10' to be 'BOOLEAN', but was 'NULL'. \
+         The evaluation reported the following warnings:\n\
+         [NO_VARIABLE_FOUND] No variable found with name 'x'"
+    );
+    assert!(h.activate("b", 10).is_empty());
 
     // complete the default-path job: the instance ends at endB
     let b = h.complete(jobs[0].0, "");
@@ -2777,7 +2786,7 @@ fn drain(h: &mut Harness) {
             if e.parent_key <= 0 {
                 h.set_variables(
                     e.key,
-                    r#"{"var2": false, "jobType": "dynamic", "ok": true}"#,
+                    r#"{"var2": false, "jobType": "dynamic", "ok": true, "x": 1}"#,
                     false,
                 );
             }
@@ -2785,7 +2794,7 @@ fn drain(h: &mut Harness) {
         // local shadows may still hide the fix: remove the reason by setting them locally too
         for e in h.element_instances() {
             if e.parent_key > 0 && !h.variables(e.key).is_empty() {
-                h.set_variables(e.key, r#"{"ok": true}"#, true);
+                h.set_variables(e.key, r#"{"ok": true, "x": 1}"#, true);
             }
         }
         for (k, v) in h.entries(Ks::Jobs) {

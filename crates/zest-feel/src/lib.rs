@@ -86,6 +86,10 @@ struct Inner {
     /// The variables the expression only reads through paths (`a.b.c`), with the keys it reads:
     /// only those parts are converted (see [`Access`]).
     access: HashMap<Name, Access>,
+    /// The variables the expression looks up by name, in source order (not path keys, called
+    /// functions, filter fields or names it binds itself): what FEEL-scala warns about with
+    /// NO_VARIABLE_FOUND when one is missing.
+    free: Box<[Name]>,
 }
 
 impl fmt::Debug for Expression {
@@ -105,7 +109,7 @@ impl Expression {
         let source = source.trim();
         check_limits("expression", source)?;
         let outcome = catch_unwind(AssertUnwindSafe(|| parse_and_prepare(source)));
-        let (evaluator, names, access) = match outcome {
+        let (evaluator, names, access, free) = match outcome {
             Ok(result) => result?,
             Err(_) => {
                 return Err(FeelError::new(format!(
@@ -119,8 +123,21 @@ impl Expression {
                 evaluator,
                 names: names.into_boxed_slice(),
                 access,
+                free: free.into_boxed_slice(),
             }),
         })
+    }
+
+    /// The variables the expression looks up that `vars` lacks, in source order: FEEL-scala's
+    /// NO_VARIABLE_FOUND warnings, which Zeebe appends to incident messages when a result is
+    /// `null` (Zest reports these, not FEEL-scala's other warnings).
+    pub fn missing_variables(&self, vars: &Map<String, Value>) -> Vec<String> {
+        self.inner
+            .free
+            .iter()
+            .map(|n| n.to_string())
+            .filter(|n| !vars.contains_key(n))
+            .collect()
     }
 
     /// The expression text (without the leading `=`), trimmed.
@@ -518,8 +535,9 @@ fn check_limits(what: &str, source: &str) -> Result<(), FeelError> {
     Ok(())
 }
 
-/// A prepared expression: its evaluator, the names it refers to and how it reads them.
-type Prepared = (Evaluator, Vec<Name>, HashMap<Name, Access>);
+/// A prepared expression: its evaluator, the names it refers to, how it reads them, and the
+/// variables it looks up (see [`free_variables`]).
+type Prepared = (Evaluator, Vec<Name>, HashMap<Name, Access>, Vec<Name>);
 
 fn parse_and_prepare(source: &str) -> Result<Prepared, FeelError> {
     let scope = parse_scope(source);
@@ -532,6 +550,7 @@ fn parse_and_prepare(source: &str) -> Result<Prepared, FeelError> {
     }
     check_calls(&ast)
         .map_err(|why| FeelError::new(format!("failed to parse expression '{source}': {why}")))?;
+    let free = free_variables(&ast);
     let mut names = HashSet::new();
     normalise(&mut ast, &mut names);
     let mut access = HashMap::new();
@@ -540,7 +559,7 @@ fn parse_and_prepare(source: &str) -> Result<Prepared, FeelError> {
     let evaluator = dsntk_feel_evaluator::prepare(&ast);
     let mut names: Vec<Name> = names.into_iter().collect();
     names.sort();
-    Ok((evaluator, names, access))
+    Ok((evaluator, names, access, free))
 }
 
 /// The error for a text that dsntk could not parse; `what` is "expression" or "unary tests".
@@ -853,6 +872,53 @@ fn normalise(node: &mut AstNode, names: &mut HashSet<Name>) {
             for_each_child_mut(node, |child| stack.push(child));
         }
     }
+}
+
+/// The variables an expression looks up by name, each once, in source order: names read as
+/// values, but not the keys of paths (`b` in `a.b`), called functions, what a filter's
+/// condition reads (it sees the item's fields and `item`), nor any name the expression binds
+/// (iteration and quantifier variables, function parameters, context entry keys).
+fn free_variables(root: &AstNode) -> Vec<Name> {
+    let mut bound = HashSet::new();
+    let mut found: Vec<Name> = Vec::new();
+    // depth-first, children left to right (pushed in reverse)
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        let mut children: Vec<&AstNode> = Vec::new();
+        match node {
+            AstNode::Name(name) => {
+                if !found.contains(name) {
+                    found.push(name.clone());
+                }
+            }
+            AstNode::Path(lhs, _) | AstNode::Filter(lhs, _) => children.push(lhs),
+            AstNode::FunctionInvocation(callee, args) if matches!(**callee, AstNode::Name(_)) => {
+                children.push(args)
+            }
+            AstNode::IterationContextSingle(var, rest)
+            | AstNode::QuantifiedContext(var, rest)
+            | AstNode::FormalParameter(var, rest) => {
+                if let AstNode::Name(n) | AstNode::ParameterName(n) = &**var {
+                    bound.insert(n.clone());
+                }
+                children.push(rest);
+            }
+            AstNode::IterationContextInterval(var, start, end) => {
+                if let AstNode::Name(n) = &**var {
+                    bound.insert(n.clone());
+                }
+                children.push(start);
+                children.push(end);
+            }
+            AstNode::ContextEntryKey(n) | AstNode::ParameterName(n) => {
+                bound.insert(n.clone());
+            }
+            _ => for_each_child(node, |child| children.push(child)),
+        }
+        stack.extend(children.into_iter().rev());
+    }
+    found.retain(|n| !bound.contains(n));
+    found
 }
 
 /// How an expression reads a variable (or a part of one).

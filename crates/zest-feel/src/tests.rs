@@ -185,6 +185,24 @@ fn missing_variable_is_null_with_trace() {
 }
 
 #[test]
+fn missing_variables_are_the_free_names_in_source_order() {
+    let missing = |src: &str, v: serde_json::Value| {
+        Expression::parse(src).unwrap().missing_variables(&vars(v))
+    };
+    assert_eq!(missing("b > 1 and a < b", json!({})), ["b", "a"]);
+    assert_eq!(missing("b > 1 and a < b", json!({"b": 2})), ["a"]);
+    // path keys, called functions, filter conditions and bound names are no variables
+    assert_eq!(missing("order.total > 1", json!({})), ["order"]);
+    assert_eq!(missing("count(items[price > limit])", json!({})), ["items"]);
+    assert_eq!(missing("for x in xs return x + y", json!({})), ["xs", "y"]);
+    assert_eq!(
+        missing("some x in xs satisfies x > 1", json!({"xs": []})),
+        Vec::<String>::new()
+    );
+    assert_eq!(missing("{a: 1, b: a + c}.b", json!({})), ["c"]);
+}
+
+#[test]
 fn type_errors_are_null() {
     assert_eq!(eval0("\"a\" + 1"), json!(null));
     assert_eq!(eval0("abs(\"x\")"), json!(null));
