@@ -714,6 +714,22 @@ fn apply_process_instance(
                 }
             });
         }
+        Intent::SequenceFlowDeleted => {
+            // a migration moves one token of a joining gateway to the target's flow
+            let model = models.get(txn, pi.process_definition_key);
+            update_instance(txn, pi.flow_scope_key, |scope| {
+                scope.active_flows = scope.active_flows.saturating_sub(1);
+                if let Some(target) = model.and_then(|m| join_target(&m, &pi.element_id)) {
+                    let k = join_token_key(&target, &pi.element_id);
+                    if let Some(n) = scope.join_tokens.get_mut(&k) {
+                        *n = n.saturating_sub(1);
+                        if *n == 0 {
+                            scope.join_tokens.remove(&k);
+                        }
+                    }
+                }
+            });
+        }
         _ => {}
     }
 }

@@ -99,18 +99,6 @@ pub(crate) fn on_completing(
     );
 }
 
-/// Whether a compensation throw event of the process instance waits for its handlers.
-pub(crate) fn in_progress(
-    ctx: &Ctx<'_, '_, '_>,
-    process_instance_key: i64,
-    model: &Process,
-) -> bool {
-    used_by(model)
-        && subscriptions(ctx, process_instance_key)
-            .iter()
-            .any(|(_, s)| s.throw_event_instance_key > 0)
-}
-
 /// The process instance ends (or migrates): its subscriptions go.
 pub(crate) fn delete_all(ctx: &mut Ctx<'_, '_, '_>, process: &ElementInstance, model: &Process) {
     if !used_by(model) {

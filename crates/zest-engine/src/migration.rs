@@ -19,9 +19,10 @@
 //! same way, and so does a process or sub-process with the start events of its event
 //! sub-processes, and a waiting event-based gateway with the catch events after it;
 //! multi-instance bodies with their inner instances, and call activities (the called process
-//! instance learns its new ancestor). An element instance with something else to carry over (a
-//! gateway join waiting for tokens, a compensation in progress) is refused with INVALID_STATE
-//! naming it; Zeebe 8.8 migrates those. Ad-hoc sub-processes are refused as Zeebe 8.8 refuses
+//! instance learns its new ancestor). Tokens waiting at a joining parallel or inclusive gateway
+//! move with Zeebe's records (SEQUENCE_FLOW_DELETED and SEQUENCE_FLOW_TAKEN) when the gateway
+//! and the taken flows are mapped. A compensation in progress is refused with INVALID_STATE;
+//! Zeebe 8.8 migrates it. Ad-hoc sub-processes are refused as Zeebe 8.8 refuses
 //! them ("has an unsupported type"). The compensation subscriptions of completed activities
 //! are deleted (COMPENSATION_SUBSCRIPTION DELETED after the process's VARIABLE MIGRATED), as
 //! Zeebe 8.8 does: after a migration, a compensation throw event undoes only what completed
@@ -98,6 +99,7 @@ pub fn migrate(
             Intent::ElementMigrated,
             RecordValue::ProcessInstance(record.clone()),
         );
+        migrate_taken_flows(ctx, inst, &record, &mappings);
         if inst.job_key > 0 {
             if let Some(job) = ctx.txn.get::<StoredJob>(Ks::Jobs, &key_i64(inst.job_key)) {
                 let mut j = job.record;
@@ -202,7 +204,9 @@ fn check_instructions<'m>(
         )));
     }
     for i in &m.mapping_instructions {
-        if source.element_by_id(&i.source_element_id).is_none() {
+        if source.element_by_id(&i.source_element_id).is_none()
+            && source.flow_by_id(&i.source_element_id).is_none()
+        {
             return Err(Rejection::invalid_argument(format!(
                 "Expected to migrate process instance '{pi_key}' but mapping instructions contain a non-existing source element id '{}'. Elements provided in mapping instructions must exist in the source process definition.",
                 i.source_element_id
@@ -210,7 +214,9 @@ fn check_instructions<'m>(
         }
     }
     for i in &m.mapping_instructions {
-        if target.element_by_id(&i.target_element_id).is_none() {
+        if target.element_by_id(&i.target_element_id).is_none()
+            && target.flow_by_id(&i.target_element_id).is_none()
+        {
             return Err(Rejection::invalid_argument(format!(
                 "Expected to migrate process instance '{pi_key}' but mapping instructions contain a non-existing target element id '{}'. Elements provided in mapping instructions must exist in the target process definition.",
                 i.target_element_id
@@ -386,9 +392,17 @@ fn check_instance(
     };
     if matches!(
         inst.record.bpmn_element_type,
-        BpmnElementType::AdHocSubProcess | BpmnElementType::AdHocSubProcessInnerInstance
+        BpmnElementType::AdHocSubProcess
+            | BpmnElementType::AdHocSubProcessInnerInstance
+            | BpmnElementType::StartEvent
+            | BpmnElementType::EndEvent
+            | BpmnElementType::IntermediateThrowEvent
+            | BpmnElementType::BoundaryEvent
+            | BpmnElementType::ManualTask
+            | BpmnElementType::Task
     ) {
-        // Zeebe 8.8 does not migrate these either (its message)
+        // Zeebe 8.8 does not migrate these (its message): events that only pass through
+        // unless a job, an incident or a compensation holds them, and ad-hoc sub-processes
         return Err(Rejection::invalid_state(format!(
             "Expected to migrate process instance '{pi_key}' but active element with id '{id}' has an unsupported type. The migration of a {} is not supported.",
             type_name(inst.record.bpmn_element_type)
@@ -458,24 +472,33 @@ fn check_instance(
     let supported_kind = matches!(
         source_el.kind,
         ElementKind::Process | ElementKind::SubProcess | ElementKind::JobWorkerTask
-    ) || matches!(
-        (&source_el.kind, &target_el.kind),
-        (ElementKind::UserTask, ElementKind::UserTask)
-            | (
-                ElementKind::TimerIntermediateCatchEvent,
-                ElementKind::TimerIntermediateCatchEvent
-            )
-            | (ElementKind::MessageCatch, ElementKind::MessageCatch)
-            | (ElementKind::SignalCatch, ElementKind::SignalCatch)
-            | (
-                ElementKind::EventBasedGateway,
-                ElementKind::EventBasedGateway
-            )
-            | (ElementKind::CallActivity, ElementKind::CallActivity)
-    );
+    ) || source_el.kind == target_el.kind
+        && matches!(
+            source_el.kind,
+            ElementKind::ExclusiveGateway
+                | ElementKind::ParallelGateway
+                | ElementKind::InclusiveGateway
+                | ElementKind::ScriptTask
+                | ElementKind::BusinessRuleTask
+        )
+        || matches!(
+            (&source_el.kind, &target_el.kind),
+            (ElementKind::UserTask, ElementKind::UserTask)
+                | (
+                    ElementKind::TimerIntermediateCatchEvent,
+                    ElementKind::TimerIntermediateCatchEvent
+                )
+                | (ElementKind::MessageCatch, ElementKind::MessageCatch)
+                | (ElementKind::SignalCatch, ElementKind::SignalCatch)
+                | (
+                    ElementKind::EventBasedGateway,
+                    ElementKind::EventBasedGateway
+                )
+                | (ElementKind::CallActivity, ElementKind::CallActivity)
+        );
     if !supported_kind || source_el.multi_instance.is_some() != target_el.multi_instance.is_some() {
         return Err(refuse(&format!(
-            "is a {} of a kind Zest does not migrate (only processes, embedded sub-processes, tasks waiting for a job or a user, timer, message and signal catch events, receive tasks, event-based gateways, call activities, and multi-instance activities of those)",
+            "is a {} of a kind Zest does not migrate (only processes, embedded sub-processes, tasks waiting for a job or a user, timer, message and signal catch events, receive tasks, gateways, script and business rule tasks held by an incident or an execution listener, call activities, and multi-instance activities of those)",
             type_name(source_el.element_type)
         )));
     }
@@ -537,18 +560,12 @@ fn check_instance(
             )));
         }
     }
-    if inst.parent_key <= 0 && crate::compensation::in_progress(ctx, inst.key, source) {
-        return Err(refuse(
-            "is compensating (a compensation throw event waits for its handlers)",
-        ));
-    }
-    if !inst.join_tokens.is_empty() {
-        return Err(refuse("has a gateway join waiting for tokens"));
-    }
+    check_taken_flows(pi_key, inst, mappings, source, target)?;
     if !matches!(
         source_el.kind,
         ElementKind::Process | ElementKind::SubProcess
     ) && inst.state != Intent::ElementActivated
+        && inst.job_key <= 0
         && ctx
             .txn
             .get::<i64>(Ks::IncidentIndex, &key_i64(inst.key))
@@ -562,6 +579,109 @@ fn check_instance(
         return Err(refuse("waits for a job and its target does not create one"));
     }
     Ok(())
+}
+
+/// The sequence flows taken inside a scope towards a joining gateway that still waits for
+/// others, as (gateway id, flow id, tokens), in id order.
+fn taken_flows(inst: &ElementInstance) -> Vec<(&str, &str, u32)> {
+    inst.join_tokens
+        .iter()
+        .filter_map(|(k, &n)| {
+            let (gateway, flow) = k.split_once('\u{0}')?;
+            Some((gateway, flow, n))
+        })
+        .collect()
+}
+
+/// Zeebe's preconditions for a scope whose joining gateways hold taken sequence flows: the
+/// gateway is mapped to one of the same type with at least as many incoming flows, and each
+/// taken flow is mapped. Zest also requires the mapped flow to lead to the mapped gateway
+/// (Zeebe accepts any flow, and the join then never sees the token).
+fn check_taken_flows(
+    pi_key: i64,
+    inst: &ElementInstance,
+    mappings: &HashMap<&str, &str>,
+    source: &Process,
+    target: &Process,
+) -> ProcResult {
+    for (gateway, flow, _) in taken_flows(inst) {
+        let Some((_, source_gw)) = source.element_by_id(gateway) else {
+            continue;
+        };
+        let Some(target_gw) = mappings
+            .get(gateway)
+            .and_then(|t| target.element_by_id(t))
+            .map(|(_, el)| el)
+        else {
+            return Err(Rejection::invalid_argument(format!(
+                "Expected to migrate process instance '{pi_key}' but gateway '{gateway}' has at least one incoming sequence flow taken. Joining gateways with at least one incoming sequence flow taken must be mapped to a gateway of the same type in the target process definition."
+            )));
+        };
+        if target_gw.element_type != source_gw.element_type {
+            return Err(Rejection::invalid_argument(format!(
+                "Expected to migrate process instance '{pi_key}' but active element with id '{gateway}' and type '{}' is mapped to an element with id '{}' and different type '{}'. Elements must be mapped to elements of the same type.",
+                type_name(source_gw.element_type),
+                target_gw.id,
+                type_name(target_gw.element_type)
+            )));
+        }
+        if target_gw.incoming.len() < source_gw.incoming.len() {
+            return Err(Rejection::invalid_argument(format!(
+                "Expected to migrate process instance '{pi_key}' but target gateway with id '{}' has less incoming sequence flows than the source gateway with id '{gateway}'. Target gateway must have at least the same number of incoming sequence flows as the source gateway.",
+                target_gw.id
+            )));
+        }
+        let Some(target_flow) = mappings.get(flow).and_then(|f| target.flow_by_id(f)) else {
+            return Err(Rejection::invalid_argument(format!(
+                "Expected to migrate process instance '{pi_key}' but joining gateway with id '{gateway}' has a taken sequence flow with id '{flow}'. Taken sequence flows must be mapped to a sequence flow in the target process definition."
+            )));
+        };
+        if target.element(target_flow.target).id != target_gw.id {
+            return Err(Rejection::invalid_argument(format!(
+                "Expected to migrate process instance '{pi_key}' but the taken sequence flow with id '{flow}' is mapped to the sequence flow with id '{}', which does not lead to the gateway with id '{}' that '{gateway}' is mapped to. Taken sequence flows must be mapped to an incoming sequence flow of the target gateway.",
+                target_flow.id, target_gw.id
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Moves the tokens waiting at joining gateways: SEQUENCE_FLOW_DELETED of the source's flow
+/// and SEQUENCE_FLOW_TAKEN of the target's, one pair per token, right after the scope's
+/// ELEMENT_MIGRATED (Zeebe's place; with several taken flows Zeebe's order follows a hash
+/// set, Zest's the flow ids).
+fn migrate_taken_flows(
+    ctx: &mut Ctx<'_, '_, '_>,
+    inst: &ElementInstance,
+    migrated: &ProcessInstanceRecord,
+    mappings: &HashMap<&str, &str>,
+) {
+    for (_, flow, tokens) in taken_flows(inst) {
+        let Some(&to) = mappings.get(flow) else {
+            continue; // checked by check_taken_flows
+        };
+        let as_flow = |record: &ProcessInstanceRecord, id: &str| ProcessInstanceRecord {
+            element_id: id.to_string(),
+            flow_scope_key: inst.key,
+            bpmn_element_type: BpmnElementType::SequenceFlow,
+            bpmn_event_type: zest_model::BpmnEventType::Unspecified,
+            ..record.clone()
+        };
+        for _ in 0..tokens {
+            let key = ctx.next_key();
+            ctx.event(
+                key,
+                Intent::SequenceFlowDeleted,
+                RecordValue::ProcessInstance(as_flow(&inst.record, flow)),
+            );
+            let key = ctx.next_key();
+            ctx.event(
+                key,
+                Intent::SequenceFlowTaken,
+                RecordValue::ProcessInstance(as_flow(migrated, to)),
+            );
+        }
+    }
 }
 
 /// VARIABLE MIGRATED for the variables of one scope (their values stay; the record carries

@@ -162,3 +162,98 @@ fn a_catch_event_mapped_to_another_event_type_is_refused() {
         "{msg}"
     );
 }
+
+/// An embedded sub-process whose inclusive join waits for the second branch; `suffix` renames
+/// the tasks, the join and its incoming flows; `extra` adds elements to the sub-process.
+fn inclusive_join(suffix: &str, extra: &str) -> String {
+    let task = |id: &str| service_task(&format!("{id}{suffix}"), id, "");
+    let body = [
+        r#"<bpmn:startEvent id="ss" />"#.to_string(),
+        r#"<bpmn:inclusiveGateway id="fork" />"#.to_string(),
+        task("a"),
+        task("b"),
+        format!(r#"<bpmn:inclusiveGateway id="join{suffix}" />"#),
+        r#"<bpmn:endEvent id="se" />"#.to_string(),
+        flow("s0", "ss", "fork"),
+        cond_flow("fa", "fork", &format!("a{suffix}"), "=true"),
+        cond_flow("fb", "fork", &format!("b{suffix}"), "=true"),
+        flow(
+            &format!("ja{suffix}"),
+            &format!("a{suffix}"),
+            &format!("join{suffix}"),
+        ),
+        flow(
+            &format!("jb{suffix}"),
+            &format!("b{suffix}"),
+            &format!("join{suffix}"),
+        ),
+        flow("s1", &format!("join{suffix}"), "se"),
+        extra.to_string(),
+    ]
+    .concat();
+    process(
+        "p",
+        &[
+            start_event("s"),
+            format!(r#"<bpmn:subProcess id="sub">{body}</bpmn:subProcess>"#),
+            end_event("e"),
+            flow("f1", "s", "sub"),
+            flow("f2", "sub", "e"),
+        ],
+    )
+}
+
+#[test]
+fn a_token_waiting_at_an_inclusive_join_moves_to_the_mapped_flow() {
+    let mut h = Harness::new();
+    h.deploy_ok(&inclusive_join("", ""));
+    let pik = h.create_ok("p", "");
+    let (a, _) = h.activate_one("a");
+    h.complete(a, "").accepted();
+    // the join waits: the token of 'ja' is in the sub-process
+    let v2 = h.deploy_ok(&inclusive_join(
+        "2",
+        &[
+            service_task("c2", "c", ""),
+            r#"<bpmn:endEvent id="ce" />"#.to_string(),
+            flow("jc", "c2", "ce"),
+        ]
+        .concat(),
+    ));
+    let mappings = [("sub", "sub"), ("b", "b2"), ("join", "join2")];
+    // a taken flow mapped to a flow that does not lead to the mapped gateway would strand the
+    // token (Zeebe accepts it; Zest refuses)
+    let msg = h
+        .migrate(pik, v2, &[&mappings[..], &[("ja", "jc")]].concat())
+        .rejection(RejectionType::InvalidArgument);
+    assert!(
+        msg.contains("the taken sequence flow with id 'ja' is mapped to the sequence flow with id 'jc', which does not lead to the gateway with id 'join2'"),
+        "{msg}"
+    );
+    let batch = h.migrate(pik, v2, &[&mappings[..], &[("ja", "ja2")]].concat());
+    batch.accepted();
+    assert_eq!(
+        batch
+            .pi_events()
+            .into_iter()
+            .filter(|(i, _)| matches!(i, Intent::SequenceFlowDeleted | Intent::SequenceFlowTaken))
+            .collect::<Vec<_>>(),
+        pi(&[
+            (Intent::SequenceFlowDeleted, "ja"),
+            (Intent::SequenceFlowTaken, "ja2")
+        ])
+    );
+    // the second branch completes in the target: the join sees both tokens, the process ends
+    let (b, job) = h.activate_one("b");
+    assert_eq!(job.element_id, "b2");
+    let done = h.complete(b, "");
+    done.accepted();
+    assert!(done
+        .pi_events()
+        .contains(&(Intent::ElementCompleted, "join2".to_string())));
+    assert!(done
+        .pi_events()
+        .contains(&(Intent::ElementCompleted, "p".to_string())));
+    h.assert_no_runtime_state();
+    h.assert_replay_matches();
+}

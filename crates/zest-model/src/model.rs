@@ -237,7 +237,7 @@ pub struct MessageRef {
 }
 
 /// What an element does when the engine reaches it. One variant per element behaviour.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ElementKind {
     Process,
     NoneStartEvent,

@@ -204,6 +204,8 @@ pub enum Intent {
     // job push: a pushed job that its stream could not deliver goes back
     Yield,
     Yielded,
+    /// A taken sequence flow that a migration moves away from its joining gateway.
+    SequenceFlowDeleted,
 }
 
 impl Intent {
@@ -289,6 +291,7 @@ impl Intent {
             Intent::AncestorMigrated => "ANCESTOR_MIGRATED",
             Intent::Yield => "YIELD",
             Intent::Yielded => "YIELDED",
+            Intent::SequenceFlowDeleted => "SEQUENCE_FLOW_DELETED",
         }
     }
 }
@@ -406,6 +409,9 @@ mod tests {
             Intent::Migrated,
             Intent::ElementMigrated,
             Intent::AncestorMigrated,
+            Intent::Yield,
+            Intent::Yielded,
+            Intent::SequenceFlowDeleted,
         ];
         for intent in all {
             assert_eq!(
