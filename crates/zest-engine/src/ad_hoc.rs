@@ -67,7 +67,7 @@ pub(crate) fn activate(
             Ok(job) => job,
             Err(msg) => return raise_incident(ctx, inst, ErrorType::ExtractValueError, msg, -1),
         };
-        if let Err(msg) = bpmn::subscribe_boundaries(ctx, inst, model, idx) {
+        if let Err(msg) = subscribe_events(ctx, inst, model, idx) {
             return raise_incident(ctx, inst, ErrorType::ExtractValueError, msg, -1);
         }
         create_job(ctx, inst, model, idx, job);
@@ -78,7 +78,7 @@ pub(crate) fn activate(
         Ok(elements) => elements,
         Err(msg) => return raise_incident(ctx, inst, ErrorType::ExtractValueError, msg, -1),
     };
-    if let Err(msg) = bpmn::subscribe_boundaries(ctx, inst, model, idx) {
+    if let Err(msg) = subscribe_events(ctx, inst, model, idx) {
         return raise_incident(ctx, inst, ErrorType::ExtractValueError, msg, -1);
     }
     ctx.event(inst.key, Intent::ElementActivated, pi_value(&inst.record));
@@ -86,6 +86,25 @@ pub(crate) fn activate(
         activate_in_inner_instance(ctx, inst, model, ad_hoc, element, None);
     }
     Ok(())
+}
+
+/// Opens the subscriptions of the sub-process's boundary events (a multi-instance body holds
+/// those) and of the start events of its event sub-processes, before ELEMENT_ACTIVATED, as
+/// Zeebe does: an ad-hoc sub-process has no start event to wait for.
+fn subscribe_events(
+    ctx: &mut Ctx<'_, '_, '_>,
+    inst: &ElementInstance,
+    model: &Process,
+    idx: ElementIdx,
+) -> Result<(), String> {
+    let el = model.element(idx);
+    let mut targets: Vec<ElementIdx> = if el.is_inner_instance(inst.record.bpmn_element_type) {
+        Vec::new()
+    } else {
+        el.boundary_events.iter().rev().copied().collect()
+    };
+    targets.extend(el.event_sub_process_starts.iter().copied());
+    bpmn::subscribe_catch_events(ctx, inst, model, &targets)
 }
 
 /// Evaluates `activeElementsCollection` in the sub-process's scope: a list of the ids of its

@@ -1064,6 +1064,30 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             let outer = std::mem::replace(&mut self.scope, inner_idx);
             self.scope_children(node);
             self.scope = outer;
+            // its event sub-processes belong to the sub-process itself, as in Zeebe: their
+            // start events listen while it is active, and they run beside its inner instances
+            // (only non-interrupting ones: Zeebe refuses the others)
+            for esp in inner_idx + 1..self.elements.len() {
+                if self.elements[esp].flow_scope != Some(inner_idx)
+                    || self.elements[esp].element_type != BpmnElementType::EventSubProcess
+                {
+                    continue;
+                }
+                self.elements[esp].flow_scope = Some(idx);
+                let interrupting = self.elements[esp + 1..].iter().any(|e| {
+                    e.flow_scope == Some(esp)
+                        && matches!(e.kind, ElementKind::EventSubProcessStart)
+                        && e.interrupting
+                });
+                if interrupting {
+                    let (esp_id, esp_node) = (self.elements[esp].id.clone(), self.nodes[esp]);
+                    self.ctx.problem(
+                        Some(&esp_id),
+                        esp_node,
+                        "An interrupting event subprocess is not allowed inside an ad-hoc subprocess",
+                    );
+                }
+            }
         }
     }
 
@@ -1203,17 +1227,6 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             if has(BpmnElementType::EndEvent) {
                 self.ctx
                     .problem(Some(&ah_id), ah_node, "Must not contain an end event.");
-            }
-            if let Some(&esp) = children
-                .iter()
-                .find(|&&i| self.elements[i].element_type == BpmnElementType::EventSubProcess)
-            {
-                let (esp_id, esp_node) = (self.elements[esp].id.clone(), self.nodes[esp]);
-                self.ctx.problem(
-                    Some(&esp_id),
-                    esp_node,
-                    format!("event sub-processes inside ad-hoc sub-processes {UNSUPPORTED_PL}"),
-                );
             }
             let activities: Vec<ElementIdx> = children
                 .iter()

@@ -197,6 +197,9 @@ fn model(row: &str) -> Option<String> {
         "ad-hoc sub-process (job worker implementation, zeebe:taskDefinition)" => between(
             r#"<bpmn:adHocSubProcess id="x"><bpmn:extensionElements><zeebe:taskDefinition type="agent" /></bpmn:extensionElements><bpmn:task id="inner" /></bpmn:adHocSubProcess>"#,
         ),
+        "ad-hoc sub-process with a non-interrupting event sub-process" => between(
+            r#"<bpmn:adHocSubProcess id="x"><bpmn:extensionElements><zeebe:adHoc activeElementsCollection="=ids" /></bpmn:extensionElements><bpmn:task id="inner" /><bpmn:subProcess id="esp" triggeredByEvent="true"><bpmn:startEvent id="es" isInterrupting="false"><bpmn:timerEventDefinition><bpmn:timeDuration>PT1M</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:startEvent><bpmn:endEvent id="ee" /><bpmn:sequenceFlow id="ef" sourceRef="es" targetRef="ee" /></bpmn:subProcess></bpmn:adHocSubProcess>"#,
+        ),
         "multi-instance (parallel, sequential)" => between(&format!(
             "<bpmn:serviceTask id=\"x\">{JOB}<bpmn:multiInstanceLoopCharacteristics><bpmn:extensionElements><zeebe:loopCharacteristics inputCollection=\"=items\" inputElement=\"item\" /></bpmn:extensionElements></bpmn:multiInstanceLoopCharacteristics></bpmn:serviceTask>"
         )),

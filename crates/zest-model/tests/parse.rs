@@ -2203,8 +2203,27 @@ fn ad_hoc_sub_process_problems() {
             r#"<bpmn:task id="t" /><bpmn:subProcess id="esp" triggeredByEvent="true"><bpmn:startEvent id="es"><bpmn:timerEventDefinition><bpmn:timeDuration>PT1M</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:startEvent><bpmn:endEvent id="ee" /><bpmn:sequenceFlow id="ef" sourceRef="es" targetRef="ee" /></bpmn:subProcess>"#,
         )),
         "esp",
-        "event sub-processes inside ad-hoc sub-processes",
+        "An interrupting event subprocess is not allowed inside an ad-hoc subprocess",
     );
+    // a non-interrupting one is fine: it belongs to the sub-process, not to its inner instance
+    let ok = wrap(
+        r#"<bpmn:extensionElements><zeebe:adHoc activeElementsCollection="=[&quot;t&quot;]" /></bpmn:extensionElements><bpmn:task id="t" /><bpmn:subProcess id="esp" triggeredByEvent="true"><bpmn:startEvent id="es" isInterrupting="false"><bpmn:timerEventDefinition><bpmn:timeDuration>PT1M</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:startEvent><bpmn:endEvent id="ee" /><bpmn:sequenceFlow id="ef" sourceRef="es" targetRef="ee" /></bpmn:subProcess>"#,
+    );
+    let model = parse_bpmn("test.bpmn", ok.as_bytes()).expect("a non-interrupting one deploys");
+    let p = &model[0];
+    let (ah, el) = p.element_by_id("ah").unwrap();
+    let (es, _) = p.element_by_id("es").unwrap();
+    assert_eq!(el.event_sub_process_starts, vec![es]);
+    assert_eq!(p.element_by_id("esp").unwrap().1.flow_scope, Some(ah));
+    let activities: Vec<&str> = el
+        .ad_hoc
+        .as_ref()
+        .unwrap()
+        .activities
+        .iter()
+        .map(|&i| p.element(i).id.as_str())
+        .collect();
+    assert_eq!(activities, ["t"]);
     has(
         &problems(&wrap(
             r#"<bpmn:extensionElements><zeebe:adHoc outputCollection="results" /></bpmn:extensionElements><bpmn:task id="t" />"#,
