@@ -436,10 +436,12 @@ fn check_instance(
         let same_loop = source_el.multi_instance.as_ref().map(|m| m.sequential)
             == target_el.multi_instance.as_ref().map(|m| m.sequential);
         if source_type != target_type || (body && !same_loop) {
-            return Err(Rejection::invalid_state(format!(
-                "Expected to migrate process instance '{pi_key}' but active element with id '{id}' and type '{}' is mapped to an element with id '{target_id}' and different type '{}'. Elements must be mapped to elements of the same type.",
-                type_name(source_type),
-                type_name(target_type)
+            return Err(Rejection::invalid_state(different_type(
+                pi_key,
+                id,
+                source_type,
+                target_id,
+                target_type,
             )));
         }
         // the flow scope stays: the target's flow scope must be where the source's is mapped
@@ -618,11 +620,13 @@ fn check_taken_flows(
             )));
         };
         if target_gw.element_type != source_gw.element_type {
-            return Err(Rejection::invalid_argument(format!(
-                "Expected to migrate process instance '{pi_key}' but active element with id '{gateway}' and type '{}' is mapped to an element with id '{}' and different type '{}'. Elements must be mapped to elements of the same type.",
-                type_name(source_gw.element_type),
-                target_gw.id,
-                type_name(target_gw.element_type)
+            // Zeebe's message for active elements, but INVALID_ARGUMENT here
+            return Err(Rejection::invalid_argument(different_type(
+                pi_key,
+                gateway,
+                source_gw.element_type,
+                &target_gw.id,
+                target_gw.element_type,
             )));
         }
         if target_gw.incoming.len() < source_gw.incoming.len() {
@@ -714,6 +718,21 @@ fn migrate_variables(ctx: &mut Ctx<'_, '_, '_>, scope_key: i64, record: &Process
             }),
         );
     }
+}
+
+/// Zeebe's message for an element mapped to one of another type.
+fn different_type(
+    pi_key: i64,
+    id: &str,
+    source_type: BpmnElementType,
+    target_id: &str,
+    target_type: BpmnElementType,
+) -> String {
+    format!(
+        "Expected to migrate process instance '{pi_key}' but active element with id '{id}' and type '{}' is mapped to an element with id '{target_id}' and different type '{}'. Elements must be mapped to elements of the same type.",
+        type_name(source_type),
+        type_name(target_type)
+    )
 }
 
 /// Zeebe's name of an element type (`SERVICE_TASK`).
