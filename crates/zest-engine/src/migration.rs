@@ -74,7 +74,7 @@ pub fn migrate(
     };
     let mappings = check_instructions(pi_key, m, &source, &target)?;
     // every element instance, process first, depth first (children in key order)
-    let instances = instance_tree(ctx, &process);
+    let instances = instance_tree(ctx, &process, false);
     for inst in &instances {
         check_instance(ctx, pi_key, inst, &mappings, &source, &target)?;
     }
@@ -160,7 +160,7 @@ pub fn migrate(
                 .txn
                 .get::<ElementInstance>(Ks::ElementInstances, &key_i64(child))
             {
-                for descendant in instance_tree(ctx, &called) {
+                for descendant in instance_tree(ctx, &called, true) {
                     ctx.event(
                         descendant.key,
                         Intent::AncestorMigrated,
@@ -352,8 +352,13 @@ fn listens(model: &Process, el: &zest_model::Element) -> Vec<usize> {
 }
 
 /// The element instances of a process instance: the process first, then depth first, children
-/// in key order.
-fn instance_tree(ctx: &Ctx<'_, '_, '_>, process: &ElementInstance) -> Vec<ElementInstance> {
+/// in key order; with `into_called`, each call activity is followed by the tree of the process
+/// instance it called, all the way down (what Zeebe marks ANCESTOR_MIGRATED).
+fn instance_tree(
+    ctx: &Ctx<'_, '_, '_>,
+    process: &ElementInstance,
+    into_called: bool,
+) -> Vec<ElementInstance> {
     let mut out = Vec::new();
     let mut stack = vec![process.clone()];
     while let Some(inst) = stack.pop() {
@@ -366,8 +371,18 @@ fn instance_tree(ctx: &Ctx<'_, '_, '_>, process: &ElementInstance) -> Vec<Elemen
                     .get::<ElementInstance>(Ks::ElementInstances, &key_i64(read_i64(&k, 8)))
             })
             .collect();
-        out.push(inst);
         stack.extend(children.into_iter().rev());
+        if into_called {
+            // the process a call activity called comes right after the call activity
+            if let Some(called) = ctx
+                .txn
+                .get::<i64>(Ks::CalledInstances, &key_i64(inst.key))
+                .and_then(|k| ctx.txn.get::<ElementInstance>(Ks::ElementInstances, &key_i64(k)))
+            {
+                stack.push(called);
+            }
+        }
+        out.push(inst);
     }
     out
 }
