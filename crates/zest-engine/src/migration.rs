@@ -377,7 +377,10 @@ fn instance_tree(
             if let Some(called) = ctx
                 .txn
                 .get::<i64>(Ks::CalledInstances, &key_i64(inst.key))
-                .and_then(|k| ctx.txn.get::<ElementInstance>(Ks::ElementInstances, &key_i64(k)))
+                .and_then(|k| {
+                    ctx.txn
+                        .get::<ElementInstance>(Ks::ElementInstances, &key_i64(k))
+                })
             {
                 stack.push(called);
             }

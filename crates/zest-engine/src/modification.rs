@@ -195,16 +195,6 @@ fn plan_activations(
             s = model.element(scope).flow_scope;
         }
         chain.reverse();
-        if let Some(&inner) = chain
-            .iter()
-            .find(|&&s| matches!(model.element(s).kind, ElementKind::AdHocInnerInstance))
-        {
-            let ah = model.element(inner).flow_scope.unwrap_or(Process::ROOT);
-            return Err(Rejection::invalid_argument(format!(
-                "Expected to modify instance of process '{pid}' but it contains one or more activate instructions for elements inside the ad-hoc sub-process '{}', which is not supported by this version of Zest; activate the ad-hoc sub-process itself",
-                model.element(ah).id
-            )));
-        }
         for v in &instruction.variable_instructions {
             let in_scope = v.element_id.is_empty()
                 || v.element_id == instruction.element_id
@@ -355,6 +345,8 @@ fn check_terminations(
 
 /// Creates the flow scope `s` under `parent` as Zeebe does for a modification: ACTIVATING,
 /// its boundary events' and event sub-processes' subscriptions, ACTIVATED (no start event).
+/// An ad-hoc sub-process gets no `adHocSubProcessElements`, no job and no activation of its
+/// active elements collection, as in Zeebe: only the instruction's element runs in it.
 fn create_scope(
     ctx: &mut Ctx<'_, '_, '_>,
     parent: &ElementInstance,
@@ -369,6 +361,15 @@ fn create_scope(
         .get(Ks::ElementInstances, &key_i64(key))
         .ok_or_else(|| Rejection::invalid_state("the created flow scope is missing"))?;
     let el = model.element(s);
+    if let Some(name) = el
+        .ad_hoc
+        .as_ref()
+        .and_then(|a| a.output_collection.as_ref())
+    {
+        // Zeebe 8.8 leaves the collection out here and then fails the first inner instance's
+        // completion with a processing error; Zest starts it empty, as an activation does
+        variables::set_local(ctx, key, name, &serde_json::Value::Array(Vec::new()), None);
+    }
     if !el.inputs.is_empty() {
         let vars = variables::visible(ctx, key);
         match bpmn::evaluate_mappings(&el.inputs, &vars) {
