@@ -226,9 +226,9 @@ pub(crate) fn wrong_type(
 }
 
 /// Zeebe's message for an expression result of the wrong type (`expected` as Zeebe writes it,
-/// e.g. `'BOOLEAN'`). A `null` result carries FEEL-scala's NO_VARIABLE_FOUND warnings for the
-/// variables the expression looks up and `vars` lacks, as Zeebe appends them (Zest reports
-/// none of FEEL-scala's other warnings).
+/// e.g. `'BOOLEAN'`). A `null` result carries FEEL-scala's warnings (missing variables,
+/// comparisons and arithmetic that gave `null`; see `zest_feel::Expression::warnings`), as
+/// Zeebe appends them.
 pub(crate) fn wrong_type_with(
     expr: &Expression,
     expected: &str,
@@ -241,13 +241,12 @@ pub(crate) fn wrong_type_with(
         type_name(got)
     );
     if let (Value::Null, Expression::Feel(e)) = (got, expr) {
-        let missing = e.missing_variables(&vars());
-        if !missing.is_empty() {
+        let warnings = e.warnings(&vars());
+        if !warnings.is_empty() {
             msg.push_str(" The evaluation reported the following warnings:");
-            for name in missing {
-                msg.push_str(&format!(
-                    "\n[NO_VARIABLE_FOUND] No variable found with name '{name}'"
-                ));
+            for line in warnings {
+                msg.push('\n');
+                msg.push_str(&line);
             }
         }
     }

@@ -140,6 +140,48 @@ impl Expression {
             .collect()
     }
 
+    /// The warnings FEEL-scala reports while it evaluates the expression with `vars`, in its
+    /// format and order (operands before their operation), as Zeebe appends them to an incident
+    /// message when a result is `null`:
+    ///
+    /// - `[NO_VARIABLE_FOUND] No variable found with name 'x'` for each missing variable;
+    /// - `[NOT_COMPARABLE] Can't compare 'a' with 'b'` for a comparison that gives `null`
+    ///   (`x > 10` with `x` null or a string; `"s" = 1`), and for `!=` also FEEL-scala's
+    ///   `[INVALID_TYPE] Expected boolean but found 'null'`;
+    /// - `[INVALID_TYPE] Can't add 'b' to 'a'` (subtract ... from, multiply ... by, divide ... by)
+    ///   for arithmetic that gives `null`, and `Expected number but found 'a'` for `-a`, `a ** b`.
+    ///
+    /// Operations that read a name the expression binds itself (iteration variables, context
+    /// entries, function parameters, filter conditions) are not looked into. Meant for error
+    /// paths: it parses the expression again and evaluates each operation on its own.
+    pub fn warnings(&self, vars: &Map<String, Value>) -> Vec<String> {
+        let source = self.source();
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            let ast =
+                dsntk_feel_parser::parse_expression(&parse_scope(source), source, false).ok()?;
+            let (_, bound) = scan_names(&ast);
+            let scope = FeelScope::from(self.variables_context(vars));
+            let mut w = Warnings {
+                vars,
+                bound: &bound,
+                scope: &scope,
+                seen: HashSet::new(),
+                lines: Vec::new(),
+            };
+            w.visit(&ast);
+            Some(w.lines)
+        }));
+        match outcome {
+            Ok(Some(lines)) => lines,
+            // the expression parsed before, so neither happens; fall back to the missing names
+            _ => self
+                .missing_variables(vars)
+                .into_iter()
+                .map(|n| format!("[NO_VARIABLE_FOUND] No variable found with name '{n}'"))
+                .collect(),
+        }
+    }
+
     /// The expression text (without the leading `=`), trimmed.
     pub fn source(&self) -> &str {
         &self.inner.source
@@ -879,6 +921,14 @@ fn normalise(node: &mut AstNode, names: &mut HashSet<Name>) {
 /// condition reads (it sees the item's fields and `item`), nor any name the expression binds
 /// (iteration and quantifier variables, function parameters, context entry keys).
 fn free_variables(root: &AstNode) -> Vec<Name> {
+    let (mut found, bound) = scan_names(root);
+    found.retain(|n| !bound.contains(n));
+    found
+}
+
+/// The names an expression reads as values, each once in source order (see
+/// [`free_variables`]), and the names it binds itself.
+fn scan_names(root: &AstNode) -> (Vec<Name>, HashSet<Name>) {
     let mut bound = HashSet::new();
     let mut found: Vec<Name> = Vec::new();
     // depth-first, children left to right (pushed in reverse)
@@ -891,34 +941,186 @@ fn free_variables(root: &AstNode) -> Vec<Name> {
                     found.push(name.clone());
                 }
             }
-            AstNode::Path(lhs, _) | AstNode::Filter(lhs, _) => children.push(lhs),
-            AstNode::FunctionInvocation(callee, args) if matches!(**callee, AstNode::Name(_)) => {
-                children.push(args)
-            }
-            AstNode::IterationContextSingle(var, rest)
-            | AstNode::QuantifiedContext(var, rest)
-            | AstNode::FormalParameter(var, rest) => {
+            AstNode::IterationContextSingle(var, _)
+            | AstNode::QuantifiedContext(var, _)
+            | AstNode::FormalParameter(var, _)
+            | AstNode::IterationContextInterval(var, _, _) => {
                 if let AstNode::Name(n) | AstNode::ParameterName(n) = &**var {
                     bound.insert(n.clone());
                 }
-                children.push(rest);
-            }
-            AstNode::IterationContextInterval(var, start, end) => {
-                if let AstNode::Name(n) = &**var {
-                    bound.insert(n.clone());
-                }
-                children.push(start);
-                children.push(end);
+                value_children(node, |c| children.push(c));
             }
             AstNode::ContextEntryKey(n) | AstNode::ParameterName(n) => {
                 bound.insert(n.clone());
             }
-            _ => for_each_child(node, |child| children.push(child)),
+            _ => value_children(node, |c| children.push(c)),
         }
         stack.extend(children.into_iter().rev());
     }
-    found.retain(|n| !bound.contains(n));
-    found
+    (found, bound)
+}
+
+/// The children of `node` that are evaluated as values in the expression's own scope: not the
+/// keys of paths, a called function's name, a filter's condition, nor a bound variable's name.
+fn value_children<'a>(node: &'a AstNode, mut f: impl FnMut(&'a AstNode)) {
+    match node {
+        AstNode::Path(lhs, _) | AstNode::Filter(lhs, _) => f(lhs),
+        AstNode::FunctionInvocation(callee, args) if matches!(**callee, AstNode::Name(_)) => {
+            f(args)
+        }
+        AstNode::IterationContextSingle(_, rest)
+        | AstNode::QuantifiedContext(_, rest)
+        | AstNode::FormalParameter(_, rest) => f(rest),
+        AstNode::IterationContextInterval(_, start, end) => {
+            f(start);
+            f(end);
+        }
+        _ => for_each_child(node, f),
+    }
+}
+
+/// Works out FEEL-scala's warnings for [`Expression::warnings`].
+struct Warnings<'a> {
+    vars: &'a Map<String, Value>,
+    bound: &'a HashSet<Name>,
+    scope: &'a FeelScope,
+    seen: HashSet<Name>,
+    lines: Vec<String>,
+}
+
+impl Warnings<'_> {
+    /// Operands first, then the operation (FEEL-scala's evaluation order).
+    fn visit(&mut self, node: &AstNode) {
+        let mut children = Vec::new();
+        value_children(node, |c| children.push(c));
+        for child in children {
+            self.visit(child);
+        }
+        match node {
+            AstNode::Name(n) => {
+                let name = n.to_string();
+                if !self.bound.contains(n)
+                    && !self.vars.contains_key(&name)
+                    && self.seen.insert(n.clone())
+                {
+                    self.lines.push(format!(
+                        "[NO_VARIABLE_FOUND] No variable found with name '{name}'"
+                    ));
+                }
+            }
+            AstNode::Lt(a, b)
+            | AstNode::Gt(a, b)
+            | AstNode::Le(a, b)
+            | AstNode::Ge(a, b)
+            | AstNode::Eq(a, b)
+            | AstNode::Nq(a, b) => {
+                if let Some([x, y]) = self.failed(node, [a, b]) {
+                    self.lines
+                        .push(format!("[NOT_COMPARABLE] Can't compare '{x}' with '{y}'"));
+                    if matches!(node, AstNode::Nq(..)) {
+                        self.lines
+                            .push("[INVALID_TYPE] Expected boolean but found 'null'".to_string());
+                    }
+                }
+            }
+            AstNode::Add(a, b) | AstNode::Sub(a, b) | AstNode::Mul(a, b) | AstNode::Div(a, b) => {
+                if let Some([x, y]) = self.failed(node, [a, b]) {
+                    self.lines.push(match node {
+                        AstNode::Add(..) => format!("[INVALID_TYPE] Can't add '{y}' to '{x}'"),
+                        AstNode::Sub(..) => {
+                            format!("[INVALID_TYPE] Can't subtract '{y}' from '{x}'")
+                        }
+                        AstNode::Mul(..) => {
+                            format!("[INVALID_TYPE] Can't multiply '{x}' by '{y}'")
+                        }
+                        _ => format!("[INVALID_TYPE] Can't divide '{x}' by '{y}'"),
+                    });
+                }
+            }
+            AstNode::Exp(a, b) => {
+                if let Some([x, y]) = self.failed(node, [a, b]) {
+                    let not_number = if self.is_number(a) { y } else { x };
+                    self.lines.push(format!(
+                        "[INVALID_TYPE] Expected number but found '{not_number}'"
+                    ));
+                }
+            }
+            AstNode::Neg(a) => {
+                if let Some([x]) = self.failed(node, [a]) {
+                    self.lines
+                        .push(format!("[INVALID_TYPE] Expected number but found '{x}'"));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// When the operation `node` gives `null` (and reads no bound name): its operands' values
+    /// as FEEL-scala writes them.
+    fn failed<const N: usize>(
+        &self,
+        node: &AstNode,
+        operands: [&AstNode; N],
+    ) -> Option<[String; N]> {
+        if reads_bound(node, self.bound) || !matches!(self.eval(node), FeelValue::Null(_)) {
+            return None;
+        }
+        Some(operands.map(|o| scala_text(&self.eval(o))))
+    }
+
+    fn is_number(&self, node: &AstNode) -> bool {
+        matches!(self.eval(node), FeelValue::Number(_))
+    }
+
+    /// Evaluates one node on its own, normalised as [`Expression::parse`] does.
+    fn eval(&self, node: &AstNode) -> FeelValue {
+        let mut node = node.clone();
+        normalise(&mut node, &mut HashSet::new());
+        dsntk_feel_evaluator::prepare(&node)(self.scope)
+    }
+}
+
+/// Whether `node` reads a name bound inside the expression (its value is unknown here).
+fn reads_bound(node: &AstNode, bound: &HashSet<Name>) -> bool {
+    if bound.is_empty() {
+        return false;
+    }
+    match node {
+        AstNode::Name(n) => bound.contains(n),
+        AstNode::Filter(..) => true,
+        _ => {
+            let mut found = false;
+            value_children(node, |c| found = found || reads_bound(c, bound));
+            found
+        }
+    }
+}
+
+/// A value as FEEL-scala writes it in a warning: `null`, `"text"`, `10`, `[1, "x"]`.
+fn scala_text(value: &FeelValue) -> String {
+    fn json_text(v: &Value) -> String {
+        match v {
+            Value::Array(items) => format!(
+                "[{}]",
+                items.iter().map(json_text).collect::<Vec<_>>().join(", ")
+            ),
+            Value::Object(map) => format!(
+                "{{{}}}",
+                map.iter()
+                    .map(|(k, v)| format!("{k}:{}", json_text(v)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            other => other.to_string(),
+        }
+    }
+    match value {
+        FeelValue::Null(_) => "null".to_string(),
+        other => match feel_to_json(other) {
+            Ok(json) => json_text(&json),
+            Err(_) => other.to_string(),
+        },
+    }
 }
 
 /// How an expression reads a variable (or a part of one).

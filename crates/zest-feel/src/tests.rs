@@ -185,6 +185,49 @@ fn missing_variable_is_null_with_trace() {
 }
 
 #[test]
+fn warnings_follow_feel_scala_operands_first() {
+    let warnings =
+        |src: &str, v: serde_json::Value| Expression::parse(src).unwrap().warnings(&vars(v));
+    assert_eq!(
+        warnings("a > 10", json!({})),
+        [
+            "[NO_VARIABLE_FOUND] No variable found with name 'a'",
+            "[NOT_COMPARABLE] Can't compare 'null' with '10'"
+        ]
+    );
+    assert_eq!(
+        warnings("a + 1 > 2", json!({"a": "s"})),
+        [
+            "[INVALID_TYPE] Can't add '1' to '\"s\"'",
+            "[NOT_COMPARABLE] Can't compare 'null' with '2'"
+        ]
+    );
+    assert_eq!(
+        warnings("a != 1", json!({"a": [1, "x"]})),
+        [
+            "[NOT_COMPARABLE] Can't compare '[1, \"x\"]' with '1'",
+            "[INVALID_TYPE] Expected boolean but found 'null'"
+        ]
+    );
+    // a missing variable compared for equality is plain false, as in FEEL-scala
+    assert_eq!(
+        warnings("a = 1", json!({})),
+        ["[NO_VARIABLE_FOUND] No variable found with name 'a'"]
+    );
+    // what holds has nothing to report
+    assert!(warnings("a > 1 and -a < 0", json!({"a": 2})).is_empty());
+    // operations on bound names are not looked into; the free ones still are
+    assert_eq!(
+        warnings("some x in xs satisfies x > y", json!({"xs": [1]})),
+        ["[NO_VARIABLE_FOUND] No variable found with name 'y'"]
+    );
+    assert_eq!(
+        warnings("{x: 1, y: x > a}.y", json!({})),
+        ["[NO_VARIABLE_FOUND] No variable found with name 'a'"]
+    );
+}
+
+#[test]
 fn missing_variables_are_the_free_names_in_source_order() {
     let missing = |src: &str, v: serde_json::Value| {
         Expression::parse(src).unwrap().missing_variables(&vars(v))
