@@ -36,6 +36,14 @@ pub struct Metrics {
     pub log_disk_bytes: IntGaugeVec,
     /// zeebe_snapshot_duration: seconds to take a snapshot.
     pub snapshot_duration: HistogramVec,
+    /// zeebe_job_events_total: job events by partition, action (Zeebe's words: created,
+    /// activated, completed, failed, timed out, canceled, error thrown), job type and kind.
+    pub job_events: IntCounterVec,
+    /// zeebe_executed_instances_total: root process instances activated, completed and
+    /// terminated, by partition.
+    pub executed_instances: IntCounterVec,
+    /// zeebe_incident_events_total: incidents created and resolved, by partition.
+    pub incident_events: IntCounterVec,
 }
 
 impl Metrics {
@@ -50,6 +58,16 @@ impl Metrics {
         self.queued_commands.with_label_values(l);
         self.state_disk_bytes.with_label_values(l);
         self.log_disk_bytes.with_label_values(l);
+        for action in ["activated", "completed", "terminated"] {
+            self.executed_instances.with_label_values(&[
+                partition,
+                "ROOT_PROCESS_INSTANCE",
+                action,
+            ]);
+        }
+        for action in ["created", "resolved"] {
+            self.incident_events.with_label_values(&[partition, action]);
+        }
         for h in [
             &self.processing_latency,
             &self.commit_latency,
@@ -99,6 +117,7 @@ impl Lifetimes {
             if r.record_type != RecordType::Event {
                 continue;
             }
+            count_event(metrics, partition, r);
             match (&r.value, r.intent) {
                 (RecordValue::Job(_), Intent::Created) => {
                     insert_bounded(&mut self.job_created, r.key, r.timestamp);
@@ -146,6 +165,72 @@ impl Lifetimes {
             }
         }
         longest_wait
+    }
+}
+
+/// Counts one event in the counters Zeebe's dashboards read (jobs, root process instances,
+/// incidents).
+fn count_event(metrics: &Metrics, partition: &str, r: &Record) {
+    match (&r.value, r.intent) {
+        (RecordValue::Job(job), intent) => {
+            let action = match intent {
+                Intent::Created => "created",
+                Intent::Completed => "completed",
+                Intent::Failed => "failed",
+                Intent::TimedOut => "timed out",
+                Intent::Canceled => "canceled",
+                Intent::ErrorThrown => "error thrown",
+                _ => return,
+            };
+            metrics
+                .job_events
+                .with_label_values(&[partition, action, &job.job_type, job_kind(job)])
+                .inc();
+        }
+        (RecordValue::JobBatch(batch), Intent::Activated) => {
+            for job in &batch.jobs {
+                metrics
+                    .job_events
+                    .with_label_values(&[partition, "activated", &job.job_type, job_kind(job)])
+                    .inc();
+            }
+        }
+        (RecordValue::ProcessInstance(pi), intent)
+            if pi.bpmn_element_type == BpmnElementType::Process
+                && pi.parent_process_instance_key <= 0 =>
+        {
+            let action = match intent {
+                Intent::ElementActivated => "activated",
+                Intent::ElementCompleted => "completed",
+                Intent::ElementTerminated => "terminated",
+                _ => return,
+            };
+            metrics
+                .executed_instances
+                .with_label_values(&[partition, "ROOT_PROCESS_INSTANCE", action])
+                .inc();
+        }
+        (RecordValue::Incident(_), Intent::Created | Intent::Resolved) => {
+            let action = if r.intent == Intent::Created {
+                "created"
+            } else {
+                "resolved"
+            };
+            metrics
+                .incident_events
+                .with_label_values(&[partition, action])
+                .inc();
+        }
+        _ => {}
+    }
+}
+
+fn job_kind(job: &zest_protocol::JobRecord) -> &'static str {
+    match job.kind {
+        zest_protocol::JobKind::BpmnElement => "BPMN_ELEMENT",
+        zest_protocol::JobKind::ExecutionListener => "EXECUTION_LISTENER",
+        zest_protocol::JobKind::TaskListener => "TASK_LISTENER",
+        zest_protocol::JobKind::AdHocSubProcess => "AD_HOC_SUB_PROCESS",
     }
 }
 
@@ -253,6 +338,21 @@ impl Metrics {
         )?;
         let state_disk_bytes = gauge("zest_state_disk_bytes", "Bytes of state on disk")?;
         let log_disk_bytes = gauge("zest_log_disk_bytes", "Bytes of log on disk")?;
+        let job_events = IntCounterVec::new(
+            Opts::new("zeebe_job_events_total", "Number of job events"),
+            &["partition", "action", "type", "job_kind"],
+        )?;
+        let executed_instances = IntCounterVec::new(
+            Opts::new(
+                "zeebe_executed_instances_total",
+                "Number of executed (root) process instances",
+            ),
+            &["partition", "type", "action"],
+        )?;
+        let incident_events = IntCounterVec::new(
+            Opts::new("zeebe_incident_events_total", "Number of incident events"),
+            &["partition", "action"],
+        )?;
         let snapshot_duration = histogram(
             "zeebe_snapshot_duration",
             "Seconds to take a snapshot of the partition's state",
@@ -267,6 +367,9 @@ impl Metrics {
         registry.register(Box::new(state_disk_bytes.clone()))?;
         registry.register(Box::new(log_disk_bytes.clone()))?;
         registry.register(Box::new(snapshot_duration.clone()))?;
+        registry.register(Box::new(job_events.clone()))?;
+        registry.register(Box::new(executed_instances.clone()))?;
+        registry.register(Box::new(incident_events.clone()))?;
         #[cfg(target_os = "linux")]
         registry.register(Box::new(
             prometheus::process_collector::ProcessCollector::for_self(),
@@ -294,6 +397,9 @@ impl Metrics {
             state_disk_bytes,
             log_disk_bytes,
             snapshot_duration,
+            job_events,
+            executed_instances,
+            incident_events,
         })
     }
 }

@@ -123,6 +123,18 @@ fn bench_runs_scenarios_and_the_dashboard_metrics_exist() {
             "zeebe_process_instance_execution_time_count",
             "partition=\"1\"",
         ),
+        (
+            "zeebe_job_events_total",
+            "action=\"completed\",job_kind=\"BPMN_ELEMENT\",partition=\"1\",type=\"benchmark-task\"",
+        ),
+        (
+            "zeebe_job_events_total",
+            "action=\"activated\",job_kind=\"BPMN_ELEMENT\",partition=\"1\",type=\"benchmark-task\"",
+        ),
+        (
+            "zeebe_executed_instances_total",
+            "action=\"completed\",partition=\"1\",type=\"ROOT_PROCESS_INSTANCE\"",
+        ),
     ] {
         let line = metrics
             .lines()
