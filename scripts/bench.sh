@@ -10,6 +10,9 @@
 #        ZEEBE=1                            also measure Zeebe (needs a JDK >= 21 and Maven)
 #        SETTLE=10                          seconds of rest after each measurement
 #        ZEST_BIN=target/release/zest       (built when absent)
+#        SERVER_CPUS=0 BENCH_CPUS=1         pin the server (either system) and the load generator
+#                                           to these CPUs (taskset lists), so that they do not
+#                                           share cores; unset: no pinning
 #
 # Zeebe is Zeebe's own engine from Maven Central (zeebe-process-test-engine, in-memory log and
 # state, one partition) started by ../shared/anchors/zeebe/run-engine.sh; each measurement gets a
@@ -45,6 +48,10 @@ ZEST_BIN=${ZEST_BIN:-target/release/zest}
 [ -x "$ZEST_BIN" ] || cargo build --release --locked -p zest
 ZEST_BIN=$(cd "$(dirname "$ZEST_BIN")" && pwd)/$(basename "$ZEST_BIN")
 export RUST_BACKTRACE=0
+SERVER_PIN=()
+BENCH_PIN=()
+[ -n "${SERVER_CPUS:-}" ] && SERVER_PIN=(taskset -c "$SERVER_CPUS")
+[ -n "${BENCH_CPUS:-}" ] && BENCH_PIN=(taskset -c "$BENCH_CPUS")
 
 PORT=26600
 MGMT=9700
@@ -70,7 +77,7 @@ wait_ready() { # log file
 
 start_zest() {
   rm -rf "$OUT/zest-data"
-  ZEST_LOG=warn "$ZEST_BIN" start --data-dir "$OUT/zest-data" \
+  ZEST_LOG=warn "${SERVER_PIN[@]}" "$ZEST_BIN" start --data-dir "$OUT/zest-data" \
     --gateway-address 127.0.0.1:$PORT --management-address 127.0.0.1:$MGMT \
     --rest-address 127.0.0.1:0 >"$OUT/zest.log" 2>&1 &
   SERVER_PID=$!
@@ -83,7 +90,7 @@ start_zeebe() {
     mkdir -p "$ANCHOR"
     cp -r "$ROOT/../shared/anchors/zeebe/." "$ANCHOR/"
   fi
-  "$ANCHOR/run-engine.sh" $PORT >"$OUT/zeebe.log" 2>&1 &
+  "${SERVER_PIN[@]}" "$ANCHOR/run-engine.sh" $PORT >"$OUT/zeebe.log" 2>&1 &
   SERVER_PID=$!
   wait_ready "$OUT/zeebe.log"
 }
@@ -94,7 +101,7 @@ measure() {
   shift 2
   "start_$system"
   echo "== $name ($system)" >&2
-  "$ZEST_BIN" bench --address 127.0.0.1:$PORT --server-pid "$SERVER_PID" --label "$system" \
+  "${BENCH_PIN[@]}" "$ZEST_BIN" bench --address 127.0.0.1:$PORT --server-pid "$SERVER_PID" --label "$system" \
     --workers "$WORKERS" --quiet --json "$OUT/$name-$system.json" "$@" | tee -a "$OUT/summary.txt"
   stop_server
   # let the machine settle: right after a server of ~1 GiB exits, the kernel is still reclaiming
