@@ -47,6 +47,11 @@ const ELEMENTS_VARIABLE: &str = "adHocSubProcessElements";
 /// The sub-process's own variables, set while it activates (before its input mappings).
 pub(crate) fn set_variables(ctx: &mut Ctx<'_, '_, '_>, key: i64, ad_hoc: &AdHoc) {
     variables::set_local(ctx, key, ELEMENTS_VARIABLE, &ad_hoc.elements_variable, None);
+    start_output_collection(ctx, key, ad_hoc);
+}
+
+/// Sets the sub-process's output collection, if it has one, to an empty list.
+pub(crate) fn start_output_collection(ctx: &mut Ctx<'_, '_, '_>, key: i64, ad_hoc: &AdHoc) {
     if let Some(name) = &ad_hoc.output_collection {
         variables::set_local(ctx, key, name, &Value::Array(Vec::new()), None);
     }
@@ -97,13 +102,9 @@ fn subscribe_events(
     model: &Process,
     idx: ElementIdx,
 ) -> Result<(), String> {
-    let el = model.element(idx);
-    let mut targets: Vec<ElementIdx> = if el.is_inner_instance(inst.record.bpmn_element_type) {
-        Vec::new()
-    } else {
-        el.boundary_events.iter().rev().copied().collect()
-    };
-    targets.extend(el.event_sub_process_starts.iter().copied());
+    // one call, so that a failure leaves nothing behind for the retry
+    let mut targets = bpmn::boundary_targets(inst, model, idx);
+    targets.extend(model.element(idx).event_sub_process_starts.iter().copied());
     bpmn::subscribe_catch_events(ctx, inst, model, &targets)
 }
 

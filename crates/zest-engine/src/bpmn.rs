@@ -186,7 +186,7 @@ pub(crate) fn job_type_and_retries(
     def: &zest_model::TaskDefinition,
     key: i64,
 ) -> Result<(String, i32), String> {
-    let job_type = expect_string(ctx, key, &def.job_type, evaluate(ctx, &def.job_type, key)?)?;
+    let job_type = evaluate_string(ctx, &def.job_type, key)?;
     if job_type.is_empty() {
         return Err(format!(
             "Expected result of the expression '{}' to be a non-empty string, but was empty.",
@@ -199,6 +199,16 @@ pub(crate) fn job_type_and_retries(
         other => return Err(wrong_type(ctx, key, &def.retries, "'NUMBER'", &other)),
     };
     Ok((job_type, retries))
+}
+
+/// Evaluates `expr` in the scope of element instance `key`, expecting a string (Zeebe's
+/// message otherwise).
+pub(crate) fn evaluate_string(
+    ctx: &Ctx<'_, '_, '_>,
+    expr: &Expression,
+    key: i64,
+) -> Result<String, String> {
+    expect_string(ctx, key, expr, evaluate(ctx, expr, key)?)
 }
 
 fn expect_string(
@@ -688,8 +698,7 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
                     el.id
                 )));
             };
-            let name = match evaluate(ctx, &message.name, key)
-                .and_then(|v| expect_string(ctx, key, &message.name, v))
+            let name = match evaluate_string(ctx, &message.name, key)
             {
                 Ok(n) => n,
                 Err(msg) => {
@@ -851,9 +860,7 @@ fn call_activity(
         )));
     };
     let key = inst.key;
-    let process_id = match evaluate(ctx, &called.process_id, key)
-        .and_then(|v| expect_string(ctx, key, &called.process_id, v))
-    {
+    let process_id = match evaluate_string(ctx, &called.process_id, key) {
         Ok(id) => id,
         Err(msg) => return raise_incident(ctx, inst, ErrorType::ExtractValueError, msg, -1),
     };
@@ -991,8 +998,7 @@ pub(crate) fn string_list(
                 })
                 .collect(),
             Value::String(s) => Ok(split(&s)),
-            other => Err(wrong_type(ctx, key, e, "'ARRAY'", &other
-            )),
+            other => Err(wrong_type(ctx, key, e, "'ARRAY'", &other)),
         },
     }
 }
@@ -1034,7 +1040,7 @@ fn signal_name(
     let Some(expr) = &el.signal else {
         return Err(format!("signal event '{}' has no signal", el.id));
     };
-    evaluate(ctx, expr, key).and_then(|v| expect_string(ctx, key, expr, v))
+    evaluate_string(ctx, expr, key)
 }
 
 /// A correlation key as Zeebe extracts it: a string as is, a number as its integer digits.
@@ -1065,7 +1071,7 @@ fn timer_due_date(
 ) -> Result<i64, String> {
     match timer {
         TimerDefinition::Duration(e) => {
-            let v = evaluate(ctx, e, scope).and_then(|v| expect_string(ctx, scope, e, v))?;
+            let v = evaluate_string(ctx, e, scope)?;
             let d = zest_model::time::parse_iso_duration(&v)
                 .map_err(|err| format!("Invalid duration '{v}': {err}"))?;
             let due = d
@@ -1074,12 +1080,12 @@ fn timer_due_date(
             Ok(due.max(ctx.now))
         }
         TimerDefinition::Date(e) => {
-            let v = evaluate(ctx, e, scope).and_then(|v| expect_string(ctx, scope, e, v))?;
+            let v = evaluate_string(ctx, e, scope)?;
             zest_model::time::parse_date_time(&v)
                 .map_err(|err| format!("Invalid date-time '{v}': {err}"))
         }
         TimerDefinition::Cycle(e) => {
-            let v = evaluate(ctx, e, scope).and_then(|v| expect_string(ctx, scope, e, v))?;
+            let v = evaluate_string(ctx, e, scope)?;
             let invalid = |err: String| format!("Invalid time cycle '{v}': {err}");
             match zest_model::time::parse_time_cycle(&v).map_err(invalid)? {
                 TimeCycle::Repeating(cycle) => cycle
@@ -1938,20 +1944,21 @@ pub(crate) fn subscribe_boundaries(
     model: &Process,
     idx: ElementIdx,
 ) -> Result<(), String> {
-    if model
-        .element(idx)
-        .is_inner_instance(inst.record.bpmn_element_type)
-    {
-        return Ok(()); // a multi-instance activity's boundary events belong to its body
+    subscribe_catch_events(ctx, inst, model, &boundary_targets(inst, model, idx))
+}
+
+/// The boundary events whose subscriptions element instance `inst` of element `idx` holds, in
+/// Zeebe's order: none for a multi-instance activity's inner instance (its body holds them).
+pub(crate) fn boundary_targets(
+    inst: &ElementInstance,
+    model: &Process,
+    idx: ElementIdx,
+) -> Vec<ElementIdx> {
+    let el = model.element(idx);
+    if el.is_inner_instance(inst.record.bpmn_element_type) {
+        return Vec::new();
     }
-    let targets: Vec<ElementIdx> = model
-        .element(idx)
-        .boundary_events
-        .iter()
-        .rev()
-        .copied()
-        .collect();
-    subscribe_catch_events(ctx, inst, model, &targets)
+    el.boundary_events.iter().rev().copied().collect()
 }
 
 /// Opens the subscriptions (timers, messages) of catch events `targets` under the element
@@ -1977,8 +1984,7 @@ pub(crate) fn subscribe_catch_events(
                 // a cycle repeats on non-interrupting boundary events (the parser rejects it on
                 // interrupting ones, as Zeebe does)
                 TimerDefinition::Cycle(e) => {
-                    let v = evaluate(ctx, e, inst.key)
-                        .and_then(|v| expect_string(ctx, inst.key, e, v))?;
+                    let v = evaluate_string(ctx, e, inst.key)?;
                     match zest_model::time::parse_time_cycle(&v)
                         .map_err(|err| format!("Invalid time cycle '{v}': {err}"))?
                     {
@@ -1997,8 +2003,7 @@ pub(crate) fn subscribe_catch_events(
                 repetitions,
             ));
         } else if let Some(m) = &be.message {
-            let name = evaluate(ctx, &m.name, inst.key)
-                .and_then(|v| expect_string(ctx, inst.key, &m.name, v))?;
+            let name = evaluate_string(ctx, &m.name, inst.key)?;
             let ck = match &m.correlation_key {
                 Some(expr) => correlation_key(ctx, expr, inst.key)?,
                 None => String::new(),

@@ -18,15 +18,17 @@
 //! waiting timer, message or signal catch event or receive task moves its own subscription the
 //! same way, and so does a process or sub-process with the start events of its event
 //! sub-processes, and a waiting event-based gateway with the catch events after it;
-//! multi-instance bodies with their inner instances, and call activities (the called process
-//! instance learns its new ancestor). Tokens waiting at a joining parallel or inclusive gateway
-//! move with Zeebe's records (SEQUENCE_FLOW_DELETED and SEQUENCE_FLOW_TAKEN) when the gateway
-//! and the taken flows are mapped. A compensation in progress is refused with INVALID_STATE;
-//! Zeebe 8.8 migrates it. Ad-hoc sub-processes are refused as Zeebe 8.8 refuses
-//! them ("has an unsupported type"). The compensation subscriptions of completed activities
-//! are deleted (COMPENSATION_SUBSCRIPTION DELETED after the process's VARIABLE MIGRATED), as
-//! Zeebe 8.8 does: after a migration, a compensation throw event undoes only what completed
-//! in the target process definition.
+//! multi-instance bodies with their inner instances, and call activities (every element
+//! instance of the called processes below gets ANCESTOR_MIGRATED). Gateways and script and
+//! business rule tasks held by an incident or an execution listener job move with it. Tokens
+//! waiting at a joining parallel or inclusive gateway move with Zeebe's records
+//! (SEQUENCE_FLOW_DELETED and SEQUENCE_FLOW_TAKEN) when the gateway and the taken flows are
+//! mapped. Start, end, intermediate throw and boundary events, manual and undefined tasks and
+//! ad-hoc sub-processes are refused as Zeebe 8.8 refuses them ("has an unsupported type"), so
+//! a compensation throw event waiting for its handlers is too. The compensation subscriptions
+//! of completed activities are deleted (COMPENSATION_SUBSCRIPTION DELETED after the process's
+//! VARIABLE MIGRATED), as Zeebe 8.8 does: after a migration, a compensation throw event undoes
+//! only what completed in the target process definition.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -489,33 +491,22 @@ fn check_instance(
             type_name(target_el.event_type)
         )));
     }
-    let supported_kind = matches!(
-        source_el.kind,
-        ElementKind::Process | ElementKind::SubProcess | ElementKind::JobWorkerTask
-    ) || source_el.kind == target_el.kind
-        && matches!(
-            source_el.kind,
-            ElementKind::ExclusiveGateway
-                | ElementKind::ParallelGateway
-                | ElementKind::InclusiveGateway
-                | ElementKind::ScriptTask
-                | ElementKind::BusinessRuleTask
-        )
-        || matches!(
-            (&source_el.kind, &target_el.kind),
-            (ElementKind::UserTask, ElementKind::UserTask)
-                | (
-                    ElementKind::TimerIntermediateCatchEvent,
-                    ElementKind::TimerIntermediateCatchEvent
-                )
-                | (ElementKind::MessageCatch, ElementKind::MessageCatch)
-                | (ElementKind::SignalCatch, ElementKind::SignalCatch)
-                | (
-                    ElementKind::EventBasedGateway,
-                    ElementKind::EventBasedGateway
-                )
-                | (ElementKind::CallActivity, ElementKind::CallActivity)
-        );
+    let supported_kind = match source_el.kind {
+        ElementKind::Process | ElementKind::SubProcess | ElementKind::JobWorkerTask => true,
+        // these move only to an element of the same kind
+        ElementKind::UserTask
+        | ElementKind::TimerIntermediateCatchEvent
+        | ElementKind::MessageCatch
+        | ElementKind::SignalCatch
+        | ElementKind::EventBasedGateway
+        | ElementKind::CallActivity
+        | ElementKind::ExclusiveGateway
+        | ElementKind::ParallelGateway
+        | ElementKind::InclusiveGateway
+        | ElementKind::ScriptTask
+        | ElementKind::BusinessRuleTask => source_el.kind == target_el.kind,
+        _ => false,
+    };
     if !supported_kind || source_el.multi_instance.is_some() != target_el.multi_instance.is_some() {
         return Err(refuse(&format!(
             "is a {} of a kind Zest does not migrate (only processes, embedded sub-processes, tasks waiting for a job or a user, timer, message and signal catch events, receive tasks, gateways, script and business rule tasks held by an incident or an execution listener, call activities, and multi-instance activities of those)",

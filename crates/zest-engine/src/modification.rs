@@ -361,14 +361,11 @@ fn create_scope(
         .get(Ks::ElementInstances, &key_i64(key))
         .ok_or_else(|| Rejection::invalid_state("the created flow scope is missing"))?;
     let el = model.element(s);
-    if let Some(name) = el
-        .ad_hoc
-        .as_ref()
-        .and_then(|a| a.output_collection.as_ref())
-    {
-        // Zeebe 8.8 leaves the collection out here and then fails the first inner instance's
-        // completion with a processing error; Zest starts it empty, as an activation does
-        variables::set_local(ctx, key, name, &serde_json::Value::Array(Vec::new()), None);
+    if let Some(ad_hoc) = &el.ad_hoc {
+        // Zeebe 8.8 leaves the output collection out here and then fails the first inner
+        // instance's completion with a processing error; Zest starts it empty, as an
+        // activation does
+        crate::ad_hoc::start_output_collection(ctx, key, ad_hoc);
     }
     if !el.inputs.is_empty() {
         let vars = variables::visible(ctx, key);

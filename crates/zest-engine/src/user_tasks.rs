@@ -300,10 +300,10 @@ fn evaluate_props(
         ..Default::default()
     };
     if let Some(e) = &props.external_reference {
-        r.external_form_reference = string(ctx, e, key)?;
+        r.external_form_reference = crate::bpmn::evaluate_string(ctx, e, key)?;
     }
     if let Some(e) = &props.assignee {
-        r.assignee = string(ctx, e, key)?;
+        r.assignee = crate::bpmn::evaluate_string(ctx, e, key)?;
     }
     if let Some(e) = &props.candidate_groups {
         r.candidate_groups = bpmn::string_list(ctx, e, key)?;
@@ -339,11 +339,4 @@ fn evaluate_props(
         };
     }
     Ok(r)
-}
-
-fn string(ctx: &Ctx<'_, '_, '_>, e: &zest_model::Expression, key: i64) -> Result<String, String> {
-    match evaluate(ctx, e, key)? {
-        Value::String(s) => Ok(s),
-        other => Err(crate::bpmn::wrong_type(ctx, key, e, "'STRING'", &other)),
-    }
 }

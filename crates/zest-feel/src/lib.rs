@@ -86,10 +86,6 @@ struct Inner {
     /// The variables the expression only reads through paths (`a.b.c`), with the keys it reads:
     /// only those parts are converted (see [`Access`]).
     access: HashMap<Name, Access>,
-    /// The variables the expression looks up by name, in source order (not path keys, called
-    /// functions, filter fields or names it binds itself): what FEEL-scala warns about with
-    /// NO_VARIABLE_FOUND when one is missing.
-    free: Box<[Name]>,
 }
 
 impl fmt::Debug for Expression {
@@ -109,7 +105,7 @@ impl Expression {
         let source = source.trim();
         check_limits("expression", source)?;
         let outcome = catch_unwind(AssertUnwindSafe(|| parse_and_prepare(source)));
-        let (evaluator, names, access, free) = match outcome {
+        let (evaluator, names, access) = match outcome {
             Ok(result) => result?,
             Err(_) => {
                 return Err(FeelError::new(format!(
@@ -123,21 +119,8 @@ impl Expression {
                 evaluator,
                 names: names.into_boxed_slice(),
                 access,
-                free: free.into_boxed_slice(),
             }),
         })
-    }
-
-    /// The variables the expression looks up that `vars` lacks, in source order: FEEL-scala's
-    /// NO_VARIABLE_FOUND warnings, which Zeebe appends to incident messages when a result is
-    /// `null` (Zest reports these, not FEEL-scala's other warnings).
-    pub fn missing_variables(&self, vars: &Map<String, Value>) -> Vec<String> {
-        self.inner
-            .free
-            .iter()
-            .map(|n| n.to_string())
-            .filter(|n| !vars.contains_key(n))
-            .collect()
     }
 
     /// The warnings FEEL-scala reports while it evaluates the expression with `vars`, in its
@@ -159,7 +142,7 @@ impl Expression {
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             let ast =
                 dsntk_feel_parser::parse_expression(&parse_scope(source), source, false).ok()?;
-            let (_, bound) = scan_names(&ast);
+            let bound = bound_names(&ast);
             let scope = FeelScope::from(self.variables_context(vars));
             let mut w = Warnings {
                 vars,
@@ -171,15 +154,9 @@ impl Expression {
             w.visit(&ast);
             Some(w.lines)
         }));
-        match outcome {
-            Ok(Some(lines)) => lines,
-            // the expression parsed before, so neither happens; fall back to the missing names
-            _ => self
-                .missing_variables(vars)
-                .into_iter()
-                .map(|n| format!("[NO_VARIABLE_FOUND] No variable found with name '{n}'"))
-                .collect(),
-        }
+        // the expression parsed before, so neither a parse failure nor a panic is expected;
+        // the warnings only add to a message, so without them it still stands
+        outcome.ok().flatten().unwrap_or_default()
     }
 
     /// The expression text (without the leading `=`), trimmed.
@@ -577,9 +554,8 @@ fn check_limits(what: &str, source: &str) -> Result<(), FeelError> {
     Ok(())
 }
 
-/// A prepared expression: its evaluator, the names it refers to, how it reads them, and the
-/// variables it looks up (see [`free_variables`]).
-type Prepared = (Evaluator, Vec<Name>, HashMap<Name, Access>, Vec<Name>);
+/// A prepared expression: its evaluator, the names it refers to and how it reads them.
+type Prepared = (Evaluator, Vec<Name>, HashMap<Name, Access>);
 
 fn parse_and_prepare(source: &str) -> Result<Prepared, FeelError> {
     let scope = parse_scope(source);
@@ -592,7 +568,6 @@ fn parse_and_prepare(source: &str) -> Result<Prepared, FeelError> {
     }
     check_calls(&ast)
         .map_err(|why| FeelError::new(format!("failed to parse expression '{source}': {why}")))?;
-    let free = free_variables(&ast);
     let mut names = HashSet::new();
     normalise(&mut ast, &mut names);
     let mut access = HashMap::new();
@@ -601,7 +576,7 @@ fn parse_and_prepare(source: &str) -> Result<Prepared, FeelError> {
     let evaluator = dsntk_feel_evaluator::prepare(&ast);
     let mut names: Vec<Name> = names.into_iter().collect();
     names.sort();
-    Ok((evaluator, names, access, free))
+    Ok((evaluator, names, access))
 }
 
 /// The error for a text that dsntk could not parse; `what` is "expression" or "unary tests".
@@ -916,31 +891,13 @@ fn normalise(node: &mut AstNode, names: &mut HashSet<Name>) {
     }
 }
 
-/// The variables an expression looks up by name, each once, in source order: names read as
-/// values, but not the keys of paths (`b` in `a.b`), called functions, what a filter's
-/// condition reads (it sees the item's fields and `item`), nor any name the expression binds
-/// (iteration and quantifier variables, function parameters, context entry keys).
-fn free_variables(root: &AstNode) -> Vec<Name> {
-    let (mut found, bound) = scan_names(root);
-    found.retain(|n| !bound.contains(n));
-    found
-}
-
-/// The names an expression reads as values, each once in source order (see
-/// [`free_variables`]), and the names it binds itself.
-fn scan_names(root: &AstNode) -> (Vec<Name>, HashSet<Name>) {
+/// The names an expression binds itself: iteration and quantifier variables, function
+/// parameters, context entry keys (what it reads as values is [`value_children`]'s walk).
+fn bound_names(root: &AstNode) -> HashSet<Name> {
     let mut bound = HashSet::new();
-    let mut found: Vec<Name> = Vec::new();
-    // depth-first, children left to right (pushed in reverse)
     let mut stack = vec![root];
     while let Some(node) = stack.pop() {
-        let mut children: Vec<&AstNode> = Vec::new();
         match node {
-            AstNode::Name(name) => {
-                if !found.contains(name) {
-                    found.push(name.clone());
-                }
-            }
             AstNode::IterationContextSingle(var, _)
             | AstNode::QuantifiedContext(var, _)
             | AstNode::FormalParameter(var, _)
@@ -948,16 +905,15 @@ fn scan_names(root: &AstNode) -> (Vec<Name>, HashSet<Name>) {
                 if let AstNode::Name(n) | AstNode::ParameterName(n) = &**var {
                     bound.insert(n.clone());
                 }
-                value_children(node, |c| children.push(c));
             }
             AstNode::ContextEntryKey(n) | AstNode::ParameterName(n) => {
                 bound.insert(n.clone());
             }
-            _ => value_children(node, |c| children.push(c)),
+            _ => {}
         }
-        stack.extend(children.into_iter().rev());
+        value_children(node, |c| stack.push(c));
     }
-    (found, bound)
+    bound
 }
 
 /// The children of `node` that are evaluated as values in the expression's own scope: not the
