@@ -22,7 +22,7 @@ use zest_storage::{Store, StoreConfig};
 pub use backpressure::{BackpressureConfig, LimitAlgorithm, DEFAULT_MAX_JOB_WAIT};
 pub use job_streams::{JobStream, JobStreamSpec, PushedJob};
 pub use metrics::Metrics;
-pub use zest_cluster::RaftSettings;
+pub use zest_cluster::{LogFlush, RaftSettings};
 
 #[derive(Debug, Clone)]
 pub struct BrokerConfig {

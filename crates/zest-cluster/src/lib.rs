@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use zest_protocol::Record;
 use zest_storage::PartitionStore;
 
-pub use log_store::LogStore;
+pub use log_store::{LogFlush, LogStore};
 pub use state_machine::{AppliedInfo, StateMachine};
 
 pub type NodeId = u64;
@@ -70,6 +70,8 @@ pub struct RaftSettings {
     pub snapshot_every: u64,
     /// Entries kept in the log behind the last snapshot.
     pub keep_behind_snapshot: u64,
+    /// When appended entries are fsynced.
+    pub flush: LogFlush,
 }
 
 impl Default for RaftSettings {
@@ -77,6 +79,7 @@ impl Default for RaftSettings {
         RaftSettings {
             snapshot_every: 20_000,
             keep_behind_snapshot: 1_000,
+            flush: LogFlush::EveryAppend,
         }
     }
 }
@@ -108,7 +111,7 @@ pub async fn start_partition(
         ..Default::default()
     };
     let config = Arc::new(config.validate()?);
-    let log = LogStore::new(store.clone());
+    let log = LogStore::new(store.clone(), settings.flush);
     let sm = StateMachine::open(partition_id, store, snapshot_dir)?;
     let applied = sm.applied_info();
     let raft = Raft::new(node_id, config, NoPeers, log, sm).await?;

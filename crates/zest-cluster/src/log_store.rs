@@ -1,9 +1,11 @@
-//! openraft log storage on the partition's fjall log keyspace. Appends are fsynced before
-//! openraft is told they are durable; openraft batches concurrent writes into one append, so
-//! many client commands share one fsync (group commit).
+//! openraft log storage on the partition's fjall log keyspace. By default appends are fsynced
+//! before openraft is told they are durable; openraft batches concurrent writes into one append,
+//! so many client commands share one fsync (group commit). [`LogFlush`] can delay or turn off
+//! that fsync, as Zeebe's `cluster.raft.flush` does.
 
 use std::fmt::Debug;
 use std::ops::{Bound, RangeBounds};
+use std::time::Duration;
 
 use anyerror::AnyError;
 use openraft::storage::{LogFlushed, LogState, RaftLogReader, RaftLogStorage};
@@ -58,14 +60,48 @@ fn io_err(e: impl std::fmt::Display) -> AnyError {
     AnyError::new(&Msg(e.to_string()))
 }
 
+/// When appended log entries are made durable: Zeebe's `cluster.raft.flush` (`enabled`,
+/// `delayTime`). Every append is handed to the OS before it counts as written, so a crash of the
+/// process never loses a committed entry; the policy decides what an OS crash or a power loss
+/// can take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LogFlush {
+    /// fsync each append before openraft is told it is written (the default; Zeebe: enabled,
+    /// delay 0).
+    #[default]
+    EveryAppend,
+    /// fsync at most this long after an append, for all appends since the last fsync; the
+    /// append counts as written at once (Zeebe: enabled with a `delayTime`).
+    Delayed(Duration),
+    /// No fsync of its own: only before a snapshot is written, when the log is purged, and at
+    /// shutdown (Zeebe: enabled = false).
+    Off,
+}
+
 #[derive(Clone)]
 pub struct LogStore {
     store: PartitionStore,
+    flush: LogFlush,
+    /// Wakes the delayed flusher (`LogFlush::Delayed`); it ends when every clone is dropped.
+    flusher: Option<tokio::sync::mpsc::Sender<()>>,
 }
 
 impl LogStore {
-    pub fn new(store: PartitionStore) -> Self {
-        LogStore { store }
+    /// Must be called inside a tokio runtime when `flush` is `Delayed` (it starts the flusher).
+    pub fn new(store: PartitionStore, flush: LogFlush) -> Self {
+        let flusher = match flush {
+            LogFlush::Delayed(delay) => {
+                let (tx, rx) = tokio::sync::mpsc::channel(1);
+                tokio::spawn(delayed_flusher(store.clone(), delay, rx));
+                Some(tx)
+            }
+            LogFlush::EveryAppend | LogFlush::Off => None,
+        };
+        LogStore {
+            store,
+            flush,
+            flusher,
+        }
     }
 
     fn get_json<T: serde::de::DeserializeOwned>(
@@ -183,12 +219,26 @@ impl RaftLogStorage<TypeConfig> for LogStore {
             .into_iter()
             .map(|e| (e.log_id.index, encode_entry(&e)))
             .collect();
-        let store = self.store.clone();
-        // fsync off the async runtime's worker threads
-        let res = tokio::task::spawn_blocking(move || store.log_append(batch))
-            .await
-            .map_err(|e| std::io::Error::other(e.to_string()))
-            .and_then(|r| r.map_err(|e| std::io::Error::other(e.to_string())));
+        let res = if self.flush == LogFlush::EveryAppend {
+            let store = self.store.clone();
+            // the fsync off the async runtime's worker threads
+            tokio::task::spawn_blocking(move || store.log_append(batch, true))
+                .await
+                .map_err(|e| std::io::Error::other(e.to_string()))
+                .and_then(|r| r.map_err(|e| std::io::Error::other(e.to_string())))
+        } else {
+            // a write to the OS, like the state machine's own writes: no hand-over to another
+            // thread (each one costs a wake-up on the path of every command)
+            self.store
+                .log_append(batch, false)
+                .map_err(|e| std::io::Error::other(e.to_string()))
+        };
+        if res.is_ok() {
+            if let Some(flusher) = &self.flusher {
+                // full: a flush is already due and will cover this append too
+                let _ = flusher.try_send(());
+            }
+        }
         let failed = res.as_ref().err().map(|e| e.to_string());
         callback.log_io_completed(res);
         match failed {
@@ -217,5 +267,23 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         .map_err(|e| std::io::Error::other(e.to_string()))
         .and_then(|r| r.map_err(|e| std::io::Error::other(e.to_string())))
         .map_err(|e| StorageIOError::write_logs(io_err(e)).into())
+    }
+}
+
+/// `LogFlush::Delayed`: after an append, waits `delay` and fsyncs everything appended so far;
+/// appends during the wait or the fsync are covered by this one or the next.
+async fn delayed_flusher(
+    store: PartitionStore,
+    delay: Duration,
+    mut appended: tokio::sync::mpsc::Receiver<()>,
+) {
+    while appended.recv().await.is_some() {
+        tokio::time::sleep(delay).await;
+        let s = store.clone();
+        match tokio::task::spawn_blocking(move || s.sync_log()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::error!("delayed flush of the log failed: {e}"),
+            Err(e) => tracing::error!("delayed flush of the log failed: {e}"),
+        }
     }
 }

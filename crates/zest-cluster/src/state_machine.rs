@@ -172,10 +172,16 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
     async fn build_snapshot(&mut self) -> Result<Snapshot<TypeConfig>, StorageError<NodeId>> {
         let started = std::time::Instant::now();
         let store = self.store.clone();
-        let dump = tokio::task::spawn_blocking(move || store.dump_state())
-            .await
-            .map_err(|e| StorageIOError::read_state_machine(any(e)))?
-            .map_err(|e| StorageIOError::read_state_machine(any(e)))?;
+        // The log up to the state dumped is made durable first: with the log's own flush delayed
+        // or off (`LogFlush`), a snapshot must never be ahead of the durable log.
+        let dump = tokio::task::spawn_blocking(move || {
+            let dump = store.dump_state()?;
+            store.sync_log()?;
+            Ok::<_, zest_storage::StorageError>(dump)
+        })
+        .await
+        .map_err(|e| StorageIOError::read_state_machine(any(e)))?
+        .map_err(|e| StorageIOError::read_state_machine(any(e)))?;
         // the metadata comes from the same consistent read as the state
         let find = |k: &[u8]| {
             dump.iter()

@@ -345,13 +345,25 @@ impl PartitionStore {
 
     // ---- log ----
 
-    /// Appends log entries (index, bytes) and fsyncs them.
-    pub fn log_append(&self, entries: Vec<(u64, Vec<u8>)>) -> Result<()> {
+    /// Appends log entries (index, bytes). With `fsync` they are durable when this returns;
+    /// without, they are handed to the OS (a crash of the process loses nothing, an OS crash or
+    /// power loss can lose them until the next [`PartitionStore::sync_log`]).
+    pub fn log_append(&self, entries: Vec<(u64, Vec<u8>)>, fsync: bool) -> Result<()> {
         let mut batch = self.inner.db.batch();
         for (index, bytes) in entries {
             batch.insert(&self.inner.log, index.to_be_bytes().to_vec(), bytes);
         }
         batch.commit()?;
+        self.inner.db.persist(if fsync {
+            PersistMode::SyncData
+        } else {
+            PersistMode::Buffer
+        })?;
+        Ok(())
+    }
+
+    /// Makes everything appended so far durable (fsync of the journal, which holds the log).
+    pub fn sync_log(&self) -> Result<()> {
         self.inner.db.persist(PersistMode::SyncData)?;
         Ok(())
     }
@@ -476,7 +488,7 @@ mod tests {
             txn.put_raw(Ks::Jobs, vec![1], vec![42]);
             p.commit_state(txn.into_writes(), &[(b"applied", vec![7])])
                 .unwrap();
-            p.log_append(vec![(1, vec![1]), (2, vec![2]), (3, vec![3])])
+            p.log_append(vec![(1, vec![1]), (2, vec![2]), (3, vec![3])], true)
                 .unwrap();
             p.log_truncate(3).unwrap();
             p.log_purge(0, 1, ("last_purged", b"1".to_vec())).unwrap();
@@ -490,6 +502,41 @@ mod tests {
         assert_eq!(p.log_first_index().unwrap(), Some(2));
         assert_eq!(p.raft_get("last_purged").unwrap(), Some(b"1".to_vec()));
         assert_eq!(p.log_last().unwrap().map(|(i, _)| i), Some(2));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A process killed right after an append without fsync (no destructors run, as with
+    /// SIGKILL) must not lose it: the append reached the OS, which outlives the process.
+    #[test]
+    fn appends_without_fsync_survive_a_killed_process() {
+        const CHILD: &str = "ZEST_STORAGE_TEST_KILLED_CHILD";
+        if let Some(dir) = std::env::var_os(CHILD) {
+            let store = Store::open(std::path::Path::new(&dir), &StoreConfig::default()).unwrap();
+            let p = store.partition(1).unwrap();
+            p.log_append(vec![(1, vec![1; 100]), (2, vec![2; 100])], false)
+                .unwrap();
+            std::process::abort();
+        }
+        let dir = std::env::temp_dir().join(format!("zest-killed-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let status = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "tests::appends_without_fsync_survive_a_killed_process",
+                "--test-threads=1",
+            ])
+            .env(CHILD, &dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(!status.success(), "the child process should have aborted");
+        let store = Store::open(&dir, &StoreConfig::default()).unwrap();
+        let p = store.partition(1).unwrap();
+        assert_eq!(
+            p.log_range(0, 10).unwrap(),
+            vec![(1, vec![1; 100]), (2, vec![2; 100])]
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 

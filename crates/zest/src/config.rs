@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use serde::Deserialize;
-use zest_broker::{BackpressureConfig, BrokerConfig, LimitAlgorithm};
+use zest_broker::{BackpressureConfig, BrokerConfig, LimitAlgorithm, LogFlush};
 
 #[derive(clap::Args, Debug, Default)]
 pub struct StartArgs {
@@ -58,6 +58,16 @@ pub struct StartArgs {
     /// Most groups processed ahead of their commit (default 4)
     #[arg(long, env = "ZEST_PIPELINE_DEPTH")]
     pub pipeline_depth: Option<usize>,
+    /// fsync the log on every commit (default true; Zeebe's cluster.raft.flush.enabled). false:
+    /// only before snapshots and at shutdown, so an OS crash or power loss can lose acknowledged
+    /// commands (a crash of the process cannot)
+    #[arg(long, env = "ZEST_RAFT_FLUSH_ENABLED")]
+    pub raft_flush_enabled: Option<bool>,
+    /// Delay the log's fsync by this many ms (default 0; Zeebe's cluster.raft.flush.delayTime):
+    /// commits no longer wait for it, and an OS crash or power loss can lose what was committed
+    /// in the last delay
+    #[arg(long, env = "ZEST_RAFT_FLUSH_DELAY_MS")]
+    pub raft_flush_delay_ms: Option<u64>,
     /// Log filter (tracing EnvFilter syntax, default "info")
     #[arg(long, env = "ZEST_LOG")]
     pub log: Option<String>,
@@ -85,6 +95,8 @@ struct FileConfig {
     backpressure_max_job_wait_ms: Option<u64>,
     pipeline_depth: Option<usize>,
     max_group: Option<usize>,
+    raft_flush_enabled: Option<bool>,
+    raft_flush_delay_ms: Option<u64>,
 }
 
 pub struct Resolved {
@@ -142,6 +154,15 @@ fn backpressure(
         algorithm,
         max_job_wait,
     })
+}
+
+/// Zeebe's `cluster.raft.flush`: disabled wins over a delay.
+fn log_flush(enabled: Option<bool>, delay_ms: Option<u64>) -> LogFlush {
+    match (enabled.unwrap_or(true), delay_ms.unwrap_or(0)) {
+        (false, _) => LogFlush::Off,
+        (true, 0) => LogFlush::EveryAppend,
+        (true, ms) => LogFlush::Delayed(Duration::from_millis(ms)),
+    }
 }
 
 pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
@@ -202,6 +223,10 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
     if let Some(n) = file.snapshot_every {
         broker.raft.snapshot_every = n.max(100);
     }
+    broker.raft.flush = log_flush(
+        args.raft_flush_enabled.or(file.raft_flush_enabled),
+        args.raft_flush_delay_ms.or(file.raft_flush_delay_ms),
+    );
     let gateway_address = args
         .gateway_address
         .or(file.gateway_address)
@@ -229,4 +254,50 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
             .or(file.log)
             .unwrap_or_else(|| "info,openraft=warn".into()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raft_flush_follows_zeebes_settings() {
+        assert_eq!(log_flush(None, None), LogFlush::EveryAppend);
+        assert_eq!(log_flush(Some(true), Some(0)), LogFlush::EveryAppend);
+        assert_eq!(
+            log_flush(None, Some(5)),
+            LogFlush::Delayed(Duration::from_millis(5))
+        );
+        assert_eq!(log_flush(Some(false), Some(5)), LogFlush::Off);
+        assert_eq!(log_flush(Some(false), None), LogFlush::Off);
+    }
+
+    #[test]
+    fn flags_override_the_file_for_the_raft_flush() {
+        let dir = std::env::temp_dir().join(format!("zest-config-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("zest.toml");
+        std::fs::write(
+            &file,
+            "raft-flush-enabled = false\nraft-flush-delay-ms = 3\n",
+        )
+        .unwrap();
+        let from_file = resolve(StartArgs {
+            config: Some(file.clone()),
+            ..StartArgs::default()
+        })
+        .unwrap();
+        assert_eq!(from_file.broker.raft.flush, LogFlush::Off);
+        let flagged = resolve(StartArgs {
+            config: Some(file),
+            raft_flush_enabled: Some(true),
+            ..StartArgs::default()
+        })
+        .unwrap();
+        assert_eq!(
+            flagged.broker.raft.flush,
+            LogFlush::Delayed(Duration::from_millis(3))
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

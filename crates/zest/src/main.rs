@@ -143,6 +143,17 @@ async fn start(args: config::StartArgs) -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     tracing::info!(data_dir = %cfg.broker.data_dir.display(), partitions = cfg.broker.partitions, "starting Zest");
+    match cfg.broker.raft.flush {
+        zest_broker::LogFlush::EveryAppend => {}
+        zest_broker::LogFlush::Delayed(d) => tracing::warn!(
+            "the log is fsynced up to {d:?} after a commit (raft-flush-delay-ms): an OS crash or \
+             power loss can lose commands acknowledged in that time"
+        ),
+        zest_broker::LogFlush::Off => tracing::warn!(
+            "the log is fsynced only before snapshots and at shutdown (raft-flush-enabled = \
+             false): an OS crash or power loss can lose acknowledged commands"
+        ),
+    }
     let started = std::time::Instant::now();
     let broker = Arc::new(
         Broker::start(cfg.broker.clone())
