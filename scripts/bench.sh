@@ -13,6 +13,14 @@
 #        SERVER_CPUS=0 BENCH_CPUS=1         pin the server (either system) and the load generator
 #                                           to these CPUs (taskset lists), so that they do not
 #                                           share cores; unset: no pinning
+#        REPEAT=1                           runs of each fixed-rate part (half, half-noflush) per
+#                                           system, alternating systems: tail latency on a shared
+#                                           VM varies from run to run
+#        ZEST_FLAGS=                        extra flags for `zest start`
+#
+# Parts `max-noflush` and `half-noflush` measure Zest with the log's fsync off
+# (`--raft-flush-enabled false`, Zeebe's cluster.raft.flush.enabled = false): the Zeebe engine
+# measured here keeps its log in memory, so these are Zest measured the way that Zeebe runs.
 #
 # Zeebe is Zeebe's own engine from Maven Central (zeebe-process-test-engine, in-memory log and
 # state, one partition) started by ../shared/anchors/zeebe/run-engine.sh; each measurement gets a
@@ -48,6 +56,8 @@ ZEST_BIN=${ZEST_BIN:-target/release/zest}
 [ -x "$ZEST_BIN" ] || cargo build --release --locked -p zest
 ZEST_BIN=$(cd "$(dirname "$ZEST_BIN")" && pwd)/$(basename "$ZEST_BIN")
 export RUST_BACKTRACE=0
+REPEAT=${REPEAT:-1}
+read -r -a ZEST_EXTRA <<<"${ZEST_FLAGS:-}"
 SERVER_PIN=()
 BENCH_PIN=()
 [ -n "${SERVER_CPUS:-}" ] && SERVER_PIN=(taskset -c "$SERVER_CPUS")
@@ -79,7 +89,7 @@ start_zest() {
   rm -rf "$OUT/zest-data"
   ZEST_LOG=warn "${SERVER_PIN[@]}" "$ZEST_BIN" start --data-dir "$OUT/zest-data" \
     --gateway-address 127.0.0.1:$PORT --management-address 127.0.0.1:$MGMT \
-    --rest-address 127.0.0.1:0 >"$OUT/zest.log" 2>&1 &
+    --rest-address 127.0.0.1:0 "${ZEST_EXTRA[@]}" >"$OUT/zest.log" 2>&1 &
   SERVER_PID=$!
   wait_ready "$OUT/zest.log"
 }
@@ -109,6 +119,13 @@ measure() {
   sleep "$SETTLE"
 }
 
+start_zest-noflush() {
+  local saved=("${ZEST_EXTRA[@]}")
+  ZEST_EXTRA+=(--raft-flush-enabled false)
+  start_zest
+  ZEST_EXTRA=("${saved[@]}")
+}
+
 field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))$2)" "$1"; }
 
 systems="zest"
@@ -133,13 +150,22 @@ for part in $PARTS; do
         measure low "$s" --scenario one-task --rate max --in-flight 4 \
           --warmup "$WARMUP" --duration "$DURATION" $WORKER_MODE
       done ;;
-    half)
+    max-noflush)
+      measure max zest-noflush --scenario one-task --rate max --in-flight "$IN_FLIGHT" \
+        --warmup "$WARMUP" --duration "$DURATION" $WORKER_MODE ;;
+    half|half-noflush)
       # half of Zeebe's max rate (or of Zest's when Zeebe is not measured)
-      ref=$OUT/max-zeebe.json; [ -f "$ref" ] || ref=$OUT/max-zest.json
+      for ref in "$OUT"/max-zeebe.json "$OUT"/max-zest.json "$OUT"/max-zest-noflush.json; do
+        [ -f "$ref" ] && break
+      done
       rate=$(field "$ref" "['completed_per_s']/2")
-      for s in $systems; do
-        measure half "$s" --scenario one-task --rate "$rate" --warmup "$WARMUP" --duration "$DURATION" \
-          $FIXED_RATE_WORKERS
+      these=$systems; [ "$part" = half-noflush ] && these=zest-noflush
+      for i in $(seq 1 "$REPEAT"); do
+        suffix=; [ "$REPEAT" -gt 1 ] && suffix=-$i
+        for s in $these; do
+          measure "half$suffix" "$s" --scenario one-task --rate "$rate" --warmup "$WARMUP" \
+            --duration "$DURATION" $FIXED_RATE_WORKERS
+        done
       done ;;
     typical)
       for s in $systems; do
