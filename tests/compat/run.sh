@@ -151,7 +151,7 @@ if want crash; then
   run_suite crash bash -c "cd '$HERE/go' && go test -v -count=1 -timeout 5m -tags crash ./crash -run TestCrash"
   # Again with the log's fsync off (Zeebe's raft flush disabled): a SIGKILL must still lose
   # nothing acknowledged, since every append reaches the OS before it counts as written.
-  run_suite crash-no-flush env ZEST_RAFT_FLUSH_ENABLED=false CRASH_LOAD_SECONDS="${CRASH_LOAD_SECONDS:-6}" \
+  run_suite crash-no-flush env ZEST_RAFT_FLUSH_ENABLED=false \
     bash -c "cd '$HERE/go' && go test -v -count=1 -timeout 5m -tags crash ./crash -run TestCrash"
 fi
 

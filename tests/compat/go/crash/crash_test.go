@@ -250,12 +250,14 @@ func TestCrash(t *testing.T) {
 		}(i)
 	}
 
-	// Kill at random moments: kill k lands in its own slice of the load window.
+	// Kill at random moments: kill k lands in the first half of its own slice of the load
+	// window, so that the load goes on for at least half a slice after each restart (a restart
+	// takes up to a second, and the clients reconnect after it).
 	start := time.Now()
 	var restarts []time.Time
 	for k := 0; k < kills; k++ {
 		slice := loadDur / time.Duration(kills)
-		at := time.Duration(k)*slice + slice/5 + time.Duration(rng.Int63n(int64(slice*3/5)))
+		at := time.Duration(k)*slice + slice/10 + time.Duration(rng.Int63n(int64(slice*2/5)))
 		time.Sleep(time.Until(start.Add(at)))
 		all, _ := l.pending()
 		t.Logf("SIGKILL #%d at %s (acked %d, unfinished %d)", k+1, time.Since(start).Round(time.Millisecond), len(l.acked), len(all))
