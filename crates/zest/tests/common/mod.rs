@@ -22,7 +22,9 @@ impl Drop for Node {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
+        if !self.dir.as_os_str().is_empty() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
     }
 }
 
@@ -33,6 +35,20 @@ pub fn start(name: &str) -> Node {
 pub fn start_with(name: &str, extra: &[&str]) -> Node {
     let dir = std::env::temp_dir().join(format!("zest-test-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
+    start_in(dir, extra)
+}
+
+impl Node {
+    /// SIGKILL, keeping the data directory for a restart with [`start_in`].
+    pub fn kill(mut self) -> PathBuf {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        std::mem::take(&mut self.dir)
+    }
+}
+
+/// Starts `zest` on `dir` as it is (a restart when it holds data).
+pub fn start_in(dir: PathBuf, extra: &[&str]) -> Node {
     // port 0 everywhere: the server binds free ports and its READY line names them (ports
     // picked here and released could be taken by a server of a test running beside this one)
     let mut child = Command::new(env!("CARGO_BIN_EXE_zest"))
