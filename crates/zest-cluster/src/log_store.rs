@@ -62,6 +62,15 @@ fn io_err(e: impl std::fmt::Display) -> AnyError {
     AnyError::new(&Msg(e.to_string()))
 }
 
+/// The result of a write on a blocking thread, as the `std::io::Result` openraft wants.
+fn blocking_io<E: std::fmt::Display>(
+    joined: Result<Result<(), E>, tokio::task::JoinError>,
+) -> std::io::Result<()> {
+    joined
+        .map_err(|e| std::io::Error::other(e.to_string()))
+        .and_then(|r| r.map_err(|e| std::io::Error::other(e.to_string())))
+}
+
 /// When appended log entries are made durable: Zeebe's `cluster.raft.flush` (`enabled`,
 /// `delayTime`). Every append is handed to the OS before it counts as written, so a crash of the
 /// process never loses a committed entry; the policy decides what an OS crash or a power loss
@@ -255,10 +264,7 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         let res = if self.flush == LogFlush::EveryAppend {
             let store = self.store.clone();
             // the fsync off the async runtime's worker threads
-            tokio::task::spawn_blocking(move || store.log_append(batch, true))
-                .await
-                .map_err(|e| std::io::Error::other(e.to_string()))
-                .and_then(|r| r.map_err(|e| std::io::Error::other(e.to_string())))
+            blocking_io(tokio::task::spawn_blocking(move || store.log_append(batch, true)).await)
         } else {
             // a write to the OS, like the state machine's own writes: no hand-over to another
             // thread (each one costs a wake-up on the path of every command)
@@ -288,30 +294,26 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     }
 
     async fn truncate(&mut self, log_id: LogId<NodeId>) -> Result<(), StorageError<NodeId>> {
-        drop(self.recent().split_off(&log_id.index));
+        self.recent().retain(|index, _| *index < log_id.index);
         self.store
             .log_truncate(log_id.index)
             .map_err(|e| StorageIOError::write_logs(io_err(e)).into())
     }
 
     async fn purge(&mut self, log_id: LogId<NodeId>) -> Result<(), StorageError<NodeId>> {
-        {
-            let mut recent = self.recent();
-            let kept = recent.split_off(&log_id.index.saturating_add(1));
-            *recent = kept;
-        }
+        self.recent().retain(|index, _| *index > log_id.index);
         let previous: Option<LogId<NodeId>> = self.get_json("last_purged")?;
         let from = previous.map(|l| l.index + 1).unwrap_or(0);
         let marker = serde_json::to_vec(&log_id).map_err(|e| StorageIOError::write(io_err(e)))?;
         let store = self.store.clone();
         // thousands of deletions and an fsync: on a blocking thread, not a runtime worker
         // (openraft's core still waits for it)
-        tokio::task::spawn_blocking(move || {
-            store.log_purge(from, log_id.index, ("last_purged", marker))
-        })
-        .await
-        .map_err(|e| std::io::Error::other(e.to_string()))
-        .and_then(|r| r.map_err(|e| std::io::Error::other(e.to_string())))
+        blocking_io(
+            tokio::task::spawn_blocking(move || {
+                store.log_purge(from, log_id.index, ("last_purged", marker))
+            })
+            .await,
+        )
         .map_err(|e| StorageIOError::write_logs(io_err(e)).into())
     }
 }
@@ -326,10 +328,8 @@ async fn delayed_flusher(
     while appended.recv().await.is_some() {
         tokio::time::sleep(delay).await;
         let s = store.clone();
-        match tokio::task::spawn_blocking(move || s.sync_log()).await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => tracing::error!("delayed flush of the log failed: {e}"),
-            Err(e) => tracing::error!("delayed flush of the log failed: {e}"),
+        if let Err(e) = blocking_io(tokio::task::spawn_blocking(move || s.sync_log()).await) {
+            tracing::error!("delayed flush of the log failed: {e}");
         }
     }
 }

@@ -172,8 +172,9 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
     async fn build_snapshot(&mut self) -> Result<Snapshot<TypeConfig>, StorageError<NodeId>> {
         let started = std::time::Instant::now();
         let store = self.store.clone();
-        // The log up to the state dumped is made durable first: with the log's own flush delayed
-        // or off (`LogFlush`), a snapshot must never be ahead of the durable log.
+        // The log up to the state dumped is made durable before the snapshot file is written:
+        // with the log's own flush delayed or off (`LogFlush`), a snapshot must never be ahead
+        // of the durable log.
         let dump = tokio::task::spawn_blocking(move || {
             let dump = store.dump_state()?;
             store.sync_log()?;
