@@ -350,6 +350,18 @@ impl<'a> Txn<'a> {
         self.base.get(ks, key)
     }
 
+    /// What this transaction itself wrote under `key`, not looking at the base: for keys that
+    /// cannot be in committed state (their scope was allocated in this transaction). `None` if
+    /// it wrote nothing there or deleted it.
+    pub fn get_own<T: DeserializeOwned>(&self, ks: Ks, key: &[u8]) -> Option<T> {
+        let k = (ks, key.to_vec());
+        let bytes = match self.inner.get(&k) {
+            Some(v) => v.as_ref(),
+            None => self.outer.get(&k)?.as_ref(),
+        }?;
+        Self::decode(ks, bytes)
+    }
+
     pub fn put_raw(&mut self, ks: Ks, key: Vec<u8>, value: Vec<u8>) {
         self.inner.insert((ks, key), Some(value));
     }
@@ -360,7 +372,11 @@ impl<'a> Txn<'a> {
 
     pub fn get<T: DeserializeOwned>(&self, ks: Ks, key: &[u8]) -> Option<T> {
         let bytes = self.get_raw(ks, key)?;
-        match codec::decode(&bytes) {
+        Self::decode(ks, &bytes)
+    }
+
+    fn decode<T: DeserializeOwned>(ks: Ks, bytes: &[u8]) -> Option<T> {
+        match codec::decode(bytes) {
             Ok(v) => Some(v),
             Err(e) => {
                 tracing::error!(keyspace = ks.name(), "undecodable state value: {e}");
@@ -517,6 +533,25 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// `get_own` sees the transaction's own writes, in either layer, and never the base.
+    #[test]
+    fn get_own_ignores_the_base() {
+        let mut base = MemState::default();
+        base.map
+            .insert((Ks::Variables, vec![1]), codec::encode(&7u32));
+        let mut txn = Txn::new(&base);
+        assert_eq!(txn.get::<u32>(Ks::Variables, &[1]), Some(7));
+        assert_eq!(txn.get_own::<u32>(Ks::Variables, &[1]), None);
+        txn.put(Ks::Variables, vec![2], &8u32);
+        assert_eq!(txn.get_own::<u32>(Ks::Variables, &[2]), Some(8));
+        txn.commit_command();
+        assert_eq!(txn.get_own::<u32>(Ks::Variables, &[2]), Some(8));
+        txn.delete(Ks::Variables, vec![2]);
+        assert_eq!(txn.get_own::<u32>(Ks::Variables, &[2]), None);
+        txn.rollback_command();
+        assert_eq!(txn.get_own::<u32>(Ks::Variables, &[2]), Some(8));
     }
 
     #[test]

@@ -124,10 +124,13 @@ fn scope_info(
     scope_key: i64,
     fallback: Option<&ScopeInfoSeed>,
 ) -> ScopeInfo {
-    if let Some(inst) = ctx
-        .txn
-        .get::<ElementInstance>(Ks::ElementInstances, &key_i64(scope_key))
-    {
+    let key = key_i64(scope_key);
+    let inst: Option<ElementInstance> = match fallback {
+        // a fresh scope (see `ScopeInfoSeed`): only this transaction can have written it
+        Some(_) => ctx.txn.get_own(Ks::ElementInstances, &key),
+        None => ctx.txn.get(Ks::ElementInstances, &key),
+    };
+    if let Some(inst) = inst {
         return ScopeInfo {
             process_instance_key: inst.record.process_instance_key,
             process_definition_key: inst.record.process_definition_key,
@@ -152,7 +155,9 @@ fn scope_info(
 }
 
 /// Process data for variables of a scope whose element instance does not exist yet (the
-/// variables of a process instance are created before its ELEMENT_ACTIVATING).
+/// variables of a process instance are created before its ELEMENT_ACTIVATING). Such a scope key
+/// was allocated in this transaction, so committed state holds no variables of it: only this
+/// transaction's own writes are looked at.
 pub struct ScopeInfoSeed {
     pub process_instance_key: i64,
     pub process_definition_key: i64,
@@ -168,10 +173,26 @@ pub fn set_local(
     value: &Value,
     seed: Option<&ScopeInfoSeed>,
 ) {
-    let text = value.to_string();
-    let existing: Option<StoredVariable> =
-        ctx.txn.get(Ks::Variables, &variable_key(scope_key, name));
     let info = scope_info(ctx, scope_key, seed);
+    set_one(ctx, scope_key, name, value, &info, seed.is_some());
+}
+
+/// `fresh`: the scope was created in this transaction (see [`ScopeInfoSeed`]).
+fn set_one(
+    ctx: &mut Ctx<'_, '_, '_>,
+    scope_key: i64,
+    name: &str,
+    value: &Value,
+    info: &ScopeInfo,
+    fresh: bool,
+) {
+    let text = value.to_string();
+    let key = variable_key(scope_key, name);
+    let existing: Option<StoredVariable> = if fresh {
+        ctx.txn.get_own(Ks::Variables, &key)
+    } else {
+        ctx.txn.get(Ks::Variables, &key)
+    };
     let record = |text: String| {
         RecordValue::Variable(VariableRecord {
             name: name.to_string(),
@@ -201,8 +222,12 @@ pub fn set_local_document(
     doc: &Map<String, Value>,
     seed: Option<&ScopeInfoSeed>,
 ) {
+    if doc.is_empty() {
+        return;
+    }
+    let info = scope_info(ctx, scope_key, seed);
     for (name, value) in doc {
-        set_local(ctx, scope_key, name, value, seed);
+        set_one(ctx, scope_key, name, value, &info, seed.is_some());
     }
 }
 
