@@ -1,6 +1,5 @@
 //! Job processors: activation, completion, failure, errors, retries, timeouts, backoff.
 
-use serde_json::Value;
 use zest_protocol::{ErrorType, Intent, JobBatchRecord, JobKind, JobRecord, Record, RecordValue};
 
 use crate::engine::{Ctx, ProcResult, Rejection, SideEffect};
@@ -48,9 +47,12 @@ pub(crate) fn publish_work(ctx: &mut Ctx<'_, '_, '_>, job_key: i64, job: &JobRec
         variables: String::new(),
         ..job.clone()
     };
-    let vars = variables::visible_selected(ctx, job.element_instance_key, &target.fetch_variables);
     let pushed = JobRecord {
-        variables: Value::Object(vars).to_string(),
+        variables: variables::visible_selected_json(
+            ctx,
+            job.element_instance_key,
+            &target.fetch_variables,
+        ),
         ..activated.clone()
     };
     let batch = JobBatchRecord {
@@ -123,12 +125,11 @@ pub fn activate(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, batch: &JobBatchRecord)
         let Some(stored) = ctx.txn.get::<StoredJob>(Ks::Jobs, &key_i64(job_key)) else {
             continue;
         };
-        let vars = variables::visible_selected(
+        let vars_text = variables::visible_selected_json(
             ctx,
             stored.record.element_instance_key,
             &batch.fetch_variables,
         );
-        let vars_text = Value::Object(vars).to_string();
         if bytes + vars_text.len() > MAX_BATCH_VARIABLES_BYTES && !answered.jobs.is_empty() {
             answered.truncated = true;
             logged.truncated = true;

@@ -1091,6 +1091,33 @@ fn set_variables_local_stays_on_the_scope_and_propagate_reaches_the_process() {
     h.assert_replay_matches();
 }
 
+/// The exact text of a job's variables: the job's own scope first, then outer scopes without
+/// the names an inner scope shadows, each scope in key order, values as stored (escapes kept).
+#[test]
+fn job_variables_text_lists_inner_scopes_first_without_shadowed_values() {
+    let mut h = Harness::new();
+    let io = r#"<zeebe:ioMapping>
+          <zeebe:input source="=a + 1" target="a" />
+          <zeebe:input source="=b" target="z" />
+        </zeebe:ioMapping>"#;
+    h.deploy_ok(&process(
+        "text",
+        &[
+            start_event("s"),
+            service_task("t", "text", io),
+            end_event("e"),
+            flow("f0", "s", "t"),
+            flow("f1", "t", "e"),
+        ],
+    ));
+    h.create_ok("text", r#"{"c": [1, {"d": null}], "b": "q\"uote", "a": 1}"#);
+    let (_, job) = h.activate_one("text");
+    assert_eq!(
+        job.variables,
+        r#"{"a":2,"z":"q\"uote","b":"q\"uote","c":[1,{"d":null}]}"#
+    );
+}
+
 #[test]
 fn local_variables_shadow_process_variables() {
     let mut h = one_task();
