@@ -131,14 +131,10 @@ pub fn apply_event(txn: &mut Txn<'_>, models: &mut Models, r: &Record) {
         // a migrated variable keeps its value (the record carries none)
         RecordValue::Variable(_) if r.intent == Intent::Migrated => {}
         RecordValue::Variable(v) => {
-            txn.put(
-                Ks::Variables,
-                variable_key(v.scope_key, &v.name),
-                &StoredVariable {
-                    key: r.key,
-                    value: v.value.clone(),
-                },
-            );
+            let scope = key_i64(v.scope_key);
+            let doc = txn.get_raw(Ks::Variables, &scope).unwrap_or_default();
+            let doc = crate::scope_variables::upsert(&doc, &v.name, r.key, &v.value);
+            txn.put_raw(Ks::Variables, scope, doc);
         }
         RecordValue::Incident(i) => match r.intent {
             Intent::Created => {
@@ -672,9 +668,8 @@ fn apply_process_instance(
                 txn.delete(Ks::AdHocFulfilled, key_i64(r.key));
             }
             // local variables go with their scope
-            let vars = txn.scan_prefix(Ks::Variables, &key_i64(r.key), usize::MAX);
-            for (k, _) in vars {
-                txn.delete(Ks::Variables, k);
+            if txn.get_raw(Ks::Variables, &key_i64(r.key)).is_some() {
+                txn.delete(Ks::Variables, key_i64(r.key));
             }
             if pi.flow_scope_key > 0 {
                 txn.delete(Ks::ElementChildren, child_key(pi.flow_scope_key, r.key));
@@ -981,15 +976,11 @@ fn hand_variables_to_call_activity(
         return; // nothing for it to take: Zeebe completes it without an event
     }
     let variables = {
-        let prefix = key_i64(child_key);
-        let mut vars: Vec<(String, String)> = txn
-            .scan_prefix(Ks::Variables, &prefix, usize::MAX)
-            .into_iter()
-            .filter_map(|(k, v)| {
-                let name = String::from_utf8(k[prefix.len()..].to_vec()).ok()?;
-                let var: StoredVariable = zest_protocol::codec::decode(&v).ok()?;
-                Some((name, var.value))
-            })
+        let doc = txn
+            .get_raw(Ks::Variables, &key_i64(child_key))
+            .unwrap_or_default();
+        let mut vars: Vec<(String, String)> = crate::scope_variables::iter(&doc)
+            .map(|e| (e.name.to_string(), e.value.to_string()))
             .collect();
         crate::variables::sort_like_zeebe(&mut vars);
         let body: Vec<String> = vars
@@ -1057,12 +1048,6 @@ pub fn due_key(due: i64, key: i64) -> Vec<u8> {
 
 pub fn child_key(parent: i64, child: i64) -> Vec<u8> {
     KeyBuf::new().i64(parent).i64(child).build()
-}
-
-pub fn variable_key(scope: i64, name: &str) -> Vec<u8> {
-    let mut k = key_i64(scope);
-    k.extend_from_slice(name.as_bytes());
-    k
 }
 
 /// Records `key` as the latest version of what `latest_key` names, unless a later version is

@@ -700,15 +700,12 @@ fn migrate_taken_flows(
 /// VARIABLE MIGRATED for the variables of one scope (their values stay; the record carries
 /// none, as Zeebe's).
 fn migrate_variables(ctx: &mut Ctx<'_, '_, '_>, scope_key: i64, record: &ProcessInstanceRecord) {
-    let mut vars: Vec<(String, i64)> = ctx
+    let doc = ctx
         .txn
-        .scan_prefix(Ks::Variables, &key_i64(scope_key), usize::MAX)
-        .into_iter()
-        .filter_map(|(k, v)| {
-            let name = String::from_utf8(k[8..].to_vec()).ok()?;
-            let stored: crate::types::StoredVariable = zest_protocol::codec::decode(&v).ok()?;
-            Some((name, stored.key))
-        })
+        .get_raw(Ks::Variables, &key_i64(scope_key))
+        .unwrap_or_default();
+    let mut vars: Vec<(String, i64)> = crate::scope_variables::iter(&doc)
+        .map(|e| (e.name.to_string(), e.key))
         .collect();
     // Zeebe's order: its state keys names by length, then bytes
     vars.sort_by(|(a, _), (b, _)| (a.len(), a).cmp(&(b.len(), b)));

@@ -23,7 +23,7 @@ pub enum Ks {
     ElementInstances,
     /// (flow scope key, child key) -> ()
     ElementChildren,
-    /// (scope key, name) -> StoredVariable
+    /// scope key -> the scope's variables as one document (`scope_variables`)
     Variables,
     /// job key -> StoredJob
     Jobs,
@@ -354,12 +354,16 @@ impl<'a> Txn<'a> {
     /// cannot be in committed state (their scope was allocated in this transaction). `None` if
     /// it wrote nothing there or deleted it.
     pub fn get_own<T: DeserializeOwned>(&self, ks: Ks, key: &[u8]) -> Option<T> {
+        Self::decode(ks, &self.get_own_raw(ks, key)?)
+    }
+
+    /// [`Txn::get_own`], undecoded.
+    pub fn get_own_raw(&self, ks: Ks, key: &[u8]) -> Option<Vec<u8>> {
         let k = (ks, key.to_vec());
-        let bytes = match self.inner.get(&k) {
-            Some(v) => v.as_ref(),
-            None => self.outer.get(&k)?.as_ref(),
-        }?;
-        Self::decode(ks, bytes)
+        match self.inner.get(&k) {
+            Some(v) => v.clone(),
+            None => self.outer.get(&k)?.clone(),
+        }
     }
 
     pub fn put_raw(&mut self, ks: Ks, key: Vec<u8>, value: Vec<u8>) {

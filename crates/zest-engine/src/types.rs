@@ -83,7 +83,8 @@ pub struct StoredIncident {
     pub failed_step: FailedStep,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// A variable as read from its scope's document (`scope_variables`, which is how it is stored).
+#[derive(Debug, Clone)]
 pub struct StoredVariable {
     pub key: i64,
     /// JSON text.

@@ -5,8 +5,8 @@
 use serde_json::{Map, Value};
 use zest_protocol::{Intent, RecordValue, VariableRecord};
 
-use crate::appliers::variable_key;
 use crate::engine::Ctx;
+use crate::scope_variables;
 use crate::state::{key_i64, Ks};
 use crate::types::{ElementInstance, StoredVariable};
 
@@ -27,15 +27,26 @@ fn scope_chain(ctx: &Ctx<'_, '_, '_>, scope_key: i64) -> Vec<i64> {
     chain
 }
 
+/// The stored document of `scope_key`'s own variables (see `scope_variables`); empty if it has
+/// none. `fresh`: the scope was allocated in this transaction (see [`ScopeInfoSeed`]).
+fn scope_doc(ctx: &Ctx<'_, '_, '_>, scope_key: i64, fresh: bool) -> Vec<u8> {
+    let key = key_i64(scope_key);
+    let doc = if fresh {
+        ctx.txn.get_own_raw(Ks::Variables, &key)
+    } else {
+        ctx.txn.get_raw(Ks::Variables, &key)
+    };
+    doc.unwrap_or_default()
+}
+
 fn local_raw(ctx: &Ctx<'_, '_, '_>, scope_key: i64) -> Vec<(String, StoredVariable)> {
-    let prefix = key_i64(scope_key);
-    ctx.txn
-        .scan_prefix(Ks::Variables, &prefix, usize::MAX)
-        .into_iter()
-        .filter_map(|(k, v)| {
-            let name = String::from_utf8(k[prefix.len()..].to_vec()).ok()?;
-            let var: StoredVariable = zest_protocol::codec::decode(&v).ok()?;
-            Some((name, var))
+    scope_variables::iter(&scope_doc(ctx, scope_key, false))
+        .map(|e| {
+            let var = StoredVariable {
+                key: e.key,
+                value: e.value.to_string(),
+            };
+            (e.name.to_string(), var)
         })
         .collect()
 }
@@ -124,17 +135,14 @@ pub fn visible_selected(
     if names.is_empty() {
         return visible(ctx, scope_key);
     }
-    let chain = scope_chain(ctx, scope_key);
+    let docs: Vec<Vec<u8>> = scope_chain(ctx, scope_key)
+        .into_iter()
+        .map(|scope| scope_doc(ctx, scope, false))
+        .collect();
     let mut out = Map::new();
     for name in names {
-        for &scope in &chain {
-            if let Some(var) = ctx
-                .txn
-                .get::<StoredVariable>(Ks::Variables, &variable_key(scope, name))
-            {
-                out.insert(name.clone(), parse(&var.value));
-                break;
-            }
+        if let Some(var) = docs.iter().find_map(|d| scope_variables::find(d, name)) {
+            out.insert(name.clone(), parse(var.value));
         }
     }
     out
@@ -203,25 +211,20 @@ pub fn set_local(
     seed: Option<&ScopeInfoSeed>,
 ) {
     let info = scope_info(ctx, scope_key, seed);
-    set_one(ctx, scope_key, name, value, &info, seed.is_some());
+    let doc = scope_doc(ctx, scope_key, seed.is_some());
+    set_one(ctx, scope_key, name, value, &info, &doc);
 }
 
-/// `fresh`: the scope was created in this transaction (see [`ScopeInfoSeed`]).
+/// Sets one variable of a scope whose document, before this variable, was `doc`.
 fn set_one(
     ctx: &mut Ctx<'_, '_, '_>,
     scope_key: i64,
     name: &str,
     value: &Value,
     info: &ScopeInfo,
-    fresh: bool,
+    doc: &[u8],
 ) {
     let text = value.to_string();
-    let key = variable_key(scope_key, name);
-    let existing: Option<StoredVariable> = if fresh {
-        ctx.txn.get_own(Ks::Variables, &key)
-    } else {
-        ctx.txn.get(Ks::Variables, &key)
-    };
     let record = |text: String| {
         RecordValue::Variable(VariableRecord {
             name: name.to_string(),
@@ -233,7 +236,7 @@ fn set_one(
             tenant_id: info.tenant_id.clone(),
         })
     };
-    match existing {
+    match scope_variables::find(doc, name) {
         Some(var) if var.value == text => {}
         Some(var) => {
             ctx.event(var.key, Intent::Updated, record(text));
@@ -255,8 +258,10 @@ pub fn set_local_document(
         return;
     }
     let info = scope_info(ctx, scope_key, seed);
+    // a document's names are unique: the scope's variables before it are all it needs to see
+    let before = scope_doc(ctx, scope_key, seed.is_some());
     for (name, value) in doc {
-        set_one(ctx, scope_key, name, value, &info, seed.is_some());
+        set_one(ctx, scope_key, name, value, &info, &before);
     }
 }
 
@@ -265,16 +270,14 @@ pub fn set_local_document(
 pub fn merge_propagate(ctx: &mut Ctx<'_, '_, '_>, scope_key: i64, doc: &Map<String, Value>) {
     let chain = scope_chain(ctx, scope_key);
     let Some(&root) = chain.last() else { return };
+    // a document's names are unique: where each one goes does not depend on the others
+    let docs: Vec<Vec<u8>> = chain.iter().map(|&s| scope_doc(ctx, s, false)).collect();
     for (name, value) in doc {
         let target = chain
             .iter()
-            .copied()
-            .find(|&s| {
-                ctx.txn
-                    .get_raw(Ks::Variables, &variable_key(s, name))
-                    .is_some()
-            })
-            .unwrap_or(root);
+            .zip(&docs)
+            .find(|(_, d)| scope_variables::find(d, name).is_some())
+            .map_or(root, |(&s, _)| s);
         set_local(ctx, target, name, value, None);
     }
 }

@@ -75,8 +75,10 @@ impl Default for StoreConfig {
 ///
 /// - 1: the format before the `FORMAT` file existed;
 /// - 2: JOB records carry the job's kind and listener event type;
-/// - 3: JOB records carry the worker's result (ad-hoc sub-process jobs).
-pub const FORMAT_VERSION: u32 = 3;
+/// - 3: JOB records carry the worker's result (ad-hoc sub-process jobs);
+/// - 4: a scope's variables are one state entry (`zest_engine::scope_variables`), not one
+///   entry per variable.
+pub const FORMAT_VERSION: u32 = 4;
 
 /// Checks (or, for a new directory, writes) the data directory's format version.
 fn check_format(dir: &Path) -> Result<()> {

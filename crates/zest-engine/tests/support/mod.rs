@@ -8,8 +8,9 @@
 use std::collections::BTreeMap;
 
 use serde_json::Value;
-use zest_engine::state::{key_i64, read_i64, Ks, MemState, Txn, Writes};
-use zest_engine::types::{ElementInstance, JobState, StoredIncident, StoredJob, StoredVariable};
+use zest_engine::scope_variables;
+use zest_engine::state::{key_i64, read_i64, Ks, MemState, StateRead, Txn, Writes};
+use zest_engine::types::{ElementInstance, JobState, StoredIncident, StoredJob};
 use zest_engine::{new_command, Engine, ProcessingResult, Response, SideEffect};
 use zest_protocol::{
     codec, partition_of_key, DeploymentRecord, DeploymentResource, ErrorType, IncidentRecord,
@@ -909,15 +910,16 @@ impl Harness {
 
     /// Variables of one scope: name -> JSON value.
     pub fn variables(&self, scope_key: i64) -> BTreeMap<String, Value> {
-        let prefix = key_i64(scope_key);
-        self.entries(Ks::Variables)
-            .into_iter()
-            .filter(|(k, _)| k.starts_with(&prefix))
-            .map(|(k, v)| {
-                let name = String::from_utf8(k[8..].to_vec()).unwrap();
-                let var: StoredVariable = codec::decode(&v).unwrap();
-                (name, serde_json::from_str(&var.value).unwrap())
-            })
+        let doc = self
+            .state
+            .get(Ks::Variables, &key_i64(scope_key))
+            .unwrap_or_default();
+        let encoded: usize = scope_variables::iter(&doc)
+            .map(|e| 16 + e.name.len() + e.value.len())
+            .sum();
+        assert_eq!(encoded, doc.len(), "scope {scope_key}: malformed variables");
+        scope_variables::iter(&doc)
+            .map(|e| (e.name.to_string(), serde_json::from_str(e.value).unwrap()))
             .collect()
     }
 
