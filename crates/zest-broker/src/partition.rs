@@ -130,6 +130,7 @@ pub(crate) async fn start(
         speculative: Speculative::new(),
         in_flight: VecDeque::new(),
         next_seq: 0,
+        records_hint: 0,
         lifetimes: Lifetimes::default(),
         next_position: praft.applied.last_position.load(Ordering::SeqCst) + 1,
     };
@@ -199,6 +200,9 @@ struct Processor {
     speculative: Speculative,
     in_flight: VecDeque<InFlight>,
     next_seq: u64,
+    /// Records of the last group (bounded): the next group's buffer starts this large, as
+    /// growing a vector of records copies them all at every doubling.
+    records_hint: usize,
     lifetimes: Lifetimes,
     /// Position of the next record to write (ahead of the applied position while groups are in
     /// flight).
@@ -285,7 +289,7 @@ impl Processor {
         let started = Instant::now();
         let first_position = self.next_position;
         let mut next_position = self.next_position;
-        let mut records: Vec<Record> = Vec::new();
+        let mut records: Vec<Record> = Vec::with_capacity(self.records_hint);
         let mut responses = Vec::new();
         let mut effects = Vec::new();
         let mut pushes = Vec::new();
@@ -359,6 +363,7 @@ impl Processor {
             .group_size
             .with_label_values(&[pid_label])
             .observe(group_len as f64);
+        self.records_hint = records.len().min(4096);
         let seq = self.next_seq;
         self.next_seq += 1;
         let mut commit = None;

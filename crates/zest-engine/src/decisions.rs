@@ -331,7 +331,9 @@ pub fn evaluate_command(
         Intent::Failed
     };
     let key = ctx.next_key();
-    let record = ctx.event(key, intent, RecordValue::DecisionEvaluation(outcome.record));
+    let record = ctx
+        .event(key, intent, RecordValue::DecisionEvaluation(outcome.record))
+        .clone();
     ctx.respond(cmd, record);
     Ok(())
 }

@@ -382,11 +382,13 @@ pub(crate) fn resource_deletion(
         RecordValue::ResourceDeletion(value.clone()),
     );
     delete(ctx);
-    let event = ctx.event(
-        event_key,
-        Intent::Deleted,
-        RecordValue::ResourceDeletion(value),
-    );
+    let event = ctx
+        .event(
+            event_key,
+            Intent::Deleted,
+            RecordValue::ResourceDeletion(value),
+        )
+        .clone();
     ctx.respond(cmd, event);
     Ok(())
 }

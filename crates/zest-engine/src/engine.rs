@@ -164,7 +164,8 @@ impl Engine {
             partition_id: self.partition_id,
             partition_count: self.partition_count,
             now,
-            records: Vec::new(),
+            // a creation with a typical payload writes about 45 records
+            records: Vec::with_capacity(32),
             queue: VecDeque::new(),
             result: ProcessingResult::default(),
             next_position: start_position + 1,
@@ -389,11 +390,12 @@ impl Ctx<'_, '_, '_> {
     }
 
     /// Writes an event and applies it to state at once, so later steps of the batch see it.
-    pub fn event(&mut self, key: i64, intent: Intent, value: RecordValue) -> Record {
+    /// Returns the event as written (most callers need nothing of it, so it is not cloned).
+    pub fn event(&mut self, key: i64, intent: Intent, value: RecordValue) -> &Record {
         let r = self.record(RecordType::Event, key, intent, value);
         apply_event(self.txn, self.models, &r);
-        self.records.push(r.clone());
-        r
+        self.records.push(r);
+        self.records.last().expect("just pushed")
     }
 
     /// Like `event`, but the event carries the request of the batch's client command (used

@@ -50,6 +50,7 @@ pub(crate) fn triggering(
             tenant_id: tenant(&record.tenant_id),
         }),
     )
+    .clone()
 }
 
 /// An event (a job's completion, a timer, a message) reached the element instance `inst` that

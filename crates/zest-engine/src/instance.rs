@@ -121,7 +121,7 @@ pub fn create(
     let event = if cmd.intent == Intent::CreateWithAwaitingResult {
         ctx.event_for_request(pi_key, Intent::Created, value)
     } else {
-        ctx.event(pi_key, Intent::Created, value)
+        ctx.event(pi_key, Intent::Created, value).clone()
     };
     if cmd.intent != Intent::CreateWithAwaitingResult {
         ctx.respond(cmd, event);
@@ -204,11 +204,13 @@ pub fn set_variables(
         }
     }
     let key = ctx.next_key();
-    let event = ctx.event(
-        key,
-        Intent::Updated,
-        RecordValue::VariableDocument(d.clone()),
-    );
+    let event = ctx
+        .event(
+            key,
+            Intent::Updated,
+            RecordValue::VariableDocument(d.clone()),
+        )
+        .clone();
     ctx.respond(cmd, event);
     Ok(())
 }
@@ -236,11 +238,13 @@ pub fn resolve_incident(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
             }
         }
     }
-    let event = ctx.event(
-        cmd.key,
-        Intent::Resolved,
-        RecordValue::Incident(incident.record.clone()),
-    );
+    let event = ctx
+        .event(
+            cmd.key,
+            Intent::Resolved,
+            RecordValue::Incident(incident.record.clone()),
+        )
+        .clone();
     let elem_key = incident.record.element_instance_key;
     match incident.failed_step {
         FailedStep::Job => {

@@ -159,7 +159,9 @@ pub fn activate(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, batch: &JobBatchRecord)
         return Ok(());
     }
     let key = ctx.next_key();
-    let mut event = ctx.event(key, Intent::Activated, RecordValue::JobBatch(logged));
+    let mut event = ctx
+        .event(key, Intent::Activated, RecordValue::JobBatch(logged))
+        .clone();
     event.value = RecordValue::JobBatch(answered);
     ctx.respond(cmd, event);
     Ok(())
@@ -180,7 +182,9 @@ pub fn complete(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) -> ProcR
     }
     let mut record = job.record.clone();
     record.variables = j.variables.clone();
-    let event = ctx.event(cmd.key, Intent::Completed, RecordValue::Job(record));
+    let event = ctx
+        .event(cmd.key, Intent::Completed, RecordValue::Job(record))
+        .clone();
     if let Some(inst) = ctx.txn.get::<ElementInstance>(
         Ks::ElementInstances,
         &key_i64(job.record.element_instance_key),
@@ -223,7 +227,9 @@ pub fn fail(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) -> ProcResul
         -1
     };
     record.variables = j.variables.clone();
-    let event = ctx.event(cmd.key, Intent::Failed, RecordValue::Job(record.clone()));
+    let event = ctx
+        .event(cmd.key, Intent::Failed, RecordValue::Job(record.clone()))
+        .clone();
     if !doc.is_empty() {
         variables::set_local_document(ctx, job.record.element_instance_key, &doc, None);
     }
@@ -284,7 +290,9 @@ pub fn throw_error(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) -> Pr
         // Zeebe's marker: the job stays, in an incident
         record.element_id = crate::appliers::NO_CATCH_EVENT_FOUND.to_string();
     }
-    let event = ctx.event(cmd.key, Intent::ErrorThrown, RecordValue::Job(record));
+    let event = ctx
+        .event(cmd.key, Intent::ErrorThrown, RecordValue::Job(record))
+        .clone();
     match catch {
         Some((scope, model, boundary)) => {
             bpmn::trigger_boundary(ctx, &scope, &model, boundary, j.variables.clone())?;
@@ -316,7 +324,9 @@ pub fn update_retries(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) ->
     }
     let mut record = job.record.clone();
     record.retries = j.retries;
-    let event = ctx.event(cmd.key, Intent::RetriesUpdated, RecordValue::Job(record));
+    let event = ctx
+        .event(cmd.key, Intent::RetriesUpdated, RecordValue::Job(record))
+        .clone();
     ctx.respond(cmd, event);
     Ok(())
 }
@@ -332,7 +342,9 @@ pub fn update_timeout(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) ->
     let mut record = job.record.clone();
     record.timeout = j.timeout;
     record.deadline = ctx.now + j.timeout;
-    let event = ctx.event(cmd.key, Intent::TimeoutUpdated, RecordValue::Job(record));
+    let event = ctx
+        .event(cmd.key, Intent::TimeoutUpdated, RecordValue::Job(record))
+        .clone();
     ctx.respond(cmd, event);
     Ok(())
 }

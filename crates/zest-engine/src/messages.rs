@@ -163,11 +163,13 @@ pub fn publish(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, m: &MessageRecord) -> Pr
         ..m.clone()
     };
     let key = ctx.next_key();
-    let published = ctx.event(
-        key,
-        Intent::Published,
-        RecordValue::Message(message.clone()),
-    );
+    let published = ctx
+        .event(
+            key,
+            Intent::Published,
+            RecordValue::Message(message.clone()),
+        )
+        .clone();
     ctx.respond(cmd, published);
 
     // waiting elements: one per process (bpmn process id), in subscription order

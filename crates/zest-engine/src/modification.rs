@@ -116,11 +116,13 @@ pub fn modify(
         tenant_id: process.record.tenant_id.clone(),
         ..m.clone()
     };
-    let event = ctx.event(
-        pi_key,
-        Intent::Modified,
-        RecordValue::ProcessInstanceModification(modified),
-    );
+    let event = ctx
+        .event(
+            pi_key,
+            Intent::Modified,
+            RecordValue::ProcessInstanceModification(modified),
+        )
+        .clone();
     ctx.respond(cmd, event);
     Ok(())
 }

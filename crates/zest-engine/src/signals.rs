@@ -68,7 +68,9 @@ pub fn broadcast(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, sig: &SignalRecord) ->
         ..sig.clone()
     };
     let key = ctx.next_key();
-    let event = ctx.event(key, Intent::Broadcasted, RecordValue::Signal(record));
+    let event = ctx
+        .event(key, Intent::Broadcasted, RecordValue::Signal(record))
+        .clone();
     ctx.respond(cmd, event);
     let keys = ctx.txn.scan_prefix(
         Ks::SignalSubscriptions,

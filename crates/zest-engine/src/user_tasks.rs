@@ -166,11 +166,13 @@ pub fn complete(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, u: &UserTaskRecord) -> 
         Intent::Completing,
         RecordValue::UserTask(record.clone()),
     );
-    let event = ctx.event(
-        cmd.key,
-        Intent::Completed,
-        RecordValue::UserTask(record.clone()),
-    );
+    let event = ctx
+        .event(
+            cmd.key,
+            Intent::Completed,
+            RecordValue::UserTask(record.clone()),
+        )
+        .clone();
     if let Some(inst) = ctx.txn.get::<ElementInstance>(
         Ks::ElementInstances,
         &crate::state::key_i64(record.element_instance_key),
@@ -206,7 +208,9 @@ fn write_assignment(
     }
     record.action = action_or(u, default_action);
     ctx.event(cmd.key, first, RecordValue::UserTask(record.clone()));
-    let event = ctx.event(cmd.key, Intent::Assigned, RecordValue::UserTask(record));
+    let event = ctx
+        .event(cmd.key, Intent::Assigned, RecordValue::UserTask(record))
+        .clone();
     ctx.respond(cmd, event);
     Ok(())
 }
@@ -267,7 +271,9 @@ pub fn update(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, u: &UserTaskRecord) -> Pr
         Intent::Updating,
         RecordValue::UserTask(record.clone()),
     );
-    let event = ctx.event(cmd.key, Intent::Updated, RecordValue::UserTask(record));
+    let event = ctx
+        .event(cmd.key, Intent::Updated, RecordValue::UserTask(record))
+        .clone();
     ctx.respond(cmd, event);
     Ok(())
 }
