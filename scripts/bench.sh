@@ -13,9 +13,11 @@
 #        SERVER_CPUS=0 BENCH_CPUS=1         pin the server (either system) and the load generator
 #                                           to these CPUs (taskset lists), so that they do not
 #                                           share cores; unset: no pinning
-#        REPEAT=1                           runs of each fixed-rate part (half, half-noflush) per
-#                                           system, alternating systems: tail latency on a shared
-#                                           VM varies from run to run
+#        REPEAT=1                           runs of the parts max, max-noflush, half and
+#                                           half-noflush per system, alternating systems (files
+#                                           NAME-N-SYSTEM.json): throughput and tail latency on a
+#                                           shared VM vary from run to run; the summary gives the
+#                                           median of the runs and, for max, Zest's over Zeebe's
 #        ZEST_FLAGS=                        extra flags for `zest start`
 #
 # Parts `max-noflush` and `half-noflush` measure Zest with the log's fsync off
@@ -126,17 +128,31 @@ start_zest-noflush() {
   ZEST_EXTRA=("${saved[@]}")
 }
 
-field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))$2)" "$1"; }
+# median completed PI/s of the max runs of SYSTEM (max-SYSTEM.json or max-N-SYSTEM.json)
+median_max() {
+  python3 - "$OUT" "$1" <<'PY'
+import glob, json, statistics, sys
+out, system = sys.argv[1], sys.argv[2]
+files = glob.glob(f"{out}/max-{system}.json") + glob.glob(f"{out}/max-[0-9]*-{system}.json")
+if not files:
+    sys.exit(1)
+print(statistics.median(json.load(open(f))["completed_per_s"] for f in files))
+PY
+}
 
 systems="zest"
 [ "$ZEEBE" = 1 ] && systems="zeebe zest"
 
 for part in $PARTS; do
   case $part in
-    max)
-      for s in $systems; do
-        measure max "$s" --scenario one-task --rate max --in-flight "$IN_FLIGHT" \
-          --warmup "$WARMUP" --duration "$DURATION" $WORKER_MODE
+    max|max-noflush)
+      these=$systems; [ "$part" = max-noflush ] && these=zest-noflush
+      for i in $(seq 1 "$REPEAT"); do
+        suffix=; [ "$REPEAT" -gt 1 ] && suffix=-$i
+        for s in $these; do
+          measure "max$suffix" "$s" --scenario one-task --rate max --in-flight "$IN_FLIGHT" \
+            --warmup "$WARMUP" --duration "$DURATION" $WORKER_MODE
+        done
       done ;;
     maxpoll)
       # the same with workers that poll (long polling) instead of streaming
@@ -150,15 +166,10 @@ for part in $PARTS; do
         measure low "$s" --scenario one-task --rate max --in-flight 4 \
           --warmup "$WARMUP" --duration "$DURATION" $WORKER_MODE
       done ;;
-    max-noflush)
-      measure max zest-noflush --scenario one-task --rate max --in-flight "$IN_FLIGHT" \
-        --warmup "$WARMUP" --duration "$DURATION" $WORKER_MODE ;;
     half|half-noflush)
-      # half of Zeebe's max rate (or of Zest's when Zeebe is not measured)
-      for ref in "$OUT"/max-zeebe.json "$OUT"/max-zest.json "$OUT"/max-zest-noflush.json; do
-        [ -f "$ref" ] && break
-      done
-      rate=$(field "$ref" "['completed_per_s']/2")
+      # half of Zeebe's max rate (the median of its runs), or of Zest's when Zeebe is not measured
+      rate=$(median_max zeebe || median_max zest || median_max zest-noflush)
+      rate=$(python3 -c "print(round($rate / 2, 1))")
       these=$systems; [ "$part" = half-noflush ] && these=zest-noflush
       for i in $(seq 1 "$REPEAT"); do
         suffix=; [ "$REPEAT" -gt 1 ] && suffix=-$i
@@ -173,7 +184,8 @@ for part in $PARTS; do
           --duration "$TYPICAL_DURATION" --drain 180s $FIXED_RATE_WORKERS
       done ;;
     overload)
-      rate=$(field "$OUT/max-zest.json" "['completed_per_s']*3")
+      rate=$(median_max zest)
+      rate=$(python3 -c "print(round($rate * 3, 1))")
       measure overload zest --scenario one-task --rate "$rate" --in-flight 20000 \
         --warmup "$WARMUP" --duration "$DURATION" $FIXED_RATE_WORKERS ;;
     *) echo "unknown part $part" >&2; exit 2 ;;
@@ -196,4 +208,30 @@ for name, r in rows:
     print(f"| {name} | {r['rate']} | {r['completed_per_s']:.1f} | {r['completion_ratio']:.3f} | "
           f"{r['rejected_per_s']:.1f} | {l['p50_ms']:.2f} | {l['p99_ms']:.2f} | {l['max_ms']:.2f} | "
           f"{(r.get('server_peak_rss_mib') or 0):.1f} | {(r.get('server_cpu_cores') or 0):.2f} |")
+# repeated runs (PART-N-SYSTEM): the median of each figure over the runs
+import re, statistics
+groups = {}
+for name, r in rows:
+    m = re.fullmatch(r"(\w+)-\d+-(.+)", name)
+    if m:
+        groups.setdefault((m.group(1), m.group(2)), []).append(r)
+if groups:
+    print()
+    print("| median of runs | runs | completed PI/s | p50 ms | p99 ms | peak RSS MiB | CPU cores | PI/s per core |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    med = lambda rs, f: statistics.median(f(r) for r in rs)
+    for (part, system), rs in sorted(groups.items()):
+        pis = med(rs, lambda r: r["completed_per_s"])
+        cores = med(rs, lambda r: r.get("server_cpu_cores") or 0)
+        per_core = med(rs, lambda r: r["completed_per_s"] / r["server_cpu_cores"] if r.get("server_cpu_cores") else 0)
+        print(f"| {part} {system} | {len(rs)} | {pis:.1f} | {med(rs, lambda r: r['latency']['p50_ms']):.2f} | "
+              f"{med(rs, lambda r: r['latency']['p99_ms']):.2f} | {med(rs, lambda r: r.get('server_peak_rss_mib') or 0):.1f} | "
+              f"{cores:.2f} | {per_core:.1f} |")
+    zeebe = groups.get(("max", "zeebe"))
+    if zeebe:
+        base = med(zeebe, lambda r: r["completed_per_s"])
+        for system in ("zest", "zest-noflush"):
+            if ("max", system) in groups and base > 0:
+                z = med(groups[("max", system)], lambda r: r["completed_per_s"])
+                print(f"\nmax, median of runs: {system} {z:.1f} PI/s / zeebe {base:.1f} PI/s = {z / base:.1f}x")
 PY
