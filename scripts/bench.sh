@@ -192,6 +192,7 @@ for part in $PARTS; do
   esac
 done
 
+rm -rf "$OUT/zest-data" # the last Zest server's data directory: hundreds of MiB of log
 python3 - "$OUT" <<'PY' | tee "$OUT/table.md"
 import json, os, sys
 out = sys.argv[1]
