@@ -83,22 +83,26 @@ pub fn visible_selected_json(ctx: &Ctx<'_, '_, '_>, scope_key: i64, names: &[Str
     if !names.is_empty() {
         return Value::Object(visible_selected(ctx, scope_key, names)).to_string();
     }
-    let mut seen: Vec<String> = Vec::new();
+    let docs: Vec<Vec<u8>> = scope_chain(ctx, scope_key)
+        .into_iter()
+        .map(|scope| scope_doc(ctx, scope, false))
+        .collect();
+    let mut seen: Vec<&str> = Vec::new();
     let mut out = String::from("{");
-    for (i, scope) in scope_chain(ctx, scope_key).into_iter().enumerate() {
+    for doc in &docs {
         // names are unique within a scope: only an outer scope's can be shadowed
         let shadowed = seen.len();
-        for (name, var) in local_raw(ctx, scope) {
-            if i > 0 && seen[..shadowed].contains(&name) {
+        for var in scope_variables::iter(doc) {
+            if seen[..shadowed].contains(&var.name) {
                 continue;
             }
             if !seen.is_empty() {
                 out.push(',');
             }
-            out.push_str(&Value::String(name.clone()).to_string());
+            out.push_str(&Value::from(var.name).to_string());
             out.push(':');
-            out.push_str(&var.value);
-            seen.push(name);
+            out.push_str(var.value);
+            seen.push(var.name);
         }
     }
     out.push('}');
