@@ -12,7 +12,7 @@
 //! `signals` signal broadcasts and subscriptions; `multi_instance` multi-instance bodies and
 //! PROCESS_INSTANCE_BATCH (children activated or terminated one command at a time);
 //! `modification` and `migration` the instance operations of Operate; `user_tasks` Camunda user tasks (USER_TASK); `decisions` DMN deployment and decision
-//! evaluation (DECISION_EVALUATION); `variables` implements Zeebe's variable scoping and propagation.
+//! evaluation (DECISION_EVALUATION); `variables` implements Zeebe's variable scoping and propagation, `scope_variables` how one scope's variables are stored (one document per scope).
 
 mod ad_hoc;
 mod appliers;
