@@ -224,14 +224,12 @@ pub fn activate_instruction(
         tenant_id: ah.record.tenant_id.clone(),
         ..instruction.clone()
     };
-    let event = ctx
-        .event(
-            cmd.key,
-            Intent::Activated,
-            RecordValue::AdHocSubProcessInstruction(done),
-        )
-        .clone();
-    ctx.respond(cmd, event);
+    ctx.event_and_respond(
+        cmd,
+        cmd.key,
+        Intent::Activated,
+        RecordValue::AdHocSubProcessInstruction(done),
+    );
     Ok(())
 }
 
@@ -414,10 +412,7 @@ pub(crate) fn job_completed(
     let mut record = job.record.clone();
     record.variables = command.variables.clone();
     record.result = result.cloned().unwrap_or_default();
-    let event = ctx
-        .event(cmd.key, Intent::Completed, RecordValue::Job(record))
-        .clone();
-    ctx.respond(cmd, event);
+    ctx.event_and_respond(cmd, cmd.key, Intent::Completed, RecordValue::Job(record));
     let Some((ah, _, _)) = scope else {
         return Ok(());
     };
@@ -477,14 +472,12 @@ pub fn complete_instruction(
     if !terminating {
         bpmn::complete_scope_if_done(ctx, key)?;
     }
-    let event = ctx
-        .event(
-            cmd.key,
-            Intent::Completed,
-            RecordValue::AdHocSubProcessInstruction(instruction.clone()),
-        )
-        .clone();
-    ctx.respond(cmd, event);
+    ctx.event_and_respond(
+        cmd,
+        cmd.key,
+        Intent::Completed,
+        RecordValue::AdHocSubProcessInstruction(instruction.clone()),
+    );
     Ok(())
 }
 

@@ -382,14 +382,12 @@ pub(crate) fn resource_deletion(
         RecordValue::ResourceDeletion(value.clone()),
     );
     delete(ctx);
-    let event = ctx
-        .event(
-            event_key,
-            Intent::Deleted,
-            RecordValue::ResourceDeletion(value),
-        )
-        .clone();
-    ctx.respond(cmd, event);
+    ctx.event_and_respond(
+        cmd,
+        event_key,
+        Intent::Deleted,
+        RecordValue::ResourceDeletion(value),
+    );
     Ok(())
 }
 

@@ -470,6 +470,21 @@ impl Ctx<'_, '_, '_> {
         }
     }
 
+    /// Writes an event and answers the batch's command with it (if a client waits for it).
+    pub fn event_and_respond(
+        &mut self,
+        cmd: &Record,
+        key: i64,
+        intent: Intent,
+        value: RecordValue,
+    ) {
+        let event = self.event(key, intent, value);
+        if cmd.request_id >= 0 {
+            let event = event.clone();
+            self.respond(cmd, event);
+        }
+    }
+
     /// Answers a request other than the batch's own (e.g. a create-with-result waiting for the
     /// instance to complete).
     pub fn respond_to(&mut self, request_id: i64, request_stream_id: i32, record: Record) {

@@ -204,14 +204,12 @@ pub fn set_variables(
         }
     }
     let key = ctx.next_key();
-    let event = ctx
-        .event(
-            key,
-            Intent::Updated,
-            RecordValue::VariableDocument(d.clone()),
-        )
-        .clone();
-    ctx.respond(cmd, event);
+    ctx.event_and_respond(
+        cmd,
+        key,
+        Intent::Updated,
+        RecordValue::VariableDocument(d.clone()),
+    );
     Ok(())
 }
 

@@ -324,10 +324,12 @@ pub fn update_retries(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) ->
     }
     let mut record = job.record.clone();
     record.retries = j.retries;
-    let event = ctx
-        .event(cmd.key, Intent::RetriesUpdated, RecordValue::Job(record))
-        .clone();
-    ctx.respond(cmd, event);
+    ctx.event_and_respond(
+        cmd,
+        cmd.key,
+        Intent::RetriesUpdated,
+        RecordValue::Job(record),
+    );
     Ok(())
 }
 
@@ -342,10 +344,12 @@ pub fn update_timeout(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) ->
     let mut record = job.record.clone();
     record.timeout = j.timeout;
     record.deadline = ctx.now + j.timeout;
-    let event = ctx
-        .event(cmd.key, Intent::TimeoutUpdated, RecordValue::Job(record))
-        .clone();
-    ctx.respond(cmd, event);
+    ctx.event_and_respond(
+        cmd,
+        cmd.key,
+        Intent::TimeoutUpdated,
+        RecordValue::Job(record),
+    );
     Ok(())
 }
 

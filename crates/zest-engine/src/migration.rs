@@ -174,14 +174,12 @@ pub fn migrate(
     }
     let mut done = m.clone();
     done.tenant_id = process.record.tenant_id.clone();
-    let event = ctx
-        .event(
-            pi_key,
-            Intent::Migrated,
-            RecordValue::ProcessInstanceMigration(done),
-        )
-        .clone();
-    ctx.respond(cmd, event);
+    ctx.event_and_respond(
+        cmd,
+        pi_key,
+        Intent::Migrated,
+        RecordValue::ProcessInstanceMigration(done),
+    );
     Ok(())
 }
 

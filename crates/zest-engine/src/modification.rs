@@ -116,14 +116,12 @@ pub fn modify(
         tenant_id: process.record.tenant_id.clone(),
         ..m.clone()
     };
-    let event = ctx
-        .event(
-            pi_key,
-            Intent::Modified,
-            RecordValue::ProcessInstanceModification(modified),
-        )
-        .clone();
-    ctx.respond(cmd, event);
+    ctx.event_and_respond(
+        cmd,
+        pi_key,
+        Intent::Modified,
+        RecordValue::ProcessInstanceModification(modified),
+    );
     Ok(())
 }
 

@@ -68,10 +68,7 @@ pub fn broadcast(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, sig: &SignalRecord) ->
         ..sig.clone()
     };
     let key = ctx.next_key();
-    let event = ctx
-        .event(key, Intent::Broadcasted, RecordValue::Signal(record))
-        .clone();
-    ctx.respond(cmd, event);
+    ctx.event_and_respond(cmd, key, Intent::Broadcasted, RecordValue::Signal(record));
     let keys = ctx.txn.scan_prefix(
         Ks::SignalSubscriptions,
         &name_prefix(&sig.signal_name),

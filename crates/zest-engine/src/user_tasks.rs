@@ -208,10 +208,12 @@ fn write_assignment(
     }
     record.action = action_or(u, default_action);
     ctx.event(cmd.key, first, RecordValue::UserTask(record.clone()));
-    let event = ctx
-        .event(cmd.key, Intent::Assigned, RecordValue::UserTask(record))
-        .clone();
-    ctx.respond(cmd, event);
+    ctx.event_and_respond(
+        cmd,
+        cmd.key,
+        Intent::Assigned,
+        RecordValue::UserTask(record),
+    );
     Ok(())
 }
 
@@ -271,10 +273,7 @@ pub fn update(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, u: &UserTaskRecord) -> Pr
         Intent::Updating,
         RecordValue::UserTask(record.clone()),
     );
-    let event = ctx
-        .event(cmd.key, Intent::Updated, RecordValue::UserTask(record))
-        .clone();
-    ctx.respond(cmd, event);
+    ctx.event_and_respond(cmd, cmd.key, Intent::Updated, RecordValue::UserTask(record));
     Ok(())
 }
 
