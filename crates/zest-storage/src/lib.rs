@@ -1,16 +1,26 @@
-//! Embedded storage on fjall: one database per node (the data directory), and per partition
+//! Embedded storage on fjall: two databases per node (in the data directory), and per partition
 //! the engine's state keyspaces, the replicated log and the consensus metadata.
 //!
 //! What lives where:
-//! - the log (`p{N}_log`): every replicated entry (a batch of records), fsynced on append; it is
-//!   the write-ahead log of the state, so state writes are never fsynced on their own;
-//! - state (`p{N}_{kind}`): what the engine's appliers wrote, up to the applied log index that
-//!   is stored in the same atomic write batch (`p{N}_sm`);
-//! - consensus metadata (`p{N}_raft`): vote, committed index, last purged log id.
+//! - database `log`:
+//!   - the log (`p{N}_log`): every replicated entry (a batch of records), fsynced on append; it
+//!     is the write-ahead log of the state, so state writes are never fsynced on their own;
+//!   - consensus metadata (`p{N}_raft`): vote, committed index, last purged log id;
+//! - database `state`:
+//!   - state (`p{N}_{kind}`): what the engine's appliers wrote, up to the applied log index that
+//!     is stored in the same atomic write batch (`p{N}_sm`).
 //!
-//! fjall recovers a prefix of its atomic batches after a crash, so state is always consistent
-//! with some applied index at or before the durable end of the log; replay of the log from that
-//! index restores the rest.
+//! Why two databases: fjall fsyncs a database's journal while holding the lock that every write
+//! to that database takes. With log and state in one journal, the state machine's commit of
+//! batch N (on an async runtime worker) waited for the fsync of batch N+1, so a command's answer
+//! could wait for two fsyncs and the runtime stalled meanwhile. The state journal is never
+//! fsynced on the hot path, so its writes never wait for the disk.
+//!
+//! fjall recovers a prefix of each database's atomic batches after a crash. State is only
+//! written for committed (durable) entries, so it is always consistent with some applied index
+//! at or before the durable end of the log; replay of the log from that index restores the
+//! rest. The one cross-database rule: before log entries are purged, the state that covers
+//! them is made durable ([`PartitionStore::log_purge`]).
 //!
 //! Queue-like index keyspaces (activatable jobs, job deadlines and backoffs, timer due dates)
 //! are also mirrored in memory: every job or timer inserts and soon deletes a key there, and an
@@ -77,8 +87,9 @@ impl Default for StoreConfig {
 /// - 2: JOB records carry the job's kind and listener event type;
 /// - 3: JOB records carry the worker's result (ad-hoc sub-process jobs);
 /// - 4: a scope's variables are one state entry (`zest_engine::scope_variables`), not one
-///   entry per variable.
-pub const FORMAT_VERSION: u32 = 4;
+///   entry per variable;
+/// - 5: log and state in two fjall databases (`log/`, `state/`) instead of one (`db/`).
+pub const FORMAT_VERSION: u32 = 5;
 
 /// Checks (or, for a new directory, writes) the data directory's format version.
 fn check_format(dir: &Path) -> Result<()> {
@@ -109,10 +120,11 @@ fn check_format(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The node's database.
+/// The node's databases: the log's and the state's (see the module docs).
 #[derive(Clone)]
 pub struct Store {
-    db: Database,
+    log_db: Database,
+    state_db: Database,
     memtable_bytes: u64,
 }
 
@@ -121,32 +133,45 @@ impl Store {
         std::fs::create_dir_all(dir)
             .map_err(|e| StorageError::Other(format!("cannot create {}: {e}", dir.display())))?;
         check_format(dir)?;
-        let db = Database::builder(dir.join("db"))
-            .cache_size(config.cache_bytes)
-            .max_journaling_size(config.journal_bytes.max(64 * 1024 * 1024))
-            .manual_journal_persist(true)
-            .open()?;
+        let journal_bytes = config.journal_bytes.max(64 * 1024 * 1024);
+        // the state is read far more than the log (which the log store caches at its tail)
+        let log_cache = config.cache_bytes / 4;
+        let open = |name: &str, cache: u64| {
+            Database::builder(dir.join(name))
+                .cache_size(cache)
+                .max_journaling_size(journal_bytes)
+                .manual_journal_persist(true)
+                .open()
+        };
+        let log_db = open("log", log_cache)?;
+        let state_db = open("state", config.cache_bytes - log_cache)?;
         let memtable_bytes = (config.write_buffer_bytes / 8).clamp(256 * 1024, 8 * 1024 * 1024);
-        Ok(Store { db, memtable_bytes })
+        Ok(Store {
+            log_db,
+            state_db,
+            memtable_bytes,
+        })
     }
 
     pub fn partition(&self, partition_id: u32) -> Result<PartitionStore> {
-        let open = |name: &str| {
-            self.db.keyspace(&format!("p{partition_id}_{name}"), || {
+        let open_in = |db: &Database, name: &str| {
+            db.keyspace(&format!("p{partition_id}_{name}"), || {
                 KeyspaceCreateOptions::default().max_memtable_size(self.memtable_bytes)
             })
         };
+        let open = |name: &str| open_in(&self.state_db, name);
         let mut state = Vec::with_capacity(Ks::ALL.len());
         for ks in Ks::ALL {
             state.push(open(ks.name())?);
         }
         let mirrors = Ks::ALL.map(|ks| mirrored(ks).then(|| RwLock::new(BTreeMap::new())));
         let inner = Inner {
-            db: self.db.clone(),
+            log_db: self.log_db.clone(),
+            state_db: self.state_db.clone(),
             state,
             mirrors,
-            log: open("log")?,
-            raft: open("raft")?,
+            log: open_in(&self.log_db, "log")?,
+            raft: open_in(&self.log_db, "raft")?,
             sm: open("sm")?,
         };
         inner.load_mirrors()?;
@@ -155,14 +180,15 @@ impl Store {
         })
     }
 
-    /// Bytes on disk (journal and tables).
+    /// Bytes on disk (journals and tables).
     pub fn disk_space(&self) -> u64 {
-        self.db.disk_space().unwrap_or(0)
+        self.log_db.disk_space().unwrap_or(0) + self.state_db.disk_space().unwrap_or(0)
     }
 
-    /// Makes everything written so far durable (fsync of the journal).
+    /// Makes everything written so far durable (fsync of both journals).
     pub fn sync(&self) -> Result<()> {
-        self.db.persist(PersistMode::SyncAll)?;
+        self.log_db.persist(PersistMode::SyncAll)?;
+        self.state_db.persist(PersistMode::SyncAll)?;
         Ok(())
     }
 }
@@ -183,7 +209,10 @@ fn mirrored(ks: Ks) -> bool {
 }
 
 struct Inner {
-    db: Database,
+    /// holds `log` and `raft`
+    log_db: Database,
+    /// holds `state` and `sm`
+    state_db: Database,
     state: Vec<Keyspace>,
     mirrors: [Option<Mirror>; Ks::ALL.len()],
     log: Keyspace,
@@ -266,7 +295,7 @@ impl PartitionStore {
     /// Writes state changes and the state machine's metadata in one atomic batch (no fsync: the
     /// log is the write-ahead log).
     pub fn commit_state(&self, writes: Writes, sm_meta: &[(&[u8], Vec<u8>)]) -> Result<()> {
-        let mut batch = self.inner.db.batch();
+        let mut batch = self.inner.state_db.batch();
         let mut mirrored_writes = Vec::new();
         for ((ks, k), v) in writes.0 {
             let keyspace = &self.inner.state[ks.index()];
@@ -301,7 +330,7 @@ impl PartitionStore {
     /// Every state entry and the state machine's metadata (as keyspace `__sm`), read from one
     /// consistent snapshot: (keyspace name, key, value).
     pub fn dump_state(&self) -> Result<Vec<StateEntry>> {
-        let snapshot = self.inner.db.snapshot();
+        let snapshot = self.inner.state_db.snapshot();
         let mut out = Vec::new();
         for (i, ks) in Ks::ALL.iter().enumerate() {
             use fjall::Readable;
@@ -320,7 +349,8 @@ impl PartitionStore {
         Ok(out)
     }
 
-    /// Replaces all state with `entries` (snapshot installation).
+    /// Replaces all state with `entries` (snapshot installation), durably: the log behind the
+    /// snapshot may be gone, so the state cannot count on a replay.
     pub fn replace_state(
         &self,
         entries: Vec<StateEntry>,
@@ -330,7 +360,7 @@ impl PartitionStore {
             ks.clear()?;
         }
         self.inner.sm.clear()?;
-        let mut batch = self.inner.db.batch();
+        let mut batch = self.inner.state_db.batch();
         for (name, k, v) in entries {
             if name == SM_KEYSPACE {
                 batch.insert(&self.inner.sm, k, v);
@@ -342,6 +372,7 @@ impl PartitionStore {
             batch.insert(&self.inner.sm, k.to_vec(), v.clone());
         }
         batch.commit()?;
+        self.inner.state_db.persist(PersistMode::SyncData)?;
         self.inner.load_mirrors()
     }
 
@@ -351,12 +382,12 @@ impl PartitionStore {
     /// without, they are handed to the OS (a crash of the process loses nothing, an OS crash or
     /// power loss can lose them until the next [`PartitionStore::sync_log`]).
     pub fn log_append(&self, entries: Vec<(u64, Vec<u8>)>, fsync: bool) -> Result<()> {
-        let mut batch = self.inner.db.batch();
+        let mut batch = self.inner.log_db.batch();
         for (index, bytes) in entries {
             batch.insert(&self.inner.log, index.to_be_bytes().to_vec(), bytes);
         }
         batch.commit()?;
-        self.inner.db.persist(if fsync {
+        self.inner.log_db.persist(if fsync {
             PersistMode::SyncData
         } else {
             PersistMode::Buffer
@@ -366,7 +397,7 @@ impl PartitionStore {
 
     /// Makes everything appended so far durable (fsync of the journal, which holds the log).
     pub fn sync_log(&self) -> Result<()> {
-        self.inner.db.persist(PersistMode::SyncData)?;
+        self.inner.log_db.persist(PersistMode::SyncData)?;
         Ok(())
     }
 
@@ -408,12 +439,12 @@ impl PartitionStore {
             .range(from.to_be_bytes()..)
             .map(|g| g.key())
             .collect::<std::result::Result<_, _>>()?;
-        let mut batch = self.inner.db.batch();
+        let mut batch = self.inner.log_db.batch();
         for k in keys {
             batch.remove(&self.inner.log, k);
         }
         batch.commit()?;
-        self.inner.db.persist(PersistMode::SyncData)?;
+        self.inner.log_db.persist(PersistMode::SyncData)?;
         Ok(())
     }
 
@@ -425,18 +456,22 @@ impl PartitionStore {
     /// tombstones of every earlier purge until compaction drops them, which made every purge
     /// slower and stalled appends. A range far larger than the log (a snapshot installed from
     /// elsewhere, far ahead of this log) starts at the first entry that exists instead.
+    ///
+    /// The state database is made durable first: the entries purged here can no longer be
+    /// replayed into a state that a crash sent back behind them.
     pub fn log_purge(&self, from: u64, upto: u64, meta: (&str, Vec<u8>)) -> Result<()> {
+        self.inner.state_db.persist(PersistMode::SyncData)?;
         let mut from = from;
         if upto.saturating_sub(from) > 1_000_000 {
             from = from.max(self.log_first_index()?.unwrap_or(upto.saturating_add(1)));
         }
-        let mut batch = self.inner.db.batch();
+        let mut batch = self.inner.log_db.batch();
         batch.insert(&self.inner.raft, meta.0, meta.1);
         for index in from..=upto {
             batch.remove(&self.inner.log, index.to_be_bytes());
         }
         batch.commit()?;
-        self.inner.db.persist(PersistMode::SyncData)?;
+        self.inner.log_db.persist(PersistMode::SyncData)?;
         Ok(())
     }
 
@@ -447,7 +482,7 @@ impl PartitionStore {
     /// Writes consensus metadata durably.
     pub fn raft_put(&self, key: &str, value: Vec<u8>) -> Result<()> {
         self.inner.raft.insert(key, value)?;
-        self.inner.db.persist(PersistMode::SyncData)?;
+        self.inner.log_db.persist(PersistMode::SyncData)?;
         Ok(())
     }
 
@@ -551,8 +586,9 @@ mod tests {
         assert_eq!(written.trim(), FORMAT_VERSION.to_string());
         // reopening the same format works
         drop(Store::open(&dir, &StoreConfig::default()).unwrap());
-        // a database from before the FORMAT file: format 1
+        // a database from before the FORMAT file (one fjall database, `db/`): format 1
         std::fs::remove_file(dir.join("FORMAT")).unwrap();
+        std::fs::create_dir_all(dir.join("db")).unwrap();
         let err = Store::open(&dir, &StoreConfig::default()).err().unwrap();
         assert!(err.to_string().contains("data format 1"), "{err}");
         assert!(err.to_string().contains("empty data directory"), "{err}");
