@@ -49,11 +49,19 @@ impl Default for LimitAlgorithm {
             initial: 256,
             min: 16,
             max: 4096,
-            expected_rtt: Duration::from_millis(100),
+            expected_rtt: DEFAULT_AIMD_RTT,
             backoff_ratio: 0.9,
         }
     }
 }
+
+/// Default round-trip target of AIMD. Zeebe's is 200 ms, for a median round trip of tens of
+/// ms; a Zest command takes 1-3 ms at low load and tens of ms at max rate with a full pipeline.
+/// At three times the max rate (one-task, 2-core VM, four paired runs) 50 ms kept throughput at
+/// the max while the p99 of accepted instances fell to 270-350 ms (with the 100 ms job wait
+/// below; 1.2-1.6 s before, with 100 ms and 1 s); 25 ms cut it to 160-190 ms but lost
+/// throughput in two of four runs.
+pub const DEFAULT_AIMD_RTT: Duration = Duration::from_millis(50);
 
 /// Backpressure settings of a partition.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,8 +83,11 @@ impl Default for BackpressureConfig {
     }
 }
 
-/// Default of [`BackpressureConfig::max_job_wait`].
-pub const DEFAULT_MAX_JOB_WAIT: Duration = Duration::from_millis(1000);
+/// Default of [`BackpressureConfig::max_job_wait`]. A worker that keeps up takes a job within
+/// milliseconds (streaming, or a long poll that is woken); one that waits 100 ms lags. With 1 s,
+/// instances accepted under overload waited about that long for their jobs (p50 0.8-1.1 s),
+/// and the backlog took peak RSS to 190 MiB.
+pub const DEFAULT_MAX_JOB_WAIT: Duration = Duration::from_millis(100);
 
 /// The job backlog gate: flow control from job workers back to the clients that start
 /// instances.

@@ -19,7 +19,9 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use zest_protocol::{partition_of_key, PartitionId, Record};
 use zest_storage::{Store, StoreConfig};
 
-pub use backpressure::{BackpressureConfig, LimitAlgorithm, DEFAULT_MAX_JOB_WAIT};
+pub use backpressure::{
+    BackpressureConfig, LimitAlgorithm, DEFAULT_AIMD_RTT, DEFAULT_MAX_JOB_WAIT,
+};
 pub use job_streams::{JobStream, JobStreamSpec, PushedJob};
 pub use metrics::Metrics;
 pub use zest_cluster::{LogFlush, RaftSettings};

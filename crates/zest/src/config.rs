@@ -48,11 +48,11 @@ pub struct StartArgs {
     /// Backpressure: largest limit of commands in flight
     #[arg(long, env = "ZEST_BACKPRESSURE_MAX_LIMIT")]
     pub backpressure_max_limit: Option<usize>,
-    /// Backpressure (aimd): round trip in ms above which the limit is cut (default 100)
+    /// Backpressure (aimd): round trip in ms above which the limit is cut (default 50)
     #[arg(long, env = "ZEST_BACKPRESSURE_AIMD_RTT_MS")]
     pub backpressure_aimd_rtt_ms: Option<u64>,
     /// Backpressure: refuse new process instances while activated jobs waited longer than this
-    /// for a worker, in ms (default 1000; 0 turns the job backlog gate off)
+    /// for a worker, in ms (default 100; 0 turns the job backlog gate off)
     #[arg(long, env = "ZEST_BACKPRESSURE_MAX_JOB_WAIT_MS")]
     pub backpressure_max_job_wait_ms: Option<u64>,
     /// Most groups processed ahead of their commit (default 4)
@@ -132,7 +132,9 @@ fn backpressure(
             initial: limit.unwrap_or(256).clamp(1, max),
             min: 16.min(max),
             max,
-            expected_rtt: Duration::from_millis(aimd_rtt_ms.unwrap_or(100).max(1)),
+            expected_rtt: aimd_rtt_ms
+                .map(|ms| Duration::from_millis(ms.max(1)))
+                .unwrap_or(zest_broker::DEFAULT_AIMD_RTT),
             backoff_ratio: 0.9,
         },
         "fixed" => LimitAlgorithm::Fixed {
