@@ -36,7 +36,7 @@ pub struct StartArgs {
     /// Block cache of the embedded store in MiB (default 32)
     #[arg(long, env = "ZEST_CACHE_MB")]
     pub cache_mb: Option<u64>,
-    /// Memory for write buffers (memtables) of the embedded store in MiB (default 32)
+    /// Memory for write buffers (memtables) of the embedded store in MiB (default 16)
     #[arg(long, env = "ZEST_WRITE_BUFFER_MB")]
     pub write_buffer_mb: Option<u64>,
     /// Backpressure algorithm: aimd (default), vegas, fixed, or off
