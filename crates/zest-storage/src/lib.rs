@@ -19,8 +19,10 @@
 //! fjall recovers a prefix of each database's atomic batches after a crash. State is only
 //! written for committed (durable) entries, so it is always consistent with some applied index
 //! at or before the durable end of the log; replay of the log from that index restores the
-//! rest. The one cross-database rule: before log entries are purged, the state that covers
-//! them is made durable ([`PartitionStore::log_purge`]).
+//! rest. The one cross-database rule: the state is made durable before log entries are purged
+//! ([`PartitionStore::log_purge`]) and after a snapshot replaces it
+//! ([`PartitionStore::replace_state`]), since no replay could restore it then. That fsync holds
+//! the state journal's lock too, but once per snapshot, not per commit.
 //!
 //! Queue-like index keyspaces (activatable jobs, job deadlines and backoffs, timer due dates)
 //! are also mirrored in memory: every job or timer inserts and soon deletes a key there, and an
