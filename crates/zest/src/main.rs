@@ -13,39 +13,19 @@ use clap::{Parser, Subcommand};
 use zest_broker::Broker;
 use zest_gateway::{GatewayConfig, GatewayService};
 
-/// mimalloc instead of the system allocator: processing allocates many small, short-lived
+/// jemalloc instead of the system allocator. Processing allocates many small, short-lived
 /// buffers (records, keys, variable documents); glibc malloc/free took about a quarter of the
-/// CPU at load (perf, one-task at max rate).
+/// CPU at load (perf, one-task at max rate), and glibc kept about a third fewer instances per
+/// second under overload. jemalloc replaced mimalloc (v2, eager commit off, 3 ms purge delay),
+/// which was as fast but kept more memory resident than the program used. A/B of release
+/// binaries on the 2-core VM, server on core 0, `zest bench` on core 1, one-task, three rounds
+/// each (docs/benchmarks.md): peak RSS at max rate 56 MiB against 82-84 MiB, at 3x the max
+/// rate 80-89 MiB against 115-125 MiB, with throughput equal or higher and the same latency at
+/// a fixed rate. The live heap sampled by jemalloc's profiler under that overload was 21-45 MB.
+/// Its settings come from `_RJEM_MALLOC_CONF` (the crate prefixes jemalloc's symbols), for
+/// example `_RJEM_MALLOC_CONF=dirty_decay_ms:1000`.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-/// Makes mimalloc give freed memory back to the OS promptly. mimalloc v3 (the crate's default)
-/// purges freed pages only after a second and commits its first arena eagerly before `main`
-/// runs, so it kept about 100 MiB more resident at load than the program used: peak RSS at
-/// one-task max rate was 180-210 MiB with v3's defaults, 145-160 MiB with these options set on
-/// v3, and 94-99 MiB with mimalloc v2 (the `v2` feature) and these options, at the same
-/// throughput within noise (docs/benchmarks.md). A user's own `MIMALLOC_*` environment
-/// variables win: the options are only changed while they still have mimalloc's defaults.
-fn tune_allocator() {
-    use libmimalloc_sys::{mi_option_get, mi_option_set, mi_option_t};
-    // Option numbers of `mi_option_e` (the same in mimalloc v2 and v3, libmimalloc-sys
-    // 0.1.49); the default values are checked first, so another version leaves them alone
-    // rather than setting something else.
-    // default 2: eager on overcommit systems
-    const ARENA_EAGER_COMMIT: mi_option_t = 4;
-    // default 10 ms (v2) or 1000 ms (v3)
-    const PURGE_DELAY: mi_option_t = 15;
-
-    // SAFETY: mimalloc's option table is not synchronised; this runs first thing in `main`,
-    // before any other thread exists, and nothing else touches the options.
-    unsafe {
-        if mi_option_get(ARENA_EAGER_COMMIT) == 2 && matches!(mi_option_get(PURGE_DELAY), 10 | 1000)
-        {
-            mi_option_set(ARENA_EAGER_COMMIT, 0);
-            mi_option_set(PURGE_DELAY, 3);
-        }
-    }
-}
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 #[derive(Parser)]
 #[command(
@@ -97,7 +77,6 @@ enum Command {
 }
 
 fn main() -> anyhow::Result<()> {
-    tune_allocator();
     let cli = Cli::parse();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
