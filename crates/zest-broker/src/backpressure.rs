@@ -55,21 +55,22 @@ impl Default for LimitAlgorithm {
     }
 }
 
-/// Default round-trip target of AIMD. Zeebe's is 200 ms, for a median round trip of tens of
-/// ms; a Zest command takes 1-3 ms at low load and tens of ms at max rate with a full pipeline.
-/// At three times the max rate (one-task, 2-core VM, four paired runs) 50 ms kept throughput at
-/// the max while the p99 of accepted instances fell to 270-350 ms (with the 100 ms job wait
-/// below; 1.2-1.6 s before, with 100 ms and 1 s); 25 ms cut it to 160-190 ms but lost
-/// throughput in two of four runs.
-pub const DEFAULT_AIMD_RTT: Duration = Duration::from_millis(50);
+/// Default round-trip target of AIMD: Zeebe's 200 ms. A Zest command takes 1-3 ms at low
+/// load and tens of ms at max rate with a full pipeline, but an fsync on a slow or networked
+/// disk alone can take tens of ms, and a target under it would cut the limit at ordinary
+/// load. The overload benchmark uses 50 ms (`scripts/bench.sh`, part `overload`): at three
+/// times the max rate it kept throughput at the max while the p99 of accepted instances fell
+/// to 270-350 ms (one-task, 2-core VM, four paired runs).
+pub const DEFAULT_AIMD_RTT: Duration = Duration::from_millis(200);
 
 /// Backpressure settings of a partition.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BackpressureConfig {
     pub enabled: bool,
     pub algorithm: LimitAlgorithm,
-    /// Job backlog gate: once an activated job had waited longer than this for a worker, new
-    /// process instances are refused for as long again (None: no gate). See [`JobWaitGate`].
+    /// Job backlog gate: while jobs of some type pile up behind busy workers for longer than
+    /// this, new process instances are refused (None, the default: no gate). See
+    /// [`JobWaitGate`].
     pub max_job_wait: Option<Duration>,
 }
 
@@ -78,41 +79,36 @@ impl Default for BackpressureConfig {
         BackpressureConfig {
             enabled: true,
             algorithm: LimitAlgorithm::default(),
-            max_job_wait: Some(DEFAULT_MAX_JOB_WAIT),
+            max_job_wait: None,
         }
     }
 }
 
-/// Default of [`BackpressureConfig::max_job_wait`]. A worker that keeps up takes a job within
-/// milliseconds (streaming, or a long poll that is woken); one that waits 100 ms lags. With 1 s,
-/// instances accepted under overload waited about that long for their jobs (p50 0.8-1.1 s),
-/// and the backlog took peak RSS to 190 MiB.
-pub const DEFAULT_MAX_JOB_WAIT: Duration = Duration::from_millis(100);
-
-/// The job backlog gate: flow control from job workers back to the clients that start
-/// instances.
+/// The job backlog gate, off unless `backpressure-max-job-wait-ms` is set: flow control from
+/// job workers back to the clients that start instances. Zeebe has no such gate.
 ///
 /// The command limit sees only the round trip of commands inside the partition. When workers
 /// cannot keep up, every command still goes through quickly, but activatable jobs pile up, and
 /// with them the latency of every instance and the memory of the partition, without bound.
-/// The gate watches how long activated jobs waited for a worker (job created to activated,
-/// what `zeebe_job_activation_time` shows), per job type. When a job of a type waited longer
-/// than `max_wait`, that type is backlogged, and new process instances are refused while any
-/// type is. Jobs are activated oldest first, so once the backlog drains, an activation of the
-/// type shows a short wait, or finds fewer jobs than it asked for, and that clears it. A type
-/// whose workers stopped altogether shows no
-/// activations at all; it stops counting after [`STALE_FACTOR`] times `max_wait` without a slow
-/// activation, so the gate cannot stay closed for ever. Jobs that nobody activates (no worker
-/// for their type) say nothing about workers being slow and never close it.
+/// The gate looks for exactly that: a worker's activation took all the jobs it asked for (the
+/// workers take jobs as fast as they can) and the next job of the type still in line had
+/// waited longer than `max_wait` since it was created. Then the type is backlogged, and new
+/// process instances are refused while any type is. A job held by its worker for a long time
+/// says nothing (its worker is working); neither does a job that waited because no worker
+/// asked for its type (a worker that starts later, or none at all): only jobs left behind by
+/// workers that are busy count. An activation that leaves nothing waiting, or finds fewer
+/// jobs than it asked for, clears its type. A type whose workers stopped altogether shows no
+/// activations at all; it stops counting after [`STALE_FACTOR`] times `max_wait` without a
+/// backlogged activation, so the gate cannot stay closed for ever.
 #[derive(Debug, Clone, Default)]
 pub struct JobWaitGate {
     max_wait: Option<Duration>,
-    /// Backlogged job types, with their last slow activation.
+    /// Backlogged job types, with their last backlogged activation.
     slow: HashMap<String, Instant>,
 }
 
-/// A backlogged type with no slow activation for this many times `max_wait` no longer closes
-/// the gate.
+/// A backlogged type with no backlogged activation for this many times `max_wait` no longer
+/// closes the gate.
 pub const STALE_FACTOR: u32 = 10;
 
 impl JobWaitGate {
@@ -123,18 +119,23 @@ impl JobWaitGate {
         }
     }
 
-    /// Jobs of `job_type` were activated at `now`; the longest had waited `wait` for a worker.
-    pub fn on_activation(&mut self, job_type: &str, wait: Duration, now: Instant) {
+    /// The configured maximum wait, if the gate is on.
+    pub fn max_wait(&self) -> Option<Duration> {
+        self.max_wait
+    }
+
+    /// An activation of `job_type` took all the jobs it asked for, and the oldest job of the
+    /// type left in line had waited `waited` for a worker at `now`.
+    pub fn on_left_waiting(&mut self, job_type: &str, waited: Duration, now: Instant) {
         let Some(max) = self.max_wait else { return };
-        if wait > max {
+        if waited > max {
             self.slow.insert(job_type.to_string(), now);
         } else {
             self.slow.remove(job_type);
         }
     }
 
-    /// An activation of `job_type` found fewer jobs than it asked for: nothing of the type
-    /// waits any more, so it is not backlogged, however long the last jobs had waited.
+    /// An activation of `job_type` left no job of the type waiting.
     pub fn on_drained(&mut self, job_type: &str) {
         self.slow.remove(job_type);
     }
@@ -316,14 +317,20 @@ impl Limiter {
         })
     }
 
-    /// Jobs of `job_type` were just activated; the longest had waited `wait` for a worker.
-    pub fn on_job_activation(&self, job_type: &str, wait: Duration) {
-        self.lock()
-            .gate
-            .on_activation(job_type, wait, Instant::now());
+    /// True when the job backlog gate is on (`backpressure-max-job-wait-ms`).
+    pub fn gates_job_backlog(&self) -> bool {
+        self.enabled && self.lock().gate.max_wait().is_some()
     }
 
-    /// An activation of `job_type` found fewer jobs than it asked for.
+    /// An activation of `job_type` took all it asked for and left a job that had waited
+    /// `waited` for a worker.
+    pub fn on_jobs_left_waiting(&self, job_type: &str, waited: Duration) {
+        self.lock()
+            .gate
+            .on_left_waiting(job_type, waited, Instant::now());
+    }
+
+    /// An activation of `job_type` left no job of the type waiting.
     pub fn on_jobs_drained(&self, job_type: &str) {
         self.lock().gate.on_drained(job_type);
     }
@@ -445,29 +452,29 @@ mod tests {
         let t0 = Instant::now();
         let mut gate = JobWaitGate::new(Some(ms(500)));
         assert!(!gate.is_closed(t0));
-        gate.on_activation("a", ms(100), t0);
-        assert!(!gate.is_closed(t0), "fast activations keep it open");
-        gate.on_activation("a", ms(800), t0);
+        gate.on_left_waiting("a", ms(100), t0);
+        assert!(!gate.is_closed(t0), "a short line keeps it open");
+        gate.on_left_waiting("a", ms(800), t0);
         // closed for as long as type a lags, however rare its activations
         assert!(gate.is_closed(t0 + ms(2_000)));
         // another type being fast does not open it
-        gate.on_activation("b", ms(1), t0 + ms(2_000));
+        gate.on_left_waiting("b", ms(1), t0 + ms(2_000));
         assert!(gate.is_closed(t0 + ms(2_001)));
-        // a fast activation of a opens it
-        gate.on_activation("a", ms(100), t0 + ms(2_100));
+        // a short line of a opens it
+        gate.on_left_waiting("a", ms(100), t0 + ms(2_100));
         assert!(!gate.is_closed(t0 + ms(2_100)));
-        // so does an activation that emptied a's backlog, however long its jobs waited
-        gate.on_activation("a", ms(900), t0 + ms(2_200));
+        // so does an activation that emptied a's line
+        gate.on_left_waiting("a", ms(900), t0 + ms(2_200));
         assert!(gate.is_closed(t0 + ms(2_200)));
         gate.on_drained("a");
         assert!(!gate.is_closed(t0 + ms(2_200)));
         // workers that stop for good: the type goes stale and stops counting
-        gate.on_activation("c", ms(900), t0);
+        gate.on_left_waiting("c", ms(900), t0);
         assert!(gate.is_closed(t0 + ms(4_999)));
         assert!(!gate.is_closed(t0 + ms(5_000)), "stale after 10 x max_wait");
         // no gate configured: never closes
         let mut off = JobWaitGate::new(None);
-        off.on_activation("a", Duration::from_secs(60), t0);
+        off.on_left_waiting("a", Duration::from_secs(60), t0);
         assert!(!off.is_closed(t0));
     }
 
@@ -478,7 +485,7 @@ mod tests {
             algorithm: LimitAlgorithm::Fixed { limit: 100 },
             max_job_wait: Some(Duration::from_secs(30)),
         });
-        limiter.on_job_activation("slow", Duration::from_secs(31));
+        limiter.on_jobs_left_waiting("slow", Duration::from_secs(31));
         assert_eq!(
             limiter.try_acquire(true).err(),
             Some(Refusal::JobBacklog),

@@ -19,9 +19,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use zest_protocol::{partition_of_key, PartitionId, Record};
 use zest_storage::{Store, StoreConfig};
 
-pub use backpressure::{
-    BackpressureConfig, LimitAlgorithm, DEFAULT_AIMD_RTT, DEFAULT_MAX_JOB_WAIT,
-};
+pub use backpressure::{BackpressureConfig, LimitAlgorithm, DEFAULT_AIMD_RTT};
 pub use job_streams::{JobStream, JobStreamSpec, PushedJob};
 pub use metrics::Metrics;
 pub use zest_cluster::{LogFlush, RaftSettings};
@@ -69,7 +67,7 @@ impl Default for BrokerConfig {
 pub enum BrokerError {
     #[error("Expected to handle the request, but partition {0} is overloaded (backpressure); retry later")]
     Backpressure(PartitionId),
-    #[error("Expected to create a process instance, but partition {0} is overloaded: its jobs wait longer than the configured maximum for workers (backpressure); retry later, or add job workers")]
+    #[error("Expected to create a process instance, but partition {0} is overloaded: jobs wait behind busy job workers for longer than backpressure-max-job-wait-ms allows (the job backlog gate); retry later, add job workers, or set backpressure-max-job-wait-ms to 0 to turn the gate off")]
     JobBacklog(PartitionId),
     #[error("Expected to handle the request, but partition {0} is not available: {1}")]
     Unavailable(PartitionId, String),

@@ -104,15 +104,13 @@ fn insert_bounded(map: &mut BTreeMap<i64, i64>, key: i64, at: i64) {
 }
 
 impl Lifetimes {
-    /// Observes the records of one processed group. Returns, per job type activated in the
-    /// group, the longest time one of its jobs had waited for a worker, in milliseconds.
-    pub fn observe(
-        &mut self,
-        metrics: &Metrics,
-        partition: &str,
-        records: &[Record],
-    ) -> Vec<(String, i64)> {
-        let mut longest_wait: Vec<(String, i64)> = Vec::new();
+    /// When the job with this key was created (its JOB CREATED timestamp), if it is tracked.
+    pub fn job_created_at(&self, job_key: i64) -> Option<i64> {
+        self.job_created.get(&job_key).copied()
+    }
+
+    /// Observes the records of one processed group.
+    pub fn observe(&mut self, metrics: &Metrics, partition: &str, records: &[Record]) {
         for r in records {
             if r.record_type != RecordType::Event {
                 continue;
@@ -129,10 +127,6 @@ impl Lifetimes {
                     for k in &b.job_keys {
                         if let Some(created) = self.job_created.remove(k) {
                             let wait = r.timestamp - created;
-                            match longest_wait.iter_mut().find(|(t, _)| *t == b.job_type) {
-                                Some((_, w)) => *w = (*w).max(wait),
-                                None => longest_wait.push((b.job_type.clone(), wait)),
-                            }
                             metrics
                                 .job_activation_time
                                 .with_label_values(&[partition])
@@ -164,7 +158,6 @@ impl Lifetimes {
                 _ => {}
             }
         }
-        longest_wait
     }
 }
 

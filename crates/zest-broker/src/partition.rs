@@ -343,18 +343,18 @@ impl Processor {
             }
             txn.into_writes()
         };
-        // activations that found fewer jobs than they asked for: their type has no backlog
-        let drained: Vec<String> = responses
-            .iter()
-            .filter_map(|r| match (&r.record.value, r.record.intent) {
-                (RecordValue::JobBatch(b), Intent::Activated)
-                    if (b.jobs.len() as i64) < i64::from(b.max_jobs_to_activate) =>
-                {
-                    Some(b.job_type.clone())
-                }
-                _ => None,
-            })
-            .collect();
+        // activations and what they left waiting, for the job backlog gate
+        let activated: Vec<String> = if self.limiter.gates_job_backlog() {
+            responses
+                .iter()
+                .filter_map(|r| match (&r.record.value, r.record.intent) {
+                    (RecordValue::JobBatch(b), Intent::Activated) => Some(b.job_type.clone()),
+                    _ => None,
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         self.metrics
             .processing_latency
             .with_label_values(&[pid_label])
@@ -369,14 +369,9 @@ impl Processor {
         let mut commit = None;
         if !records.is_empty() {
             self.count_records(&records, pid_label);
-            for (job_type, wait) in self.lifetimes.observe(&self.metrics, pid_label, &records) {
-                self.limiter
-                    .on_job_activation(&job_type, Duration::from_millis(wait.max(0) as u64));
-            }
+            self.lifetimes.observe(&self.metrics, pid_label, &records);
         }
-        for job_type in &drained {
-            self.limiter.on_jobs_drained(job_type);
-        }
+        self.feed_job_backlog_gate(&activated, &effects);
         if !records.is_empty() {
             // The state machine commits these writes instead of applying the records again;
             // the next groups read them until then.
@@ -407,6 +402,11 @@ impl Processor {
             received,
             appended: Instant::now(),
         });
+        self.report_limiter(pid_label);
+    }
+
+    /// The limiter's current limit and commands in flight, as gauges.
+    fn report_limiter(&self, pid_label: &str) {
         let (limit, in_flight) = self.limiter.snapshot();
         self.metrics
             .backpressure_limit
@@ -416,6 +416,35 @@ impl Processor {
             .backpressure_inflight
             .with_label_values(&[pid_label])
             .set(in_flight as i64);
+    }
+
+    /// Tells the job backlog gate, for each job type activated in the group, how long the
+    /// oldest job its activation left in line had waited, or that it left none.
+    fn feed_job_backlog_gate(&self, activated: &[String], effects: &[SideEffect]) {
+        if activated.is_empty() {
+            return;
+        }
+        let now = now_millis();
+        for job_type in activated {
+            let left = effects.iter().find_map(|e| match e {
+                SideEffect::JobsLeftWaiting {
+                    job_type: t,
+                    next_job_key,
+                } if t == job_type => Some(*next_job_key),
+                _ => None,
+            });
+            let Some(key) = left else {
+                self.limiter.on_jobs_drained(job_type);
+                continue;
+            };
+            // a job that is not tracked is older than every tracked one (the bounded map
+            // forgot it), or from before this node started: it waited long
+            let waited = match self.lifetimes.job_created_at(key) {
+                Some(created) => Duration::from_millis((now - created).max(0) as u64),
+                None => Duration::MAX,
+            };
+            self.limiter.on_jobs_left_waiting(job_type, waited);
+        }
     }
 
     fn count_records(&self, records: &[Record], pid_label: &str) {
@@ -449,7 +478,7 @@ impl Processor {
     /// The oldest group in flight committed (or failed): drop its speculative writes, answer
     /// its requests, publish its side effects.
     fn finish_oldest(&mut self, result: Result<(), String>, pid_label: &str) {
-        let Some(done) = self.in_flight.pop_front() else {
+        let Some(mut done) = self.in_flight.pop_front() else {
             return;
         };
         if let Err(e) = result {
@@ -475,6 +504,9 @@ impl Processor {
         for at in &done.received {
             latency.observe(at.elapsed().as_secs_f64());
         }
+        // the group's commands are done: their permits go back to the limiter
+        drop(std::mem::take(&mut done.permits));
+        self.report_limiter(pid_label);
         let mut answers: HashMap<i64, Record> = HashMap::with_capacity(done.responses.len());
         for r in done.responses {
             if r.request_stream_id == self.stream_id {
@@ -530,6 +562,8 @@ impl Processor {
                 SideEffect::JobsAvailable(job_type) => {
                     let _ = self.jobs_available.send(job_type);
                 }
+                // read while processing (feed_job_backlog_gate)
+                SideEffect::JobsLeftWaiting { .. } => {}
                 // Only a cluster of several partitions sends commands between them, and the
                 // node runs exactly one (config.rs refuses more until the transport exists).
                 SideEffect::SendCommand(partition, record) => {

@@ -61,6 +61,10 @@ pub enum SideEffect {
     /// A job activated in this batch for an open job stream (JOB_BATCH ACTIVATED is written):
     /// push it, variables included, to the stream that [`JobStreams::reserve`] reserved for it.
     PushJob { job_key: i64, job: Box<JobRecord> },
+    /// An activation took all the jobs it asked for and more of its type are still waiting;
+    /// `next_job_key` is the oldest of them (the broker's job backlog gate asks how long it
+    /// has waited).
+    JobsLeftWaiting { job_type: String, next_job_key: i64 },
 }
 
 /// The job streams open on this node (StreamActivatedJobs), as the engine sees them: Zeebe's job

@@ -112,16 +112,21 @@ pub fn activate(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, batch: &JobBatchRecord)
         )));
     }
     let prefix = crate::state::KeyBuf::new().str(&batch.job_type).build();
-    let candidates = ctx.txn.scan_prefix(
-        Ks::JobsActivatable,
-        &prefix,
-        batch.max_jobs_to_activate as usize,
-    );
+    // one more than asked for: whether jobs are left waiting after this activation
+    let wanted = batch.max_jobs_to_activate as usize;
+    let candidates = ctx
+        .txn
+        .scan_prefix(Ks::JobsActivatable, &prefix, wanted + 1);
     let mut logged = batch.clone();
     let mut answered = batch.clone();
     let mut bytes = 0usize;
+    let mut left_waiting = None;
     for (k, _) in candidates {
         let job_key = read_i64(&k, prefix.len());
+        if answered.jobs.len() == wanted || answered.truncated {
+            left_waiting = Some(job_key);
+            break;
+        }
         let Some(stored) = ctx.txn.get::<StoredJob>(Ks::Jobs, &key_i64(job_key)) else {
             continue;
         };
@@ -133,6 +138,7 @@ pub fn activate(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, batch: &JobBatchRecord)
         if bytes + vars_text.len() > MAX_BATCH_VARIABLES_BYTES && !answered.jobs.is_empty() {
             answered.truncated = true;
             logged.truncated = true;
+            left_waiting = Some(job_key);
             break;
         }
         bytes += vars_text.len();
@@ -157,6 +163,12 @@ pub fn activate(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, batch: &JobBatchRecord)
             ctx.response_only_record(-1, Intent::Activated, RecordValue::JobBatch(answered));
         ctx.respond(cmd, record);
         return Ok(());
+    }
+    if let Some(next_job_key) = left_waiting {
+        ctx.side_effect(SideEffect::JobsLeftWaiting {
+            job_type: batch.job_type.clone(),
+            next_job_key,
+        });
     }
     let key = ctx.next_key();
     let mut event = ctx

@@ -48,11 +48,11 @@ pub struct StartArgs {
     /// Backpressure: largest limit of commands in flight
     #[arg(long, env = "ZEST_BACKPRESSURE_MAX_LIMIT")]
     pub backpressure_max_limit: Option<usize>,
-    /// Backpressure (aimd): round trip in ms above which the limit is cut (default 50)
+    /// Backpressure (aimd): round trip in ms above which the limit is cut (default 200, Zeebe's)
     #[arg(long, env = "ZEST_BACKPRESSURE_AIMD_RTT_MS")]
     pub backpressure_aimd_rtt_ms: Option<u64>,
-    /// Backpressure: refuse new process instances while activated jobs waited longer than this
-    /// for a worker, in ms (default 100; 0 turns the job backlog gate off)
+    /// Backpressure: refuse new process instances while jobs wait longer than this (ms) behind
+    /// job workers that take all they ask for (the job backlog gate; default 0: off)
     #[arg(long, env = "ZEST_BACKPRESSURE_MAX_JOB_WAIT_MS")]
     pub backpressure_max_job_wait_ms: Option<u64>,
     /// Most groups processed ahead of their commit (default 4)
@@ -68,7 +68,8 @@ pub struct StartArgs {
     /// in the last delay
     #[arg(long, env = "ZEST_RAFT_FLUSH_DELAY_MS")]
     pub raft_flush_delay_ms: Option<u64>,
-    /// Log filter (tracing EnvFilter syntax, default "info")
+    /// Log filter (tracing EnvFilter syntax; default "info,openraft=warn,fjall=warn,lsm_tree=warn":
+    /// the embedded store and consensus only say what goes wrong)
     #[arg(long, env = "ZEST_LOG")]
     pub log: Option<String>,
 }
@@ -99,6 +100,10 @@ struct FileConfig {
     raft_flush_delay_ms: Option<u64>,
 }
 
+/// The default log filter: Zest's own information, and only warnings and errors of the embedded
+/// store (fjall and its LSM trees say dozens of lines at every start) and of openraft.
+pub const DEFAULT_LOG_FILTER: &str = "info,openraft=warn,fjall=warn,lsm_tree=warn";
+
 pub struct Resolved {
     pub broker: BrokerConfig,
     pub gateway_address: String,
@@ -116,8 +121,7 @@ fn backpressure(
     max_job_wait_ms: Option<u64>,
 ) -> anyhow::Result<BackpressureConfig> {
     let max_job_wait = match max_job_wait_ms {
-        None => Some(zest_broker::DEFAULT_MAX_JOB_WAIT),
-        Some(0) => None,
+        None | Some(0) => None,
         Some(ms) => Some(Duration::from_millis(ms)),
     };
     let max = max.unwrap_or(4096).max(1);
@@ -254,7 +258,7 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
         log_filter: args
             .log
             .or(file.log)
-            .unwrap_or_else(|| "info,openraft=warn".into()),
+            .unwrap_or_else(|| DEFAULT_LOG_FILTER.into()),
     })
 }
 

@@ -1,6 +1,7 @@
 //! Flow control between Zest and its clients, with the gateway protocol against a real
 //! `zest start`: job streaming (StreamActivatedJobs) pushes jobs no faster than its client
-//! reads them, and workers that lag behind close the job backlog gate for new instances.
+//! reads them, and (when the job backlog gate is on) jobs that pile up behind busy workers
+//! refuse new instances.
 
 mod common;
 
@@ -60,8 +61,7 @@ async fn slow_stream(
 
 #[test]
 fn job_stream_pushes_jobs_as_fast_as_its_client_reads() {
-    // without the job backlog gate: this test holds jobs back on purpose
-    let node = start_with("stream", &["--backpressure-max-job-wait-ms", "0"]);
+    let node = start_with("stream", &[]);
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let mut c = connect(&node.gateway).await;
@@ -149,31 +149,63 @@ async fn activate(c: &mut Client, max: i32) -> Vec<proto::ActivatedJob> {
 }
 
 #[test]
+fn by_default_jobs_that_wait_or_are_held_refuse_nothing() {
+    // what the official Go client's integration tests do: a job waits a second for a worker
+    // that asks for exactly one, the worker holds it, and the next instance is created
+    let node = start_with("default-gate", &[]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut c = connect(&node.gateway).await;
+        deploy_one_task(&mut c).await;
+        for _ in 0..3 {
+            create(&mut c, "{}").await.unwrap();
+        }
+        tokio::time::sleep(Duration::from_millis(1200)).await;
+        let held = activate(&mut c, 1).await;
+        assert_eq!(held.len(), 1);
+        tokio::time::sleep(Duration::from_millis(1200)).await;
+        for _ in 0..3 {
+            create(&mut c, "{}")
+                .await
+                .expect("no gate by default: waiting and held jobs refuse nothing");
+        }
+    });
+}
+
+#[test]
 fn lagging_workers_close_the_job_backlog_gate_for_new_instances() {
-    // jobs that waited more than 2 s for a worker close the gate
+    // jobs left behind by busy workers for more than 2 s close the gate
     let node = start_with("gate", &["--backpressure-max-job-wait-ms", "2000"]);
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let mut c = connect(&node.gateway).await;
         deploy_one_task(&mut c).await;
-        for _ in 0..6 {
-            create(&mut c, "{}").await.expect("no job waits yet");
-        }
+        create(&mut c, "{}").await.expect("no job waits yet");
         // no worker for a while: jobs waiting without workers close nothing
+        tokio::time::sleep(Duration::from_millis(2500)).await;
+        // a worker asks for one and takes the only one: nothing is left in line
+        let only = activate(&mut c, 1).await;
+        assert_eq!(only.len(), 1);
+        for _ in 0..6 {
+            create(&mut c, "{}")
+                .await
+                .expect("a job that waited for its first worker closes nothing");
+        }
+        // the worker holds its job well past the limit: a job being worked on closes nothing
         tokio::time::sleep(Duration::from_millis(2500)).await;
         create(&mut c, "{}")
             .await
-            .expect("jobs nobody asked for do not close the gate");
-        // a worker takes 3 of the 7 jobs, which had waited 2.5 s: the backlog is there
+            .expect("jobs held by their worker or nobody asked for do not close the gate");
+        // a worker takes 3 of the 7 waiting jobs; the next in line had waited 2.5 s
         let first = activate(&mut c, 3).await;
         assert_eq!(first.len(), 3);
         let refused = create(&mut c, "{}")
             .await
-            .expect_err("new instances are refused while workers lag");
+            .expect_err("new instances are refused while jobs pile up behind busy workers");
         assert_eq!(refused.code(), tonic::Code::ResourceExhausted);
         assert!(
-            refused.message().contains("wait longer"),
-            "{}",
+            refused.message().contains("backpressure-max-job-wait-ms"),
+            "the rejection names the setting that caused it: {}",
             refused.message()
         );
         // work that drains the backlog is never refused
@@ -203,7 +235,7 @@ fn records_written(management: &str, value_type: &str, intent: &str) -> u64 {
 
 #[test]
 fn jobs_a_stream_did_not_deliver_go_back_to_workers_when_its_client_leaves() {
-    let node = start_with("yield", &["--backpressure-max-job-wait-ms", "0"]);
+    let node = start_with("yield", &[]);
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let mut c = connect(&node.gateway).await;
