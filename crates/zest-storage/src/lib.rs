@@ -150,6 +150,15 @@ impl Store {
                 .max_journaling_size(journal_bytes)
                 .manual_journal_persist(true)
                 .open()
+                .map_err(|e| match e {
+                    fjall::Error::Locked => StorageError::Other(format!(
+                        "the data directory {} is in use by another Zest process: only one \
+                         node can use a data directory at a time; stop the other one, or give \
+                         this one its own directory (--data-dir)",
+                        dir.display()
+                    )),
+                    e => StorageError::Fjall(e),
+                })
         };
         let log_db = open("log", log_cache)?;
         let state_db = open("state", config.cache_bytes - log_cache)?;

@@ -1,4 +1,7 @@
-//! Management endpoints: Prometheus `/metrics`, `/health`, `/ready`, `/startup`.
+//! Management endpoints: Prometheus `/metrics`, `/health`, `/ready`, `/startup`, and the same
+//! under Zeebe's (Spring Boot actuator) paths, which Zeebe users' monitoring expects:
+//! `/actuator/prometheus`, `/actuator/health` (with `/liveness`, `/readiness`, `/startup`) and
+//! `/actuator/info`.
 
 use std::sync::Arc;
 
@@ -20,6 +23,12 @@ pub async fn serve(
         .route("/health", get(health))
         .route("/ready", get(ready))
         .route("/startup", get(ready))
+        .route("/actuator/prometheus", get(metrics))
+        .route("/actuator/health", get(actuator_health))
+        .route("/actuator/health/liveness", get(actuator_liveness))
+        .route("/actuator/health/readiness", get(actuator_readiness))
+        .route("/actuator/health/startup", get(actuator_readiness))
+        .route("/actuator/info", get(actuator_info))
         .with_state(broker);
     let _ = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
@@ -30,33 +39,17 @@ pub async fn serve(
 
 async fn metrics(State(broker): State<Arc<Broker>>) -> impl IntoResponse {
     broker.refresh_metrics();
-    let mut families = broker.metrics.registry.gather();
-    families.extend(prometheus::gather());
+    // one registry holds every family (the process collector included), so each family is
+    // exposed once, as strict Prometheus parsers require
+    let families = broker.metrics.registry.gather();
     let mut buf = Vec::new();
     let _ = prometheus::TextEncoder::new().encode(&families, &mut buf);
     let extra = format!(
-        "# HELP zest_disk_bytes Bytes on disk of the embedded store\n# TYPE zest_disk_bytes gauge\nzest_disk_bytes {}\n{}",
+        "# HELP zest_disk_bytes Bytes on disk of the embedded store\n# TYPE zest_disk_bytes gauge\nzest_disk_bytes {}\n",
         broker.disk_space(),
-        process_memory()
     );
     buf.extend_from_slice(extra.as_bytes());
     ([("content-type", "text/plain; version=0.0.4")], buf)
-}
-
-fn process_memory() -> String {
-    // resident set size from /proc (Linux); absent elsewhere
-    let rss = std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|s| {
-            s.split_whitespace()
-                .nth(1)
-                .and_then(|p| p.parse::<u64>().ok())
-        })
-        .map(|pages| pages * 4096);
-    match rss {
-        Some(b) => format!("# HELP process_resident_memory_bytes Resident memory size in bytes\n# TYPE process_resident_memory_bytes gauge\nprocess_resident_memory_bytes {b}\n"),
-        None => String::new(),
-    }
 }
 
 async fn health() -> impl IntoResponse {
@@ -69,4 +62,46 @@ async fn ready(State(broker): State<Arc<Broker>>) -> impl IntoResponse {
     } else {
         (StatusCode::SERVICE_UNAVAILABLE, "NOT READY")
     }
+}
+
+/// Spring Boot's health document: `{"status":"UP"}` with 200, or `{"status":"DOWN"}` with 503.
+fn health_document(up: bool) -> (StatusCode, axum::Json<serde_json::Value>) {
+    let status = if up { "UP" } else { "DOWN" };
+    let code = if up {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (code, axum::Json(serde_json::json!({ "status": status })))
+}
+
+/// The node's overall health: up once its partitions have leaders and have recovered (as
+/// Zeebe's broker reports DOWN while a partition is unhealthy).
+async fn actuator_health(State(broker): State<Arc<Broker>>) -> impl IntoResponse {
+    let up = broker.is_ready().await;
+    let (code, axum::Json(mut doc)) = health_document(up);
+    doc["groups"] = serde_json::json!(["liveness", "readiness", "startup"]);
+    (code, axum::Json(doc))
+}
+
+/// Liveness: the process serves requests.
+async fn actuator_liveness() -> impl IntoResponse {
+    health_document(true)
+}
+
+async fn actuator_readiness(State(broker): State<Arc<Broker>>) -> impl IntoResponse {
+    health_document(broker.is_ready().await)
+}
+
+async fn actuator_info() -> impl IntoResponse {
+    axum::Json(serde_json::json!({
+        "build": {
+            "artifact": "zest",
+            "name": "Zest",
+            "version": env!("CARGO_PKG_VERSION"),
+        },
+        "zeebe": {
+            "protocolVersion": zest_gateway::GatewayConfig::default().version,
+        },
+    }))
 }
