@@ -4,6 +4,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // protox compiles it in-process: no system protoc is needed.
     println!("cargo:rerun-if-changed=../../proto/gateway.proto");
     let fds = protox::compile(["gateway.proto"], ["../../proto"])?;
+    // the descriptors, for clients that print messages as protojson (the `zest` CLI, as zbctl)
+    let out = std::path::PathBuf::from(std::env::var("OUT_DIR")?);
+    std::fs::write(
+        out.join("gateway_descriptor.bin"),
+        prost::Message::encode_to_vec(&fds),
+    )?;
     tonic_prost_build::configure()
         .build_client(true)
         .build_server(true)

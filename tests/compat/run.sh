@@ -9,12 +9,12 @@
 # >= 1.21), python3 + venv (a venv in tests/compat/.venv), zbctl (built into tests/compat/bin).
 #
 # Env: ZEST_BIN, ZEEBE_ADDRESS, COMPAT_VERBOSE=1 (go test -v / pytest -v), COMPAT_SUITES (space
-# separated subset of: go zbctl python java crash), CRASH_* (see go/crash/crash_test.go).
+# separated subset of: go zbctl zest-cli python java crash), CRASH_* (see go/crash/crash_test.go).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-SUITES=${COMPAT_SUITES:-go zbctl python java crash}
+SUITES=${COMPAT_SUITES:-go zbctl zest-cli python java crash}
 VERBOSE=${COMPAT_VERBOSE:-}
 
 log() { printf '\n==== %s\n' "$*"; }
@@ -47,7 +47,7 @@ echo "compat: suites [$SUITES] against $MODE"
 # Tools
 export PATH=$PATH:/usr/local/go/bin:$HOME/go/bin
 go_ok() { command -v go >/dev/null && go version | grep -qE 'go1\.(2[1-9]|[3-9][0-9])'; }
-if want go || want zbctl || want crash; then
+if want go || want zbctl || want zest-cli || want crash; then
   if ! go_ok; then
     # Debian's golang-go is new enough from trixie on (bookworm has 1.19: use bookworm-backports'
     # golang-1.21+ or the tarball from go.dev into /usr/local/go).
@@ -108,6 +108,11 @@ if want go; then
 fi
 if want zbctl; then
   run_suite zbctl bash -c "cd '$HERE/go' && go test ${GOV[*]} -count=1 -timeout 5m ./zbctl"
+fi
+# the same zbctl commands with the zest CLI in zbctl's place
+if want zest-cli && [ -n "${ZEST_BIN:-}" ]; then
+  run_suite zest-cli env ZBCTL_BIN="$ZEST_BIN" \
+    bash -c "cd '$HERE/go' && go test ${GOV[*]} -count=1 -timeout 5m ./zbctl"
 fi
 if want python; then
   run_suite python bash -c "cd '$HERE/python' && '$VENV/bin/python' -m pytest ${PYV[*]} -p no:cacheprovider ."

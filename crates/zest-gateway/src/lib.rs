@@ -13,6 +13,11 @@ pub mod proto {
 
 pub use service::{GatewayConfig, GatewayService};
 
+/// The gateway protocol's file descriptor set (encoded `google.protobuf.FileDescriptorSet`), so
+/// that clients can print its messages as protojson.
+pub const FILE_DESCRIPTOR_SET: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/gateway_descriptor.bin"));
+
 /// The tonic server of the gateway service, with the message size limit applied.
 pub fn server(service: GatewayService) -> proto::gateway_server::GatewayServer<GatewayService> {
     let limit = service.config().max_message_size;

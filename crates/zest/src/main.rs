@@ -1,8 +1,9 @@
-//! The `zest` binary: `zest start` runs a node (broker + gateway + management endpoints);
-//! `zest deploy`, `zest create` and `zest status` are small clients of the gateway protocol.
+//! The `zest` binary: `zest start` runs a node (broker + gateway + management endpoints); the
+//! client commands (`cli`) speak the gateway protocol with zbctl's words; `zest bench` is the
+//! load tester.
 
 mod bench;
-mod client;
+mod cli;
 mod config;
 mod management;
 
@@ -27,98 +28,118 @@ use zest_gateway::{GatewayConfig, GatewayService};
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
+const EXAMPLES: &str = "\
+Examples:
+  zest start                                    run a node: data in ./data, gRPC on 26500
+  zest deploy examples/order.bpmn               deploy a process (also .dmn and .form)
+  zest create instance order --variables '{\"orderId\": 42}'
+  zest activate jobs payment                    activate jobs and print them
+  zest complete job 2251799813685255
+  zest create worker payment --handler ./pay.sh run a worker that calls a command per job
+  zest status
+
+The client commands take zbctl's words and flags (--address or ZEEBE_ADDRESS,
+--requestTimeout, --variables, ...), so zbctl scripts run with `zest` in its place.";
+
 #[derive(Parser)]
 #[command(
     name = "zest",
     version,
-    about = "Zest: a Zeebe-compatible BPMN workflow engine"
+    about = "Zest: a Zeebe-compatible BPMN workflow engine",
+    after_help = EXAMPLES
 )]
 struct Cli {
+    /// Gateway flags may also come before the command word, as zbctl takes them
+    #[command(flatten)]
+    conn: cli::ConnArgs,
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run a node: broker, gRPC gateway and management endpoints, with embedded storage.
+    /// Run a node: broker, gRPC gateway, REST API and management endpoints, with embedded
+    /// storage
+    #[command(after_help = "Example:\n  zest start --data-dir /var/lib/zest")]
     Start(config::StartArgs),
-    /// Deploy BPMN resources.
-    Deploy {
-        #[command(flatten)]
-        target: client::Target,
-        /// Files to deploy (.bpmn)
-        #[arg(required = true)]
-        files: Vec<std::path::PathBuf>,
-    },
-    /// Create a process instance.
-    Create {
-        #[command(flatten)]
-        target: client::Target,
-        /// BPMN process id
-        process_id: String,
-        /// Variables as a JSON object, or @file.json
-        #[arg(long)]
-        vars: Option<String>,
-        /// Wait for the instance to complete and print its variables
-        #[arg(long)]
-        with_result: bool,
-        /// Version of the process (latest when absent)
-        #[arg(long)]
-        version: Option<i32>,
-    },
-    /// Show the cluster topology.
-    Status {
-        #[command(flatten)]
-        target: client::Target,
-    },
+    #[command(flatten)]
+    Client(cli::ClientCommand),
     /// Load-test a Zeebe-protocol endpoint (Zest or Zeebe): start instances, complete jobs,
     /// report throughput and latency.
+    #[command(
+        after_help = "Example:\n  zest bench --scenario one-task --rate max --in-flight 64 --duration 60s"
+    )]
     Bench(bench::BenchArgs),
+    /// Print the version of this binary
+    Version,
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() {
     let cli = Cli::parse();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
-        .build()?;
-    runtime.block_on(async move {
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => fail(&format!("cannot start the async runtime: {e}")),
+    };
+    let result: Result<(), String> = runtime.block_on(async move {
         match cli.command {
-            Command::Start(args) => start(args).await,
-            Command::Deploy { target, files } => client::deploy(&target, &files).await,
-            Command::Create {
-                target,
-                process_id,
-                vars,
-                with_result,
-                version,
-            } => client::create(&target, &process_id, vars.as_deref(), with_result, version).await,
-            Command::Status { target } => client::status(&target).await,
-            Command::Bench(args) => {
-                let json = args.json.clone();
-                let report = bench::run(args).await?;
-                bench::print_report(&report);
-                if let Some(path) = json {
-                    let text = serde_json::to_string_pretty(&report)?;
-                    if path.as_os_str() == "-" {
-                        println!("{text}");
-                    } else {
-                        std::fs::write(&path, text + "\n")
-                            .with_context(|| format!("writing {}", path.display()))?;
-                    }
-                }
+            Command::Start(args) => start(args).await.map_err(|e| format!("{e:#}")),
+            Command::Client(command) => cli::run(command, &cli.conn)
+                .await
+                .map_err(|e| e.to_string()),
+            Command::Bench(args) => run_bench(args).await.map_err(|e| format!("{e:#}")),
+            Command::Version => {
+                println!(
+                    "zest {} (Zeebe gateway protocol {})",
+                    env!("CARGO_PKG_VERSION"),
+                    GatewayConfig::default().version
+                );
                 Ok(())
             }
         }
-    })
+    });
+    if let Err(message) = result {
+        fail(&message);
+    }
+}
+
+/// One line on stderr and exit status 1: no backtrace, whatever RUST_BACKTRACE says.
+fn fail(message: &str) -> ! {
+    eprintln!("Error: {message}");
+    std::process::exit(1)
+}
+
+async fn run_bench(args: bench::BenchArgs) -> anyhow::Result<()> {
+    let json = args.json.clone();
+    let report = bench::run(args).await?;
+    bench::print_report(&report);
+    if let Some(path) = json {
+        let text = serde_json::to_string_pretty(&report)?;
+        if path.as_os_str() == "-" {
+            println!("{text}");
+        } else {
+            std::fs::write(&path, text + "\n")
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+    }
+    Ok(())
 }
 
 async fn start(args: config::StartArgs) -> anyhow::Result<()> {
     let cfg = config::resolve(args)?;
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_new(&cfg.log_filter)
-                .unwrap_or_else(|_| "info".into()),
+    let filter = tracing_subscriber::EnvFilter::try_new(&cfg.log_filter).with_context(|| {
+        format!(
+            "--log '{}' is not a log filter (tracing's EnvFilter syntax, e.g. 'info' or \
+             'info,zest_broker=debug')",
+            cfg.log_filter
         )
+    })?;
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        // colours only on a terminal, not in a file or a pipe
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr)
         .init();
     tracing::info!(data_dir = %cfg.broker.data_dir.display(), partitions = cfg.broker.partitions, "starting Zest");
@@ -134,34 +155,41 @@ async fn start(args: config::StartArgs) -> anyhow::Result<()> {
         ),
     }
     let started = std::time::Instant::now();
-    let broker = Arc::new(
-        Broker::start(cfg.broker.clone())
-            .await
-            .context("starting the broker")?,
-    );
     let gateway_addr: std::net::SocketAddr =
         cfg.gateway_address.parse().context("gateway address")?;
     let management_addr: std::net::SocketAddr = cfg
         .management_address
         .parse()
         .context("management address")?;
-
+    let rest_addr: std::net::SocketAddr = cfg.rest_address.parse().context("REST API address")?;
     let grpc_listener = tokio::net::TcpListener::bind(gateway_addr)
         .await
-        .with_context(|| format!("binding the gateway to {gateway_addr}"))?;
+        .with_context(|| {
+            format!("binding the gateway to {gateway_addr} (choose another with --gateway-address)")
+        })?;
     let mgmt_listener = tokio::net::TcpListener::bind(management_addr)
         .await
-        .with_context(|| format!("binding management to {management_addr}"))?;
-    let rest_addr: std::net::SocketAddr = cfg.rest_address.parse().context("REST API address")?;
+        .with_context(|| {
+            format!(
+                "binding management to {management_addr} (choose another with --management-address)"
+            )
+        })?;
     let rest_listener = tokio::net::TcpListener::bind(rest_addr)
         .await
         .with_context(|| {
             format!("binding the REST API to {rest_addr} (choose another with --rest-address)")
         })?;
-    // the bound addresses: port 0 picks a free port, and READY says which
+    // the bound addresses: port 0 picks a free port, and READY and the topology say which
     let rest_addr = rest_listener.local_addr().unwrap_or(rest_addr);
     let gateway_addr = grpc_listener.local_addr().unwrap_or(gateway_addr);
     let management_addr = mgmt_listener.local_addr().unwrap_or(management_addr);
+    let mut broker_config = cfg.broker.clone();
+    broker_config.advertised_address = gateway_addr.to_string();
+    let broker = Arc::new(
+        Broker::start(broker_config)
+            .await
+            .context("starting the broker")?,
+    );
     let (shutdown_tx, shutdown_rx) = tokio::sync::watch::channel(false);
     let service = GatewayService::new(
         broker.clone(),

@@ -1,5 +1,7 @@
 // Package zbctl drives the real zbctl CLI (built from github.com/camunda/zeebe/clients/go/v8
 // v8.3.0, the module's client version) against the server under test, parsing its JSON output.
+// run.sh runs it a second time with ZBCTL_BIN set to the `zest` binary: the same commands,
+// flags and output, so zbctl scripts run with `zest` in zbctl's place (suite zest-cli).
 //
 // ZBCTL_BIN names the binary (run.sh builds it to tests/compat/bin/zbctl). Unset: that built
 // binary is used when it is there, and only without it is every test skipped. Set to a path that
@@ -264,6 +266,13 @@ func vars(t *testing.T, m map[string]any) map[string]any {
 
 func key(n int64) string { return strconv.FormatInt(n, 10) }
 
+// isZest tells whether the binary under test is the `zest` CLI rather than zbctl (`version`
+// names it).
+func isZest(t *testing.T) bool {
+	t.Helper()
+	return strings.HasPrefix(ok(t, "version"), "zest ")
+}
+
 // ---------------------------------------------------------------------------------------------
 
 func TestZbctlStatus(t *testing.T) {
@@ -295,8 +304,16 @@ func TestZbctlDeploy(t *testing.T) {
 	if err := os.WriteFile(changed, bytes.Replace(b, []byte(`name="Simple task"`), []byte(`name="Simple task v2"`), 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// `zest deploy <file>` is `deploy resource` instead (it prints decisions and forms too).
 	resp := decode(t, ok(t, "deploy", changed))
-	procs := list(t, resp, "processes")
+	var procs []map[string]any
+	if isZest(t) {
+		for _, d := range list(t, resp, "deployments") {
+			procs = append(procs, sub(t, d, "process"))
+		}
+	} else {
+		procs = list(t, resp, "processes")
+	}
 	if len(procs) != 1 || procs[0]["bpmnProcessId"] != id || num(t, procs[0], "version") != 2 || num(t, procs[0], "processDefinitionKey") == k1 {
 		t.Errorf("deploy (DeployProcess) of a changed model: %v, want version 2", resp)
 	}
