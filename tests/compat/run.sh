@@ -4,17 +4,19 @@
 #   tests/compat/run.sh                              # all suites against $ZEST_BIN (default target/release/zest)
 #   ZEEBE_ADDRESS=127.0.0.1:26500 tests/compat/run.sh  # all but the crash test against a running server
 #
-# Suites, in order, stopping at the first that fails: Go client compat tests, zbctl, pytest
-# (pyzeebe), crash test (zest only). Installs what it needs on a fresh Debian machine: Go (must be
+# Suites, in order, stopping at the first that fails: Go client compat tests, the official Go
+# client's own integration tests, zbctl, the zest CLI as zbctl, pytest (pyzeebe), the Java
+# client, crash test (zest only). Installs what it needs on a fresh Debian machine: Go (must be
 # >= 1.21), python3 + venv (a venv in tests/compat/.venv), zbctl (built into tests/compat/bin).
 #
 # Env: ZEST_BIN, ZEEBE_ADDRESS, COMPAT_VERBOSE=1 (go test -v / pytest -v), COMPAT_SUITES (space
-# separated subset of: go zbctl zest-cli python java crash), CRASH_* (see go/crash/crash_test.go).
+# separated subset of: go official zbctl zest-cli python java crash), CRASH_* (see
+# go/crash/crash_test.go).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-SUITES=${COMPAT_SUITES:-go zbctl zest-cli python java crash}
+SUITES=${COMPAT_SUITES:-go official zbctl zest-cli python java crash}
 VERBOSE=${COMPAT_VERBOSE:-}
 
 log() { printf '\n==== %s\n' "$*"; }
@@ -47,7 +49,7 @@ echo "compat: suites [$SUITES] against $MODE"
 # Tools
 export PATH=$PATH:/usr/local/go/bin:$HOME/go/bin
 go_ok() { command -v go >/dev/null && go version | grep -qE 'go1\.(2[1-9]|[3-9][0-9])'; }
-if want go || want zbctl || want zest-cli || want crash; then
+if want go || want official || want zbctl || want zest-cli || want crash; then
   if ! go_ok; then
     # Debian's golang-go is new enough from trixie on (bookworm has 1.19: use bookworm-backports'
     # golang-1.21+ or the tarball from go.dev into /usr/local/go).
@@ -105,6 +107,10 @@ run_suite() { # name, command...
 
 if want go; then
   run_suite go bash -c "cd '$HERE/go' && go test ${GOV[*]} -count=1 -timeout 5m ./compat"
+fi
+# the official Go client's own integration tests, against a default `zest start`
+if want official; then
+  run_suite official "$HERE/official/run.sh"
 fi
 if want zbctl; then
   run_suite zbctl bash -c "cd '$HERE/go' && go test ${GOV[*]} -count=1 -timeout 5m ./zbctl"

@@ -309,10 +309,10 @@ impl Gateway for GatewayService {
             &r.tenant_ids,
         )?;
         if r.max_jobs_to_activate < 1 {
-            return Err(Status::invalid_argument(format!(
-                "Expected to activate at least one job, but maxJobsToActivate was {}",
-                r.max_jobs_to_activate
-            )));
+            // a broker's gateway hands out at most maxJobsToActivate jobs over the partitions:
+            // with none wanted it asks no partition and ends the call without jobs (zbctl's
+            // `activate jobs --maxJobsToActivate 0` prints {"jobs": []})
+            return Ok(Response::new(Box::pin(tokio_stream::empty())));
         }
         let long_polling = match r.request_timeout {
             0 => Some(self.config.default_long_polling),

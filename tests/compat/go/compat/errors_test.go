@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"io"
 	"regexp"
 	"strings"
 	"testing"
@@ -179,8 +180,20 @@ func TestErrActivateJobsInvalidRequest(t *testing.T) {
 			}
 		}
 	}
+	// A broker's gateway asks no partition for zero jobs and answers without jobs (zbctl's own
+	// tests expect `{"jobs": []}`); the anchor's in-memory gateway passes the request to the
+	// engine, which rejects it.
 	err := recv(&pb.ActivateJobsRequest{Type: "x", MaxJobsToActivate: 0, Timeout: 1000, RequestTimeout: -1})
-	wantCode(t, "activate with maxJobsToActivate 0", err, codes.InvalidArgument)
+	if err == io.EOF {
+		err = nil
+	}
+	if target.External {
+		if err != nil {
+			t.Logf("external server: maxJobsToActivate 0 answered %v (a broker's gateway answers no jobs)", err)
+		}
+	} else if err != nil {
+		t.Errorf("activate with maxJobsToActivate 0: %v, want no jobs and no error", err)
+	}
 	err = recv(&pb.ActivateJobsRequest{Type: "", MaxJobsToActivate: 1, Timeout: 1000, RequestTimeout: -1})
 	wantCode(t, "activate with empty type", err, codes.InvalidArgument)
 }
