@@ -32,6 +32,24 @@ pub(crate) fn load<'t>(
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     match Document::parse(text) {
         Ok(doc) => Ok((text, doc)),
+        Err(e @ (roxmltree::Error::UnclosedRootNode | roxmltree::Error::UnexpectedEndOfStream)) => {
+            // roxmltree places these at 1:1; the problem is where the text ends
+            let index = LineIndex::new(text);
+            let (line, column) = index.pos(text.len());
+            let open = match last_open_element(text) {
+                Some((name, at)) => {
+                    let (l, c) = index.pos(at);
+                    format!(" while <{name}> (opened at line {l}, column {c}) is not closed")
+                }
+                None => String::new(),
+            };
+            Err(fail(Problem {
+                element_id: None,
+                line,
+                column,
+                message: format!("XML is not well-formed: {e}: the document ends{open}"),
+            }))
+        }
         Err(e) => {
             let pos = e.pos();
             Err(fail(Problem {
@@ -42,6 +60,44 @@ pub(crate) fn load<'t>(
             }))
         }
     }
+}
+
+/// The innermost element left open at the end of `text` (its name and byte offset): a scan of
+/// the tags, skipping comments, CDATA, processing instructions and declarations.
+fn last_open_element(text: &str) -> Option<(String, usize)> {
+    let mut open: Vec<(&str, usize)> = Vec::new();
+    let mut i = 0;
+    while let Some(lt) = text[i..].find('<').map(|p| p + i) {
+        let rest = &text[lt..];
+        let skip_to = |end: &str| rest.find(end).map(|p| lt + p + end.len());
+        let next = if rest.starts_with("<!--") {
+            skip_to("-->")
+        } else if rest.starts_with("<![CDATA[") {
+            skip_to("]]>")
+        } else if rest.starts_with("<?") || rest.starts_with("<!") {
+            skip_to(">")
+        } else {
+            let end = rest.find('>').map(|p| lt + p);
+            let tag = &text[lt + 1..end.unwrap_or(text.len())];
+            let name = tag
+                .trim_start_matches('/')
+                .split(|c: char| c.is_whitespace() || c == '/')
+                .next()
+                .unwrap_or("");
+            if tag.starts_with('/') {
+                open.pop();
+            } else if end.is_none() || !tag.ends_with('/') {
+                // an open tag, or one cut off by the end of the text
+                open.push((name, lt));
+            }
+            end.map(|e| e + 1)
+        };
+        match next {
+            Some(n) => i = n,
+            None => break,
+        }
+    }
+    open.last().map(|(n, at)| (n.to_string(), *at))
 }
 
 /// Byte offset -> 1-based line and column (in characters).
@@ -92,5 +148,34 @@ impl<'t> LineIndex<'t> {
             u32::try_from(line).unwrap_or(u32::MAX),
             u32::try_from(col).unwrap_or(u32::MAX),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problem(text: &str) -> Problem {
+        load("t.bpmn", text.as_bytes()).unwrap_err().problems.remove(0)
+    }
+
+    #[test]
+    fn a_document_that_ends_too_early_is_reported_where_it_ends() {
+        let p = problem(
+            "<?xml version=\"1.0\"?>\n<definitions>\n  <!-- <not-a-tag> -->\n  <process id=\"p\">\n    <task/>\n",
+        );
+        assert_eq!((p.line, p.column), (6, 1), "{p:?}");
+        assert!(
+            p.message
+                .contains("<process> (opened at line 4, column 3) is not closed"),
+            "{}",
+            p.message
+        );
+    }
+
+    #[test]
+    fn other_errors_keep_their_position() {
+        let p = problem("<a>\n  <b x=\"1\" x=\"2\"/>\n</a>");
+        assert_eq!((p.line, p.column), (2, 12), "{p:?}");
     }
 }
