@@ -87,6 +87,9 @@ pub(crate) fn evaluate_with(expr: &Expression, vars: &Map<String, Value>) -> Res
     match expr {
         Expression::Static(s) => Ok(Value::String(s.clone())),
         Expression::Feel(e) => e.evaluate(vars).map_err(|err| {
+            if err.message.starts_with(zest_feel::ASSERTION_FAILURE) {
+                return err.message;
+            }
             format!(
                 "Expected to evaluate expression '{}', but {}",
                 e.source(),

@@ -524,7 +524,38 @@ fn normalize(line: &str) -> String {
         }
     }
     out.push_str(rest);
-    sort_ad_hoc_elements(out)
+    sort_context_keys(sort_ad_hoc_elements(out))
+}
+
+/// Writes the value of a VARIABLE record with the keys of its contexts sorted: Zeebe keeps a
+/// FEEL context's entries in a hash map's order (FEEL-scala), Zest in the order they were
+/// written; key order carries no meaning in JSON.
+fn sort_context_keys(line: String) -> String {
+    let Some(rest) = line.strip_prefix("E VARIABLE ") else {
+        return line;
+    };
+    let Some((head, value)) = rest.split_once('=') else {
+        return line;
+    };
+    let Ok(parsed) = serde_json::from_str::<serde_json::Value>(value) else {
+        return line;
+    };
+    fn sorted(v: serde_json::Value) -> serde_json::Value {
+        match v {
+            serde_json::Value::Object(map) => {
+                let mut entries: Vec<_> = map.into_iter().collect();
+                entries.sort_by(|a, b| a.0.cmp(&b.0));
+                serde_json::Value::Object(
+                    entries.into_iter().map(|(k, v)| (k, sorted(v))).collect(),
+                )
+            }
+            serde_json::Value::Array(items) => {
+                serde_json::Value::Array(items.into_iter().map(sorted).collect())
+            }
+            other => other,
+        }
+    }
+    format!("E VARIABLE {head}={}", sorted(parsed))
 }
 
 /// Sorts the entries of an `adHocSubProcessElements` variable by element id: Zeebe lists them

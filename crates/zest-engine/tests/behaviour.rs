@@ -3170,7 +3170,7 @@ fn script_task_writes_its_feel_result_and_completes() {
 #[test]
 fn a_failing_script_raises_an_extract_value_incident() {
     let mut h = Harness::new();
-    h.deploy_ok(&script_process("= {f: 1}.f(2)", ""));
+    h.deploy_ok(&script_process("= assert(1, 1 > 2)", ""));
     let c = h.create("script", "");
     c.accepted();
     let (_, incident) = incident_of(&c);

@@ -22,9 +22,16 @@
 //!   `UnaryTests::matches(&input, &vars)` says whether an input value passes them (FEEL-scala's
 //!   matching rules on top of dsntk's `in` operator, see [`UnaryTests`]).
 
+mod builtins;
+mod convert;
+mod warnings;
+
+use convert::{feel_to_json, json_to_feel};
+use warnings::Warnings;
+
 use dsntk_feel::context::FeelContext;
 use dsntk_feel::values::Value as FeelValue;
-use dsntk_feel::{Evaluator, FeelNumber, FeelScope, Name};
+use dsntk_feel::{Evaluator, FeelScope, Name};
 use dsntk_feel_parser::AstNode;
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
@@ -86,6 +93,9 @@ struct Inner {
     /// The variables the expression only reads through paths (`a.b.c`), with the keys it reads:
     /// only those parts are converted (see [`Access`]).
     access: HashMap<Name, Access>,
+    /// The Camunda built-ins the expression calls that dsntk lacks (`builtins`), put in scope
+    /// beside the variables.
+    extensions: Box<[(Name, FeelValue)]>,
 }
 
 impl fmt::Debug for Expression {
@@ -105,7 +115,7 @@ impl Expression {
         let source = source.trim();
         check_limits("expression", source)?;
         let outcome = catch_unwind(AssertUnwindSafe(|| parse_and_prepare(source)));
-        let (evaluator, names, access) = match outcome {
+        let (evaluator, names, access, extensions) = match outcome {
             Ok(result) => result?,
             Err(_) => {
                 return Err(FeelError::new(format!(
@@ -119,6 +129,7 @@ impl Expression {
                 evaluator,
                 names: names.into_boxed_slice(),
                 access,
+                extensions,
             }),
         })
     }
@@ -223,16 +234,23 @@ impl Expression {
 
     /// Builds the FEEL context holding the variables the expression refers to.
     fn variables_context(&self, vars: &Map<String, Value>) -> FeelContext {
-        variables_context(&self.inner.names, &self.inner.access, vars)
+        let mut ctx = variables_context(&self.inner.names, &self.inner.access, vars);
+        for (name, function) in self.inner.extensions.iter() {
+            ctx.set_entry(name, function.clone());
+        }
+        ctx
     }
 
     fn result_to_json(&self, result: FeelValue) -> Result<(Value, Option<String>), FeelError> {
         match result {
-            FeelValue::Null(Some(trace)) if trace.contains(UNKNOWN_FUNCTION_TRACE) => {
+            // FEEL-scala's failure, in Zeebe's words (the whole incident message)
+            FeelValue::Null(Some(trace)) if trace.starts_with(builtins::ASSERT_TRACE) => {
+                let cause = &trace[builtins::ASSERT_TRACE.len()..];
                 return Err(FeelError::new(format!(
-                    "failed to evaluate expression '{}': no such function ({trace})",
-                    self.source()
-                )))
+                    "{ASSERTION_FAILURE} '{}': {cause} The evaluation reported the following \
+                     warnings:\n[ASSERT_FAILURE] {cause}",
+                    self.source(),
+                )));
             }
             FeelValue::Null(trace) => return Ok((Value::Null, trace)),
             _ => {}
@@ -246,6 +264,10 @@ impl Expression {
         }
     }
 }
+
+/// How the message of a failed `assert` starts: it is a whole incident message, as Zeebe
+/// writes it.
+pub const ASSERTION_FAILURE: &str = "Assertion failure on evaluate the expression";
 
 /// The name the input value is bound to while unary tests are evaluated: FEEL 1.3's `?` (as in
 /// `? > 5`). dsntk reads `?` as an ordinary name, and its own model evaluator binds item
@@ -288,6 +310,8 @@ struct UnaryInner {
     names: Box<[Name]>,
     /// As in [`Expression`].
     access: HashMap<Name, Access>,
+    /// As in [`Expression`].
+    extensions: Box<[(Name, FeelValue)]>,
     /// dsntk's `? in <test value>`.
     in_evaluator: Evaluator,
     /// [`INPUT_NAME`] and [`TEST_VALUE_NAME`], built once.
@@ -328,7 +352,7 @@ impl UnaryTests {
                 )))
             }
         };
-        let (any, negated, tests, names, access) = parsed;
+        let (any, negated, tests, names, access, extensions) = parsed;
         let in_ast = AstNode::In(
             Box::new(AstNode::Name(Name::from(INPUT_NAME))),
             Box::new(AstNode::Name(Name::from(TEST_VALUE_NAME))),
@@ -341,6 +365,7 @@ impl UnaryTests {
                 tests: tests.into_boxed_slice(),
                 names: names.into_boxed_slice(),
                 access,
+                extensions,
                 in_evaluator: dsntk_feel_evaluator::prepare(&in_ast),
                 input_name: Name::from(INPUT_NAME),
                 value_name: Name::from(TEST_VALUE_NAME),
@@ -372,6 +397,9 @@ impl UnaryTests {
     fn matches_unguarded(&self, input: &Value, vars: &Map<String, Value>) -> bool {
         let input = json_to_feel(input);
         let mut ctx = variables_context(&self.inner.names, &self.inner.access, vars);
+        for (name, function) in self.inner.extensions.iter() {
+            ctx.set_entry(name, function.clone());
+        }
         ctx.set_entry(&self.inner.input_name, input.clone());
         let scope = FeelScope::from(ctx);
         let mut undecided = false;
@@ -438,17 +466,27 @@ fn incomparable(input: &FeelValue, value: &FeelValue) -> bool {
 }
 
 /// Parsed and prepared unary tests: (matches anything, negated, positive tests, variable names,
-/// variable accesses).
+/// variable accesses, extension built-ins).
 type ParsedUnaryTests = (
     bool,
     bool,
     Vec<PositiveTest>,
     Vec<Name>,
     HashMap<Name, Access>,
+    Box<[(Name, FeelValue)]>,
 );
 
 fn parse_unary_tests(source: &str) -> Result<ParsedUnaryTests, FeelError> {
-    let anything = || Ok((true, false, Vec::new(), Vec::new(), HashMap::new()));
+    let anything = || {
+        Ok((
+            true,
+            false,
+            Vec::new(),
+            Vec::new(),
+            HashMap::new(),
+            Box::default(),
+        ))
+    };
     if source.is_empty() || source == "-" {
         return anything();
     }
@@ -471,12 +509,18 @@ fn parse_unary_tests(source: &str) -> Result<ParsedUnaryTests, FeelError> {
     let mut names = HashSet::new();
     let mut access = HashMap::new();
     let mut tests = Vec::with_capacity(items.len());
+    let mut extensions: Vec<(Name, FeelValue)> = Vec::new();
     for mut item in items {
         if matches!(item, AstNode::Irrelevant) {
             // `-` inside a list (dsntk does not produce it, but it would mean "anything").
             return anything();
         }
         normalise(&mut item, &mut names);
+        for (name, function) in rewrite_calls(&mut item, &names).into_vec() {
+            if !extensions.iter().any(|(n, _)| *n == name) {
+                extensions.push((name, function));
+            }
+        }
         collect_access(&item, &mut access);
         tests.push(PositiveTest {
             expression: !matches!(item, AstNode::Boolean(_)),
@@ -487,11 +531,15 @@ fn parse_unary_tests(source: &str) -> Result<ParsedUnaryTests, FeelError> {
     let mut names: Vec<Name> = names.into_iter().collect();
     names.sort();
     access.retain(|_, a| matches!(a, Access::Keys(_)));
-    Ok((false, negated, tests, names, access))
+    Ok((
+        false,
+        negated,
+        tests,
+        names,
+        access,
+        extensions.into_boxed_slice(),
+    ))
 }
-
-/// dsntk's trace when a function name resolves to nothing.
-const UNKNOWN_FUNCTION_TRACE: &str = "expected built-in function name or function definition";
 
 /// Rejects inputs that could exhaust the stack inside dsntk (a stack overflow aborts the process,
 /// `catch_unwind` cannot stop it) or make its parser run for seconds.
@@ -554,8 +602,14 @@ fn check_limits(what: &str, source: &str) -> Result<(), FeelError> {
     Ok(())
 }
 
-/// A prepared expression: its evaluator, the names it refers to and how it reads them.
-type Prepared = (Evaluator, Vec<Name>, HashMap<Name, Access>);
+/// A prepared expression: its evaluator, the names it refers to, how it reads them, and the
+/// extension built-ins it calls.
+type Prepared = (
+    Evaluator,
+    Vec<Name>,
+    HashMap<Name, Access>,
+    Box<[(Name, FeelValue)]>,
+);
 
 fn parse_and_prepare(source: &str) -> Result<Prepared, FeelError> {
     let scope = parse_scope(source);
@@ -570,13 +624,70 @@ fn parse_and_prepare(source: &str) -> Result<Prepared, FeelError> {
         .map_err(|why| FeelError::new(format!("failed to parse expression '{source}': {why}")))?;
     let mut names = HashSet::new();
     normalise(&mut ast, &mut names);
+    let extensions = rewrite_calls(&mut ast, &names);
     let mut access = HashMap::new();
     collect_access(&ast, &mut access);
     access.retain(|_, a| matches!(a, Access::Keys(_)));
     let evaluator = dsntk_feel_evaluator::prepare(&ast);
     let mut names: Vec<Name> = names.into_iter().collect();
     names.sort();
-    Ok((evaluator, names, access))
+    Ok((evaluator, names, access, extensions))
+}
+
+/// Points the calls of Camunda built-ins that dsntk lacks at their implementations
+/// (`builtins`), and the calls of dsntk built-ins whose name the expression also reads as a
+/// variable or binds to something else than a function (`count([count])`,
+/// `{after: "x", r: after(10, 1)}`) at the built-in itself: dsntk would find the value first;
+/// in FEEL-scala functions have a namespace of their own. A name the expression binds to a
+/// function (`{f: function(x) x, r: f(1)}`) calls that function. Returns the function values to put
+/// in scope, by the internal names the calls now use. `names` are the names read as values.
+fn rewrite_calls(ast: &mut AstNode, names: &HashSet<Name>) -> Box<[(Name, FeelValue)]> {
+    let bound = bound_names(ast);
+    let functions_bound = bound_functions(ast);
+    let mut used = Vec::new();
+    builtins::rewrite(ast, &functions_bound, &mut used);
+    let mut functions: Vec<(Name, FeelValue)> = used
+        .into_iter()
+        .filter_map(|n| builtins::function(&n).map(|f| (Name::from(n.as_str()), f)))
+        .collect();
+    let mut stack: Vec<&mut AstNode> = vec![ast];
+    while let Some(node) = stack.pop() {
+        if let AstNode::FunctionInvocation(callee, _) = node {
+            if let AstNode::Name(name) = &mut **callee {
+                let bif = dsntk_feel::bif::Bif::from_str(name.as_str());
+                let shadowed = names.contains(name) || bound.contains(name);
+                if let (Ok(bif), true, false) = (bif, shadowed, functions_bound.contains(name)) {
+                    let alias = Name::from(format!("{name}#builtin").as_str());
+                    if !functions.iter().any(|(n, _)| *n == alias) {
+                        functions.push((alias.clone(), FeelValue::BuiltInFunction(bif)));
+                    }
+                    *name = alias;
+                }
+            }
+        }
+        for_each_child_mut(node, |child| stack.push(child));
+    }
+    functions.into_boxed_slice()
+}
+
+/// Calls dsntk's built-in `name` with `args` (the extensions that only add overloads hand the
+/// other forms back to it).
+fn call_dsntk_builtin(name: &str, args: &[FeelValue]) -> FeelValue {
+    let mut ctx = FeelContext::default();
+    let params: Vec<AstNode> = args
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let n = Name::from(format!("zest argument {i}").as_str());
+            ctx.set_entry(&n, a.clone());
+            AstNode::Name(n)
+        })
+        .collect();
+    let call = AstNode::FunctionInvocation(
+        Box::new(AstNode::Name(Name::from(name))),
+        Box::new(AstNode::PositionalParameters(params)),
+    );
+    dsntk_feel_evaluator::prepare(&call)(&FeelScope::from(ctx))
 }
 
 /// The error for a text that dsntk could not parse; `what` is "expression" or "unary tests".
@@ -661,7 +772,8 @@ const MULTI_WORD_FUNCTIONS: &[&str] = &[
     "upper case",
     "week of year",
     "years and months duration",
-    // Camunda 8 extensions not provided by dsntk.
+    // Camunda 8 extensions not provided by dsntk (served by `builtins`).
+    "random number",
     "is defined",
     "get or else",
     "is empty",
@@ -916,6 +1028,32 @@ fn bound_names(root: &AstNode) -> HashSet<Name> {
     bound
 }
 
+/// The names the expression binds to functions: context entries whose value is a function
+/// definition, and function parameters (which may be given functions).
+fn bound_functions(root: &AstNode) -> HashSet<Name> {
+    let mut bound = HashSet::new();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        match node {
+            AstNode::ContextEntry(key, value) => {
+                if let (AstNode::ContextEntryKey(n), AstNode::FunctionDefinition(..)) =
+                    (&**key, &**value)
+                {
+                    bound.insert(n.clone());
+                }
+            }
+            AstNode::FormalParameter(var, _) => {
+                if let AstNode::Name(n) | AstNode::ParameterName(n) = &**var {
+                    bound.insert(n.clone());
+                }
+            }
+            _ => {}
+        }
+        for_each_child(node, |c| stack.push(c));
+    }
+    bound
+}
+
 /// The children of `node` that are evaluated as values in the expression's own scope: not the
 /// keys of paths, a called function's name, a filter's condition, nor a bound variable's name.
 fn value_children<'a>(node: &'a AstNode, mut f: impl FnMut(&'a AstNode)) {
@@ -932,150 +1070,6 @@ fn value_children<'a>(node: &'a AstNode, mut f: impl FnMut(&'a AstNode)) {
             f(end);
         }
         _ => for_each_child(node, f),
-    }
-}
-
-/// Works out FEEL-scala's warnings for [`Expression::warnings`].
-struct Warnings<'a> {
-    vars: &'a Map<String, Value>,
-    bound: &'a HashSet<Name>,
-    scope: &'a FeelScope,
-    seen: HashSet<Name>,
-    lines: Vec<String>,
-}
-
-impl Warnings<'_> {
-    /// Operands first, then the operation (FEEL-scala's evaluation order).
-    fn visit(&mut self, node: &AstNode) {
-        let mut children = Vec::new();
-        value_children(node, |c| children.push(c));
-        for child in children {
-            self.visit(child);
-        }
-        match node {
-            AstNode::Name(n) => {
-                let name = n.to_string();
-                if !self.bound.contains(n)
-                    && !self.vars.contains_key(&name)
-                    && self.seen.insert(n.clone())
-                {
-                    self.lines.push(format!(
-                        "[NO_VARIABLE_FOUND] No variable found with name '{name}'"
-                    ));
-                }
-            }
-            AstNode::Lt(a, b)
-            | AstNode::Gt(a, b)
-            | AstNode::Le(a, b)
-            | AstNode::Ge(a, b)
-            | AstNode::Eq(a, b)
-            | AstNode::Nq(a, b) => {
-                if let Some([x, y]) = self.failed(node, [a, b]) {
-                    self.lines
-                        .push(format!("[NOT_COMPARABLE] Can't compare '{x}' with '{y}'"));
-                    if matches!(node, AstNode::Nq(..)) {
-                        self.lines
-                            .push("[INVALID_TYPE] Expected boolean but found 'null'".to_string());
-                    }
-                }
-            }
-            AstNode::Add(a, b) | AstNode::Sub(a, b) | AstNode::Mul(a, b) | AstNode::Div(a, b) => {
-                if let Some([x, y]) = self.failed(node, [a, b]) {
-                    self.lines.push(match node {
-                        AstNode::Add(..) => format!("[INVALID_TYPE] Can't add '{y}' to '{x}'"),
-                        AstNode::Sub(..) => {
-                            format!("[INVALID_TYPE] Can't subtract '{y}' from '{x}'")
-                        }
-                        AstNode::Mul(..) => {
-                            format!("[INVALID_TYPE] Can't multiply '{x}' by '{y}'")
-                        }
-                        _ => format!("[INVALID_TYPE] Can't divide '{x}' by '{y}'"),
-                    });
-                }
-            }
-            AstNode::Exp(a, b) => {
-                if let Some([x, y]) = self.failed(node, [a, b]) {
-                    let not_number = if self.is_number(a) { y } else { x };
-                    self.lines.push(format!(
-                        "[INVALID_TYPE] Expected number but found '{not_number}'"
-                    ));
-                }
-            }
-            AstNode::Neg(a) => {
-                if let Some([x]) = self.failed(node, [a]) {
-                    self.lines
-                        .push(format!("[INVALID_TYPE] Expected number but found '{x}'"));
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// When the operation `node` gives `null` (and reads no bound name): its operands' values
-    /// as FEEL-scala writes them.
-    fn failed<const N: usize>(
-        &self,
-        node: &AstNode,
-        operands: [&AstNode; N],
-    ) -> Option<[String; N]> {
-        if reads_bound(node, self.bound) || !matches!(self.eval(node), FeelValue::Null(_)) {
-            return None;
-        }
-        Some(operands.map(|o| scala_text(&self.eval(o))))
-    }
-
-    fn is_number(&self, node: &AstNode) -> bool {
-        matches!(self.eval(node), FeelValue::Number(_))
-    }
-
-    /// Evaluates one node on its own, normalised as [`Expression::parse`] does.
-    fn eval(&self, node: &AstNode) -> FeelValue {
-        let mut node = node.clone();
-        normalise(&mut node, &mut HashSet::new());
-        dsntk_feel_evaluator::prepare(&node)(self.scope)
-    }
-}
-
-/// Whether `node` reads a name bound inside the expression (its value is unknown here).
-fn reads_bound(node: &AstNode, bound: &HashSet<Name>) -> bool {
-    if bound.is_empty() {
-        return false;
-    }
-    match node {
-        AstNode::Name(n) => bound.contains(n),
-        AstNode::Filter(..) => true,
-        _ => {
-            let mut found = false;
-            value_children(node, |c| found = found || reads_bound(c, bound));
-            found
-        }
-    }
-}
-
-/// A value as FEEL-scala writes it in a warning: `null`, `"text"`, `10`, `[1, "x"]`.
-fn scala_text(value: &FeelValue) -> String {
-    fn json_text(v: &Value) -> String {
-        match v {
-            Value::Array(items) => format!(
-                "[{}]",
-                items.iter().map(json_text).collect::<Vec<_>>().join(", ")
-            ),
-            Value::Object(map) => format!(
-                "{{{}}}",
-                map.iter()
-                    .map(|(k, v)| format!("{k}:{}", json_text(v)))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            other => other.to_string(),
-        }
-    }
-    match value {
-        FeelValue::Null(_) => "null".to_string(),
-        other => match feel_to_json(other) {
-            Ok(json) => json_text(&json),
-            Err(_) => other.to_string(),
-        },
     }
 }
 
@@ -1200,11 +1194,8 @@ const HIGHER_ORDER_BUILTINS: &[&str] = &["sort", "list replace"];
 
 /// Checks the function calls of the expression:
 ///
-/// - A call by name to something that is neither a dsntk built-in nor bound inside the
-///   expression (context entry, parameter, loop variable) can never succeed (variables are JSON,
-///   never functions), so it is rejected here with a clear message rather than evaluating to a
-///   null that a surrounding comparison could silently turn into `false`. This is where Camunda
-///   extensions that dsntk lacks (`is defined`, `get or else`, ...) are reported.
+/// - A call of an unknown function is accepted, as Zeebe accepts it: it evaluates to null, and
+///   the incident it may cause reports FEEL-scala's `NO_FUNCTION_FOUND` warning.
 /// - dsntk has no recursion limit and a stack overflow aborts the whole process, so user-defined
 ///   functions may not recurse: a function body may only call built-in functions that do not call
 ///   back. A body's calls then never re-enter a body, and the call depth is bounded by the
@@ -1235,12 +1226,11 @@ fn check_calls(root: &AstNode) -> Result<(), String> {
                     let name = name.as_str();
                     if bound.contains(name) {
                         false
-                    } else if dsntk_feel::bif::Bif::from_str(name).is_ok() {
-                        !HIGHER_ORDER_BUILTINS.contains(&name)
                     } else {
-                        return Err(format!(
-                            "unknown function '{name}' (not a built-in function of the FEEL engine)"
-                        ));
+                        // a built-in of dsntk or of `builtins`, or no function at all (FEEL-scala
+                        // evaluates a call of an unknown function to null, "no function found",
+                        // and so does Zest): none of them calls back
+                        !HIGHER_ORDER_BUILTINS.contains(&name)
                     }
                 }
                 _ => false,
@@ -1272,86 +1262,6 @@ fn is_comparable_literal(node: &AstNode) -> bool {
         AstNode::Neg(inner) => matches!(**inner, AstNode::Numeric(..)),
         _ => false,
     }
-}
-
-/// JSON -> FEEL. Objects become contexts (dsntk contexts are sorted by key).
-fn json_to_feel(value: &Value) -> FeelValue {
-    match value {
-        Value::Null => FeelValue::Null(None),
-        Value::Bool(b) => FeelValue::Boolean(*b),
-        Value::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                FeelValue::Number(FeelNumber::from(i))
-            } else if let Some(u) = n.as_u64() {
-                FeelValue::Number(FeelNumber::from(u))
-            } else {
-                // Shortest round-trip text of the f64 (e.g. `9.734199999999999e3`), parsed into
-                // a decimal exactly.
-                let f = n.as_f64().unwrap_or(f64::NAN);
-                match FeelNumber::from_str(&format!("{f:e}")) {
-                    Ok(number) => FeelValue::Number(number),
-                    Err(_) => {
-                        FeelValue::Null(Some(format!("number {n} is not representable in FEEL")))
-                    }
-                }
-            }
-        }
-        Value::String(s) => FeelValue::String(s.clone()),
-        Value::Array(items) => FeelValue::List(items.iter().map(json_to_feel).collect()),
-        Value::Object(map) => {
-            let mut ctx = FeelContext::default();
-            for (key, value) in map {
-                ctx.set_entry(&Name::from(key), json_to_feel(value));
-            }
-            FeelValue::Context(ctx)
-        }
-    }
-}
-
-/// FEEL -> JSON. On failure returns a description of what could not be converted.
-fn feel_to_json(value: &FeelValue) -> Result<Value, String> {
-    Ok(match value {
-        FeelValue::Null(_) => Value::Null,
-        FeelValue::Boolean(b) => Value::Bool(*b),
-        FeelValue::Number(n) => number_to_json(n)?,
-        FeelValue::String(s) => Value::String(s.clone()),
-        FeelValue::List(items) => {
-            Value::Array(items.iter().map(feel_to_json).collect::<Result<_, _>>()?)
-        }
-        FeelValue::Context(ctx) => {
-            let mut map = Map::with_capacity(ctx.len());
-            for (name, value) in ctx.iter() {
-                map.insert(name.to_string(), feel_to_json(value)?);
-            }
-            Value::Object(map)
-        }
-        // ISO 8601 texts (dsntk writes zone ids FEEL-style: `2024-01-01T10:00:00@Europe/Berlin`).
-        FeelValue::Date(_)
-        | FeelValue::Time(_)
-        | FeelValue::DateTime(_)
-        | FeelValue::DaysAndTimeDuration(_)
-        | FeelValue::YearsAndMonthsDuration(_) => Value::String(value.to_string()),
-        FeelValue::Transparent(inner) => feel_to_json(inner)?,
-        other => return Err(format!("of type {}", other.type_of())),
-    })
-}
-
-fn number_to_json(n: &FeelNumber) -> Result<Value, String> {
-    if n.is_integer() {
-        if let Ok(i) = i64::try_from(n) {
-            return Ok(Value::from(i));
-        }
-        if let Ok(u) = u64::try_from(n) {
-            return Ok(Value::from(u));
-        }
-    }
-    // Debug prints the raw decimal128 text, e.g. `+9734199999999999E-12`, which f64 parses.
-    let text = format!("{n:?}");
-    text.parse::<f64>()
-        .ok()
-        .and_then(serde_json::Number::from_f64)
-        .map(Value::Number)
-        .ok_or_else(|| format!("number {n} (outside the JSON number range)"))
 }
 
 #[cfg(test)]
