@@ -156,7 +156,10 @@ mod tests {
     use super::*;
 
     fn problem(text: &str) -> Problem {
-        load("t.bpmn", text.as_bytes()).unwrap_err().problems.remove(0)
+        load("t.bpmn", text.as_bytes())
+            .unwrap_err()
+            .problems
+            .remove(0)
     }
 
     #[test]
