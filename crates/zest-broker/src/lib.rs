@@ -304,14 +304,33 @@ impl Broker {
     /// The open Camunda user task `key`, read from its partition's committed state.
     pub fn open_user_task(&self, key: i64) -> Option<zest_engine::types::StoredUserTask> {
         use zest_engine::state::StateRead;
-        let p = self
-            .partitions
-            .get((self.partition_of(key) as usize).wrapping_sub(1))?;
+        let p = self.partition_for(key)?;
         let bytes = p.store.get(
             zest_engine::state::Ks::UserTasks,
             &zest_engine::user_task_key(b't', key),
         )?;
         zest_protocol::codec::decode(&bytes).ok()
+    }
+
+    /// The deployed process version `key`, from its partition's committed state.
+    pub fn process_definition(&self, key: i64) -> Option<zest_protocol::ProcessRecord> {
+        zest_engine::queries::process(&self.partition_for(key)?.store, key)
+    }
+
+    /// The deployed form version `key`, from its partition's committed state.
+    pub fn form(&self, key: i64) -> Option<zest_protocol::FormRecord> {
+        zest_engine::queries::form(&self.partition_for(key)?.store, key)
+    }
+
+    /// The latest version of the form `form_id` (deployments are processed on partition 1).
+    pub fn latest_form(&self, form_id: &str) -> Option<zest_protocol::FormRecord> {
+        zest_engine::queries::latest_form(&self.partitions.first()?.store, form_id)
+    }
+
+    /// The partition that holds `key` (the partition id is in the key's high bits).
+    fn partition_for(&self, key: i64) -> Option<&partition::PartitionHandle> {
+        self.partitions
+            .get((self.partition_of(key) as usize).wrapping_sub(1))
     }
 
     /// True when every partition has a leader and has recovered.

@@ -30,6 +30,7 @@ mod migration;
 mod models;
 mod modification;
 mod multi_instance;
+pub mod queries;
 pub mod scope_variables;
 mod signals;
 pub mod state;

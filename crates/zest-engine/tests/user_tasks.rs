@@ -370,3 +370,80 @@ fn a_form_without_an_id_or_not_json_is_rejected() {
         "{reason}"
     );
 }
+
+#[test]
+fn embedded_forms_reach_their_user_task_and_the_model() {
+    // Camunda 8.0 to 8.2 kept forms in the process (zeebe:userTaskForm) and linked them with
+    // the form key camunda-forms:bpmn:<id>
+    let xml = format!(
+        r#"{HEAD}<bpmn:extensionElements><zeebe:userTaskForm id="form_1">{{"components":[{{"key":"ok","type":"checkbox"}}],"id":"embedded"}}</zeebe:userTaskForm></bpmn:extensionElements>
+<bpmn:userTask id="ut"><bpmn:extensionElements><zeebe:formDefinition formKey="camunda-forms:bpmn:form_1" /></bpmn:extensionElements></bpmn:userTask>
+</bpmn:process></bpmn:definitions>"#
+    )
+    .replace(
+        r#"<bpmn:startEvent id="start" />"#,
+        r#"<bpmn:startEvent id="start"><bpmn:extensionElements><zeebe:formDefinition formKey="camunda-forms:bpmn:form_1" /></bpmn:extensionElements></bpmn:startEvent>"#,
+    );
+    let process = zest_model::parse_bpmn("embedded.bpmn", xml.as_bytes())
+        .unwrap()
+        .remove(0);
+    let form = process.embedded_form("camunda-forms:bpmn:form_1").unwrap();
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&form.schema).unwrap()["id"],
+        "embedded"
+    );
+    assert_eq!(
+        process.start_form,
+        Some(zest_model::StartForm::Key(
+            "camunda-forms:bpmn:form_1".into()
+        ))
+    );
+    let mut h = Harness::new();
+    h.deploy_ok(&xml);
+    h.create_ok("p", "");
+    let (key, job) = h.activate_one("io.camunda.zeebe:userTask");
+    assert_eq!(
+        job.custom_headers
+            .get("io.camunda.zeebe:formKey")
+            .map(String::as_str),
+        Some("camunda-forms:bpmn:form_1")
+    );
+    h.complete(key, r#"{"ok":true}"#).accepted();
+    h.assert_replay_matches();
+}
+
+#[test]
+fn a_start_event_links_its_form() {
+    let xml = HEAD.replace(
+        r#"<bpmn:startEvent id="start" />"#,
+        r#"<bpmn:startEvent id="start"><bpmn:extensionElements><zeebe:formDefinition formId="request" /></bpmn:extensionElements></bpmn:startEvent>"#,
+    ) + r#"<bpmn:userTask id="ut"><bpmn:extensionElements><zeebe:userTask /></bpmn:extensionElements></bpmn:userTask></bpmn:process></bpmn:definitions>"#;
+    let process = zest_model::parse_bpmn("start.bpmn", xml.as_bytes())
+        .unwrap()
+        .remove(0);
+    assert_eq!(
+        process.start_form,
+        Some(zest_model::StartForm::Linked("request".into()))
+    );
+    let both = xml.replace(
+        r#"formId="request""#,
+        r#"formId="request" formKey="camunda-forms:bpmn:x""#,
+    );
+    let mut h = Harness::new();
+    let reason = h
+        .deploy("both.bpmn", &both)
+        .rejection(RejectionType::InvalidArgument);
+    assert!(
+        reason.contains("Element: start") && reason.contains("Exactly one of the attributes"),
+        "{reason}"
+    );
+    let no_id = format!(
+        r#"{HEAD}<bpmn:extensionElements><zeebe:userTaskForm>{{}}</zeebe:userTaskForm></bpmn:extensionElements><bpmn:userTask id="ut" /></bpmn:process></bpmn:definitions>"#
+    );
+    let reason = h
+        .deploy("no_id.bpmn", &no_id)
+        .rejection(RejectionType::InvalidArgument);
+    assert!(reason.contains("'zeebe:userTaskForm'"), "{reason}");
+    h.deploy_ok(&xml);
+    h.create_ok("p", "");
+}

@@ -454,6 +454,41 @@ pub struct Process {
     /// Whether an activity has a compensation boundary event (so completions may create
     /// compensation subscriptions).
     pub uses_compensation: bool,
+    /// Forms embedded in the model (`zeebe:userTaskForm`, how Camunda 8.0 to 8.2 kept forms),
+    /// referred to as `camunda-forms:bpmn:<id>` by user tasks and the start event.
+    pub embedded_forms: Vec<EmbeddedForm>,
+    /// The form an instance starts with (`zeebe:formDefinition` on the none start event):
+    /// Tasklist shows it to start the process.
+    pub start_form: Option<StartForm>,
+}
+
+/// A `zeebe:userTaskForm`: its id and its form-js schema (JSON text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmbeddedForm {
+    pub id: String,
+    pub schema: String,
+}
+
+/// The prefix of a form key that names a form embedded in the model.
+pub const EMBEDDED_FORM_PREFIX: &str = "camunda-forms:bpmn:";
+
+/// How a start event names its form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StartForm {
+    /// `formId`: a deployed form, its latest version.
+    Linked(String),
+    /// `formKey`: `camunda-forms:bpmn:<id>` for an embedded form, or a custom key.
+    Key(String),
+    /// `externalReference`: a form hosted elsewhere.
+    External(String),
+}
+
+impl Process {
+    /// The schema of the embedded form a form key names, if it names one.
+    pub fn embedded_form(&self, form_key: &str) -> Option<&EmbeddedForm> {
+        let id = form_key.strip_prefix(EMBEDDED_FORM_PREFIX)?;
+        self.embedded_forms.iter().find(|f| f.id == id)
+    }
 }
 
 impl Process {

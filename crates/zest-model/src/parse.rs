@@ -105,12 +105,25 @@ pub fn parse_bpmn(resource_name: &str, xml: &[u8]) -> Result<Vec<Process>, Model
         let Some(id) = non_empty_attr(node, "id") else {
             continue;
         };
-        let correlation_key = children_in(node, BPMN_NS)
+        let subscription = children_in(node, BPMN_NS)
             .filter(|n| n.tag_name().name() == "extensionElements")
             .flat_map(|e| children_in(e, ZEEBE_NS))
-            .find(|c| c.tag_name().name() == "subscription")
+            .find(|c| c.tag_name().name() == "subscription");
+        let correlation_key = subscription
             .and_then(|c| non_empty_attr(c, "correlationKey"))
             .map(str::to_string);
+        // a correlation key is always an expression, as Zeebe requires (whatever uses the
+        // message): a static text would correlate every instance with the same key
+        if let (Some(key), Some(at)) = (&correlation_key, subscription) {
+            let key = key.trim();
+            if !key.starts_with('=') {
+                ctx.problem(
+                    Some(id),
+                    at,
+                    format!("Expected expression but found static value '{key}'. An expression must start with '=' (e.g. '={key}')."),
+                );
+            }
+        }
         ctx.messages.insert(
             id.to_string(),
             MessageDef {
@@ -318,6 +331,8 @@ struct ProcessBuilder<'c, 't, 'a, 'input> {
     /// `bpmn:association`s: (source id, target id), linking compensation boundary events to
     /// their handlers.
     associations: Vec<(&'a str, &'a str)>,
+    /// The form of the process's none start event.
+    start_form: Option<StartForm>,
 }
 
 impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
@@ -336,6 +351,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             dropped_outgoing: HashMap::new(),
             attachments: Vec::new(),
             associations: Vec::new(),
+            start_form: None,
         }
     }
 
@@ -357,6 +373,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         process.flow_scope = None;
         let ext = self.extensions(id, node, &Allowed::NONE);
         self.keep_listeners(&mut process, node, ext.listeners);
+        let embedded_forms = self.embedded_forms(id, &ext.user_task_forms);
         self.push(process, node);
 
         self.scope_children(node);
@@ -370,7 +387,10 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         self.validate_compensation();
 
         let ProcessBuilder {
-            elements, by_id, ..
+            elements,
+            by_id,
+            start_form,
+            ..
         } = self;
         let flows_by_id = flows
             .iter()
@@ -380,6 +400,8 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         let uses_compensation = elements.iter().any(|e| e.compensation_boundary.is_some());
         Some(Process {
             uses_compensation,
+            embedded_forms,
+            start_form,
             id: id.to_string(),
             name: elements[0].name.clone(),
             elements,
@@ -946,8 +968,8 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             ElementKind::PassThroughTask | ElementKind::NoneIntermediateThrowEvent => Allowed::IO,
             ElementKind::ScriptTask => Allowed::SCRIPT_TASK,
             ElementKind::BusinessRuleTask => Allowed::BUSINESS_RULE_TASK,
-            ElementKind::NoneStartEvent => Allowed::OUTPUTS,
-            ElementKind::NoneEndEvent => Allowed::INPUTS,
+            ElementKind::NoneStartEvent => Allowed::NONE_START_EVENT,
+            ElementKind::NoneEndEvent => Allowed::IO,
             ElementKind::TimerIntermediateCatchEvent | ElementKind::MessageCatch => Allowed::IO,
             ElementKind::MessageStartEvent => Allowed::OUTPUTS,
             ElementKind::BoundaryEvent | ElementKind::EventSubProcessStart => Allowed::OUTPUTS,
@@ -961,6 +983,11 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             _ => Allowed::NONE,
         };
         let mut ext = self.extensions(id, node, &allowed);
+        if let Some(form) = self.start_form_of(id, &ext.start_forms) {
+            if self.scope == Process::ROOT {
+                self.start_form = Some(form);
+            }
+        }
 
         if matches!(
             element.kind,
@@ -1034,7 +1061,11 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 element.task_headers = std::mem::take(&mut ext.headers);
             }
         }
-        element.inputs = ext.inputs;
+        // Zeebe 8.8 evaluates no input mappings of a none end event (its output mappings see
+        // the variables of the flow scope); they are accepted and left out
+        if element.kind != ElementKind::NoneEndEvent {
+            element.inputs = ext.inputs;
+        }
         element.outputs = ext.outputs;
         self.keep_listeners(&mut element, node, ext.listeners);
         let is_sub_process = matches!(element.kind, ElementKind::SubProcess);
@@ -1364,15 +1395,8 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         let sequential = node
             .attribute("isSequential")
             .is_some_and(|v| v.trim() == "true");
-        if let Some(c) =
-            children_in(node, BPMN_NS).find(|c| c.tag_name().name() == "loopCardinality")
-        {
-            self.ctx.problem(
-                Some(id),
-                c,
-                format!("a multi-instance 'loopCardinality' {UNSUPPORTED}; use 'inputCollection' of 'zeebe:loopCharacteristics'"),
-            );
-        }
+        // A `loopCardinality` element (Camunda 7 models, some modeler templates) is ignored, as
+        // Zeebe ignores it: the input collection of `zeebe:loopCharacteristics` decides.
         let loops: Vec<Node> = children_in(node, BPMN_NS)
             .filter(|n| n.tag_name().name() == "extensionElements")
             .flat_map(|e| children_in(e, ZEEBE_NS))
@@ -2246,6 +2270,67 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         }
     }
 
+    /// The forms embedded in a process (`zeebe:userTaskForm id="..."` with the form's JSON as
+    /// its text).
+    fn embedded_forms(&mut self, id: &str, nodes: &[Node]) -> Vec<EmbeddedForm> {
+        let mut forms: Vec<EmbeddedForm> = Vec::new();
+        for n in nodes {
+            let Some(form_id) = non_empty_attr(*n, "id") else {
+                self.ctx.problem(
+                    Some(id),
+                    *n,
+                    "Attribute 'id' of 'zeebe:userTaskForm' must be present and not empty",
+                );
+                continue;
+            };
+            let schema: String = n
+                .descendants()
+                .filter(|d| d.is_text())
+                .filter_map(|d| d.text())
+                .collect();
+            if forms.iter().any(|f| f.id == form_id.trim()) {
+                self.ctx.problem(
+                    Some(id),
+                    *n,
+                    format!("the embedded form id '{form_id}' is used twice in the process"),
+                );
+                continue;
+            }
+            forms.push(EmbeddedForm {
+                id: form_id.trim().to_string(),
+                schema: schema.trim().to_string(),
+            });
+        }
+        forms
+    }
+
+    /// `zeebe:formDefinition` of a none start event: `formId` (a linked form), `formKey` (an
+    /// embedded or custom form) or `externalReference`.
+    fn start_form_of(&mut self, id: &str, nodes: &[Node]) -> Option<StartForm> {
+        let n = *nodes.first()?;
+        if nodes.len() > 1 {
+            self.ctx.problem(
+                Some(id),
+                nodes[1],
+                "Must have at most one 'zeebe:formDefinition' extension element",
+            );
+        }
+        let attr = |name| non_empty_attr(n, name).map(|v| v.trim().to_string());
+        match (attr("formId"), attr("formKey"), attr("externalReference")) {
+            (Some(f), None, None) => self.form_id(id, n, &f).map(StartForm::Linked),
+            (None, Some(k), None) => Some(StartForm::Key(k)),
+            (None, None, Some(r)) => Some(StartForm::External(r)),
+            _ => {
+                self.ctx.problem(
+                    Some(id),
+                    n,
+                    "Exactly one of the attributes 'formId, formKey, externalReference' must be present and not blank",
+                );
+                None
+            }
+        }
+    }
+
     /// Reads `zeebe:*` extension elements of `owner`.
     fn extensions(
         &mut self,
@@ -2311,6 +2396,8 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                     "properties" | "versionTag" | "taskDefinition" | "taskHeaders" => {}
                     "executionListeners" => self.execution_listeners(id, child, &mut ext.listeners),
                     "adHoc" if kind_name == "adHocSubProcess" => ext.ad_hoc.push(child),
+                    "userTaskForm" if kind_name == "process" => ext.user_task_forms.push(child),
+                    "formDefinition" if allowed.start_form => ext.start_forms.push(child),
                     other => {
                         self.ctx.problem(
                             Some(id),
@@ -2879,6 +2966,8 @@ struct Allowed {
     outputs: bool,
     call: bool,
     decision: bool,
+    /// `zeebe:formDefinition` of a none start event (the form an instance starts with).
+    start_form: bool,
 }
 
 impl Allowed {
@@ -2890,6 +2979,7 @@ impl Allowed {
         outputs: false,
         call: false,
         decision: false,
+        start_form: false,
     };
     const SCRIPT_TASK: Allowed = Allowed {
         task: false,
@@ -2899,6 +2989,7 @@ impl Allowed {
         outputs: true,
         call: false,
         decision: false,
+        start_form: false,
     };
     const BUSINESS_RULE_TASK: Allowed = Allowed {
         task: false,
@@ -2908,6 +2999,7 @@ impl Allowed {
         outputs: true,
         call: false,
         decision: true,
+        start_form: false,
     };
     const SERVICE_TASK: Allowed = Allowed {
         task: true,
@@ -2917,6 +3009,7 @@ impl Allowed {
         outputs: true,
         call: false,
         decision: false,
+        start_form: false,
     };
     const USER_TASK: Allowed = Allowed {
         task: false,
@@ -2926,6 +3019,7 @@ impl Allowed {
         outputs: true,
         call: false,
         decision: false,
+        start_form: false,
     };
     const IO: Allowed = Allowed {
         task: false,
@@ -2935,6 +3029,7 @@ impl Allowed {
         outputs: true,
         call: false,
         decision: false,
+        start_form: false,
     };
     const INPUTS: Allowed = Allowed {
         task: false,
@@ -2944,6 +3039,7 @@ impl Allowed {
         outputs: false,
         call: false,
         decision: false,
+        start_form: false,
     };
     const CALL_ACTIVITY: Allowed = Allowed {
         task: false,
@@ -2953,6 +3049,7 @@ impl Allowed {
         outputs: true,
         call: true,
         decision: false,
+        start_form: false,
     };
     const OUTPUTS: Allowed = Allowed {
         task: false,
@@ -2962,6 +3059,11 @@ impl Allowed {
         outputs: true,
         call: false,
         decision: false,
+        start_form: false,
+    };
+    const NONE_START_EVENT: Allowed = Allowed {
+        start_form: true,
+        ..Allowed::OUTPUTS
     };
 }
 
@@ -3009,6 +3111,10 @@ struct Extensions<'a, 'input> {
     listeners: Vec<ExecutionListener>,
     /// zeebe:adHoc of an ad-hoc sub-process.
     ad_hoc: Vec<Node<'a, 'input>>,
+    /// zeebe:userTaskForm of a process: forms embedded in the model (Camunda 8.0 to 8.2).
+    user_task_forms: Vec<Node<'a, 'input>>,
+    /// zeebe:formDefinition of a none start event.
+    start_forms: Vec<Node<'a, 'input>>,
 }
 
 fn has_time_cycle(def: Node) -> bool {

@@ -207,3 +207,108 @@ fn user_tasks_are_assigned_updated_and_completed_over_rest() {
     assert_eq!(vars["done"], "yes");
     assert_eq!(vars["owner"], "demo");
 }
+
+/// `common::http` parses JSON bodies only; the XML comes as text.
+fn http_text(addr: &str, path: &str) -> (u16, String) {
+    let raw = common::http_get(addr, path);
+    let status = raw
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = raw.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
+    (status, body.to_string())
+}
+
+#[test]
+fn forms_and_process_xml_are_served_as_camunda_serves_them() {
+    let node = start("forms-rest");
+    let rest = node.rest.clone();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut c = rt.block_on(connect(&node.gateway));
+    let embedded = r#"<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d" targetNamespace="t">
+  <bpmn:process id="embedded" isExecutable="true">
+    <bpmn:extensionElements><zeebe:userTaskForm id="start_form">{"id":"start","components":[]}</zeebe:userTaskForm></bpmn:extensionElements>
+    <bpmn:startEvent id="s"><bpmn:extensionElements><zeebe:formDefinition formKey="camunda-forms:bpmn:start_form" /></bpmn:extensionElements></bpmn:startEvent>
+    <bpmn:sequenceFlow id="f" sourceRef="s" targetRef="e" />
+    <bpmn:endEvent id="e" />
+  </bpmn:process>
+</bpmn:definitions>"#;
+    let resource = |name: &str, content: &[u8]| proto::Resource {
+        name: name.into(),
+        content: content.to_vec(),
+    };
+    let deployed = rt
+        .block_on(c.deploy_resource(proto::DeployResourceRequest {
+            resources: vec![
+                resource(
+                    "review.bpmn",
+                    include_bytes!("../../../examples/review.bpmn"),
+                ),
+                resource(
+                    "review.form",
+                    include_bytes!("../../../examples/review.form"),
+                ),
+                resource("embedded.bpmn", embedded.as_bytes()),
+            ],
+            tenant_id: String::new(),
+        }))
+        .unwrap()
+        .into_inner();
+    let keys: Vec<i64> = deployed
+        .deployments
+        .iter()
+        .filter_map(|d| match &d.metadata {
+            Some(proto::deployment::Metadata::Process(p)) => Some(p.process_definition_key),
+            _ => None,
+        })
+        .collect();
+    let (review, with_start_form) = (keys[0], keys[1]);
+
+    // the process's XML, as deployed
+    let (status, xml) = http_text(&rest, &format!("/v2/process-definitions/{review}/xml"));
+    assert_eq!(status, 200);
+    assert_eq!(xml, include_str!("../../../examples/review.bpmn"));
+    let (status, problem) = http(&rest, "GET", "/v2/process-definitions/1/xml", None);
+    assert_eq!(status, 404, "{problem}");
+
+    // a start form embedded in the model; none: 204
+    let (status, form) = http(
+        &rest,
+        "GET",
+        &format!("/v2/process-definitions/{with_start_form}/form"),
+        None,
+    );
+    assert_eq!(status, 200, "{form}");
+    assert_eq!(form["formKey"], "camunda-forms:bpmn:start_form");
+    let schema: Value = serde_json::from_str(form["schema"].as_str().unwrap()).unwrap();
+    assert_eq!(schema["id"], "start");
+    let (status, _) = http(
+        &rest,
+        "GET",
+        &format!("/v2/process-definitions/{review}/form"),
+        None,
+    );
+    assert_eq!(status, 204);
+
+    // the linked form of a Camunda user task
+    let created = rt
+        .block_on(
+            c.create_process_instance(proto::CreateProcessInstanceRequest {
+                bpmn_process_id: "review".into(),
+                version: -1,
+                ..Default::default()
+            }),
+        )
+        .unwrap()
+        .into_inner();
+    let task = find_task(&rest, created.process_instance_key, "review_task");
+    let key = task["userTaskKey"].as_str().unwrap();
+    let (status, form) = http(&rest, "GET", &format!("/v2/user-tasks/{key}/form"), None);
+    assert_eq!(status, 200, "{form}");
+    assert_eq!(form["formId"], "review");
+    assert_eq!(form["version"], 1);
+    let schema: Value = serde_json::from_str(form["schema"].as_str().unwrap()).unwrap();
+    assert_eq!(schema["components"][0]["key"], "comment");
+}

@@ -1,5 +1,6 @@
-//! The Camunda 8 REST API (v2), as far as Zest serves it: topology and Camunda user tasks
-//! (complete, assign, unassign, update, get, search). Commands go to the broker like the gRPC
+//! The Camunda 8 REST API (v2), as far as Zest serves it: topology, Camunda user tasks
+//! (complete, assign, unassign, update, get, search, form), element instances, and deployed
+//! definitions (`definitions`: a process's XML and start form). Commands go to the broker like the gRPC
 //! gateway's; queries read the committed state of the partitions. Errors are RFC 9457 problem
 //! details with Camunda's wording ("Command 'COMPLETE' rejected with code 'NOT_FOUND': ...").
 
@@ -17,6 +18,8 @@ use zest_engine::new_command;
 use zest_engine::types::StoredUserTask;
 use zest_protocol::{Intent, Record, RecordType, RecordValue, RejectionType, UserTaskRecord};
 
+mod definitions;
+
 /// The REST API's routes, to be served on Camunda's REST port (8080 by default).
 pub fn router(broker: Arc<Broker>, version: String) -> Router {
     Router::new()
@@ -25,6 +28,18 @@ pub fn router(broker: Arc<Broker>, version: String) -> Router {
         .route(
             "/v2/user-tasks/{key}",
             get(get_user_task).patch(update_user_task),
+        )
+        .route(
+            "/v2/user-tasks/{key}/form",
+            get(definitions::user_task_form),
+        )
+        .route(
+            "/v2/process-definitions/{key}/xml",
+            get(definitions::process_xml),
+        )
+        .route(
+            "/v2/process-definitions/{key}/form",
+            get(definitions::start_form),
         )
         .route("/v2/user-tasks/{key}/completion", post(complete_user_task))
         .route("/v2/user-tasks/{key}/assignment", post(assign_user_task))

@@ -1,0 +1,29 @@
+//! Read-only lookups of committed state for the gateway's queries (the REST API): where the
+//! engine keeps deployed processes and forms, so that no caller needs the key layout.
+
+use zest_protocol::{codec, FormRecord, ProcessRecord};
+
+use crate::appliers::tagged_key;
+use crate::state::{key_i64, Ks, StateRead};
+use crate::types::{LatestVersion, StoredProcess};
+
+/// The deployed process version with this key.
+pub fn process(state: &dyn StateRead, key: i64) -> Option<ProcessRecord> {
+    let bytes = state.get(Ks::Processes, &key_i64(key))?;
+    codec::decode::<StoredProcess>(&bytes)
+        .ok()
+        .map(|p| p.record)
+}
+
+/// The deployed form version with this key.
+pub fn form(state: &dyn StateRead, key: i64) -> Option<FormRecord> {
+    let bytes = state.get(Ks::Forms, &tagged_key(b'k', &key.to_be_bytes()))?;
+    codec::decode(&bytes).ok()
+}
+
+/// The latest version of the form with this id.
+pub fn latest_form(state: &dyn StateRead, form_id: &str) -> Option<FormRecord> {
+    let bytes = state.get(Ks::Forms, &tagged_key(b'l', form_id.as_bytes()))?;
+    let latest: LatestVersion = codec::decode(&bytes).ok()?;
+    form(state, latest.key)
+}
