@@ -47,27 +47,6 @@ pub(crate) fn by_key(ctx: &Ctx<'_, '_, '_>, decision_key: i64) -> Option<Decisio
     )
 }
 
-/// Checks against deployed state that the graphs of a deployment can be deployed: a decision id
-/// belongs to one graph id for good (Zeebe's rule).
-pub(crate) fn check(
-    ctx: &Ctx<'_, '_, '_>,
-    res: &DeploymentResource,
-    drg: &DecisionRequirements,
-) -> Vec<String> {
-    let mut errors = Vec::new();
-    for d in &drg.decisions {
-        if let Some(existing) = latest(ctx, &d.id) {
-            if existing.decision_requirements_id != drg.id {
-                errors.push(format!(
-                    "Expected the decision ids to be unique within a deployment but found a duplicated id '{}' in the resources '{}' and '{}': the decision '{}' is already deployed in the decision requirements graph '{}'; give it another id or deploy it in that graph",
-                    d.id, res.resource_name, existing.decision_requirements_id, d.id, existing.decision_requirements_id
-                ));
-            }
-        }
-    }
-    errors
-}
-
 /// Deploys one DMN resource: a new version of its graph and decisions, or the latest ones
 /// again when the resource did not change.
 pub(crate) fn deploy(

@@ -48,10 +48,9 @@ pub fn create(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, d: &DeploymentRecord) -> 
             }
         } else if name.ends_with(".dmn") {
             match zest_model::parse_dmn(&res.resource_name, &res.resource) {
-                Ok(drg) => {
-                    errors.extend(crate::decisions::check(ctx, res, &drg));
-                    dmns.push((res, drg));
-                }
+                // a decision id already deployed in another graph gets a new version in this
+                // one, as in Zeebe (only ids repeated within one deployment are refused)
+                Ok(drg) => dmns.push((res, drg)),
                 Err(e) => errors.push(e.to_string()),
             }
         } else {

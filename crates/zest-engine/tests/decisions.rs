@@ -215,15 +215,21 @@ fn bad_dmn_is_rejected_naming_the_decision() {
         "{reason}"
     );
 
-    // a decision id belongs to one graph
+    // a decision id deployed in another graph is a new version of the decision in that graph,
+    // as in Zeebe (tests/anchor/scenarios/decision_shared)
     h.deploy("late.dmn", &anchor_model("decisions_late.dmn"))
         .accepted();
     let other = anchor_model("decisions_late.dmn").replace("id=\"late\"", "id=\"other\"");
+    h.deploy("other.dmn", &other).accepted();
+    // within one deployment a decision id is still unique
     let reason = h
-        .deploy("other.dmn", &other)
+        .deploy_many(&[
+            ("one.dmn", &other),
+            ("two.dmn", &other.replace("id=\"other\"", "id=\"third\"")),
+        ])
         .rejection(RejectionType::InvalidArgument);
     assert!(
-        reason.contains("'tier'") && reason.contains("'late'"),
+        reason.contains("Expected the decision ids to be unique within a deployment"),
         "{reason}"
     );
 

@@ -527,6 +527,24 @@ impl Harness {
         )
     }
 
+    /// Deploys several resources in one deployment.
+    pub fn deploy_many(&mut self, resources: &[(&str, &str)]) -> Batch {
+        self.client(
+            -1,
+            Intent::Create,
+            RecordValue::Deployment(DeploymentRecord {
+                resources: resources
+                    .iter()
+                    .map(|(name, text)| DeploymentResource {
+                        resource_name: name.to_string(),
+                        resource: text.as_bytes().to_vec(),
+                    })
+                    .collect(),
+                ..Default::default()
+            }),
+        )
+    }
+
     /// Deploys and asserts success; returns the process definition key of the first process.
     pub fn deploy_ok(&mut self, xml: &str) -> i64 {
         let b = self.deploy("process.bpmn", xml);
