@@ -22,6 +22,11 @@
 //                               (the 8.8 client of the test engine sends no result type): JSON is
 //                               {"activate":[{"elementId":"A","variables":{..}}],"done":bool,
 //                               "cancel":bool,"variables":{..}}
+//   tljob TYPE JSON             complete every open task listener job of TYPE with a user task
+//                               result, written to the log as the gateway does: JSON is
+//                               {"denied":bool,"deniedReason":"..","corrections":{"assignee":..,
+//                               "dueDate":..,"followUpDate":..,"candidateUsers":[..],
+//                               "candidateGroups":[..],"priority":N},"variables":{..}}
 //   adhocactivate ELEMENT JSON  AD_HOC_SUB_PROCESS_INSTRUCTION ACTIVATE on the active instance of
 //                               the ad-hoc sub-process ELEMENT, as the REST API writes it: JSON is
 //                               {"activate":[{"elementId":"A","variables":{..}}],"cancel":bool}
@@ -114,6 +119,11 @@ public final class RecordDump {
           String type = args[i++];
           String json = args[i++];
           for (long key : openJobs(engine, type)) adHocJobResult(engine, key, json);
+        }
+        case "tljob" -> {
+          String type = args[i++];
+          String json = args[i++];
+          for (long key : openJobs(engine, type)) taskListenerResult(engine, key, json);
         }
         case "adhocactivate" -> {
           String element = args[i++];
@@ -296,7 +306,7 @@ public final class RecordDump {
   }
 
   private static boolean isStep(String s) {
-    return switch (s) { case "deploy", "create", "complete", "fail", "throw", "publish", "signal", "time", "cancel", "usertask", "resolve", "modify", "delete", "retries", "migrate", "scopes", "adhocjob", "adhocactivate" -> true; default -> false; };
+    return switch (s) { case "deploy", "create", "complete", "fail", "throw", "publish", "signal", "time", "cancel", "usertask", "resolve", "modify", "delete", "retries", "migrate", "scopes", "adhocjob", "adhocactivate", "tljob" -> true; default -> false; };
   }
 
   // Writes a USER_TASK command the way Camunda's REST gateway does (UserTaskServices): the test
@@ -357,6 +367,36 @@ public final class RecordDump {
     }
     result.setCompletionConditionFulfilled(spec.path("done").asBoolean(false));
     result.setCancelRemainingInstances(spec.path("cancel").asBoolean(false));
+    var record = new io.camunda.zeebe.protocol.impl.record.value.job.JobRecord().setResult(result);
+    if (spec.has("variables")) record.setVariables(new org.agrona.concurrent.UnsafeBuffer(
+        io.camunda.zeebe.protocol.impl.encoding.MsgPackConverter.convertToMsgPack(spec.get("variables").toString())));
+    writeCommand(engine, key, record, io.camunda.zeebe.protocol.record.ValueType.JOB,
+        io.camunda.zeebe.protocol.record.intent.JobIntent.COMPLETE);
+  }
+
+  // Completes a task listener job with a result of type USER_TASK (see tljob): the corrected
+  // attributes are the corrections given, as the gateway lists them.
+  private static void taskListenerResult(ZeebeTestEngine engine, long key, String json) throws Exception {
+    var spec = new com.fasterxml.jackson.databind.ObjectMapper().readTree(json);
+    var result = new io.camunda.zeebe.protocol.impl.record.value.job.JobResult().setType(JobResultType.USER_TASK);
+    result.setDenied(spec.path("denied").asBoolean(false));
+    if (spec.has("deniedReason")) result.setDeniedReason(spec.get("deniedReason").asText());
+    var c = spec.path("corrections");
+    var corrections = new io.camunda.zeebe.protocol.impl.record.value.job.JobResultCorrections();
+    var corrected = new java.util.ArrayList<String>();
+    if (c.has("assignee")) { corrections.setAssignee(c.get("assignee").asText()); corrected.add("assignee"); }
+    if (c.has("dueDate")) { corrections.setDueDate(c.get("dueDate").asText()); corrected.add("dueDate"); }
+    if (c.has("followUpDate")) { corrections.setFollowUpDate(c.get("followUpDate").asText()); corrected.add("followUpDate"); }
+    if (c.has("candidateUsers")) {
+      var l = new java.util.ArrayList<String>(); c.get("candidateUsers").forEach(n -> l.add(n.asText()));
+      corrections.setCandidateUsersList(l); corrected.add("candidateUsersList");
+    }
+    if (c.has("candidateGroups")) {
+      var l = new java.util.ArrayList<String>(); c.get("candidateGroups").forEach(n -> l.add(n.asText()));
+      corrections.setCandidateGroupsList(l); corrected.add("candidateGroupsList");
+    }
+    if (c.has("priority")) { corrections.setPriority(c.get("priority").asInt()); corrected.add("priority"); }
+    result.setCorrections(corrections).setCorrectedAttributes(corrected);
     var record = new io.camunda.zeebe.protocol.impl.record.value.job.JobRecord().setResult(result);
     if (spec.has("variables")) record.setVariables(new org.agrona.concurrent.UnsafeBuffer(
         io.camunda.zeebe.protocol.impl.encoding.MsgPackConverter.convertToMsgPack(spec.get("variables").toString())));

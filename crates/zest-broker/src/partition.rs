@@ -57,6 +57,21 @@ impl PartitionHandle {
     }
 }
 
+/// Commands that may be answered by a later batch: a create-with-result (when the instance
+/// completes) and user task commands (when their task listeners have run).
+fn answered_later(record: &Record) -> bool {
+    matches!(
+        (record.value_type, record.intent),
+        (
+            ValueType::ProcessInstanceCreation,
+            Intent::CreateWithAwaitingResult
+        ) | (
+            ValueType::UserTask,
+            Intent::Assign | Intent::Claim | Intent::Update | Intent::Complete
+        )
+    )
+}
+
 pub(crate) fn now_millis() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -312,7 +327,7 @@ impl Processor {
                         record.request_id = self.next_request_id;
                         record.request_stream_id = self.stream_id;
                         self.next_request_id += 1;
-                        let answered_later = record.intent == Intent::CreateWithAwaitingResult;
+                        let answered_later = answered_later(&record);
                         waiting.push((record.request_id, reply, answered_later));
                     }
                     None => {

@@ -810,6 +810,19 @@ fn remove_job(txn: &mut Txn<'_>, job_key: i64) -> Option<Intent> {
     state
 }
 
+/// A task listener's job completed: one more listener of its task's transition is done.
+fn count_task_listener(txn: &mut Txn<'_>, element_instance_key: i64) {
+    let Some(task_key) = txn.get::<i64>(Ks::UserTasks, &user_task_key(b'e', element_instance_key))
+    else {
+        return;
+    };
+    let pending_key = user_task_key(b'p', task_key);
+    if let Some(mut p) = txn.get::<PendingTransition>(Ks::UserTasks, &pending_key) {
+        p.done += 1;
+        txn.put(Ks::UserTasks, pending_key, &p);
+    }
+}
+
 /// An execution listener's job completed (its element instance is ACTIVATING or COMPLETING):
 /// one more listener of that phase is done.
 fn count_listener(txn: &mut Txn<'_>, element_instance_key: i64, state: Option<Intent>) {
@@ -847,7 +860,11 @@ fn apply_job(txn: &mut Txn<'_>, r: &Record, j: &zest_protocol::JobRecord) {
         }
         Intent::Completed => {
             let state = remove_job(txn, r.key);
-            count_listener(txn, j.element_instance_key, state);
+            if j.kind == zest_protocol::JobKind::TaskListener {
+                count_task_listener(txn, j.element_instance_key);
+            } else {
+                count_listener(txn, j.element_instance_key, state);
+            }
         }
         Intent::Canceled => {
             remove_job(txn, r.key);
@@ -1129,6 +1146,21 @@ fn apply_user_task(txn: &mut Txn<'_>, r: &Record, u: &zest_protocol::UserTaskRec
             txn.put(Ks::UserTasks, key.clone(), &t);
         }
     };
+    let pending_key = user_task_key(b'p', r.key);
+    // a transition begins: what it will write at its end waits for its task listeners
+    let begin = |txn: &mut Txn<'_>| {
+        txn.put(
+            Ks::UserTasks,
+            pending_key.clone(),
+            &PendingTransition {
+                record: u.clone(),
+                done: 0,
+                corrected: Vec::new(),
+                request_id: r.request_id,
+                request_stream_id: r.request_stream_id,
+            },
+        );
+    };
     match r.intent {
         Intent::Creating => {
             store(txn, UserTaskState::Creating);
@@ -1137,16 +1169,49 @@ fn apply_user_task(txn: &mut Txn<'_>, r: &Record, u: &zest_protocol::UserTaskRec
                 user_task_key(b'e', u.element_instance_key),
                 &r.key,
             );
+            begin(txn);
         }
-        Intent::Created | Intent::Assigned | Intent::Updated => store(txn, UserTaskState::Created),
-        Intent::Assigning => set_state(txn, UserTaskState::Assigning),
-        Intent::Claiming => set_state(txn, UserTaskState::Claiming),
-        Intent::Updating => set_state(txn, UserTaskState::Updating),
-        Intent::Completing => set_state(txn, UserTaskState::Completing),
-        Intent::Canceling => set_state(txn, UserTaskState::Canceling),
+        Intent::Created | Intent::Assigned | Intent::Updated => {
+            store(txn, UserTaskState::Created);
+            txn.delete(Ks::UserTasks, pending_key);
+        }
+        Intent::Assigning
+        | Intent::Claiming
+        | Intent::Updating
+        | Intent::Completing
+        | Intent::Canceling => {
+            let state = match r.intent {
+                Intent::Assigning => UserTaskState::Assigning,
+                Intent::Claiming => UserTaskState::Claiming,
+                Intent::Updating => UserTaskState::Updating,
+                Intent::Completing => UserTaskState::Completing,
+                _ => UserTaskState::Canceling,
+            };
+            set_state(txn, state);
+            begin(txn);
+        }
+        Intent::Corrected => {
+            if let Some(mut p) = txn.get::<PendingTransition>(Ks::UserTasks, &pending_key) {
+                // the transition's own changes stay what they were
+                let changed = std::mem::take(&mut p.record.changed_attributes);
+                p.record = u.clone();
+                p.record.changed_attributes = changed;
+                for a in &u.changed_attributes {
+                    if !p.corrected.contains(a) {
+                        p.corrected.push(a.clone());
+                    }
+                }
+                txn.put(Ks::UserTasks, pending_key, &p);
+            }
+        }
+        Intent::AssignmentDenied | Intent::UpdateDenied | Intent::CompletionDenied => {
+            set_state(txn, UserTaskState::Created);
+            txn.delete(Ks::UserTasks, pending_key);
+        }
         Intent::Completed | Intent::Canceled => {
             txn.delete(Ks::UserTasks, key);
             txn.delete(Ks::UserTasks, user_task_key(b'e', u.element_instance_key));
+            txn.delete(Ks::UserTasks, pending_key);
         }
         Intent::Migrated => {
             if let Some(mut t) = txn.get::<StoredUserTask>(Ks::UserTasks, &key) {

@@ -1724,7 +1724,37 @@ pub fn terminate_element(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult 
             compensation::delete_all(ctx, &inst, &model);
         }
     }
-    release(ctx, &inst);
+    if release(ctx, &inst)? {
+        return Ok(()); // goes on once its user task's canceling listeners ran
+    }
+    continue_terminating(ctx, &inst)
+}
+
+/// CONTINUE_TERMINATING_ELEMENT: a terminating user task's canceling listeners ran; its
+/// termination goes on.
+pub fn continue_terminating_element(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
+    let Some(inst) = ctx
+        .txn
+        .get::<ElementInstance>(Ks::ElementInstances, &key_i64(cmd.key))
+        .filter(|i| i.state == Intent::ElementTerminating)
+    else {
+        ctx.reject(
+            cmd,
+            RejectionType::InvalidState,
+            format!(
+                "Expected to continue terminating element instance with key '{}', but it is not being terminated",
+                cmd.key
+            ),
+        );
+        return Ok(());
+    };
+    continue_terminating(ctx, &inst)
+}
+
+/// The rest of a termination, once the element instance let go of what it held: the process
+/// it called, its children, or its end.
+fn continue_terminating(ctx: &mut Ctx<'_, '_, '_>, inst: &ElementInstance) -> ProcResult {
+    let key = inst.key;
     if let Some(child) = ctx.txn.get::<i64>(Ks::CalledInstances, &key_i64(key)) {
         // a call activity: the process it called goes first
         if let Some(called) = ctx
@@ -1736,21 +1766,23 @@ pub fn terminate_element(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult 
         }
         return Ok(());
     }
-    if terminate_children(ctx, &inst) {
+    if terminate_children(ctx, inst) {
         return Ok(()); // terminated once its last child is
     }
     on_terminated(ctx, key)
 }
 
 /// What a terminating element instance lets go of: its job (canceled), user task, timers and
-/// subscriptions, and its incidents (resolved).
-pub(crate) fn release(ctx: &mut Ctx<'_, '_, '_>, inst: &ElementInstance) {
+/// subscriptions, and its incidents (resolved). True when its user task's canceling listeners
+/// run first (the termination waits for them).
+pub(crate) fn release(ctx: &mut Ctx<'_, '_, '_>, inst: &ElementInstance) -> ProcResult<bool> {
     if inst.job_key > 0 {
         cancel_job(ctx, inst.job_key);
     }
-    user_tasks::cancel(ctx, inst.key);
+    let waits = user_tasks::cancel(ctx, inst.key)?;
     unsubscribe_events(ctx, inst.key);
     resolve_incident_of(ctx, inst.key);
+    Ok(waits)
 }
 
 /// Cancels a job (JOB CANCELED) and resolves its incident, if it has one.

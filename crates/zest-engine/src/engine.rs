@@ -12,7 +12,7 @@ use crate::models::Models;
 use crate::state::{Ks, Txn};
 use crate::{
     ad_hoc, bpmn, decisions, deployment, instance, jobs, listeners, messages, migration,
-    modification, multi_instance, signals, user_tasks,
+    modification, multi_instance, signals, task_listeners, user_tasks,
 };
 
 /// Why a command is rejected; becomes a COMMAND_REJECTION record and the client's error.
@@ -263,6 +263,9 @@ fn dispatch(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
         (RecordValue::ProcessInstance(_), CompleteExecutionListener) => {
             listeners::complete_execution_listener(ctx, cmd)
         }
+        (RecordValue::ProcessInstance(_), ContinueTerminatingElement) => {
+            bpmn::continue_terminating_element(ctx, cmd)
+        }
         (RecordValue::Job(j), Complete) => jobs::complete(ctx, cmd, j),
         (RecordValue::Job(j), Fail) => jobs::fail(ctx, cmd, j),
         (RecordValue::Job(j), ThrowError) => jobs::throw_error(ctx, cmd, j),
@@ -306,6 +309,12 @@ fn dispatch(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
         (RecordValue::UserTask(u), Assign) => user_tasks::assign(ctx, cmd, u),
         (RecordValue::UserTask(u), Claim) => user_tasks::claim(ctx, cmd, u),
         (RecordValue::UserTask(u), Update) => user_tasks::update(ctx, cmd, u),
+        (RecordValue::UserTask(u), CompleteTaskListener) => {
+            task_listeners::complete_task_listener(ctx, cmd, u)
+        }
+        (RecordValue::UserTask(u), DenyTaskListener) => {
+            task_listeners::deny_task_listener(ctx, cmd, u)
+        }
         (RecordValue::DecisionEvaluation(d), Evaluate) => decisions::evaluate_command(ctx, cmd, d),
         (RecordValue::ProcessInstanceModification(m), Modify) => modification::modify(ctx, cmd, m),
         (RecordValue::ProcessInstanceMigration(m), Migrate) => migration::migrate(ctx, cmd, m),

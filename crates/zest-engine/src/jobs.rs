@@ -188,6 +188,9 @@ pub fn complete(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) -> ProcR
             state_name(job.state)
         )));
     }
+    if job.record.kind == JobKind::TaskListener {
+        return crate::task_listeners::job_completed(ctx, cmd, &job, j);
+    }
     let doc = variables::parse_document(&j.variables).map_err(Rejection::invalid_argument)?;
     if job.record.kind == JobKind::AdHocSubProcess {
         return crate::ad_hoc::job_completed(ctx, cmd, &job, j, &doc);
@@ -259,6 +262,8 @@ pub fn fail(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) -> ProcResul
                 ErrorType::ExecutionListenerNoRetries
             } else if job.record.kind == JobKind::AdHocSubProcess {
                 ErrorType::AdHocSubProcessNoRetries
+            } else if job.record.kind == JobKind::TaskListener {
+                ErrorType::TaskListenerNoRetries
             } else {
                 ErrorType::JobNoRetries
             };

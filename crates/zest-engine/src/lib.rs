@@ -34,6 +34,7 @@ pub mod queries;
 pub mod scope_variables;
 mod signals;
 pub mod state;
+mod task_listeners;
 pub mod types;
 mod user_tasks;
 mod variables;

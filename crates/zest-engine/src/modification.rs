@@ -389,7 +389,8 @@ fn create_scope(
 fn terminate_now(ctx: &mut Ctx<'_, '_, '_>, inst: &ElementInstance) {
     let key = inst.key;
     ctx.event(key, Intent::ElementTerminating, pi_value(&inst.record));
-    bpmn::release(ctx, inst);
+    // a modification terminates at once: a user task's canceling listeners do not hold it
+    let _ = bpmn::release(ctx, inst);
     if let Some(child) = ctx.txn.get::<i64>(Ks::CalledInstances, &key_i64(key)) {
         if let Some(called) = ctx
             .txn

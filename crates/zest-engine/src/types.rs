@@ -198,6 +198,22 @@ impl UserTaskState {
     }
 }
 
+/// A transition of a Camunda user task in progress (CREATING, ASSIGNING, CLAIMING, UPDATING,
+/// COMPLETING, CANCELING), while its task listeners run: the record its first event wrote
+/// (the new assignee, the changes, the completion's variables), with the corrections of the
+/// listeners so far.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PendingTransition {
+    pub record: zest_protocol::UserTaskRecord,
+    /// Listeners of the transition whose jobs completed.
+    pub done: u32,
+    /// Attributes the listeners corrected so far (Zeebe's names).
+    pub corrected: Vec<String>,
+    /// The command that started the transition and waits for its end (-1: none).
+    pub request_id: i64,
+    pub request_stream_id: i32,
+}
+
 /// A Camunda user task: its state and its record as last written (without the per-command
 /// fields: changed attributes, action, variables).
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -10,13 +10,14 @@
 //!   variables (as a job completion does);
 //! - termination of the element: `CANCELING`, `CANCELED`.
 //!
-//! Only CREATED tasks take commands; a task in a transitional state rejects them, as Zeebe
-//! does while task listeners run (Zest runs none, so these states do not outlive a command).
+//! With task listeners (`task_listeners`), a transition waits for their jobs between its
+//! first event and its end (`finish`); only CREATED tasks take commands, so a task in a
+//! transition rejects them, as in Zeebe.
 
 use std::sync::Arc;
 
 use serde_json::Value;
-use zest_model::{ElementIdx, Process, UserTaskProps};
+use zest_model::{ElementIdx, Process, TaskListenerEventType as ListenerEvent, UserTaskProps};
 use zest_protocol::{ErrorType, Intent, Record, RecordValue, UserTaskRecord};
 
 use crate::appliers::user_task_key;
@@ -24,7 +25,8 @@ use crate::bpmn::{self, evaluate, pi_value, raise_incident};
 use crate::engine::{Ctx, ProcResult, Rejection};
 use crate::events;
 use crate::state::Ks;
-use crate::types::{ElementInstance, StoredUserTask, UserTaskState};
+use crate::task_listeners;
+use crate::types::{ElementInstance, PendingTransition, StoredUserTask, UserTaskState};
 use zest_protocol::json::parse_document;
 
 /// The priority of a task whose model does not set one.
@@ -74,17 +76,44 @@ pub(crate) fn activate(
     record.tenant_id = inst.record.tenant_id.clone();
     let task_key = ctx.next_key();
     record.user_task_key = task_key;
-    let assignee = std::mem::take(&mut record.assignee);
-    let mut creating = record.clone();
-    creating.assignee = assignee.clone();
-    ctx.event(task_key, Intent::Creating, RecordValue::UserTask(creating));
+    ctx.event(
+        task_key,
+        Intent::Creating,
+        RecordValue::UserTask(record.clone()),
+    );
+    if task_listeners::run_next(ctx, &record, ListenerEvent::Creating, 0)? {
+        ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
+        return Ok(());
+    }
+    finish_creating(ctx, task_key, record, &[], Some(inst))
+}
+
+/// The end of CREATING: CREATED (the element's ELEMENT_ACTIVATED after it when no listener
+/// ran, `activated`), then the assignment when the model names an assignee (one a creating
+/// listener set is the task's already).
+fn finish_creating(
+    ctx: &mut Ctx<'_, '_, '_>,
+    task_key: i64,
+    mut record: UserTaskRecord,
+    corrected: &[String],
+    activated: Option<&ElementInstance>,
+) -> ProcResult {
+    let model_assignee = !record.assignee.is_empty() && !corrected.iter().any(|a| a == "assignee");
+    let assignee = if model_assignee {
+        std::mem::take(&mut record.assignee)
+    } else {
+        String::new()
+    };
+    record.changed_attributes = merged(&[], corrected, &[]);
     ctx.event(
         task_key,
         Intent::Created,
         RecordValue::UserTask(record.clone()),
     );
-    ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
-    if !assignee.is_empty() {
+    if let Some(inst) = activated {
+        ctx.event(inst.key, Intent::ElementActivated, pi_value(&inst.record));
+    }
+    if model_assignee {
         record.assignee = assignee;
         record.changed_attributes = vec!["assignee".to_string()];
         ctx.event(
@@ -92,35 +121,143 @@ pub(crate) fn activate(
             Intent::Assigning,
             RecordValue::UserTask(record.clone()),
         );
-        ctx.event(task_key, Intent::Assigned, RecordValue::UserTask(record));
+        if !task_listeners::run_next(ctx, &record, ListenerEvent::Assigning, 0)? {
+            ctx.event(task_key, Intent::Assigned, RecordValue::UserTask(record));
+        }
     }
     Ok(())
 }
 
-/// Termination of a user task element: its task is canceled.
-pub(crate) fn cancel(ctx: &mut Ctx<'_, '_, '_>, element_instance_key: i64) {
+/// The attributes a transition changed: its own, the listeners' corrections and `extra`, in
+/// Zeebe's (sorted) order.
+fn merged(own: &[String], corrected: &[String], extra: &[&str]) -> Vec<String> {
+    let mut all: Vec<String> = own
+        .iter()
+        .chain(corrected)
+        .cloned()
+        .chain(extra.iter().map(|s| s.to_string()))
+        .collect();
+    all.sort();
+    all.dedup();
+    all
+}
+
+/// The end of a transition whose task listeners all ran (`task_listeners`): CREATED,
+/// ASSIGNED, UPDATED, COMPLETED or CANCELED with the listeners' corrections, and the answer to
+/// the command that started it.
+pub(crate) fn finish(
+    ctx: &mut Ctx<'_, '_, '_>,
+    task_key: i64,
+    state: UserTaskState,
+    pending: PendingTransition,
+) -> ProcResult {
+    let mut record = pending.record;
+    let own = std::mem::take(&mut record.changed_attributes);
+    let answer = |ctx: &mut Ctx<'_, '_, '_>, event: Record| {
+        if pending.request_id >= 0 {
+            ctx.respond_to(pending.request_id, pending.request_stream_id, event);
+        }
+    };
+    match state {
+        UserTaskState::Creating => {
+            return finish_creating(ctx, task_key, record, &pending.corrected, None)
+        }
+        UserTaskState::Assigning | UserTaskState::Claiming | UserTaskState::Updating => {
+            record.changed_attributes = merged(&own, &pending.corrected, &[]);
+            let intent = if state == UserTaskState::Updating {
+                Intent::Updated
+            } else {
+                Intent::Assigned
+            };
+            let event = ctx
+                .event(task_key, intent, RecordValue::UserTask(record))
+                .clone();
+            answer(ctx, event);
+        }
+        UserTaskState::Completing => {
+            let extra: &[&str] = if record.variables.is_empty() {
+                &[]
+            } else {
+                &["variables"]
+            };
+            record.changed_attributes = merged(&own, &pending.corrected, extra);
+            let event = complete_task(ctx, task_key, record);
+            answer(ctx, event);
+        }
+        UserTaskState::Canceling => {
+            record.changed_attributes = merged(&own, &pending.corrected, &[]);
+            ctx.event(
+                task_key,
+                Intent::Canceled,
+                RecordValue::UserTask(record.clone()),
+            );
+            if let Some(inst) = ctx.txn.get::<ElementInstance>(
+                Ks::ElementInstances,
+                &crate::state::key_i64(record.element_instance_key),
+            ) {
+                ctx.command(
+                    inst.key,
+                    Intent::ContinueTerminatingElement,
+                    pi_value(&inst.record),
+                );
+            }
+        }
+        UserTaskState::Created => {}
+    }
+    Ok(())
+}
+
+/// COMPLETED, then the element completes with the task's variables (as after a job): the
+/// COMPLETED event.
+fn complete_task(ctx: &mut Ctx<'_, '_, '_>, task_key: i64, record: UserTaskRecord) -> Record {
+    let event = ctx
+        .event(
+            task_key,
+            Intent::Completed,
+            RecordValue::UserTask(record.clone()),
+        )
+        .clone();
+    if let Some(inst) = ctx.txn.get::<ElementInstance>(
+        Ks::ElementInstances,
+        &crate::state::key_i64(record.element_instance_key),
+    ) {
+        // like a job's variables: they travel as an event trigger and are written while the
+        // element completes (bpmn::on_complete)
+        let target = inst.record.element_id.clone();
+        events::complete_by_event(ctx, &inst, &target, record.variables);
+    }
+    event
+}
+
+/// Termination of a user task element: its task is canceled. True when the termination waits
+/// for its canceling listeners (it goes on with CONTINUE_TERMINATING_ELEMENT).
+pub(crate) fn cancel(ctx: &mut Ctx<'_, '_, '_>, element_instance_key: i64) -> ProcResult<bool> {
     let Some(task_key) = ctx
         .txn
         .get::<i64>(Ks::UserTasks, &user_task_key(b'e', element_instance_key))
     else {
-        return;
+        return Ok(false);
     };
     let Some(task) = ctx
         .txn
         .get::<StoredUserTask>(Ks::UserTasks, &user_task_key(b't', task_key))
     else {
-        return;
+        return Ok(false);
     };
     ctx.event(
         task_key,
         Intent::Canceling,
         RecordValue::UserTask(task.record.clone()),
     );
+    if task_listeners::run_next(ctx, &task.record, ListenerEvent::Canceling, 0)? {
+        return Ok(true);
+    }
     ctx.event(
         task_key,
         Intent::Canceled,
         RecordValue::UserTask(task.record),
     );
+    Ok(false)
 }
 
 /// The task a command is about, in state CREATED.
@@ -150,7 +287,8 @@ fn action_or(cmd: &UserTaskRecord, default: &str) -> String {
     }
 }
 
-/// USER_TASK COMPLETE: the task completes and its element completes with the variables.
+/// USER_TASK COMPLETE: the task completes (after its completing listeners) and its element
+/// completes with the variables.
 pub fn complete(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, u: &UserTaskRecord) -> ProcResult {
     let task = load(ctx, cmd.key, "complete")?;
     let doc = parse_document(&u.variables).map_err(Rejection::invalid_argument)?;
@@ -161,27 +299,15 @@ pub fn complete(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, u: &UserTaskRecord) -> 
         u.variables.clone()
     };
     record.action = action_or(u, "complete");
-    ctx.event(
+    ctx.event_for_request(
         cmd.key,
         Intent::Completing,
         RecordValue::UserTask(record.clone()),
     );
-    let event = ctx
-        .event(
-            cmd.key,
-            Intent::Completed,
-            RecordValue::UserTask(record.clone()),
-        )
-        .clone();
-    if let Some(inst) = ctx.txn.get::<ElementInstance>(
-        Ks::ElementInstances,
-        &crate::state::key_i64(record.element_instance_key),
-    ) {
-        // like a job's variables: they travel as an event trigger and are written while the
-        // element completes (bpmn::on_complete)
-        let target = inst.record.element_id.clone();
-        events::complete_by_event(ctx, &inst, &target, record.variables);
+    if task_listeners::run_next(ctx, &record, ListenerEvent::Completing, 0)? {
+        return Ok(()); // answered at the end of the transition
     }
+    let event = complete_task(ctx, cmd.key, record);
     ctx.respond(cmd, event);
     Ok(())
 }
@@ -207,7 +333,10 @@ fn write_assignment(
         record.changed_attributes = vec!["assignee".to_string()];
     }
     record.action = action_or(u, default_action);
-    ctx.event(cmd.key, first, RecordValue::UserTask(record.clone()));
+    ctx.event_for_request(cmd.key, first, RecordValue::UserTask(record.clone()));
+    if task_listeners::run_next(ctx, &record, ListenerEvent::Assigning, 0)? {
+        return Ok(()); // answered at the end of the transition
+    }
     ctx.event_and_respond(
         cmd,
         cmd.key,
@@ -268,11 +397,14 @@ pub fn update(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, u: &UserTaskRecord) -> Pr
     }
     record.changed_attributes = u.changed_attributes.clone();
     record.action = action_or(u, "update");
-    ctx.event(
+    ctx.event_for_request(
         cmd.key,
         Intent::Updating,
         RecordValue::UserTask(record.clone()),
     );
+    if task_listeners::run_next(ctx, &record, ListenerEvent::Updating, 0)? {
+        return Ok(()); // answered at the end of the transition
+    }
     ctx.event_and_respond(cmd, cmd.key, Intent::Updated, RecordValue::UserTask(record));
     Ok(())
 }

@@ -157,6 +157,47 @@ fn line(r: &Record) -> String {
 }
 
 /// The keys of the open jobs of a type, oldest first (RecordDump.java's `openJobs`).
+/// A task listener's job result from RecordDump.java's `tljob` JSON: the corrected attributes
+/// are the corrections given, as the gateway lists them.
+fn task_listener_result(spec: &serde_json::Value) -> zest_protocol::JobResult {
+    let mut r = zest_protocol::JobResult {
+        denied: spec["denied"].as_bool().unwrap_or(false),
+        denied_reason: spec["deniedReason"].as_str().unwrap_or("").to_string(),
+        ..Default::default()
+    };
+    let c = &spec["corrections"];
+    let list = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let text = |v: &serde_json::Value| v.as_str().unwrap_or("").to_string();
+    for (name, attr) in [
+        ("assignee", "assignee"),
+        ("dueDate", "dueDate"),
+        ("followUpDate", "followUpDate"),
+        ("candidateUsers", "candidateUsersList"),
+        ("candidateGroups", "candidateGroupsList"),
+        ("priority", "priority"),
+    ] {
+        let Some(v) = c.get(name) else { continue };
+        match name {
+            "assignee" => r.corrections.assignee = text(v),
+            "dueDate" => r.corrections.due_date = text(v),
+            "followUpDate" => r.corrections.follow_up_date = text(v),
+            "candidateUsers" => r.corrections.candidate_users = list(v),
+            "candidateGroups" => r.corrections.candidate_groups = list(v),
+            _ => r.corrections.priority = v.as_i64().unwrap_or(0) as i32,
+        }
+        r.corrected_attributes.push(attr.to_string());
+    }
+    r
+}
+
 fn open_jobs(h: &Harness, job_type: &str) -> Vec<i64> {
     let mut open: Vec<i64> = h
         .jobs()
@@ -347,7 +388,21 @@ fn run(steps: &[Vec<String>]) -> Vec<String> {
                     activate_elements: activate_elements(&spec),
                     completion_condition_fulfilled: spec["done"].as_bool().unwrap_or(false),
                     cancel_remaining_instances: spec["cancel"].as_bool().unwrap_or(false),
+                    ..Default::default()
                 };
+                let vars = spec
+                    .get("variables")
+                    .map(|v| v.to_string())
+                    .unwrap_or_default();
+                for key in open_jobs(&h, arg(1)) {
+                    h.complete_with_result(key, &vars, result.clone());
+                }
+            }
+            "tljob" => {
+                // tljob TYPE JSON: completes every open task listener job of TYPE with a user
+                // task result (RecordDump.java's step)
+                let spec: serde_json::Value = serde_json::from_str(arg(2)).unwrap();
+                let result = task_listener_result(&spec);
                 let vars = spec
                     .get("variables")
                     .map(|v| v.to_string())
@@ -651,11 +706,12 @@ fn record_streams_match_zeebe() {
             .map(normalize)
             .collect();
         let expected = sort_decisions(expected);
-        // a multi-line message (FEEL warnings) is several lines in Zeebe's dump
+        // a multi-line message (FEEL warnings) is several lines in Zeebe's dump, one that
+        // ends with a line break is followed by an empty one
         let actual = sort_decisions(
             run(&steps)
                 .iter()
-                .flat_map(|l| l.lines())
+                .flat_map(|l| l.split('\n'))
                 .map(normalize)
                 .collect(),
         );

@@ -111,9 +111,37 @@ pub fn activated_job(key: i64, j: &JobRecord) -> proto::ActivatedJob {
             j.variables.clone()
         },
         tenant_id: j.tenant_id.clone(),
-        user_task: None,
+        user_task: (j.kind == zest_protocol::JobKind::TaskListener)
+            .then(|| user_task_properties(&j.custom_headers)),
         kind: job_kind(j.kind) as i32,
         listener_event_type: listener_event_type(j.listener_event_type) as i32,
         tags: Vec::new(),
+    }
+}
+
+/// The user task of a task listener's job, from the headers the engine gives such a job
+/// (`zest_protocol::user_task_headers`).
+fn user_task_properties(
+    headers: &std::collections::BTreeMap<String, String>,
+) -> proto::UserTaskProperties {
+    use zest_protocol::user_task_headers as h;
+    let text = |name: &str| headers.get(name).filter(|v| !v.is_empty()).cloned();
+    let list = |name: &str| -> Vec<String> {
+        headers
+            .get(name)
+            .and_then(|v| serde_json::from_str(v).ok())
+            .unwrap_or_default()
+    };
+    proto::UserTaskProperties {
+        action: text(h::ACTION),
+        assignee: text(h::ASSIGNEE),
+        candidate_groups: list(h::CANDIDATE_GROUPS),
+        candidate_users: list(h::CANDIDATE_USERS),
+        changed_attributes: list(h::CHANGED_ATTRIBUTES),
+        due_date: text(h::DUE_DATE),
+        follow_up_date: text(h::FOLLOW_UP_DATE),
+        form_key: text(h::FORM_KEY).and_then(|v| v.parse().ok()),
+        priority: text(h::PRIORITY).and_then(|v| v.parse().ok()),
+        user_task_key: text(h::USER_TASK_KEY).and_then(|v| v.parse().ok()),
     }
 }

@@ -243,8 +243,8 @@ fn job_request(
 }
 
 /// A CompleteJob result: the ad-hoc sub-process kind (the elements to activate, whether the
-/// sub-process is done); a user task result only as an empty one, since Zest has no task
-/// listeners to deny or correct a task.
+/// sub-process is done), or the user task kind (a task listener that denies or corrects its
+/// task; the corrected attributes are the corrections given, as Zeebe's gateway lists them).
 fn job_result(r: proto::JobResult) -> Result<zest_protocol::JobResult, Status> {
     use zest_protocol::{AdHocActivateElement, JobResult, JobResultType};
     match r.r#type.as_deref().unwrap_or("userTask") {
@@ -272,22 +272,48 @@ fn job_result(r: proto::JobResult) -> Result<zest_protocol::JobResult, Status> {
                     .is_completion_condition_fulfilled
                     .unwrap_or(false),
                 cancel_remaining_instances: r.is_cancel_remaining_instances.unwrap_or(false),
+                ..Default::default()
             })
         }
-        "userTask" if r.denied != Some(true) && r.corrections.is_none() => Ok(JobResult::default()),
-        "userTask" => Err(unsupported(
-            "A user task job result that denies or corrects the task (task listeners)",
-        )),
+        "userTask" => {
+            let mut result = JobResult {
+                denied: r.denied.unwrap_or(false),
+                denied_reason: r.denied_reason.unwrap_or_default(),
+                ..Default::default()
+            };
+            if let Some(c) = r.corrections {
+                let (out, corrected) = (&mut result.corrections, &mut result.corrected_attributes);
+                if let Some(v) = c.assignee {
+                    out.assignee = v;
+                    corrected.push("assignee".into());
+                }
+                if let Some(v) = c.due_date {
+                    out.due_date = v;
+                    corrected.push("dueDate".into());
+                }
+                if let Some(v) = c.follow_up_date {
+                    out.follow_up_date = v;
+                    corrected.push("followUpDate".into());
+                }
+                if let Some(v) = c.candidate_users {
+                    out.candidate_users = v.values;
+                    corrected.push("candidateUsersList".into());
+                }
+                if let Some(v) = c.candidate_groups {
+                    out.candidate_groups = v.values;
+                    corrected.push("candidateGroupsList".into());
+                }
+                if let Some(v) = c.priority {
+                    out.priority = v;
+                    corrected.push("priority".into());
+                }
+            }
+            Ok(result)
+        }
         other => Err(Status::invalid_argument(format!(
             "Property 'result.type' must be one of [userTask, adHocSubProcess], but was '{other}'"
         ))),
     }
-}
-
-fn unsupported(what: &str) -> Status {
-    Status::unimplemented(format!(
-        "{what} is not supported by this version of Zest yet"
-    ))
 }
 
 #[tonic::async_trait]

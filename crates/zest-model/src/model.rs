@@ -181,6 +181,50 @@ pub struct ExecutionListener {
     pub job: TaskDefinition,
 }
 
+/// A `zeebe:taskListener`: a job a Camunda user task's transition waits for.
+#[derive(Debug, Clone)]
+pub struct TaskListener {
+    pub event_type: TaskListenerEventType,
+    pub job: TaskDefinition,
+}
+
+/// The transitions of a user task that listeners can run for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskListenerEventType {
+    Creating,
+    Assigning,
+    Updating,
+    Completing,
+    Canceling,
+}
+
+impl TaskListenerEventType {
+    /// Zeebe 8.8's name, or one of 8.7's (`create`, `assignment`, `update`, `complete`,
+    /// `cancel`), which 8.8 still reads.
+    pub fn parse(text: &str) -> Option<TaskListenerEventType> {
+        Some(match text {
+            "creating" | "create" => TaskListenerEventType::Creating,
+            "assigning" | "assignment" => TaskListenerEventType::Assigning,
+            "updating" | "update" => TaskListenerEventType::Updating,
+            "completing" | "complete" => TaskListenerEventType::Completing,
+            "canceling" | "cancel" => TaskListenerEventType::Canceling,
+            _ => return None,
+        })
+    }
+}
+
+impl Element {
+    /// The task listeners of one transition, in the order they run.
+    pub fn task_listeners_of(
+        &self,
+        event: TaskListenerEventType,
+    ) -> impl Iterator<Item = &TaskListener> {
+        self.task_listeners
+            .iter()
+            .filter(move |l| l.event_type == event)
+    }
+}
+
 /// `zeebe:script` of a script task: a FEEL expression whose result is written to a variable.
 #[derive(Debug, Clone)]
 pub struct Script {
@@ -405,6 +449,8 @@ pub struct Element {
     pub is_for_compensation: bool,
     /// `zeebe:executionListeners`, in document order (the order they run in).
     pub execution_listeners: Vec<ExecutionListener>,
+    /// `zeebe:taskListeners` of a Camunda user task, in document order.
+    pub task_listeners: Vec<TaskListener>,
     /// 1-based line of the element's start tag in the XML.
     pub line: u32,
 }

@@ -1068,6 +1068,17 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         }
         element.outputs = ext.outputs;
         self.keep_listeners(&mut element, node, ext.listeners);
+        if !ext.task_listeners.is_empty() {
+            if element.kind == ElementKind::UserTask {
+                element.task_listeners = ext.task_listeners;
+            } else {
+                self.ctx.problem(
+                    Some(id),
+                    node,
+                    "Task listeners are only allowed on Camunda user tasks.",
+                );
+            }
+        }
         let is_sub_process = matches!(element.kind, ElementKind::SubProcess);
         let is_ad_hoc = matches!(element.kind, ElementKind::AdHocSubProcess);
         let idx = self.push(element, node);
@@ -2013,6 +2024,27 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         }
     }
 
+    /// `zeebe:taskListeners` of a user task.
+    fn task_listeners(&mut self, id: &str, list: Node, out: &mut Vec<TaskListener>) {
+        for l in children_in(list, ZEEBE_NS) {
+            if l.tag_name().name() != "taskListener" {
+                continue;
+            }
+            let text = l.attribute("eventType").map(str::trim).unwrap_or("");
+            let Some(event_type) = TaskListenerEventType::parse(text) else {
+                self.ctx.problem(
+                    Some(id),
+                    l,
+                    format!("Attribute 'eventType' of a task listener must be one of creating, assigning, updating, completing or canceling, but is '{text}'"),
+                );
+                continue;
+            };
+            if let Some(job) = self.job_definition(id, l) {
+                out.push(TaskListener { event_type, job });
+            }
+        }
+    }
+
     /// Checks that `element` can run the execution listeners it has (Zeebe's limits: no start
     /// listeners on start and boundary events, no end listeners on gateways and error end
     /// events) and keeps them.
@@ -2395,6 +2427,17 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                     // do not create jobs (Zeebe ignores them there too).
                     "properties" | "versionTag" | "taskDefinition" | "taskHeaders" => {}
                     "executionListeners" => self.execution_listeners(id, child, &mut ext.listeners),
+                    "taskListeners" => {
+                        if allowed.user_task {
+                            self.task_listeners(id, child, &mut ext.task_listeners)
+                        } else {
+                            self.ctx.problem(
+                                Some(id),
+                                child,
+                                "Task listeners are only allowed on Camunda user tasks.",
+                            );
+                        }
+                    }
                     "adHoc" if kind_name == "adHocSubProcess" => ext.ad_hoc.push(child),
                     "userTaskForm" if kind_name == "process" => ext.user_task_forms.push(child),
                     "formDefinition" if allowed.start_form => ext.start_forms.push(child),
@@ -3109,6 +3152,7 @@ struct Extensions<'a, 'input> {
     inputs: Vec<Mapping>,
     outputs: Vec<Mapping>,
     listeners: Vec<ExecutionListener>,
+    task_listeners: Vec<TaskListener>,
     /// zeebe:adHoc of an ad-hoc sub-process.
     ad_hoc: Vec<Node<'a, 'input>>,
     /// zeebe:userTaskForm of a process: forms embedded in the model (Camunda 8.0 to 8.2).
@@ -3163,6 +3207,7 @@ fn new_element(
         multi_instance: None,
         ad_hoc: None,
         execution_listeners: Vec::new(),
+        task_listeners: Vec::new(),
         compensation_boundary: None,
         compensation_handler: None,
         compensation_activity: None,

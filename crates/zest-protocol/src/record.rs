@@ -206,6 +206,15 @@ pub enum Intent {
     Yielded,
     /// A taken sequence flow that a migration moves away from its joining gateway.
     SequenceFlowDeleted,
+    // user task listeners
+    CompleteTaskListener,
+    DenyTaskListener,
+    Corrected,
+    AssignmentDenied,
+    UpdateDenied,
+    CompletionDenied,
+    /// A terminating element whose user task's canceling listeners are done goes on.
+    ContinueTerminatingElement,
 }
 
 impl Intent {
@@ -292,6 +301,13 @@ impl Intent {
             Intent::Yield => "YIELD",
             Intent::Yielded => "YIELDED",
             Intent::SequenceFlowDeleted => "SEQUENCE_FLOW_DELETED",
+            Intent::CompleteTaskListener => "COMPLETE_TASK_LISTENER",
+            Intent::DenyTaskListener => "DENY_TASK_LISTENER",
+            Intent::Corrected => "CORRECTED",
+            Intent::AssignmentDenied => "ASSIGNMENT_DENIED",
+            Intent::UpdateDenied => "UPDATE_DENIED",
+            Intent::CompletionDenied => "COMPLETION_DENIED",
+            Intent::ContinueTerminatingElement => "CONTINUE_TERMINATING_ELEMENT",
         }
     }
 }

@@ -171,6 +171,25 @@ pub struct JobResult {
     /// `cancel_remaining_instances`).
     pub completion_condition_fulfilled: bool,
     pub cancel_remaining_instances: bool,
+    /// A task listener denies the transition (assigning, updating, completing).
+    pub denied: bool,
+    pub denied_reason: String,
+    /// A task listener's corrections of the user task; `corrected_attributes` names the ones
+    /// given (Zeebe's names: assignee, dueDate, followUpDate, candidateUsersList,
+    /// candidateGroupsList, priority).
+    pub corrections: JobResultCorrections,
+    pub corrected_attributes: Vec<String>,
+}
+
+/// What a task listener corrects in its user task (Zeebe's `JobResultCorrections`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct JobResultCorrections {
+    pub assignee: String,
+    pub due_date: String,
+    pub follow_up_date: String,
+    pub candidate_users: Vec<String>,
+    pub candidate_groups: Vec<String>,
+    pub priority: i32,
 }
 
 /// Zeebe's `JobResultType`, with its names. A completion without a result is USER_TASK.
@@ -269,6 +288,8 @@ pub enum ErrorType {
     ResourceNotFound,
     /// The job of an ad-hoc sub-process (its job worker implementation) failed without retries.
     AdHocSubProcessNoRetries,
+    /// A task listener's job failed without retries.
+    TaskListenerNoRetries,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -447,6 +468,25 @@ pub struct UserTaskRecord {
     pub process_definition_key: i64,
     pub process_instance_key: i64,
     pub tenant_id: String,
+    /// Why a task listener denied the transition (on DENY_TASK_LISTENER and the *_DENIED
+    /// events).
+    pub denied_reason: String,
+}
+
+/// The custom headers that carry a user task to the job of its task listener (and of a
+/// job-worker user task), as Zeebe names them; the gateway turns them into the activated job's
+/// `userTask` properties.
+pub mod user_task_headers {
+    pub const ACTION: &str = "io.camunda.zeebe:action";
+    pub const ASSIGNEE: &str = "io.camunda.zeebe:assignee";
+    pub const CANDIDATE_GROUPS: &str = "io.camunda.zeebe:candidateGroups";
+    pub const CANDIDATE_USERS: &str = "io.camunda.zeebe:candidateUsers";
+    pub const CHANGED_ATTRIBUTES: &str = "io.camunda.zeebe:changedAttributes";
+    pub const DUE_DATE: &str = "io.camunda.zeebe:dueDate";
+    pub const FOLLOW_UP_DATE: &str = "io.camunda.zeebe:followUpDate";
+    pub const FORM_KEY: &str = "io.camunda.zeebe:formKey";
+    pub const PRIORITY: &str = "io.camunda.zeebe:priority";
+    pub const USER_TASK_KEY: &str = "io.camunda.zeebe:userTaskKey";
 }
 
 /// FORM: a form (Camunda Forms JSON) deployed for user tasks to link by id (`formId`).

@@ -96,8 +96,10 @@ impl Default for StoreConfig {
 /// - 3: JOB records carry the worker's result (ad-hoc sub-process jobs);
 /// - 4: a scope's variables are one state entry (`zest_engine::scope_variables`), not one
 ///   entry per variable;
-/// - 5: log and state in two fjall databases (`log/`, `state/`) instead of one (`db/`).
-pub const FORMAT_VERSION: u32 = 5;
+/// - 5: log and state in two fjall databases (`log/`, `state/`) instead of one (`db/`);
+/// - 6: a job's result carries a task listener's denial and corrections, a user task record
+///   the reason a listener denied it.
+pub const FORMAT_VERSION: u32 = 6;
 
 /// Checks (or, for a new directory, writes) the data directory's format version.
 fn check_format(dir: &Path) -> Result<()> {

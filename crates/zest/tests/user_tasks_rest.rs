@@ -312,3 +312,139 @@ fn forms_and_process_xml_are_served_as_camunda_serves_them() {
     let schema: Value = serde_json::from_str(form["schema"].as_str().unwrap()).unwrap();
     assert_eq!(schema["components"][0]["key"], "comment");
 }
+
+/// Activates one job of `job_type` (waiting up to 10 s).
+fn listener_job(
+    rt: &tokio::runtime::Runtime,
+    c: &mut common::Client,
+    job_type: &str,
+) -> proto::ActivatedJob {
+    rt.block_on(common::activate_one(c, job_type))
+        .unwrap_or_else(|| panic!("no {job_type} job"))
+}
+
+fn complete_listener(
+    rt: &tokio::runtime::Runtime,
+    c: &mut common::Client,
+    job: &proto::ActivatedJob,
+    result: proto::JobResult,
+) {
+    rt.block_on(c.complete_job(proto::CompleteJobRequest {
+        job_key: job.key,
+        variables: String::new(),
+        result: Some(result),
+    }))
+    .expect("the listener's job completes");
+}
+
+#[test]
+fn task_listeners_correct_and_deny_what_people_do_over_rest() {
+    let node = start("task-listeners-rest");
+    let rest = node.rest.clone();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut c = rt.block_on(connect(&node.gateway));
+    rt.block_on(c.deploy_resource(proto::DeployResourceRequest {
+        resources: vec![proto::Resource {
+            name: "task_listeners.bpmn".into(),
+            content: include_bytes!("../../../tests/anchor/models/task_listeners.bpmn").to_vec(),
+        }],
+        tenant_id: String::new(),
+    }))
+    .unwrap();
+    let created = rt
+        .block_on(
+            c.create_process_instance(proto::CreateProcessInstanceRequest {
+                bpmn_process_id: "task_listeners".into(),
+                version: -1,
+                ..Default::default()
+            }),
+        )
+        .unwrap()
+        .into_inner();
+    // the creating listeners: the first sets the assignee and the priority
+    let first = listener_job(&rt, &mut c, "tl-creating");
+    assert_eq!(
+        first.kind,
+        proto::activated_job::JobKind::TaskListener as i32
+    );
+    complete_listener(
+        &rt,
+        &mut c,
+        &first,
+        proto::JobResult {
+            corrections: Some(proto::JobResultCorrections {
+                assignee: Some("bob".into()),
+                priority: Some(80),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+    );
+    let second = listener_job(&rt, &mut c, "tl-creating-2");
+    complete_listener(&rt, &mut c, &second, proto::JobResult::default());
+    let task = find_task(&rest, created.process_instance_key, "review");
+    assert_eq!(task["assignee"], "bob");
+    assert_eq!(task["priority"], 80);
+    let key = task["userTaskKey"].as_str().unwrap().to_string();
+
+    // an assignment over REST is answered once its listener ran
+    let assign = {
+        let (rest, key) = (rest.clone(), key.clone());
+        std::thread::spawn(move || {
+            http(
+                &rest,
+                "POST",
+                &format!("/v2/user-tasks/{key}/assignment"),
+                Some(json!({"assignee": "carl"})),
+            )
+        })
+    };
+    let assigning = listener_job(&rt, &mut c, "tl-assigning");
+    // the listener's job carries the task as the assignment would leave it
+    let props = assigning
+        .user_task
+        .clone()
+        .expect("a task listener's job has its user task");
+    assert_eq!(props.assignee.as_deref(), Some("carl"));
+    assert_eq!(props.action.as_deref(), Some("assign"));
+    assert_eq!(props.changed_attributes, ["assignee"]);
+    assert_eq!(props.user_task_key, Some(key.parse().unwrap()));
+    assert_eq!(props.priority, Some(80));
+    complete_listener(&rt, &mut c, &assigning, proto::JobResult::default());
+    let (status, body) = assign.join().unwrap();
+    assert_eq!(status, 204, "{body}");
+
+    // a completing listener that denies: the completion is refused with its reason
+    let complete = {
+        let (rest, key) = (rest.clone(), key.clone());
+        std::thread::spawn(move || {
+            http(
+                &rest,
+                "POST",
+                &format!("/v2/user-tasks/{key}/completion"),
+                Some(json!({"variables": {"ok": false}})),
+            )
+        })
+    };
+    let completing = listener_job(&rt, &mut c, "tl-completing");
+    complete_listener(
+        &rt,
+        &mut c,
+        &completing,
+        proto::JobResult {
+            denied: Some(true),
+            denied_reason: Some("not yet".into()),
+            ..Default::default()
+        },
+    );
+    let (status, problem) = complete.join().unwrap();
+    assert_eq!(status, 409, "{problem}");
+    assert!(
+        problem["detail"].as_str().unwrap().contains("not yet"),
+        "{problem}"
+    );
+    // the task is open again, as it was
+    let task = find_task(&rest, created.process_instance_key, "review");
+    assert_eq!(task["assignee"], "carl");
+    assert_eq!(task["state"], "CREATED");
+}
