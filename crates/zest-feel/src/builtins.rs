@@ -4,6 +4,8 @@
 //! `random number`, `put`, `put all`, `last day of month`, `number(from)`, `string join` with a
 //! prefix and suffix, `get value` with a path, `date and time` with a time zone, `string` of
 //! contexts and lists as FEEL-scala writes them, `min`/`max` of any comparable values.
+//! DMN 1.4/1.5 functions that FEEL-scala lacks (`is`, `range`, `list replace`: null in Zeebe
+//! 8.8) are dsntk's: Zest gives their DMN result.
 //!
 //! How: at parse time [`rewrite`] renames each call that one of these serves to an internal
 //! name (`name#arity`), which no FEEL text can spell; the expression keeps the function values
@@ -66,9 +68,6 @@ const EXTENSIONS: &[Extension] = &[
     ext("substring", &["string", "start position"], substring2),
     ext("min", &["list"], min),
     ext("max", &["list"], max),
-    // not functions of FEEL-scala (Zeebe answers null, "no function found")
-    ext("is", &["value1", "value2"], null2),
-    ext("list replace", &["list", "position", "newItem"], null3),
 ];
 
 const fn ext(
@@ -294,14 +293,6 @@ fn to_base64(a: &[Value]) -> Value {
 }
 
 fn null1(_: &[Value]) -> Value {
-    null("no function found")
-}
-
-fn null2(_: &[Value]) -> Value {
-    null("no function found")
-}
-
-fn null3(_: &[Value]) -> Value {
     null("no function found")
 }
 

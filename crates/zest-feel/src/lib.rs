@@ -24,9 +24,11 @@
 
 mod builtins;
 mod convert;
+mod functions;
 mod warnings;
 
 use convert::{feel_to_json, json_to_feel};
+pub use functions::NativeFunction;
 use warnings::Warnings;
 
 use dsntk_feel::context::FeelContext;
@@ -96,6 +98,8 @@ struct Inner {
     /// The Camunda built-ins the expression calls that dsntk lacks (`builtins`), put in scope
     /// beside the variables.
     extensions: Box<[(Name, FeelValue)]>,
+    /// The caller's multi-word names that occur in the source (see `parse_with_names`).
+    known_names: Box<[String]>,
 }
 
 impl fmt::Debug for Expression {
@@ -112,9 +116,18 @@ impl Expression {
     ///
     /// Errors read `failed to parse expression '<source>': <reason>`.
     pub fn parse(source: &str) -> Result<Expression, FeelError> {
+        Expression::parse_with_names(source, &[])
+    }
+
+    /// Like [`Expression::parse`], with names the lexer must know besides single words: a
+    /// DMN model's names with spaces or operators (`Full Name`, `Date-Time`), which FEEL
+    /// allows and which would otherwise read as several names or as a subtraction.
+    pub fn parse_with_names(source: &str, names: &[String]) -> Result<Expression, FeelError> {
         let source = source.trim();
         check_limits("expression", source)?;
-        let outcome = catch_unwind(AssertUnwindSafe(|| parse_and_prepare(source)));
+        let names = names_in(source, names);
+        let outcome = catch_unwind(AssertUnwindSafe(|| parse_and_prepare(source, &names)));
+        let known_names = names;
         let (evaluator, names, access, extensions) = match outcome {
             Ok(result) => result?,
             Err(_) => {
@@ -130,6 +143,7 @@ impl Expression {
                 names: names.into_boxed_slice(),
                 access,
                 extensions,
+                known_names,
             }),
         })
     }
@@ -151,8 +165,12 @@ impl Expression {
     pub fn warnings(&self, vars: &Map<String, Value>) -> Vec<String> {
         let source = self.source();
         let outcome = catch_unwind(AssertUnwindSafe(|| {
-            let ast =
-                dsntk_feel_parser::parse_expression(&parse_scope(source), source, false).ok()?;
+            let ast = dsntk_feel_parser::parse_expression(
+                &parse_scope(source, &self.inner.known_names),
+                source,
+                false,
+            )
+            .ok()?;
             let bound = bound_names(&ast);
             let scope = FeelScope::from(self.variables_context(vars));
             let mut w = Warnings {
@@ -218,9 +236,26 @@ impl Expression {
         &self,
         vars: &Map<String, Value>,
     ) -> Result<(Value, Option<String>), FeelError> {
+        self.evaluate_in(vars, &[])
+    }
+
+    /// Like [`Expression::evaluate`], with functions the caller implements (a DMN model's
+    /// business knowledge models) callable by name.
+    pub fn evaluate_with_functions(
+        &self,
+        vars: &Map<String, Value>,
+        functions: &[(String, NativeFunction)],
+    ) -> Result<Value, FeelError> {
+        self.evaluate_in(vars, functions).map(|(value, _)| value)
+    }
+
+    fn evaluate_in(
+        &self,
+        vars: &Map<String, Value>,
+        functions: &[(String, NativeFunction)],
+    ) -> Result<(Value, Option<String>), FeelError> {
         let outcome = catch_unwind(AssertUnwindSafe(|| {
-            let scope = FeelScope::from(self.variables_context(vars));
-            let result = (self.inner.evaluator)(&scope);
+            let result = self.evaluate_raw(vars, functions);
             self.result_to_json(result)
         }));
         match outcome {
@@ -230,6 +265,41 @@ impl Expression {
                 self.source()
             ))),
         }
+    }
+
+    /// The FEEL value of the expression, with `functions` in scope.
+    fn evaluate_raw(
+        &self,
+        vars: &Map<String, Value>,
+        functions: &[(String, NativeFunction)],
+    ) -> FeelValue {
+        let mut ctx = self.variables_context(vars);
+        for (name, function) in functions {
+            ctx.set_entry(&Name::from(name.as_str()), function.feel_value());
+        }
+        (self.inner.evaluator)(&FeelScope::from(ctx))
+    }
+
+    /// Evaluates an expression whose value is a function (`function(a, b) a + b`, as a DMN
+    /// context entry defines one): the function, callable as a [`NativeFunction`].
+    pub fn evaluate_function(
+        &self,
+        vars: &Map<String, Value>,
+        functions: &[(String, NativeFunction)],
+    ) -> Result<NativeFunction, FeelError> {
+        let value = catch_unwind(AssertUnwindSafe(|| self.evaluate_raw(vars, functions)))
+            .map_err(|_| {
+                FeelError::new(format!(
+                    "failed to evaluate expression '{}': internal FEEL error (the FEEL library panicked)",
+                    self.source()
+                ))
+            })?;
+        NativeFunction::from_feel(value).ok_or_else(|| {
+            FeelError::new(format!(
+                "failed to evaluate expression '{}': its value is not a function",
+                self.source()
+            ))
+        })
     }
 
     /// Builds the FEEL context holding the variables the expression refers to.
@@ -341,9 +411,16 @@ impl UnaryTests {
     ///
     /// Errors read `failed to parse unary tests '<source>': <reason>`.
     pub fn parse(source: &str) -> Result<UnaryTests, FeelError> {
+        UnaryTests::parse_with_names(source, &[])
+    }
+
+    /// Like [`UnaryTests::parse`], with a model's multi-word names (see
+    /// [`Expression::parse_with_names`]).
+    pub fn parse_with_names(source: &str, names: &[String]) -> Result<UnaryTests, FeelError> {
         let source = source.trim();
         check_limits("unary tests", source)?;
-        let outcome = catch_unwind(AssertUnwindSafe(|| parse_unary_tests(source)));
+        let names = names_in(source, names);
+        let outcome = catch_unwind(AssertUnwindSafe(|| parse_unary_tests(source, &names)));
         let parsed = match outcome {
             Ok(result) => result?,
             Err(_) => {
@@ -476,7 +553,7 @@ type ParsedUnaryTests = (
     Box<[(Name, FeelValue)]>,
 );
 
-fn parse_unary_tests(source: &str) -> Result<ParsedUnaryTests, FeelError> {
+fn parse_unary_tests(source: &str, names: &[String]) -> Result<ParsedUnaryTests, FeelError> {
     let anything = || {
         Ok((
             true,
@@ -490,7 +567,7 @@ fn parse_unary_tests(source: &str) -> Result<ParsedUnaryTests, FeelError> {
     if source.is_empty() || source == "-" {
         return anything();
     }
-    let scope = parse_scope(source);
+    let scope = parse_scope(source, names);
     let ast = dsntk_feel_parser::parse_unary_tests(&scope, source, false)
         .map_err(|e| parse_failure("unary tests", source, &e.to_string()))?;
     if ast_depth(&ast) > MAX_AST_DEPTH {
@@ -611,8 +688,8 @@ type Prepared = (
     Box<[(Name, FeelValue)]>,
 );
 
-fn parse_and_prepare(source: &str) -> Result<Prepared, FeelError> {
-    let scope = parse_scope(source);
+fn parse_and_prepare(source: &str, names: &[String]) -> Result<Prepared, FeelError> {
+    let scope = parse_scope(source, names);
     let mut ast = dsntk_feel_parser::parse_expression(&scope, source, false)
         .map_err(|e| parse_failure("expression", source, &e.to_string()))?;
     if ast_depth(&ast) > MAX_AST_DEPTH {
@@ -796,7 +873,7 @@ const MULTI_WORD_FUNCTIONS: &[&str] = &[
 /// parse can be done once at deployment. Exceptions: keywords; `date`, `time`, `duration` when
 /// used as function names (dsntk recognises those only when they are not known names); built-in
 /// type names when the expression has `instance of` or a function definition.
-fn parse_scope(source: &str) -> FeelScope {
+fn parse_scope(source: &str, names: &[String]) -> FeelScope {
     let words = identifier_words(source);
     let typed = source.contains("instance of") || source.contains("function");
     let has_date_and_time = source.contains("date and time");
@@ -814,7 +891,24 @@ fn parse_scope(source: &str) -> FeelScope {
     for name in MULTI_WORD_FUNCTIONS {
         ctx.set_entry(&Name::from(*name), FeelValue::Null(None));
     }
+    // names the caller knows (a DMN model's input data, decisions, business knowledge models,
+    // context entries): with spaces or operators in them (`Full Name`, `Date-Time`)
+    for name in names {
+        ctx.set_entry(&Name::from(name.as_str()), FeelValue::Null(None));
+    }
     FeelScope::from(ctx)
+}
+
+/// The `names` that occur in `source` (the others cannot matter to its parse); whitespace
+/// counts as one space, as FEEL reads names (a name may be broken over lines).
+fn names_in(source: &str, names: &[String]) -> Box<[String]> {
+    let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    let source = words(source);
+    names
+        .iter()
+        .filter(|n| !n.is_empty() && source.contains(&words(n)))
+        .cloned()
+        .collect()
 }
 
 /// dsntk's (FEEL's) name start characters.

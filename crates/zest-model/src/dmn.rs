@@ -21,6 +21,87 @@ pub struct DecisionRequirements {
     pub namespace: String,
     /// The decisions in document order.
     pub decisions: Vec<Decision>,
+    /// The business knowledge models (functions the decisions and each other call by name).
+    pub knowledge: std::sync::Arc<Vec<BusinessKnowledgeModel>>,
+}
+
+/// A business knowledge model: a function of named parameters whose body is a boxed
+/// expression; decisions (and other models) call it by its name.
+#[derive(Debug, Clone)]
+pub struct BusinessKnowledgeModel {
+    pub id: String,
+    /// The name it is called by (`variable/@name`, else `@name`).
+    pub name: String,
+    pub params: Vec<String>,
+    pub body: Boxed,
+}
+
+/// A boxed expression of DMN (a decision's logic, a business knowledge model's body, or a
+/// part of either).
+#[derive(Debug, Clone)]
+pub enum Boxed {
+    Literal(zest_feel::Expression),
+    Table(Box<DecisionTable>),
+    /// Entries in order; each named entry is visible to the ones after it. The result is the
+    /// entry without a name when there is one, else the context of the named entries.
+    Context(Vec<(Option<String>, Boxed)>),
+    /// A call of a business knowledge model (or a function of a context) by name, with named
+    /// arguments.
+    Invocation {
+        function: String,
+        bindings: Vec<(String, Boxed)>,
+    },
+    /// A list of rows, each a context of the columns.
+    Relation {
+        columns: Vec<String>,
+        rows: Vec<Vec<Boxed>>,
+    },
+    List(Vec<Boxed>),
+    /// A function (in a context entry, or a business knowledge model's logic).
+    Function {
+        params: Vec<String>,
+        body: std::sync::Arc<Boxed>,
+    },
+    Conditional {
+        condition: Box<Boxed>,
+        then: Box<Boxed>,
+        otherwise: Box<Boxed>,
+    },
+    /// `filter`: the items of `list` for which `matches` (with `item` bound) is true.
+    Filter {
+        list: Box<Boxed>,
+        matches: Box<Boxed>,
+    },
+    /// `for`, `every`, `some`: `variable` over the items of `list`.
+    Iterate {
+        kind: Iteration,
+        variable: String,
+        list: Box<Boxed>,
+        body: Box<Boxed>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Iteration {
+    For,
+    Every,
+    Some,
+}
+
+impl Boxed {
+    /// Zeebe's `decisionType` of a decision whose logic this is.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Boxed::Literal(_) => "LITERAL_EXPRESSION",
+            Boxed::Table(_) => "DECISION_TABLE",
+            Boxed::Context(_) => "CONTEXT",
+            Boxed::Invocation { .. } => "INVOCATION",
+            Boxed::Relation { .. } => "RELATION",
+            Boxed::List(_) => "LIST",
+            Boxed::Function { .. } => "FUNCTION_DEFINITION",
+            Boxed::Conditional { .. } | Boxed::Filter { .. } | Boxed::Iterate { .. } => "UNKNOWN",
+        }
+    }
 }
 
 /// A decision of a graph.
@@ -44,6 +125,8 @@ pub struct Decision {
 pub enum DecisionLogic {
     Table(DecisionTable),
     Literal(zest_feel::Expression),
+    /// Any other boxed expression: context, invocation, relation, list, ...
+    Boxed(Boxed),
 }
 
 impl DecisionLogic {
@@ -52,6 +135,7 @@ impl DecisionLogic {
         match self {
             DecisionLogic::Table(_) => "DECISION_TABLE",
             DecisionLogic::Literal(_) => "LITERAL_EXPRESSION",
+            DecisionLogic::Boxed(b) => b.type_name(),
         }
     }
 }
@@ -104,6 +188,8 @@ pub struct TableOutput {
     pub label: String,
     /// `outputValues` (for PRIORITY and OUTPUT ORDER): the allowed values, most important first.
     pub priorities: Vec<Value>,
+    /// `defaultOutputEntry`: the output's value when no rule matches.
+    pub default: Option<zest_feel::Expression>,
 }
 
 #[derive(Debug, Clone)]

@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
-use zest_feel::Expression;
+use zest_feel::{Expression, NativeFunction};
 
 use crate::dmn::{
     Aggregation, Decision, DecisionLogic, DecisionRequirements, DecisionTable, EvaluatedDecision,
@@ -58,6 +58,12 @@ impl DecisionRequirements {
                 return Some(fail(vec![record], &failed.id, &reason));
             }
         };
+        let audit = crate::dmn_boxed_eval::Audit::default();
+        let functions = if self.knowledge.is_empty() {
+            Vec::new()
+        } else {
+            crate::dmn_boxed_eval::knowledge_functions(&self.knowledge, &audit)
+        };
         // Decision id -> (its result name, its result).
         let mut results: HashMap<&str, (&str, Value)> = HashMap::new();
         let mut evaluated = Vec::with_capacity(order.len());
@@ -74,7 +80,10 @@ impl DecisionRequirements {
                 }
                 Cow::Owned(scope)
             };
-            let (record, outcome) = evaluate_decision(decision, &scope);
+            let (record, outcome) = evaluate_decision(decision, &scope, &functions);
+            if let Ok(mut calls) = audit.lock() {
+                evaluated.append(&mut calls);
+            }
             evaluated.push(record);
             match outcome {
                 Ok(value) => {
@@ -146,6 +155,7 @@ impl DecisionRequirements {
 fn evaluate_decision(
     decision: &Decision,
     scope: &Variables,
+    functions: &[(String, NativeFunction)],
 ) -> (EvaluatedDecision, Result<Value, String>) {
     let mut record = EvaluatedDecision {
         decision_id: decision.id.clone(),
@@ -156,8 +166,17 @@ fn evaluate_decision(
         matched_rules: Vec::new(),
     };
     let outcome = match &decision.logic {
-        DecisionLogic::Literal(expression) => expression.evaluate(scope).map_err(|e| e.message),
-        DecisionLogic::Table(table) => evaluate_table(table, scope, &mut record),
+        DecisionLogic::Literal(expression) => {
+            evaluate_expression(expression, scope, functions).map_err(|e| e.message)
+        }
+        DecisionLogic::Table(table) => evaluate_table(table, scope, functions, &mut record),
+        DecisionLogic::Boxed(boxed) => {
+            let env = crate::dmn_boxed_eval::Env {
+                vars: scope.clone(),
+                functions: functions.to_vec(),
+            };
+            crate::dmn_boxed_eval::eval(boxed, &env)
+        }
     };
     if let Ok(value) = &outcome {
         record.output = value.clone();
@@ -165,16 +184,31 @@ fn evaluate_decision(
     (record, outcome)
 }
 
+/// An expression with the graph's functions (business knowledge models) in scope, if any.
+fn evaluate_expression(
+    expression: &Expression,
+    scope: &Variables,
+    functions: &[(String, NativeFunction)],
+) -> Result<Value, zest_feel::FeelError> {
+    if functions.is_empty() {
+        expression.evaluate(scope)
+    } else {
+        expression.evaluate_with_functions(scope, functions)
+    }
+}
+
 /// Evaluates a decision table, filling in the record's inputs and matched rules as dmn-scala
 /// reports them: the inputs once all are evaluated, the matched rules once all their outputs are.
-fn evaluate_table(
+pub(crate) fn evaluate_table(
     table: &DecisionTable,
     scope: &Variables,
+    functions: &[(String, NativeFunction)],
     record: &mut EvaluatedDecision,
 ) -> Result<Value, String> {
     let mut input_values = Vec::with_capacity(table.inputs.len());
     for input in &table.inputs {
-        input_values.push(input.expression.evaluate(scope).map_err(|e| e.message)?);
+        input_values
+            .push(evaluate_expression(&input.expression, scope, functions).map_err(|e| e.message)?);
     }
     record.inputs = table
         .inputs
@@ -207,6 +241,18 @@ fn evaluate_table(
         matched.truncate(1);
     }
 
+    if matched.is_empty() && table.outputs.iter().any(|o| o.default.is_some()) {
+        // the default output values (`defaultOutputEntry`) are the result
+        let mut defaults = Vec::with_capacity(table.outputs.len());
+        for output in &table.outputs {
+            let value = match &output.default {
+                Some(e) => evaluate_expression(e, scope, functions).map_err(|e| e.message)?,
+                None => Value::Null,
+            };
+            defaults.push((output.name.as_str(), value));
+        }
+        return Ok(rule_result(&defaults));
+    }
     if matched.is_empty() {
         return Ok(match (table.hit_policy, table.aggregation) {
             (HitPolicy::Collect, Some(Aggregation::Count)) => Value::from(0),
@@ -223,7 +269,7 @@ fn evaluate_table(
         let rule = &table.rules[position];
         let mut outputs = Vec::with_capacity(table.outputs.len());
         for (output, entry) in table.outputs.iter().zip(&rule.output_entries) {
-            let value = entry.evaluate(scope).map_err(|e| e.message)?;
+            let value = evaluate_expression(entry, scope, functions).map_err(|e| e.message)?;
             outputs.push((output.name.as_str(), value));
         }
         rule_outputs.push(outputs);

@@ -1,6 +1,6 @@
 //! DMN XML -> [`DecisionRequirements`]: parsing and deploy-time validation of a decision
-//! requirements graph (what Zeebe's dmn-scala accepts, restricted to decision tables and literal
-//! expressions).
+//! requirements graph (what Zeebe's dmn-scala accepts): decision tables and literal expressions
+//! here, the other boxed expressions and business knowledge models in `dmn_boxed`.
 //!
 //! Elements are matched by local name in the namespace of the root `definitions` element, which
 //! must be one of the DMN 1.1 to 1.5 model namespaces (Camunda Modeler writes DMN 1.3). All FEEL
@@ -35,21 +35,6 @@ const DMN_NAMESPACES: &[&str] = &[
     "https://www.omg.org/spec/DMN/20230324/MODEL/",
 ];
 
-/// Boxed expressions DMN allows as a decision's logic besides decision tables and literal
-/// expressions; reported as unsupported.
-const OTHER_LOGIC: &[&str] = &[
-    "context",
-    "invocation",
-    "relation",
-    "list",
-    "functionDefinition",
-    "conditional",
-    "filter",
-    "for",
-    "every",
-    "some",
-];
-
 /// Parses a DMN resource and returns its decision requirements graph, or every problem found.
 pub fn parse_dmn(resource_name: &str, xml: &[u8]) -> Result<DecisionRequirements, ModelError> {
     let fail = |problems: Vec<Problem>| ModelError {
@@ -63,6 +48,7 @@ pub fn parse_dmn(resource_name: &str, xml: &[u8]) -> Result<DecisionRequirements
         lines: LineIndex::new(text),
         ns: DMN_NAMESPACES[2],
         problems: Vec::new(),
+        names: crate::dmn_boxed::model_names(root),
     };
     let namespace = root.tag_name().namespace().unwrap_or_default();
     let known = DMN_NAMESPACES.iter().find(|ns| **ns == namespace);
@@ -90,6 +76,12 @@ pub fn parse_dmn(resource_name: &str, xml: &[u8]) -> Result<DecisionRequirements
             root,
             "the 'definitions' element has no id (it is the decision requirements id)",
         );
+    }
+    let mut knowledge = Vec::new();
+    for node in ctx.children(root, "businessKnowledgeModel") {
+        if let Some(bkm) = ctx.knowledge_model(node) {
+            knowledge.push(bkm);
+        }
     }
     let mut decisions = Vec::new();
     // Decision id -> the node declaring it first (for duplicate and reference checks).
@@ -130,6 +122,7 @@ pub fn parse_dmn(resource_name: &str, xml: &[u8]) -> Result<DecisionRequirements
             name: attr(root, "name").unwrap_or_default().to_string(),
             namespace: attr(root, "namespace").unwrap_or_default().to_string(),
             decisions,
+            knowledge: std::sync::Arc::new(knowledge),
         })
     } else {
         ctx.problems.sort_by_key(|p| (p.line, p.column));
@@ -137,15 +130,17 @@ pub fn parse_dmn(resource_name: &str, xml: &[u8]) -> Result<DecisionRequirements
     }
 }
 
-struct Ctx<'t> {
+pub(crate) struct Ctx<'t> {
     lines: LineIndex<'t>,
     /// The DMN namespace of the resource (the root element's).
     ns: &'static str,
     problems: Vec<Problem>,
+    /// The model's names that FEEL must read as one name (`dmn_boxed::model_names`).
+    names: Vec<String>,
 }
 
 /// A non-empty (after trimming) attribute.
-fn attr<'a>(node: Node<'a, '_>, name: &str) -> Option<&'a str> {
+pub(crate) fn attr<'a>(node: Node<'a, '_>, name: &str) -> Option<&'a str> {
     node.attribute(name).filter(|v| !v.trim().is_empty())
 }
 
@@ -176,29 +171,42 @@ impl<'t> Ctx<'t> {
         self.lines.line(node)
     }
 
-    fn problem(&mut self, element_id: Option<&str>, node: Node, message: impl Into<String>) {
+    pub(crate) fn problem(
+        &mut self,
+        element_id: Option<&str>,
+        node: Node,
+        message: impl Into<String>,
+    ) {
         let problem = self.lines.problem(element_id, node, message);
         self.problems.push(problem);
     }
 
-    fn is_dmn(&self, node: Node) -> bool {
+    pub(crate) fn is_dmn(&self, node: Node) -> bool {
         node.is_element() && node.tag_name().namespace() == Some(self.ns)
     }
 
     /// The DMN child elements of `node` named `name`.
-    fn children<'a, 'input>(&self, node: Node<'a, 'input>, name: &str) -> Vec<Node<'a, 'input>> {
+    pub(crate) fn children<'a, 'input>(
+        &self,
+        node: Node<'a, 'input>,
+        name: &str,
+    ) -> Vec<Node<'a, 'input>> {
         node.children()
             .filter(|n| self.is_dmn(*n) && n.tag_name().name() == name)
             .collect()
     }
 
-    fn child<'a, 'input>(&self, node: Node<'a, 'input>, name: &str) -> Option<Node<'a, 'input>> {
+    pub(crate) fn child<'a, 'input>(
+        &self,
+        node: Node<'a, 'input>,
+        name: &str,
+    ) -> Option<Node<'a, 'input>> {
         node.children()
             .find(|n| self.is_dmn(*n) && n.tag_name().name() == name)
     }
 
     /// The text of `node`'s `text` child (`None` when there is no such child).
-    fn text_child(&self, node: Node) -> Option<String> {
+    pub(crate) fn text_child(&self, node: Node) -> Option<String> {
         self.child(node, "text").map(text_content)
     }
 
@@ -284,36 +292,18 @@ impl<'t> Ctx<'t> {
                 }
             }
         }
-        for requirement in self.children(node, "knowledgeRequirement") {
-            let target = self
-                .child(requirement, "requiredKnowledge")
-                .and_then(|r| attr(r, "href"))
-                .unwrap_or_default()
-                .to_string();
-            self.problem(
-                Some(&id),
-                requirement,
-                format!(
-                    "decision '{id}' requires the business knowledge model '{target}': business \
-                     knowledge models are not supported (only decision tables and literal expressions)"
-                ),
-            );
-            ok = false;
-        }
-
-        let logic_node = node.children().find(|n| {
-            let name = n.tag_name().name();
-            self.is_dmn(*n)
-                && (matches!(name, "decisionTable" | "literalExpression")
-                    || OTHER_LOGIC.contains(&name))
-        });
+        // knowledgeRequirement: every business knowledge model of the graph is visible to every
+        // decision, as in dmn-scala
+        let logic_node = node
+            .children()
+            .find(|n| self.is_dmn(*n) && crate::dmn_boxed::BOXED.contains(&n.tag_name().name()));
         let logic = match logic_node {
             None => {
                 self.problem(
                     Some(&id),
                     node,
                     format!(
-                        "decision '{id}' has no decision logic (a decision table or a literal expression)"
+                        "decision '{id}' has no decision logic (a decision table, a literal expression or another boxed expression)"
                     ),
                 );
                 None
@@ -321,17 +311,7 @@ impl<'t> Ctx<'t> {
             Some(logic) => match logic.tag_name().name() {
                 "decisionTable" => self.table(&id, logic).map(DecisionLogic::Table),
                 "literalExpression" => self.literal(&id, logic).map(DecisionLogic::Literal),
-                other => {
-                    self.problem(
-                        Some(&id),
-                        logic,
-                        format!(
-                            "decision '{id}' uses the boxed expression '{other}' as its logic, which is not supported \
-                             (only decision tables and literal expressions are)"
-                        ),
-                    );
-                    None
-                }
+                _ => self.boxed(&id, logic).map(DecisionLogic::Boxed),
             },
         };
         let logic = logic?;
@@ -344,7 +324,7 @@ impl<'t> Ctx<'t> {
         })
     }
 
-    fn literal(&mut self, id: &str, node: Node) -> Option<Expression> {
+    pub(crate) fn literal(&mut self, id: &str, node: Node) -> Option<Expression> {
         if !self.check_feel(
             id,
             node,
@@ -361,7 +341,7 @@ impl<'t> Ctx<'t> {
             );
             return None;
         }
-        match Expression::parse(&text) {
+        match Expression::parse_with_names(&text, &self.names) {
             Ok(expression) => Some(expression),
             Err(e) => {
                 self.problem(
@@ -374,7 +354,7 @@ impl<'t> Ctx<'t> {
         }
     }
 
-    fn table(&mut self, id: &str, node: Node) -> Option<DecisionTable> {
+    pub(crate) fn table(&mut self, id: &str, node: Node) -> Option<DecisionTable> {
         let problems_before = self.problems.len();
         let hit_policy = match node.attribute("hitPolicy").map(str::trim) {
             None | Some("UNIQUE") => HitPolicy::Unique,
@@ -450,7 +430,7 @@ impl<'t> Ctx<'t> {
                 self.problem(Some(id), expression_node, format!("{what} is empty"));
                 continue;
             }
-            match Expression::parse(&text) {
+            match Expression::parse_with_names(&text, &self.names) {
                 Ok(expression) => {
                     let name = attr(input, "label")
                         .map_or_else(|| expression.source().to_string(), str::to_string);
@@ -511,11 +491,29 @@ impl<'t> Ctx<'t> {
                 .and_then(|values| self.text_child(values))
                 .map(|text| output_values(&text))
                 .unwrap_or_default();
+            let default = match self.child(*output, "defaultOutputEntry") {
+                Some(entry) => {
+                    let text = self.text_child(entry).unwrap_or_default();
+                    match Expression::parse_with_names(&text, &self.names) {
+                        Ok(e) => Some(e),
+                        Err(e) => {
+                            self.problem(
+                                Some(id),
+                                entry,
+                                format!("the default output of '{output_id}' of decision '{id}' is not valid FEEL: {e}"),
+                            );
+                            None
+                        }
+                    }
+                }
+                None => None,
+            };
             outputs.push(TableOutput {
                 id: output_id,
                 name,
                 label,
                 priorities,
+                default,
             });
         }
 
@@ -562,7 +560,7 @@ impl<'t> Ctx<'t> {
                     input_entries.push(None);
                     continue;
                 }
-                match UnaryTests::parse(text) {
+                match UnaryTests::parse_with_names(text, &self.names) {
                     Ok(tests) => input_entries.push(Some(tests)),
                     Err(e) => {
                         self.problem(Some(id), *entry, format!("{what} is not valid FEEL: {e}"))
@@ -581,7 +579,7 @@ impl<'t> Ctx<'t> {
                 } else {
                     text.as_str()
                 };
-                match Expression::parse(text) {
+                match Expression::parse_with_names(text, &self.names) {
                     Ok(expression) => output_entries.push(expression),
                     Err(e) => {
                         self.problem(Some(id), *entry, format!("{what} is not valid FEEL: {e}"))

@@ -2,6 +2,8 @@
 //! executable graph the engine runs. Pure: no I/O, no clock.
 
 pub mod dmn;
+mod dmn_boxed;
+mod dmn_boxed_eval;
 mod dmn_eval;
 mod dmn_parse;
 mod model;
