@@ -110,8 +110,23 @@ pub(crate) fn rewrite(
                 AstNode::NamedParameters(p) => Some(p.len()),
                 _ => None,
             };
+            // named arguments with other names (`get value(m: .., key: ..)`, the DMN
+            // signature) are the standard function's, dsntk's
+            let names_match = |e: &Extension| match &**params {
+                AstNode::NamedParameters(p) => p.iter().all(|arg| match arg {
+                    AstNode::NamedParameter(n, _) => match &**n {
+                        AstNode::ParameterName(n) => e.params.contains(&n.to_string().as_str()),
+                        _ => false,
+                    },
+                    _ => false,
+                }),
+                _ => true,
+            };
             if !bound.contains(name) {
-                if let Some(e) = arity.and_then(|a| find(&text, Some(a))) {
+                if let Some(e) = arity
+                    .and_then(|a| find(&text, Some(a)))
+                    .filter(|e| names_match(e))
+                {
                     let internal = internal_name(e.name, e.params.len());
                     **callee = AstNode::Name(Name::from(internal.as_str()));
                     if !used.contains(&internal) {

@@ -45,6 +45,17 @@ pub(crate) fn json_to_feel(value: &Value) -> FeelValue {
 
 /// FEEL -> JSON. On failure returns a description of what could not be converted.
 pub(crate) fn feel_to_json(value: &FeelValue) -> Result<Value, String> {
+    to_json(value, false)
+}
+
+/// FEEL -> JSON, leaving out the entries of contexts that are functions (a DMN context that
+/// defines functions for its other entries).
+pub(crate) fn feel_to_json_without_functions(value: &FeelValue) -> Result<Value, String> {
+    to_json(value, true)
+}
+
+fn to_json(value: &FeelValue, skip_functions: bool) -> Result<Value, String> {
+    let feel_to_json = |v: &FeelValue| to_json(v, skip_functions);
     Ok(match value {
         FeelValue::Null(_) => Value::Null,
         FeelValue::Boolean(b) => Value::Bool(*b),
@@ -56,6 +67,9 @@ pub(crate) fn feel_to_json(value: &FeelValue) -> Result<Value, String> {
         FeelValue::Context(ctx) => {
             let mut map = Map::with_capacity(ctx.len());
             for (name, value) in ctx.iter() {
+                if skip_functions && matches!(value, FeelValue::FunctionDefinition(..)) {
+                    continue;
+                }
                 map.insert(name.to_string(), feel_to_json(value)?);
             }
             Value::Object(map)

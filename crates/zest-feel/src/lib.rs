@@ -1,5 +1,5 @@
 //! FEEL adapter: the one place where Zest talks to dsntk. Everything above sees JSON values in and
-//! out; dsntk types never leak.
+//! out (or the opaque [`Val`]); dsntk types never leak.
 //!
 //! The FEEL work (lexing, parsing, evaluation, built-in functions, temporal arithmetic) is done by
 //! the dsntk crates (`dsntk-feel`, `dsntk-feel-parser`, `dsntk-feel-evaluator`, all 0.3.0). This
@@ -21,14 +21,17 @@
 //! - `UnaryTests::parse(source)` parses FEEL unary tests (a DMN decision table's input entry) and
 //!   `UnaryTests::matches(&input, &vars)` says whether an input value passes them (FEEL-scala's
 //!   matching rules on top of dsntk's `in` operator, see [`UnaryTests`]).
+//! - `Expression::evaluate_val` / `UnaryTests::matches_val` work on [`Val`], FEEL values that
+//!   stay FEEL values (DMN passes them between decisions, context entries and business
+//!   knowledge models, which are [`NativeFunction`]s); see `typed.rs`.
 
 mod builtins;
 mod convert;
-mod functions;
+mod typed;
 mod warnings;
 
 use convert::{feel_to_json, json_to_feel};
-pub use functions::NativeFunction;
+pub use typed::{NativeBody, NativeFunction, Val};
 use warnings::Warnings;
 
 use dsntk_feel::context::FeelContext;
@@ -236,26 +239,12 @@ impl Expression {
         &self,
         vars: &Map<String, Value>,
     ) -> Result<(Value, Option<String>), FeelError> {
-        self.evaluate_in(vars, &[])
+        self.evaluate_in(vars)
     }
 
-    /// Like [`Expression::evaluate`], with functions the caller implements (a DMN model's
-    /// business knowledge models) callable by name.
-    pub fn evaluate_with_functions(
-        &self,
-        vars: &Map<String, Value>,
-        functions: &[(String, NativeFunction)],
-    ) -> Result<Value, FeelError> {
-        self.evaluate_in(vars, functions).map(|(value, _)| value)
-    }
-
-    fn evaluate_in(
-        &self,
-        vars: &Map<String, Value>,
-        functions: &[(String, NativeFunction)],
-    ) -> Result<(Value, Option<String>), FeelError> {
+    fn evaluate_in(&self, vars: &Map<String, Value>) -> Result<(Value, Option<String>), FeelError> {
         let outcome = catch_unwind(AssertUnwindSafe(|| {
-            let result = self.evaluate_raw(vars, functions);
+            let result = (self.inner.evaluator)(&FeelScope::from(self.variables_context(vars)));
             self.result_to_json(result)
         }));
         match outcome {
@@ -265,41 +254,6 @@ impl Expression {
                 self.source()
             ))),
         }
-    }
-
-    /// The FEEL value of the expression, with `functions` in scope.
-    fn evaluate_raw(
-        &self,
-        vars: &Map<String, Value>,
-        functions: &[(String, NativeFunction)],
-    ) -> FeelValue {
-        let mut ctx = self.variables_context(vars);
-        for (name, function) in functions {
-            ctx.set_entry(&Name::from(name.as_str()), function.feel_value());
-        }
-        (self.inner.evaluator)(&FeelScope::from(ctx))
-    }
-
-    /// Evaluates an expression whose value is a function (`function(a, b) a + b`, as a DMN
-    /// context entry defines one): the function, callable as a [`NativeFunction`].
-    pub fn evaluate_function(
-        &self,
-        vars: &Map<String, Value>,
-        functions: &[(String, NativeFunction)],
-    ) -> Result<NativeFunction, FeelError> {
-        let value = catch_unwind(AssertUnwindSafe(|| self.evaluate_raw(vars, functions)))
-            .map_err(|_| {
-                FeelError::new(format!(
-                    "failed to evaluate expression '{}': internal FEEL error (the FEEL library panicked)",
-                    self.source()
-                ))
-            })?;
-        NativeFunction::from_feel(value).ok_or_else(|| {
-            FeelError::new(format!(
-                "failed to evaluate expression '{}': its value is not a function",
-                self.source()
-            ))
-        })
     }
 
     /// Builds the FEEL context holding the variables the expression refers to.
@@ -462,7 +416,9 @@ impl UnaryTests {
         if self.inner.any {
             return Ok(true);
         }
-        let outcome = catch_unwind(AssertUnwindSafe(|| self.matches_unguarded(input, vars)));
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            self.matches_in(json_to_feel(input), vars, |ctx| ctx)
+        }));
         outcome.map_err(|_| {
             FeelError::new(format!(
                 "failed to evaluate unary tests '{}': internal FEEL error (the FEEL library panicked)",
@@ -471,9 +427,18 @@ impl UnaryTests {
         })
     }
 
-    fn matches_unguarded(&self, input: &Value, vars: &Map<String, Value>) -> bool {
-        let input = json_to_feel(input);
-        let mut ctx = variables_context(&self.inner.names, &self.inner.access, vars);
+    /// The matching itself; `extra` adds to the context of the variables.
+    fn matches_in(
+        &self,
+        input: FeelValue,
+        vars: &Map<String, Value>,
+        extra: impl FnOnce(FeelContext) -> FeelContext,
+    ) -> bool {
+        let mut ctx = extra(variables_context(
+            &self.inner.names,
+            &self.inner.access,
+            vars,
+        ));
         for (name, function) in self.inner.extensions.iter() {
             ctx.set_entry(name, function.clone());
         }
@@ -812,6 +777,8 @@ const KEYWORDS: &[&str] = &[
 /// function parameters, so they are withheld when the expression contains such constructs.
 const TYPE_NAMES: &[&str] = &[
     "Any", "Null", "boolean", "number", "string", "date", "time", "context", "list", "range",
+    // `days and time duration`, `years and months duration`
+    "days", "years", "months", "duration",
 ];
 
 /// Multi-word function names (dsntk's built-ins, minus `date and time`, plus some Camunda
@@ -875,12 +842,16 @@ const MULTI_WORD_FUNCTIONS: &[&str] = &[
 /// type names when the expression has `instance of` or a function definition.
 fn parse_scope(source: &str, names: &[String]) -> FeelScope {
     let words = identifier_words(source);
-    let typed = source.contains("instance of") || source.contains("function");
+    let typed = source.contains("function");
+    let only_types = words_only_in_instance_of(source);
     let has_date_and_time = source.contains("date and time");
     let mut ctx = FeelContext::default();
     for (word, called) in &words {
         let word = word.as_str();
-        if KEYWORDS.contains(&word) || (typed && TYPE_NAMES.contains(&word)) {
+        if KEYWORDS.contains(&word)
+            || (typed && TYPE_NAMES.contains(&word))
+            || only_types.contains(word)
+        {
             continue;
         }
         if matches!(word, "date" | "time" | "duration") && (*called || has_date_and_time) {
@@ -888,7 +859,12 @@ fn parse_scope(source: &str, names: &[String]) -> FeelScope {
         }
         ctx.set_entry(&Name::from(word), FeelValue::Null(None));
     }
+    // the type `years and months duration` is not the function of that name
+    let ym_type = only_types.contains("months");
     for name in MULTI_WORD_FUNCTIONS {
+        if ym_type && *name == "years and months duration" {
+            continue;
+        }
         ctx.set_entry(&Name::from(*name), FeelValue::Null(None));
     }
     // names the caller knows (a DMN model's input data, decisions, business knowledge models,
@@ -956,6 +932,61 @@ fn identifier_words(source: &str) -> HashMap<String, bool> {
         *words.entry(word).or_default() |= called;
     }
     words
+}
+
+/// The words that occur only in the type of an `instance of` (`x instance of days and time
+/// duration`): offered to the lexer as names they would spoil the type, while a word that is
+/// also a variable (`days > 3 and days instance of number`) must stay a name.
+fn words_only_in_instance_of(source: &str) -> HashSet<String> {
+    const TYPES: &[&str] = &[
+        "days and time duration",
+        "years and months duration",
+        "date and time",
+    ];
+    if !source.contains("instance") {
+        return HashSet::new();
+    }
+    // the source with each type of an `instance of` blanked out, and the words of those types
+    let mut rest = source.to_string();
+    let mut only = HashSet::new();
+    let mut from = 0;
+    while let Some(at) = rest[from..].find("instance of") {
+        let start = from + at + "instance of".len();
+        let text = &rest[start..];
+        let skipped = text.len() - text.trim_start().len();
+        let text = text.trim_start();
+        let mut len = TYPES.iter().find(|t| text.starts_with(*t)).map_or_else(
+            || {
+                text.find(|c: char| !is_name_part_char(c))
+                    .unwrap_or(text.len())
+            },
+            |t| t.len(),
+        );
+        // generics: `list<number>`, `context<a: string>`, `function<number>->number`
+        if text[len..].trim_start().starts_with('<') {
+            let mut depth = 0;
+            for (i, c) in text.char_indices().skip(len) {
+                match c {
+                    '<' => depth += 1,
+                    '>' if depth > 0 => {
+                        depth -= 1;
+                        if depth == 0 {
+                            len = i + 1;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let (a, b) = (start + skipped, start + skipped + len);
+        only.extend(identifier_words(&rest[a..b]).into_keys());
+        rest.replace_range(a..b, &" ".repeat(b - a));
+        from = b;
+    }
+    let elsewhere = identifier_words(&rest);
+    only.retain(|w| !elsewhere.contains_key(w));
+    only
 }
 
 /// Depth of the AST (iterative, so that measuring cannot overflow the stack).

@@ -1016,3 +1016,37 @@ fn only_the_read_parts_of_variables_are_converted() {
     assert!(t.matches(&json!(3), &limits).unwrap());
     assert!(!t.matches(&json!(5), &limits).unwrap());
 }
+
+#[test]
+fn duration_types_and_standard_named_arguments() {
+    assert_eq!(
+        eval0("@\"P10D\" instance of days and time duration"),
+        json!(true)
+    );
+    assert_eq!(
+        eval0("@\"P1Y\" instance of years and months duration"),
+        json!(true)
+    );
+    assert_eq!(
+        eval0("@\"P1Y\" instance of days and time duration"),
+        json!(false)
+    );
+    // a variable named like a word of a type still reads as the variable
+    assert_eq!(
+        eval("days > 3 and days instance of number", json!({"days": 5})),
+        json!(true)
+    );
+    // the DMN names of the parameters reach the standard function, Camunda's its extension
+    assert_eq!(
+        eval0("get value(key: \"a\", m: {a: \"foo\"})"),
+        json!("foo")
+    );
+    assert_eq!(
+        eval0("get value(context: {a: \"foo\"}, key: \"a\")"),
+        json!("foo")
+    );
+    assert_eq!(
+        eval0("date and time(date: date(\"2017-01-01\"), time: time(\"23:59:01\"))"),
+        json!("2017-01-01T23:59:01")
+    );
+}

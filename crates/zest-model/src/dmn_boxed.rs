@@ -51,10 +51,21 @@ pub(crate) fn model_names(root: Node) -> Vec<String> {
         .filter_map(|n| attr(n, "name"))
         .map(|n| n.trim().to_string())
         .filter(|n| n.contains(|c: char| !(c.is_alphanumeric() || c == '_')))
+        // `Person.Name` reads as a path, and a parameter of that name is bound as one
+        // (dmn_boxed_eval::bind)
+        .filter(|n| !n.split('.').all(is_plain_word))
         .collect();
     names.sort();
     names.dedup();
     names
+}
+
+/// A name of letters, digits and underscores (not starting with a digit).
+fn is_plain_word(w: &str) -> bool {
+    w.chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
+        && w.chars().all(|c| c.is_alphanumeric() || c == '_')
 }
 
 impl Ctx<'_> {

@@ -1,15 +1,17 @@
 //! Evaluation of boxed expressions and business knowledge models (see `dmn_boxed`). Values
-//! are JSON, as everywhere in Zest; business knowledge models, and functions defined in
-//! contexts, are FEEL functions (`zest_feel::NativeFunction`) whose bodies are evaluated here.
-//! Calls nest at most [`MAX_DEPTH`] deep, so a model that calls itself cannot exhaust the stack.
-//! Each call of a business knowledge model that returns is reported, as dmn-scala's audit log
-//! does (Zeebe lists them among the evaluated decisions, before the decision that called them).
+//! stay FEEL values ([`Val`]) from one entry, decision or call to the next, as in dmn-scala (a
+//! date stays a date); they become JSON only in records and results. Business knowledge models,
+//! and functions defined in contexts, are FEEL functions (`zest_feel::NativeFunction`) whose
+//! bodies are evaluated here. Calls nest at most [`MAX_DEPTH`] deep, so a model that calls
+//! itself cannot exhaust the stack. Each call of a business knowledge model that returns is
+//! reported, as dmn-scala's audit log does (Zeebe lists them among the evaluated decisions,
+//! before the decision that called them).
 
 use std::cell::Cell;
 use std::sync::{Arc, Mutex};
 
-use serde_json::{Map, Value};
-use zest_feel::NativeFunction;
+use serde_json::Value;
+use zest_feel::{NativeFunction, Val};
 
 use crate::dmn::{Boxed, BusinessKnowledgeModel, EvaluatedDecision, Iteration, Variables};
 
@@ -20,20 +22,26 @@ thread_local! {
     static DEPTH: Cell<u32> = const { Cell::new(0) };
 }
 
-/// What an expression sees: variables, and functions by name.
-#[derive(Clone, Default)]
-pub(crate) struct Env {
-    pub vars: Variables,
-    pub functions: Vec<(String, NativeFunction)>,
+/// What an expression sees: the variables (JSON, as the process has them), and over them the
+/// FEEL values bound by the model (required decisions' results, context entries, parameters,
+/// iteration items, functions), a later binding winning.
+#[derive(Clone)]
+pub(crate) struct Env<'a> {
+    pub vars: &'a Variables,
+    pub typed: Vec<(String, Val)>,
 }
 
-impl Env {
-    fn function(&self, name: &str) -> Option<&NativeFunction> {
-        self.functions
+impl Env<'_> {
+    fn lookup(&self, name: &str) -> Option<&Val> {
+        self.typed
             .iter()
             .rev()
             .find(|(n, _)| n == name)
-            .map(|(_, f)| f)
+            .map(|(_, v)| v)
+    }
+
+    fn bind(&mut self, name: &str, value: Val) {
+        self.typed.push((name.to_string(), value));
     }
 }
 
@@ -45,17 +53,19 @@ pub(crate) type Audit = Arc<Mutex<Vec<EvaluatedDecision>>>;
 pub(crate) fn knowledge_functions(
     knowledge: &Arc<Vec<BusinessKnowledgeModel>>,
     audit: &Audit,
-) -> Vec<(String, NativeFunction)> {
+) -> Vec<(String, Val)> {
     (0..knowledge.len())
         .map(|i| {
             let (all, audit) = (knowledge.clone(), audit.clone());
             let bkm = &knowledge[i];
-            let body = move |args: &Map<String, Value>| {
-                let env = Env {
-                    vars: args.clone(),
-                    functions: knowledge_functions(&all, &audit),
-                };
+            let body = move |args: &[Val]| {
                 let bkm = &all[i];
+                let none = Variables::new();
+                let mut env = Env {
+                    vars: &none,
+                    typed: knowledge_functions(&all, &audit),
+                };
+                bind_params(&mut env, &bkm.params, args);
                 let mut record = EvaluatedDecision {
                     decision_id: bkm.id.clone(),
                     decision_name: bkm.name.clone(),
@@ -65,30 +75,49 @@ pub(crate) fn knowledge_functions(
                     matched_rules: Vec::new(),
                 };
                 let value = nested(|| match &bkm.body {
-                    Boxed::Table(t) => {
-                        crate::dmn_eval::evaluate_table(t, &env.vars, &env.functions, &mut record)
-                    }
+                    Boxed::Table(t) => crate::dmn_eval::evaluate_table(t, &env, &mut record),
                     body => eval(body, &env),
                 })?;
-                record.output = value.clone();
+                let json = value.to_json_without_functions().unwrap_or(Value::Null);
+                record.output = bkm.body.json_order(json);
                 if let Ok(mut audit) = audit.lock() {
                     audit.push(record);
                 }
                 Ok(value)
             };
-            (
-                bkm.name.clone(),
-                NativeFunction {
-                    params: bkm.params.clone(),
-                    body: Arc::new(body),
-                },
-            )
+            let function = NativeFunction {
+                params: bkm.params.clone(),
+                body: Arc::new(body),
+            };
+            (bkm.name.clone(), Val::from(function))
         })
         .collect()
 }
 
+/// Binds the arguments of a call to its parameters. A parameter whose name has dots
+/// (`Person.Name`, as modelers write them) is also reachable as the path it reads like, as in
+/// FEEL-scala: the body's `Person.Name` finds it.
+fn bind_params(env: &mut Env, params: &[String], args: &[Val]) {
+    let mut paths: Vec<(String, Vec<(String, Val)>)> = Vec::new();
+    for (param, arg) in params.iter().zip(args) {
+        env.bind(param, arg.clone());
+        if let Some((head, rest)) = param.split_once('.') {
+            let (head, rest) = (head.trim(), rest.trim());
+            match paths.iter_mut().find(|(h, _)| h == head) {
+                Some((_, entries)) => entries.push((rest.to_string(), arg.clone())),
+                None => paths.push((head.to_string(), vec![(rest.to_string(), arg.clone())])),
+            }
+        }
+    }
+    for (head, entries) in paths {
+        if env.lookup(&head).is_none() {
+            env.bind(&head, Val::context(entries));
+        }
+    }
+}
+
 /// Runs a nested call, refused beyond [`MAX_DEPTH`].
-fn nested(call: impl FnOnce() -> Result<Value, String>) -> Result<Value, String> {
+fn nested(call: impl FnOnce() -> Result<Val, String>) -> Result<Val, String> {
     let depth = DEPTH.with(|d| d.get());
     if depth >= MAX_DEPTH {
         return Err(format!(
@@ -102,31 +131,26 @@ fn nested(call: impl FnOnce() -> Result<Value, String>) -> Result<Value, String>
 }
 
 /// A function defined by a boxed function definition, closed over `env`.
-fn closure(params: &[String], body: &Arc<Boxed>, env: &Env) -> NativeFunction {
-    let (body, outer) = (body.clone(), env.clone());
-    NativeFunction {
+fn closure(params: &[String], body: &Arc<Boxed>, env: &Env) -> Val {
+    let (body, vars, typed) = (body.clone(), Arc::new(env.vars.clone()), env.typed.clone());
+    let names = params.to_vec();
+    Val::from(NativeFunction {
         params: params.to_vec(),
-        body: Arc::new(move |args: &Map<String, Value>| {
-            let mut env = outer.clone();
-            for (k, v) in args {
-                env.vars.insert(k.clone(), v.clone());
-            }
+        body: Arc::new(move |args: &[Val]| {
+            let mut env = Env {
+                vars: &vars,
+                typed: typed.clone(),
+            };
+            bind_params(&mut env, &names, args);
             nested(|| eval(&body, &env))
         }),
-    }
+    })
 }
 
 /// Evaluates a boxed expression.
-pub(crate) fn eval(b: &Boxed, env: &Env) -> Result<Value, String> {
+pub(crate) fn eval(b: &Boxed, env: &Env) -> Result<Val, String> {
     match b {
-        Boxed::Literal(e) => {
-            let result = if env.functions.is_empty() {
-                e.evaluate(&env.vars)
-            } else {
-                e.evaluate_with_functions(&env.vars, &env.functions)
-            };
-            result.map_err(|e| e.message)
-        }
+        Boxed::Literal(e) => e.evaluate_val(env.vars, &env.typed).map_err(|e| e.message),
         Boxed::Table(t) => {
             let mut scratch = EvaluatedDecision {
                 decision_id: String::new(),
@@ -136,61 +160,62 @@ pub(crate) fn eval(b: &Boxed, env: &Env) -> Result<Value, String> {
                 inputs: Vec::new(),
                 matched_rules: Vec::new(),
             };
-            crate::dmn_eval::evaluate_table(t, &env.vars, &env.functions, &mut scratch)
+            crate::dmn_eval::evaluate_table(t, env, &mut scratch)
         }
         Boxed::Context(entries) => context(entries, env),
         Boxed::Invocation { function, bindings } => {
-            let Some(f) = env.function(function) else {
+            let Some(f) = env.lookup(function).filter(|f| f.is_function()) else {
                 return Err(format!(
                     "no business knowledge model or function named '{function}'"
                 ));
             };
-            let mut args = Map::new();
+            let mut args = Vec::with_capacity(bindings.len());
             for (param, value) in bindings {
-                args.insert(param.clone(), eval(value, env)?);
+                args.push((param.clone(), eval(value, env)?));
             }
-            (f.body)(&args)
+            f.call(&args)
         }
         Boxed::Relation { columns, rows } => {
             let mut out = Vec::with_capacity(rows.len());
             for row in rows {
-                let mut item = Map::new();
+                let mut item = Vec::with_capacity(columns.len());
                 for (column, cell) in columns.iter().zip(row) {
-                    item.insert(column.clone(), eval(cell, env)?);
+                    item.push((column.clone(), eval(cell, env)?));
                 }
-                out.push(Value::Object(item));
+                out.push(Val::context(item));
             }
-            Ok(Value::Array(out))
+            Ok(Val::list(out))
         }
         Boxed::List(items) => items
             .iter()
             .map(|i| eval(i, env))
             .collect::<Result<Vec<_>, _>>()
-            .map(Value::Array),
-        Boxed::Function { .. } => Err("the result is a function, which has no value".into()),
+            .map(Val::list),
+        Boxed::Function { params, body } => Ok(closure(params, body, env)),
         Boxed::Conditional {
             condition,
             then,
             otherwise,
-        } => match eval(condition, env)? {
-            Value::Bool(true) => eval(then, env),
-            _ => eval(otherwise, env),
-        },
+        } => {
+            if eval(condition, env)?.is_true() {
+                eval(then, env)
+            } else {
+                eval(otherwise, env)
+            }
+        }
         Boxed::Filter { list, matches } => {
             let mut out = Vec::new();
-            for item in items_of(eval(list, env)?) {
+            for item in eval(list, env)?.into_items() {
                 let mut inner = env.clone();
-                if let Value::Object(fields) = &item {
-                    for (k, v) in fields {
-                        inner.vars.insert(k.clone(), v.clone());
-                    }
+                for (k, v) in item.entries() {
+                    inner.bind(&k, v);
                 }
-                inner.vars.insert("item".into(), item.clone());
-                if eval(matches, &inner)? == Value::Bool(true) {
+                inner.bind("item", item.clone());
+                if eval(matches, &inner)?.is_true() {
                     out.push(item);
                 }
             }
-            Ok(Value::Array(out))
+            Ok(Val::list(out))
         }
         Boxed::Iterate {
             kind,
@@ -199,58 +224,34 @@ pub(crate) fn eval(b: &Boxed, env: &Env) -> Result<Value, String> {
             body,
         } => {
             let mut results = Vec::new();
-            for item in items_of(eval(list, env)?) {
+            for item in eval(list, env)?.into_items() {
                 let mut inner = env.clone();
-                inner.vars.insert(variable.clone(), item);
+                inner.bind(variable, item);
                 results.push(eval(body, &inner)?);
             }
             Ok(match kind {
-                Iteration::For => Value::Array(results),
-                Iteration::Every => Value::Bool(results.iter().all(|r| *r == Value::Bool(true))),
-                Iteration::Some => Value::Bool(results.iter().any(|r| *r == Value::Bool(true))),
+                Iteration::For => Val::list(results),
+                Iteration::Every => Val::from_json(&Value::Bool(results.iter().all(Val::is_true))),
+                Iteration::Some => Val::from_json(&Value::Bool(results.iter().any(Val::is_true))),
             })
         }
     }
 }
 
-/// A list's items; any other value is a list of itself (FEEL's singleton lists).
-fn items_of(value: Value) -> Vec<Value> {
-    match value {
-        Value::Array(items) => items,
-        Value::Null => Vec::new(),
-        other => vec![other],
-    }
-}
-
-/// A context: each named entry visible to the ones after it (a function entry as a function);
-/// the unnamed entry, if any, is the result, else the context of the named entries.
-fn context(entries: &[(Option<String>, Boxed)], env: &Env) -> Result<Value, String> {
+/// A context: each named entry visible to the ones after it; the unnamed entry, if any, is the
+/// result, else the context of the named entries.
+fn context(entries: &[(Option<String>, Boxed)], env: &Env) -> Result<Val, String> {
     let mut inner = env.clone();
-    let mut out = Map::new();
+    let mut out = Vec::with_capacity(entries.len());
     for (name, value) in entries {
-        if let (Some(name), Boxed::Function { params, body }) = (name, value) {
-            let f = closure(params, body, &inner);
-            inner.functions.push((name.clone(), f));
-            continue;
-        }
-        // a literal entry that is a FEEL function (`function(a, b) a + b`)
-        if let (Some(name), Boxed::Literal(e)) = (name, value) {
-            if e.source().starts_with("function") {
-                let f = e
-                    .evaluate_function(&inner.vars, &inner.functions)
-                    .map_err(|e| e.message)?;
-                inner.functions.push((name.clone(), f));
-                continue;
-            }
-        }
         let v = eval(value, &inner)?;
         match name {
             Some(name) => {
-                inner.vars.insert(name.clone(), v.clone());
-                out.insert(name.clone(), v);
+                inner.bind(name, v.clone());
+                out.push((name.clone(), v));
             }
             None => return Ok(v),
         }
     }
-    Ok(Value::Object(out))
+    Ok(Val::context(out))
 }

@@ -13,12 +13,13 @@
 //!   are evaluated and the hit policy combines them. Texts of failures (UNIQUE / ANY violations)
 //!   print values the way Scala does (`List(Map(tier -> "medium"), ...)`), as Zeebe's do.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
-use zest_feel::{Expression, NativeFunction};
+use zest_feel::{Expression, Val};
+
+use crate::dmn_boxed_eval::{Audit, Env};
 
 use crate::dmn::{
     Aggregation, Decision, DecisionLogic, DecisionRequirements, DecisionTable, EvaluatedDecision,
@@ -58,29 +59,27 @@ impl DecisionRequirements {
                 return Some(fail(vec![record], &failed.id, &reason));
             }
         };
-        let audit = crate::dmn_boxed_eval::Audit::default();
+        let audit = Audit::default();
         let functions = if self.knowledge.is_empty() {
             Vec::new()
         } else {
             crate::dmn_boxed_eval::knowledge_functions(&self.knowledge, &audit)
         };
         // Decision id -> (its result name, its result).
-        let mut results: HashMap<&str, (&str, Value)> = HashMap::new();
+        let mut results: HashMap<&str, (&str, Val)> = HashMap::new();
         let mut evaluated = Vec::with_capacity(order.len());
         for decision in order {
-            let scope: Cow<Variables> = if decision.required.is_empty() {
-                Cow::Borrowed(vars)
-            } else {
-                let mut scope = vars.clone();
-                for required in &decision.required {
-                    // Always present: the order puts required decisions first.
-                    if let Some((name, value)) = results.get(required.as_str()) {
-                        scope.insert(name.to_string(), value.clone());
-                    }
-                }
-                Cow::Owned(scope)
+            let mut env = Env {
+                vars,
+                typed: functions.clone(),
             };
-            let (record, outcome) = evaluate_decision(decision, &scope, &functions);
+            for required in &decision.required {
+                // Always present: the order puts required decisions first.
+                if let Some((name, value)) = results.get(required.as_str()) {
+                    env.typed.push((name.to_string(), value.clone()));
+                }
+            }
+            let (record, outcome) = evaluate_decision(decision, &env);
             if let Ok(mut calls) = audit.lock() {
                 evaluated.append(&mut calls);
             }
@@ -92,9 +91,16 @@ impl DecisionRequirements {
                 Err(reason) => return Some(fail(evaluated, &decision.id, &reason)),
             }
         }
-        let result = results
-            .remove(decision_id)
-            .map_or(Value::Null, |(_, value)| value);
+        let result = match results.remove(decision_id) {
+            Some((_, value)) => match value.to_json_without_functions() {
+                Ok(_) => target.logic.json_of(&value),
+                Err(what) => {
+                    let reason = format!("its result {what} cannot be represented as JSON");
+                    return Some(fail(evaluated, decision_id, &reason));
+                }
+            },
+            None => Value::Null,
+        };
         Some(Evaluation {
             evaluated,
             result: Ok(result),
@@ -150,13 +156,9 @@ impl DecisionRequirements {
     }
 }
 
-/// Evaluates one decision with its scope (variables plus required results): its report and its
-/// result or the reason it failed.
-fn evaluate_decision(
-    decision: &Decision,
-    scope: &Variables,
-    functions: &[(String, NativeFunction)],
-) -> (EvaluatedDecision, Result<Value, String>) {
+/// Evaluates one decision in its environment (variables, required results, functions): its
+/// report and its result or the reason it failed.
+fn evaluate_decision(decision: &Decision, env: &Env) -> (EvaluatedDecision, Result<Val, String>) {
     let mut record = EvaluatedDecision {
         decision_id: decision.id.clone(),
         decision_name: decision.name.clone(),
@@ -166,34 +168,104 @@ fn evaluate_decision(
         matched_rules: Vec::new(),
     };
     let outcome = match &decision.logic {
-        DecisionLogic::Literal(expression) => {
-            evaluate_expression(expression, scope, functions).map_err(|e| e.message)
-        }
-        DecisionLogic::Table(table) => evaluate_table(table, scope, functions, &mut record),
-        DecisionLogic::Boxed(boxed) => {
-            let env = crate::dmn_boxed_eval::Env {
-                vars: scope.clone(),
-                functions: functions.to_vec(),
-            };
-            crate::dmn_boxed_eval::eval(boxed, &env)
-        }
+        DecisionLogic::Literal(expression) => evaluate_expression(expression, env),
+        DecisionLogic::Table(table) => evaluate_table(table, env, &mut record),
+        DecisionLogic::Boxed(boxed) => crate::dmn_boxed_eval::eval(boxed, env),
     };
     if let Ok(value) = &outcome {
-        record.output = value.clone();
+        record.output = decision.logic.json_of(value);
     }
     (record, outcome)
 }
 
-/// An expression with the graph's functions (business knowledge models) in scope, if any.
-fn evaluate_expression(
-    expression: &Expression,
-    scope: &Variables,
-    functions: &[(String, NativeFunction)],
-) -> Result<Value, zest_feel::FeelError> {
-    if functions.is_empty() {
-        expression.evaluate(scope)
-    } else {
-        expression.evaluate_with_functions(scope, functions)
+impl DecisionLogic {
+    /// A result of this logic as JSON (null when it has none), its context keys in the order
+    /// the model gives them (table outputs, context entries, relation columns), as dmn-scala
+    /// writes them: FEEL contexts have no order of their own.
+    pub(crate) fn json_of(&self, value: &Val) -> Value {
+        let json = value.to_json_without_functions().unwrap_or(Value::Null);
+        match self {
+            DecisionLogic::Table(t) => in_order(json, t.outputs.iter().map(|o| o.name.as_str())),
+            DecisionLogic::Literal(_) => json,
+            DecisionLogic::Boxed(b) => b.json_order(json),
+        }
+    }
+}
+
+impl crate::dmn::Boxed {
+    /// See [`DecisionLogic::json_of`].
+    pub(crate) fn json_order(&self, json: Value) -> Value {
+        use crate::dmn::Boxed;
+        match self {
+            Boxed::Table(t) => in_order(json, t.outputs.iter().map(|o| o.name.as_str())),
+            Boxed::Context(entries) => {
+                in_order(json, entries.iter().filter_map(|(n, _)| n.as_deref()))
+            }
+            Boxed::Relation { columns, .. } => in_order(json, columns.iter().map(String::as_str)),
+            _ => json,
+        }
+    }
+}
+
+/// `json` (or each item of it, when it is a list) with its keys in `order` first.
+fn in_order<'a>(json: Value, order: impl Iterator<Item = &'a str> + Clone) -> Value {
+    match json {
+        Value::Object(mut map) => {
+            let mut out = Map::with_capacity(map.len());
+            for key in order {
+                if let Some(v) = map.shift_remove(key) {
+                    out.insert(key.to_string(), v);
+                }
+            }
+            out.extend(map);
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(
+            items
+                .into_iter()
+                .map(|item| match item {
+                    Value::Object(_) => in_order(item, order.clone()),
+                    other => other,
+                })
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+/// An expression in an environment.
+fn evaluate_expression(expression: &Expression, env: &Env) -> Result<Val, String> {
+    expression
+        .evaluate_val(env.vars, &env.typed)
+        .map_err(|e| e.message)
+}
+
+/// A rule's output value: as FEEL (what the result is made of) and as JSON (what records show
+/// and hit policies compare).
+#[derive(Clone)]
+struct Out {
+    val: Val,
+    json: Value,
+}
+
+impl Out {
+    /// An output entry's value; one without a JSON form (a function) fails the decision, as
+    /// it could not be reported.
+    fn of(entry: &Expression, env: &Env) -> Result<Out, String> {
+        let val = evaluate_expression(entry, env)?;
+        let json = val.to_json().map_err(|what| {
+            format!(
+                "failed to evaluate expression '{}': the result {what} cannot be represented as JSON",
+                entry.source()
+            )
+        })?;
+        Ok(Out { val, json })
+    }
+}
+
+impl PartialEq for Out {
+    fn eq(&self, other: &Out) -> bool {
+        self.json == other.json
     }
 }
 
@@ -201,14 +273,12 @@ fn evaluate_expression(
 /// reports them: the inputs once all are evaluated, the matched rules once all their outputs are.
 pub(crate) fn evaluate_table(
     table: &DecisionTable,
-    scope: &Variables,
-    functions: &[(String, NativeFunction)],
+    env: &Env,
     record: &mut EvaluatedDecision,
-) -> Result<Value, String> {
+) -> Result<Val, String> {
     let mut input_values = Vec::with_capacity(table.inputs.len());
     for input in &table.inputs {
-        input_values
-            .push(evaluate_expression(&input.expression, scope, functions).map_err(|e| e.message)?);
+        input_values.push(evaluate_expression(&input.expression, env)?);
     }
     record.inputs = table
         .inputs
@@ -217,7 +287,7 @@ pub(crate) fn evaluate_table(
         .map(|(input, value)| EvaluatedInput {
             id: input.id.clone(),
             name: input.name.clone(),
-            value: value.clone(),
+            value: value.to_json().unwrap_or(Value::Null),
         })
         .collect();
 
@@ -227,7 +297,10 @@ pub(crate) fn evaluate_table(
         let mut is_match = true;
         for (entry, value) in rule.input_entries.iter().zip(&input_values) {
             if let Some(tests) = entry {
-                if !tests.matches(value, scope).map_err(|e| e.message)? {
+                if !tests
+                    .matches_val(value, env.vars, &env.typed)
+                    .map_err(|e| e.message)?
+                {
                     is_match = false;
                     break;
                 }
@@ -246,8 +319,11 @@ pub(crate) fn evaluate_table(
         let mut defaults = Vec::with_capacity(table.outputs.len());
         for output in &table.outputs {
             let value = match &output.default {
-                Some(e) => evaluate_expression(e, scope, functions).map_err(|e| e.message)?,
-                None => Value::Null,
+                Some(e) => Out::of(e, env)?,
+                None => Out {
+                    val: Val::null(),
+                    json: Value::Null,
+                },
             };
             defaults.push((output.name.as_str(), value));
         }
@@ -255,22 +331,21 @@ pub(crate) fn evaluate_table(
     }
     if matched.is_empty() {
         return Ok(match (table.hit_policy, table.aggregation) {
-            (HitPolicy::Collect, Some(Aggregation::Count)) => Value::from(0),
+            (HitPolicy::Collect, Some(Aggregation::Count)) => Val::from_json(&Value::from(0)),
             (HitPolicy::Collect, None) | (HitPolicy::RuleOrder | HitPolicy::OutputOrder, _) => {
-                Value::Array(Vec::new())
+                Val::list(Vec::new())
             }
-            _ => Value::Null,
+            _ => Val::null(),
         });
     }
 
     // Each matched rule's outputs, as (output name, value) in output order.
-    let mut rule_outputs: Vec<Vec<(&str, Value)>> = Vec::with_capacity(matched.len());
+    let mut rule_outputs: Vec<Vec<(&str, Out)>> = Vec::with_capacity(matched.len());
     for &position in &matched {
         let rule = &table.rules[position];
         let mut outputs = Vec::with_capacity(table.outputs.len());
         for (output, entry) in table.outputs.iter().zip(&rule.output_entries) {
-            let value = evaluate_expression(entry, scope, functions).map_err(|e| e.message)?;
-            outputs.push((output.name.as_str(), value));
+            outputs.push((output.name.as_str(), Out::of(entry, env)?));
         }
         rule_outputs.push(outputs);
     }
@@ -287,7 +362,7 @@ pub(crate) fn evaluate_table(
                 .map(|(output, (_, value))| EvaluatedOutput {
                     id: output.id.clone(),
                     name: output.label.clone(),
-                    value: value.clone(),
+                    value: value.json.clone(),
                 })
                 .collect(),
         })
@@ -296,14 +371,14 @@ pub(crate) fn evaluate_table(
     apply_hit_policy(table, rule_outputs)
 }
 
-/// One rule's result: the value itself with a single output, else an object of the outputs.
-fn rule_result(outputs: &[(&str, Value)]) -> Value {
+/// One rule's result: the value itself with a single output, else a context of the outputs.
+fn rule_result(outputs: &[(&str, Out)]) -> Val {
     match outputs {
-        [(_, value)] => value.clone(),
-        _ => Value::Object(
+        [(_, value)] => value.val.clone(),
+        _ => Val::context(
             outputs
                 .iter()
-                .map(|(name, value)| (name.to_string(), value.clone()))
+                .map(|(name, value)| (name.to_string(), value.val.clone()))
                 .collect(),
         ),
     }
@@ -311,10 +386,14 @@ fn rule_result(outputs: &[(&str, Value)]) -> Value {
 
 fn apply_hit_policy(
     table: &DecisionTable,
-    mut rule_outputs: Vec<Vec<(&str, Value)>>,
-) -> Result<Value, String> {
+    mut rule_outputs: Vec<Vec<(&str, Out)>>,
+) -> Result<Val, String> {
+    let first =
+        |outputs: &[Vec<(&str, Out)>]| outputs.first().map_or(Val::null(), |o| rule_result(o));
+    let all =
+        |outputs: &[Vec<(&str, Out)>]| Val::list(outputs.iter().map(|o| rule_result(o)).collect());
     match table.hit_policy {
-        HitPolicy::First => Ok(rule_outputs.first().map_or(Value::Null, |o| rule_result(o))),
+        HitPolicy::First => Ok(first(&rule_outputs)),
         HitPolicy::Unique => {
             if rule_outputs.len() > 1 {
                 return Err(format!(
@@ -322,10 +401,10 @@ fn apply_hit_policy(
                     scala_list(&rule_outputs)
                 ));
             }
-            Ok(rule_outputs.first().map_or(Value::Null, |o| rule_result(o)))
+            Ok(first(&rule_outputs))
         }
         HitPolicy::Any => {
-            let mut distinct: Vec<Vec<(&str, Value)>> = Vec::new();
+            let mut distinct: Vec<Vec<(&str, Out)>> = Vec::new();
             for outputs in &rule_outputs {
                 if !distinct.contains(outputs) {
                     distinct.push(outputs.clone());
@@ -337,37 +416,28 @@ fn apply_hit_policy(
                     scala_list(&distinct)
                 ));
             }
-            Ok(rule_outputs.first().map_or(Value::Null, |o| rule_result(o)))
+            Ok(first(&rule_outputs))
         }
         HitPolicy::Priority => {
             sort_by_priority(table, &mut rule_outputs);
-            Ok(rule_outputs.first().map_or(Value::Null, |o| rule_result(o)))
+            Ok(first(&rule_outputs))
         }
         HitPolicy::OutputOrder => {
             sort_by_priority(table, &mut rule_outputs);
-            Ok(Value::Array(
-                rule_outputs.iter().map(|o| rule_result(o)).collect(),
-            ))
+            Ok(all(&rule_outputs))
         }
-        HitPolicy::RuleOrder => Ok(Value::Array(
-            rule_outputs.iter().map(|o| rule_result(o)).collect(),
-        )),
+        HitPolicy::RuleOrder => Ok(all(&rule_outputs)),
         HitPolicy::Collect => match table.aggregation {
-            None => Ok(Value::Array(
-                rule_outputs.iter().map(|o| rule_result(o)).collect(),
-            )),
-            Some(Aggregation::Count) => Ok(Value::from(rule_outputs.len())),
-            Some(aggregation) => aggregate(aggregation, &rule_outputs),
+            None => Ok(all(&rule_outputs)),
+            Some(Aggregation::Count) => Ok(Val::from_json(&Value::from(rule_outputs.len()))),
+            Some(aggregation) => aggregate(aggregation, &rule_outputs).map(|v| Val::from_json(&v)),
         },
     }
 }
 
 /// COLLECT with SUM, MIN or MAX: the numbers of the single output, combined with FEEL's
 /// (decimal) `sum`, `min` or `max`.
-fn aggregate(
-    aggregation: Aggregation,
-    rule_outputs: &[Vec<(&str, Value)>],
-) -> Result<Value, String> {
+fn aggregate(aggregation: Aggregation, rule_outputs: &[Vec<(&str, Out)>]) -> Result<Value, String> {
     let mut numbers = Vec::with_capacity(rule_outputs.len());
     for outputs in rule_outputs {
         let [(_, value)] = outputs.as_slice() else {
@@ -376,13 +446,13 @@ fn aggregate(
                 scala_list(rule_outputs)
             ));
         };
-        if !value.is_number() {
+        if !value.json.is_number() {
             return Err(format!(
                 "expected number but found '{}'",
-                scala_value(value)
+                scala_value(&value.json)
             ));
         }
-        numbers.push(value.clone());
+        numbers.push(value.json.clone());
     }
     static SUM: OnceLock<Option<Expression>> = OnceLock::new();
     static MIN: OnceLock<Option<Expression>> = OnceLock::new();
@@ -405,13 +475,14 @@ fn aggregate(
 /// a key made of, for every output in order, the position of its value among the output's
 /// `outputValues` (or `_` when it is not there or not a string or number), concatenated as text;
 /// the rules are sorted by that text (stable, so rule order breaks ties).
-fn sort_by_priority(table: &DecisionTable, rule_outputs: &mut [Vec<(&str, Value)>]) {
-    let key = |outputs: &Vec<(&str, Value)>| -> String {
+fn sort_by_priority(table: &DecisionTable, rule_outputs: &mut [Vec<(&str, Out)>]) {
+    let key = |outputs: &Vec<(&str, Out)>| -> String {
         table
             .outputs
             .iter()
             .zip(outputs)
             .map(|(output, (_, value))| {
+                let value = &value.json;
                 let position = match value {
                     Value::String(_) | Value::Number(_) => output
                         .priorities
@@ -436,13 +507,13 @@ fn same_value(a: &Value, b: &Value) -> bool {
 
 /// Scala's `toString` of a list of rule outputs (`List[Map[String, Val]]`):
 /// `List(Map(tier -> "medium"), Map(tier -> "large"))`.
-fn scala_list(rule_outputs: &[Vec<(&str, Value)>]) -> String {
+fn scala_list(rule_outputs: &[Vec<(&str, Out)>]) -> String {
     let maps: Vec<String> = rule_outputs
         .iter()
         .map(|outputs| {
             let entries: Vec<String> = outputs
                 .iter()
-                .map(|(name, value)| format!("{name} -> {}", scala_value(value)))
+                .map(|(name, value)| format!("{name} -> {}", scala_value(&value.json)))
                 .collect();
             format!("Map({})", entries.join(", "))
         })

@@ -966,3 +966,49 @@ fn parse_dmn_never_panics_on_mutated_anchor_models() {
         }
     }
 }
+
+/// A date stays a date from a decision to the decisions requiring it, from a context entry to
+/// the next, into a business knowledge model and into a table's input, as in dmn-scala (as
+/// JSON it would be a string, and `.year` or `<` on it null).
+#[test]
+fn values_keep_their_feel_types_inside_the_model() {
+    let drg = parse_ok(&dmn(r##"
+<businessKnowledgeModel id="next_month" name="next month">
+  <encapsulatedLogic>
+    <formalParameter name="d" />
+    <literalExpression><text>d + duration("P1M")</text></literalExpression>
+  </encapsulatedLogic>
+</businessKnowledgeModel>
+<decision id="start" name="Start">
+  <literalExpression><text>date(startText)</text></literalExpression>
+</decision>
+<decision id="plan" name="Plan">
+  <informationRequirement><requiredDecision href="#start" /></informationRequirement>
+  <knowledgeRequirement><requiredKnowledge href="#next_month" /></knowledgeRequirement>
+  <context>
+    <contextEntry><variable name="due" /><literalExpression><text>next month(start)</text></literalExpression></contextEntry>
+    <contextEntry><variable name="dueMonth" /><literalExpression><text>due.month</text></literalExpression></contextEntry>
+    <contextEntry><variable name="startYear" /><literalExpression><text>start.year</text></literalExpression></contextEntry>
+  </context>
+</decision>
+<decision id="late" name="Late">
+  <informationRequirement><requiredDecision href="#start" /></informationRequirement>
+  <decisionTable id="t" hitPolicy="FIRST">
+    <input id="i"><inputExpression><text>start</text></inputExpression></input>
+    <output id="o" name="late" />
+    <rule id="r1"><inputEntry><text>&lt; date("2020-01-01")</text></inputEntry><outputEntry><text>true</text></outputEntry></rule>
+    <rule id="r2"><inputEntry><text>-</text></inputEntry><outputEntry><text>false</text></outputEntry></rule>
+  </decisionTable>
+</decision>
+"##));
+    let e = eval(&drg, "plan", json!({"startText": "2019-12-15"}));
+    assert_eq!(
+        ok(&e),
+        json!({"due": "2020-01-15", "dueMonth": 1, "startYear": 2019})
+    );
+    let ids: Vec<&str> = e.evaluated.iter().map(|d| d.decision_id.as_str()).collect();
+    assert_eq!(ids, ["start", "next_month", "plan"]);
+    let e = eval(&drg, "late", json!({"startText": "2019-12-15"}));
+    assert_eq!(ok(&e), json!(true));
+    assert_eq!(e.evaluated[1].inputs[0].value, json!("2019-12-15"));
+}
