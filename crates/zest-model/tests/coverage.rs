@@ -209,6 +209,21 @@ fn model(row: &str) -> Option<String> {
         "input/output mappings (zeebe:ioMapping)" => between(
             r#"<bpmn:serviceTask id="x"><bpmn:extensionElements><zeebe:taskDefinition type="job" /><zeebe:ioMapping><zeebe:input source="=a" target="b" /><zeebe:output source="=b" target="c" /></zeebe:ioMapping></bpmn:extensionElements></bpmn:serviceTask>"#,
         ),
+        "user task listeners (zeebe:taskListeners)" => between(
+            r#"<bpmn:userTask id="x"><bpmn:extensionElements><zeebe:userTask /><zeebe:taskListeners><zeebe:taskListener eventType="completing" type="audit" /></zeebe:taskListeners></bpmn:extensionElements></bpmn:userTask>"#,
+        ),
+        "embedded forms (zeebe:userTaskForm, formKey camunda-forms:bpmn:)" => format!(
+            "<bpmn:extensionElements><zeebe:userTaskForm id=\"f\">{{\"components\": []}}</zeebe:userTaskForm></bpmn:extensionElements>\n{}",
+            between(
+                r#"<bpmn:userTask id="x"><bpmn:extensionElements><zeebe:formDefinition formKey="camunda-forms:bpmn:f" /></bpmn:extensionElements></bpmn:userTask>"#
+            )
+        ),
+        "start form (zeebe:formDefinition on a none start event)" => as_start(
+            r#"<bpmn:startEvent id="x"><bpmn:extensionElements><zeebe:formDefinition formId="start-form" /></bpmn:extensionElements></bpmn:startEvent>"#,
+        ),
+        "output mappings on end events" => as_end(
+            r#"<bpmn:endEvent id="x"><bpmn:extensionElements><zeebe:ioMapping><zeebe:output source="=1" target="done" /></zeebe:ioMapping></bpmn:extensionElements></bpmn:endEvent>"#,
+        ),
         "task headers (zeebe:taskHeaders)" => between(
             r#"<bpmn:serviceTask id="x"><bpmn:extensionElements><zeebe:taskDefinition type="job" /><zeebe:taskHeaders><zeebe:header key="k" value="v" /></zeebe:taskHeaders></bpmn:extensionElements></bpmn:serviceTask>"#,
         ),
