@@ -133,7 +133,8 @@ fn the_quick_start_runs_as_written() {
             .as_ref()
             .unwrap_or_else(|| panic!("`{line}` comes before `zest start`"));
         if let Some(command) = line.strip_suffix('&') {
-            let child = shell(command.trim(), node)
+            // `exec`: the command replaces the shell, so that killing it at the end kills it
+            let child = shell(&format!("exec {}", command.trim()), node)
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()
