@@ -5,6 +5,10 @@
 
 #![allow(dead_code)]
 
+pub mod fixtures;
+#[allow(unused_imports)] // not every test file uses the fixtures
+pub use fixtures::*;
+
 use std::collections::BTreeMap;
 
 use serde_json::Value;
