@@ -225,11 +225,26 @@ pub struct EvaluationFailure {
 pub struct EvaluatedDecision {
     pub decision_id: String,
     pub decision_name: String,
-    /// "DECISION_TABLE" or "LITERAL_EXPRESSION".
+    /// Zeebe's decision type: "DECISION_TABLE", "LITERAL_EXPRESSION", "CONTEXT", ... (see
+    /// [`Boxed::type_name`]).
     pub decision_type: &'static str,
     pub output: Value,
     pub inputs: Vec<EvaluatedInput>,
     pub matched_rules: Vec<MatchedRule>,
+}
+
+impl EvaluatedDecision {
+    /// The report of a decision (or business knowledge model) before it has a result.
+    pub(crate) fn new(id: &str, name: &str, decision_type: &'static str) -> EvaluatedDecision {
+        EvaluatedDecision {
+            decision_id: id.to_string(),
+            decision_name: name.to_string(),
+            decision_type,
+            output: Value::Null,
+            inputs: Vec::new(),
+            matched_rules: Vec::new(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -66,14 +66,7 @@ pub(crate) fn knowledge_functions(
                     typed: knowledge_functions(&all, &audit),
                 };
                 bind_params(&mut env, &bkm.params, args);
-                let mut record = EvaluatedDecision {
-                    decision_id: bkm.id.clone(),
-                    decision_name: bkm.name.clone(),
-                    decision_type: bkm.body.type_name(),
-                    output: Value::Null,
-                    inputs: Vec::new(),
-                    matched_rules: Vec::new(),
-                };
+                let mut record = EvaluatedDecision::new(&bkm.id, &bkm.name, bkm.body.type_name());
                 let value = nested(|| match &bkm.body {
                     Boxed::Table(t) => crate::dmn_eval::evaluate_table(t, &env, &mut record),
                     body => eval(body, &env),
@@ -152,14 +145,7 @@ pub(crate) fn eval(b: &Boxed, env: &Env) -> Result<Val, String> {
     match b {
         Boxed::Literal(e) => e.evaluate_val(env.vars, &env.typed).map_err(|e| e.message),
         Boxed::Table(t) => {
-            let mut scratch = EvaluatedDecision {
-                decision_id: String::new(),
-                decision_name: String::new(),
-                decision_type: "DECISION_TABLE",
-                output: Value::Null,
-                inputs: Vec::new(),
-                matched_rules: Vec::new(),
-            };
+            let mut scratch = EvaluatedDecision::new("", "", "DECISION_TABLE");
             crate::dmn_eval::evaluate_table(t, env, &mut scratch)
         }
         Boxed::Context(entries) => context(entries, env),

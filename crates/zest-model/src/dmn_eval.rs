@@ -48,14 +48,8 @@ impl DecisionRequirements {
             Ok(order) => order,
             Err((failed, reason)) => {
                 // Only possible for a graph not built by `parse_dmn` (which rejects these).
-                let record = EvaluatedDecision {
-                    decision_id: failed.id.clone(),
-                    decision_name: failed.name.clone(),
-                    decision_type: failed.logic.type_name(),
-                    output: Value::Null,
-                    inputs: Vec::new(),
-                    matched_rules: Vec::new(),
-                };
+                let record =
+                    EvaluatedDecision::new(&failed.id, &failed.name, failed.logic.type_name());
                 return Some(fail(vec![record], &failed.id, &reason));
             }
         };
@@ -159,14 +153,8 @@ impl DecisionRequirements {
 /// Evaluates one decision in its environment (variables, required results, functions): its
 /// report and its result or the reason it failed.
 fn evaluate_decision(decision: &Decision, env: &Env) -> (EvaluatedDecision, Result<Val, String>) {
-    let mut record = EvaluatedDecision {
-        decision_id: decision.id.clone(),
-        decision_name: decision.name.clone(),
-        decision_type: decision.logic.type_name(),
-        output: Value::Null,
-        inputs: Vec::new(),
-        matched_rules: Vec::new(),
-    };
+    let mut record =
+        EvaluatedDecision::new(&decision.id, &decision.name, decision.logic.type_name());
     let outcome = match &decision.logic {
         DecisionLogic::Literal(expression) => evaluate_expression(expression, env),
         DecisionLogic::Table(table) => evaluate_table(table, env, &mut record),

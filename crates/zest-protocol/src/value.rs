@@ -613,7 +613,7 @@ pub struct EvaluatedDecisionValue {
     pub decision_name: String,
     pub decision_key: i64,
     pub decision_version: i32,
-    /// DECISION_TABLE or LITERAL_EXPRESSION.
+    /// DECISION_TABLE, LITERAL_EXPRESSION, CONTEXT, INVOCATION, ... (as Zeebe names them).
     pub decision_type: String,
     /// JSON of the decision's result.
     pub decision_output: String,
