@@ -777,8 +777,6 @@ const KEYWORDS: &[&str] = &[
 /// function parameters, so they are withheld when the expression contains such constructs.
 const TYPE_NAMES: &[&str] = &[
     "Any", "Null", "boolean", "number", "string", "date", "time", "context", "list", "range",
-    // `days and time duration`, `years and months duration`
-    "days", "years", "months", "duration",
 ];
 
 /// Multi-word function names (dsntk's built-ins, minus `date and time`, plus some Camunda

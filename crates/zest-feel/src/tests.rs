@@ -1050,3 +1050,11 @@ fn duration_types_and_standard_named_arguments() {
         json!("2017-01-01T23:59:01")
     );
 }
+
+#[test]
+fn words_of_duration_types_stay_variables_beside_functions() {
+    assert_eq!(
+        eval("{f: function(x) x + days, r: f(1)}.r", json!({"days": 2})),
+        json!(3)
+    );
+}
