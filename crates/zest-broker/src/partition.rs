@@ -79,6 +79,19 @@ pub(crate) fn now_millis() -> i64 {
         .unwrap_or(0)
 }
 
+/// Zest before 2026-11-26 wrote each snapshot as a full dump of the state to
+/// `snapshots/partition-N.snapshot`. The state database always holds at least what that file
+/// held (the dump was read from it, and an installed one was written to it durably), so the
+/// file is of no use any more and only takes space.
+fn remove_snapshot_file(data_dir: &std::path::Path, pid: u32) {
+    let dir = data_dir.join("snapshots");
+    let file = dir.join(format!("partition-{pid}.snapshot"));
+    if std::fs::remove_file(&file).is_ok() {
+        tracing::info!(file = %file.display(), "removed a snapshot file of an earlier Zest: snapshots are now the state store itself");
+        let _ = std::fs::remove_dir(&dir);
+    }
+}
+
 pub(crate) async fn start(
     pid: PartitionId,
     config: &BrokerConfig,
@@ -88,13 +101,13 @@ pub(crate) async fn start(
     metrics: Arc<Metrics>,
 ) -> anyhow::Result<PartitionHandle> {
     let pstore = store.partition(pid)?;
+    remove_snapshot_file(&config.data_dir, pid);
     let started = Instant::now();
     let praft = zest_cluster::start_partition(
         config.node_id,
         &config.advertised_address,
         pid,
         pstore.clone(),
-        config.data_dir.join("snapshots"),
         &config.raft,
     )
     .await?;

@@ -14,22 +14,23 @@ mod log_store;
 mod state_machine;
 
 use std::collections::BTreeMap;
-use std::io::Cursor;
 use std::sync::Arc;
 
-use openraft::error::{InstallSnapshotError, NetworkError, RPCError, RaftError};
+use openraft::error::{
+    Fatal, NetworkError, RPCError, RaftError, ReplicationClosed, StreamingError,
+};
 use openraft::network::{RPCOption, RaftNetwork, RaftNetworkFactory};
 use openraft::raft::{
-    AppendEntriesRequest, AppendEntriesResponse, InstallSnapshotRequest, InstallSnapshotResponse,
-    VoteRequest, VoteResponse,
+    AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, VoteRequest, VoteResponse,
 };
-use openraft::{BasicNode, Config, Raft, SnapshotPolicy};
+use openraft::storage::Snapshot;
+use openraft::{BasicNode, Config, OptionalSend, Raft, SnapshotPolicy, Vote};
 use serde::{Deserialize, Serialize};
 use zest_protocol::Record;
 use zest_storage::PartitionStore;
 
 pub use log_store::{LogFlush, LogStore};
-pub use state_machine::{AppliedInfo, StateMachine};
+pub use state_machine::{AppliedInfo, SnapshotData, StateMachine};
 
 pub type NodeId = u64;
 
@@ -52,7 +53,7 @@ openraft::declare_raft_types!(
         NodeId = NodeId,
         Node = BasicNode,
         Entry = openraft::Entry<TypeConfig>,
-        SnapshotData = Cursor<Vec<u8>>,
+        SnapshotData = SnapshotData,
         AsyncRuntime = openraft::TokioRuntime,
 );
 
@@ -97,7 +98,6 @@ pub async fn start_partition(
     address: &str,
     partition_id: u32,
     store: PartitionStore,
-    snapshot_dir: std::path::PathBuf,
     settings: &RaftSettings,
 ) -> anyhow::Result<PartitionRaft> {
     let config = Config {
@@ -112,7 +112,7 @@ pub async fn start_partition(
     };
     let config = Arc::new(config.validate()?);
     let log = LogStore::new(store.clone(), settings.flush);
-    let sm = StateMachine::open(partition_id, store, snapshot_dir)?;
+    let sm = StateMachine::open(partition_id, store)?;
     let applied = sm.applied_info();
     let raft = Raft::new(node_id, config, NoPeers, log, sm).await?;
     if !raft.is_initialized().await? {
@@ -154,15 +154,16 @@ impl RaftNetwork<TypeConfig> for NoPeerConnection {
         Err(RPCError::Network(NetworkError::new(&NoTransport(self.0))))
     }
 
-    async fn install_snapshot(
+    async fn full_snapshot(
         &mut self,
-        _rpc: InstallSnapshotRequest<TypeConfig>,
+        _vote: Vote<NodeId>,
+        _snapshot: Snapshot<TypeConfig>,
+        _cancel: impl std::future::Future<Output = ReplicationClosed> + OptionalSend + 'static,
         _option: RPCOption,
-    ) -> Result<
-        InstallSnapshotResponse<NodeId>,
-        RPCError<NodeId, BasicNode, RaftError<NodeId, InstallSnapshotError>>,
-    > {
-        Err(RPCError::Network(NetworkError::new(&NoTransport(self.0))))
+    ) -> Result<SnapshotResponse<NodeId>, StreamingError<TypeConfig, Fatal<NodeId>>> {
+        Err(StreamingError::Network(NetworkError::new(&NoTransport(
+            self.0,
+        ))))
     }
 
     async fn vote(

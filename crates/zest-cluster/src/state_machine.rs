@@ -1,8 +1,14 @@
 //! The openraft state machine of a partition: applies committed record batches to fjall state
 //! through the engine's event appliers, and builds and installs snapshots of that state.
+//!
+//! A snapshot is the state store itself: the state database commits the applied log id in the
+//! same atomic batch as the state, so "the state at applied index X" needs no copy. Building a
+//! snapshot makes the state durable (one fsync) and reports its applied log id; the work does
+//! not depend on the size of the state. Its data ([`SnapshotData`]) is a consistent read view
+//! that yields the state in chunks of bounded size when it is sent to another node, and a
+//! received snapshot is written chunk by chunk into a new generation of keyspaces that the
+//! installation switches to (`zest_storage::transfer`).
 
-use std::io::Cursor;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -12,11 +18,10 @@ use openraft::{
     BasicNode, Entry, EntryPayload, LogId, OptionalSend, RaftSnapshotBuilder, StorageError,
     StorageIOError, StoredMembership,
 };
-use serde::{Deserialize, Serialize};
 use zest_engine::state::Txn;
 use zest_engine::Engine;
 use zest_protocol::codec;
-use zest_storage::PartitionStore;
+use zest_storage::{PartitionStore, Staging, StateView};
 
 use crate::{NodeId, TypeConfig};
 
@@ -64,10 +69,12 @@ impl AppliedInfo {
     }
 }
 
-#[derive(Serialize, Deserialize)]
-struct SnapshotFile {
-    meta: String,
-    data: Vec<u8>,
+/// The data of a snapshot: what a leader sends, or what a follower received.
+pub enum SnapshotData {
+    /// A consistent view of this node's state; [`StateView::next_chunk`] streams it.
+    View(StateView),
+    /// A state received chunk by chunk ([`Staging::write_chunk`]), switched to on install.
+    Received(Staging),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -79,23 +86,15 @@ fn any(e: impl std::fmt::Display) -> AnyError {
 }
 
 pub struct StateMachine {
-    partition_id: u32,
     store: PartitionStore,
     engine: Engine,
     applied: Option<LogId<NodeId>>,
     membership: StoredMembership<NodeId, BasicNode>,
     info: Arc<AppliedInfo>,
-    snapshot_dir: PathBuf,
-    current: Option<(SnapshotMeta<NodeId, BasicNode>, Vec<u8>)>,
 }
 
 impl StateMachine {
-    pub fn open(
-        partition_id: u32,
-        store: PartitionStore,
-        snapshot_dir: PathBuf,
-    ) -> anyhow::Result<Self> {
-        std::fs::create_dir_all(&snapshot_dir)?;
+    pub fn open(partition_id: u32, store: PartitionStore) -> anyhow::Result<Self> {
         let applied = match store.sm_get(APPLIED)? {
             Some(b) => serde_json::from_slice(&b)?,
             None => None,
@@ -114,34 +113,17 @@ impl StateMachine {
             .map(|l: &LogId<NodeId>| l.index)
             .unwrap_or(0);
         info.last_index.store(applied_index, Ordering::SeqCst);
-        let mut sm = StateMachine {
-            partition_id,
+        Ok(StateMachine {
             store,
             engine: Engine::new(partition_id),
             applied,
             membership,
             info,
-            snapshot_dir,
-            current: None,
-        };
-        sm.current = sm.load_snapshot_file();
-        Ok(sm)
+        })
     }
 
     pub fn applied_info(&self) -> Arc<AppliedInfo> {
         self.info.clone()
-    }
-
-    fn snapshot_path(&self) -> PathBuf {
-        self.snapshot_dir
-            .join(format!("partition-{}.snapshot", self.partition_id))
-    }
-
-    fn load_snapshot_file(&self) -> Option<(SnapshotMeta<NodeId, BasicNode>, Vec<u8>)> {
-        let bytes = std::fs::read(self.snapshot_path()).ok()?;
-        let file: SnapshotFile = codec::decode(&bytes).ok()?;
-        let meta = serde_json::from_str(&file.meta).ok()?;
-        Some((meta, file.data))
     }
 
     fn sm_meta(&self) -> Vec<(&'static [u8], Vec<u8>)> {
@@ -164,71 +146,64 @@ impl StateMachine {
 
 pub struct SnapshotBuilder {
     store: PartitionStore,
-    snapshot_path: PathBuf,
     info: Arc<AppliedInfo>,
 }
 
-impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
-    async fn build_snapshot(&mut self) -> Result<Snapshot<TypeConfig>, StorageError<NodeId>> {
-        let started = std::time::Instant::now();
-        let store = self.store.clone();
-        // The log up to the state dumped is made durable before the snapshot file is written:
-        // with the log's own flush delayed or off (`LogFlush`), a snapshot must never be ahead
-        // of the durable log.
-        let dump = tokio::task::spawn_blocking(move || {
-            let dump = store.dump_state()?;
-            store.sync_log()?;
-            Ok::<_, zest_storage::StorageError>(dump)
-        })
-        .await
-        .map_err(|e| StorageIOError::read_state_machine(any(e)))?
-        .map_err(|e| StorageIOError::read_state_machine(any(e)))?;
-        // the metadata comes from the same consistent read as the state
-        let find = |k: &[u8]| {
-            dump.iter()
-                .find(|(ks, key, _)| ks == zest_storage::SM_KEYSPACE && key == k)
-                .map(|(_, _, v)| v.clone())
-        };
-        let applied: Option<LogId<NodeId>> = find(APPLIED)
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .flatten();
-        let membership: StoredMembership<NodeId, BasicNode> = find(MEMBERSHIP)
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default();
-        let data = codec::encode(&dump);
-        let snapshot_id = format!("{}-{}", applied.map(|l| l.index).unwrap_or(0), data.len());
-        let meta = SnapshotMeta {
+/// The snapshot of the state as it is now: a consistent view and the metadata read through it.
+fn current_snapshot(store: &PartitionStore) -> Result<Snapshot<TypeConfig>, StorageError<NodeId>> {
+    let view = store.view();
+    let read = |k: &[u8]| {
+        view.sm_get(k)
+            .map_err(|e| StorageIOError::read_state_machine(any(e)))
+    };
+    let applied: Option<LogId<NodeId>> = match read(APPLIED)? {
+        Some(b) => {
+            serde_json::from_slice(&b).map_err(|e| StorageIOError::read_state_machine(any(e)))?
+        }
+        None => None,
+    };
+    let membership: StoredMembership<NodeId, BasicNode> = match read(MEMBERSHIP)? {
+        Some(b) => {
+            serde_json::from_slice(&b).map_err(|e| StorageIOError::read_state_machine(any(e)))?
+        }
+        None => StoredMembership::default(),
+    };
+    let snapshot_id = match applied {
+        Some(l) => format!("{}-{}-{}", l.leader_id.term, l.leader_id.node_id, l.index),
+        None => "empty".to_string(),
+    };
+    Ok(Snapshot {
+        meta: SnapshotMeta {
             last_log_id: applied,
             last_membership: membership,
             snapshot_id,
-        };
-        let file = SnapshotFile {
-            meta: serde_json::to_string(&meta).unwrap_or_default(),
-            data: data.clone(),
-        };
-        let path = self.snapshot_path.clone();
-        let tmp = path.with_extension("tmp");
-        let bytes = codec::encode(&file);
-        tokio::task::spawn_blocking(move || -> std::io::Result<()> {
-            use std::io::Write;
-            let mut f = std::fs::File::create(&tmp)?;
-            f.write_all(&bytes)?;
-            f.sync_all()?;
-            std::fs::rename(&tmp, &path)
+        },
+        snapshot: Box::new(SnapshotData::View(view)),
+    })
+}
+
+impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
+    /// Takes a view of the state and makes the state durable at least up to it (and, first,
+    /// the log up to it: with the log's own flush delayed or off (`LogFlush`), a snapshot
+    /// must never be ahead of the durable log). Nothing is copied.
+    async fn build_snapshot(&mut self) -> Result<Snapshot<TypeConfig>, StorageError<NodeId>> {
+        let started = std::time::Instant::now();
+        let snapshot = current_snapshot(&self.store)?;
+        let store = self.store.clone();
+        tokio::task::spawn_blocking(move || {
+            store.sync_log()?;
+            store.persist_state()
         })
         .await
         .map_err(|e| StorageIOError::write_snapshot(None, any(e)))?
         .map_err(|e| StorageIOError::write_snapshot(None, any(e)))?;
-        tracing::info!(snapshot = %meta.snapshot_id, "snapshot written");
+        tracing::info!(snapshot = %snapshot.meta.snapshot_id, "snapshot taken");
         self.info
             .snapshot_durations
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(started.elapsed().as_secs_f64());
-        Ok(Snapshot {
-            meta,
-            snapshot: Box::new(Cursor::new(data)),
-        })
+        Ok(snapshot)
     }
 }
 
@@ -294,54 +269,156 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
     async fn get_snapshot_builder(&mut self) -> Self::SnapshotBuilder {
         SnapshotBuilder {
             store: self.store.clone(),
-            snapshot_path: self.snapshot_path(),
             info: self.info.clone(),
         }
     }
 
     async fn begin_receiving_snapshot(
         &mut self,
-    ) -> Result<Box<Cursor<Vec<u8>>>, StorageError<NodeId>> {
-        Ok(Box::new(Cursor::new(Vec::new())))
+    ) -> Result<Box<SnapshotData>, StorageError<NodeId>> {
+        let staging = self
+            .store
+            .begin_install()
+            .map_err(|e| StorageIOError::write_snapshot(None, any(e)))?;
+        Ok(Box::new(SnapshotData::Received(staging)))
     }
 
     async fn install_snapshot(
         &mut self,
         meta: &SnapshotMeta<NodeId, BasicNode>,
-        snapshot: Box<Cursor<Vec<u8>>>,
+        snapshot: Box<SnapshotData>,
     ) -> Result<(), StorageError<NodeId>> {
-        let data = snapshot.into_inner();
-        let entries: Vec<zest_storage::StateEntry> = codec::decode(&data)
-            .map_err(|e| StorageIOError::read_snapshot(Some(meta.signature()), any(e)))?;
         self.applied = meta.last_log_id;
         self.membership = meta.last_membership.clone();
-        let state: Vec<_> = entries
+        // the applied log id and membership are the snapshot's; the last position is the one
+        // the snapshot carries
+        let meta_refs: Vec<(&[u8], Vec<u8>)> = self
+            .sm_meta()
             .into_iter()
-            .filter(|(ks, _, _)| ks != zest_storage::SM_KEYSPACE)
+            .filter(|(k, _)| *k != LAST_POSITION)
             .collect();
-        let meta_kv = self.sm_meta();
-        let meta_refs: Vec<(&[u8], Vec<u8>)> =
-            meta_kv.iter().map(|(k, v)| (*k, v.clone())).collect();
-        self.store
-            .replace_state(state, &meta_refs)
-            .map_err(|e| StorageIOError::write_state_machine(any(e)))?;
+        let store = self.store.clone();
+        tokio::task::spawn_blocking(move || match *snapshot {
+            SnapshotData::Received(staging) => store.finish_install(staging, &meta_refs),
+            SnapshotData::View(view) => store.install_view(&view, &meta_refs),
+        })
+        .await
+        .map_err(|e| StorageIOError::write_snapshot(Some(meta.signature()), any(e)))?
+        .map_err(|e| StorageIOError::write_snapshot(Some(meta.signature()), any(e)))?;
+        if let Some(b) = self
+            .store
+            .sm_get(LAST_POSITION)
+            .map_err(|e| StorageIOError::read_state_machine(any(e)))?
+        {
+            let position =
+                codec::decode::<u64>(&b).map_err(|e| StorageIOError::read_state_machine(any(e)))?;
+            self.info.last_position.store(position, Ordering::SeqCst);
+        }
         self.engine.reset_caches();
+        self.info.clear_precomputed();
         if let Some(l) = meta.last_log_id {
             self.info.last_index.store(l.index, Ordering::SeqCst);
         }
-        self.current = Some((meta.clone(), data));
         Ok(())
     }
 
+    /// The state as it is now: at least as new as the last snapshot built, and the state a
+    /// node that needs a snapshot should get.
     async fn get_current_snapshot(
         &mut self,
     ) -> Result<Option<Snapshot<TypeConfig>>, StorageError<NodeId>> {
-        if self.current.is_none() {
-            self.current = self.load_snapshot_file();
+        let snapshot = current_snapshot(&self.store)?;
+        Ok(snapshot.meta.last_log_id.is_some().then_some(snapshot))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use openraft::{CommittedLeaderId, Membership};
+    use zest_engine::state::{Ks, StateRead};
+    use zest_storage::{ChunkCursor, Store, StoreConfig};
+
+    fn open(name: &str) -> (std::path::PathBuf, Store, StateMachine) {
+        let dir = std::env::temp_dir().join(format!("zest-sm-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let store = Store::open(&dir, &StoreConfig::default()).unwrap();
+        let sm = StateMachine::open(1, store.partition(1).unwrap()).unwrap();
+        (dir, store, sm)
+    }
+
+    fn contents(store: &PartitionStore) -> Vec<(Ks, Vec<u8>, Vec<u8>)> {
+        let mut out = Vec::new();
+        for ks in Ks::ALL {
+            store.scan_prefix(ks, b"", &mut |k, v| {
+                out.push((ks, k.to_vec(), v.to_vec()));
+                true
+            });
         }
-        Ok(self.current.as_ref().map(|(meta, data)| Snapshot {
-            meta: meta.clone(),
-            snapshot: Box::new(Cursor::new(data.clone())),
-        }))
+        out
+    }
+
+    /// A snapshot is built without copying the state, streamed in chunks of bounded size, and
+    /// installed on another state machine chunk by chunk, which then reports the same applied
+    /// log id, membership and last position, and holds the same state.
+    #[tokio::test]
+    async fn a_snapshot_streams_in_chunks_to_another_state_machine() {
+        let (dir1, _s1, mut leader) = open("leader");
+        let (dir2, _s2, mut follower) = open("follower");
+        let log_id = LogId::new(CommittedLeaderId::new(3, 0), 5000);
+        let mut members = std::collections::BTreeMap::new();
+        members.insert(0, BasicNode::default());
+        leader.applied = Some(log_id);
+        leader.membership =
+            StoredMembership::new(Some(log_id), Membership::new(vec![[0].into()], members));
+        leader.info.last_position.store(77, Ordering::SeqCst);
+        let mut txn = Txn::new(&leader.store);
+        for i in 0..3000u32 {
+            txn.put_raw(Ks::Jobs, i.to_be_bytes().to_vec(), vec![7; 100]);
+        }
+        let meta: Vec<(&[u8], Vec<u8>)> = leader.sm_meta();
+        leader.store.commit_state(txn.into_writes(), &meta).unwrap();
+
+        let built = leader
+            .get_snapshot_builder()
+            .await
+            .build_snapshot()
+            .await
+            .unwrap();
+        assert_eq!(built.meta.last_log_id, Some(log_id));
+        let sent = leader.get_current_snapshot().await.unwrap().unwrap();
+        assert_eq!(sent.meta, built.meta);
+        let SnapshotData::View(view) = *sent.snapshot else {
+            panic!("a leader's snapshot is a view of its state");
+        };
+        let mut received = follower.begin_receiving_snapshot().await.unwrap();
+        let SnapshotData::Received(staging) = received.as_mut() else {
+            panic!("a follower receives into a staging generation");
+        };
+        let mut cursor = ChunkCursor::default();
+        let mut chunks = 0;
+        while let Some((chunk, next)) = view.next_chunk(&cursor, 16 * 1024).unwrap() {
+            assert!(chunk.len() <= 17 * 1024);
+            staging.write_chunk(&chunk).unwrap();
+            cursor = next;
+            chunks += 1;
+        }
+        assert!(chunks >= 18, "{chunks} chunks");
+        follower
+            .install_snapshot(&sent.meta, received)
+            .await
+            .unwrap();
+
+        let (applied, membership) = follower.applied_state().await.unwrap();
+        assert_eq!(applied, Some(log_id));
+        assert_eq!(membership, leader.membership);
+        assert_eq!(follower.info.last_position.load(Ordering::SeqCst), 77);
+        assert_eq!(follower.info.last_index.load(Ordering::SeqCst), 5000);
+        assert_eq!(contents(&follower.store), contents(&leader.store));
+        assert_eq!(contents(&follower.store).len(), 3000);
+        let current = follower.get_current_snapshot().await.unwrap().unwrap();
+        assert_eq!(current.meta, built.meta);
+        let _ = std::fs::remove_dir_all(dir1);
+        let _ = std::fs::remove_dir_all(dir2);
     }
 }

@@ -1,0 +1,302 @@
+//! One partition's state: the engine's keyspaces and the state machine's metadata, in a
+//! numbered generation of keyspaces so that a whole new state (a snapshot received from
+//! another node, a restored backup) can be written beside the old one and switched to in one
+//! durable step.
+//!
+//! Generation 0 uses the names `p{N}_{kind}` and `p{N}_sm`; generation g > 0 uses
+//! `p{N}g{g}_{kind}` and `p{N}g{g}_sm`. The current generation's number is kept in `p{N}_gen`
+//! (state database). Keyspaces of any other generation of the partition are leftovers of an
+//! interrupted installation or of one that replaced them, and are deleted when the partition
+//! opens.
+
+use std::sync::{Arc, RwLock};
+
+use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
+use zest_engine::state::{Ks, StateRead, Writes};
+
+use crate::hints::{SeekHints, Start};
+use crate::{Result, StorageError};
+
+const CURRENT: &[u8] = b"current";
+
+/// Keyspaces whose scans start from a seek hint (see [`crate::hints`]).
+fn queue_like(ks: Ks) -> bool {
+    matches!(
+        ks,
+        Ks::JobsActivatable
+            | Ks::JobDeadlines
+            | Ks::JobBackoffs
+            | Ks::TimerDueDates
+            | Ks::MessageDeadlines
+    )
+}
+
+fn prefix_of(pid: u32, generation: u64) -> String {
+    if generation == 0 {
+        format!("p{pid}_")
+    } else {
+        format!("p{pid}g{generation}_")
+    }
+}
+
+/// The keyspaces of one generation of a partition's state.
+pub(crate) struct Generation {
+    pub(crate) number: u64,
+    pub(crate) state: Vec<Keyspace>,
+    pub(crate) sm: Keyspace,
+    hints: Vec<Option<SeekHints>>,
+}
+
+impl Generation {
+    pub(crate) fn open(
+        db: &Database,
+        pid: u32,
+        number: u64,
+        memtable_bytes: u64,
+    ) -> Result<Generation> {
+        let prefix = prefix_of(pid, number);
+        let open = |name: &str| {
+            db.keyspace(&format!("{prefix}{name}"), || {
+                KeyspaceCreateOptions::default().max_memtable_size(memtable_bytes)
+            })
+        };
+        let mut state = Vec::with_capacity(Ks::ALL.len());
+        for ks in Ks::ALL {
+            state.push(open(ks.name())?);
+        }
+        Ok(Generation {
+            number,
+            state,
+            sm: open("sm")?,
+            hints: Ks::ALL
+                .iter()
+                .map(|ks| queue_like(*ks).then(SeekHints::default))
+                .collect(),
+        })
+    }
+
+    fn keyspaces(&self) -> impl Iterator<Item = &Keyspace> {
+        self.state.iter().chain(std::iter::once(&self.sm))
+    }
+
+    /// The keyspace that holds `name` (a [`Ks`] name, or [`crate::SM_KEYSPACE`]).
+    pub(crate) fn by_name(&self, name: &str) -> Option<&Keyspace> {
+        if name == crate::SM_KEYSPACE {
+            return Some(&self.sm);
+        }
+        Ks::ALL
+            .iter()
+            .position(|ks| ks.name() == name)
+            .map(|i| &self.state[i])
+    }
+}
+
+pub(crate) struct Inner {
+    pub(crate) pid: u32,
+    /// holds `log` and `raft`
+    pub(crate) log_db: Database,
+    /// holds the generations of the state and `gen`
+    pub(crate) state_db: Database,
+    pub(crate) memtable_bytes: u64,
+    pub(crate) current: RwLock<Arc<Generation>>,
+    pub(crate) gen: Keyspace,
+    pub(crate) log: Keyspace,
+    pub(crate) raft: Keyspace,
+}
+
+/// One partition's keyspaces. Cheap to clone.
+#[derive(Clone)]
+pub struct PartitionStore {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl PartitionStore {
+    pub(crate) fn open(
+        log_db: &Database,
+        state_db: &Database,
+        pid: u32,
+        memtable_bytes: u64,
+    ) -> Result<PartitionStore> {
+        let opts = || KeyspaceCreateOptions::default().max_memtable_size(memtable_bytes);
+        let gen = state_db.keyspace(&format!("p{pid}_gen"), opts)?;
+        let number = match gen.get(CURRENT)? {
+            Some(b) => u64::from_be_bytes(b.as_ref().try_into().map_err(|_| {
+                StorageError::Other(format!("partition {pid}: unreadable state generation"))
+            })?),
+            None => 0,
+        };
+        let current = Generation::open(state_db, pid, number, memtable_bytes)?;
+        let store = PartitionStore {
+            inner: Arc::new(Inner {
+                pid,
+                log_db: log_db.clone(),
+                state_db: state_db.clone(),
+                memtable_bytes,
+                current: RwLock::new(Arc::new(current)),
+                gen,
+                log: log_db.keyspace(&format!("p{pid}_log"), opts)?,
+                raft: log_db.keyspace(&format!("p{pid}_raft"), opts)?,
+            }),
+        };
+        store.delete_other_generations()?;
+        Ok(store)
+    }
+
+    pub(crate) fn generation(&self) -> Arc<Generation> {
+        self.inner
+            .current
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Deletes the keyspaces of every generation of this partition but the current one.
+    pub(crate) fn delete_other_generations(&self) -> Result<()> {
+        let db = &self.inner.state_db;
+        let pid = self.inner.pid;
+        let current = self.generation().number;
+        let keep = prefix_of(pid, current);
+        let own = |name: &str| {
+            let plain = format!("p{pid}_");
+            let numbered = format!("p{pid}g");
+            (name.starts_with(&plain) && name != format!("p{pid}_gen"))
+                || name
+                    .strip_prefix(&numbered)
+                    .is_some_and(|rest| rest.split('_').next().is_some_and(is_number))
+        };
+        for name in db.list_keyspace_names() {
+            let name: &str = name.as_ref();
+            if own(name) && !name.starts_with(&keep) {
+                let ks = db.keyspace(name, KeyspaceCreateOptions::default)?;
+                db.delete_keyspace(ks)?;
+                tracing::info!(keyspace = name, "deleted a replaced state generation");
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes `next` the current generation, durably, and deletes the one it replaces.
+    pub(crate) fn switch_to(&self, next: Generation) -> Result<()> {
+        self.inner.state_db.persist(PersistMode::SyncAll)?;
+        self.inner
+            .gen
+            .insert(CURRENT, next.number.to_be_bytes().to_vec())?;
+        self.inner.state_db.persist(PersistMode::SyncAll)?;
+        *self
+            .inner
+            .current
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = Arc::new(next);
+        self.delete_other_generations()
+    }
+
+    pub fn partition_id(&self) -> u32 {
+        self.inner.pid
+    }
+
+    /// Writes state changes and the state machine's metadata in one atomic batch (no fsync: the
+    /// log is the write-ahead log).
+    pub fn commit_state(&self, writes: Writes, sm_meta: &[(&[u8], Vec<u8>)]) -> Result<()> {
+        let gen = self.generation();
+        let mut batch = self.inner.state_db.batch();
+        let mut inserted = Vec::new();
+        for ((ks, k), v) in writes.0 {
+            let keyspace = &gen.state[ks.index()];
+            match v {
+                Some(v) => {
+                    if gen.hints[ks.index()].is_some() {
+                        inserted.push((ks, k.clone()));
+                    }
+                    batch.insert(keyspace, k, v)
+                }
+                None => batch.remove(keyspace, k),
+            }
+        }
+        for (k, v) in sm_meta {
+            batch.insert(&gen.sm, k.to_vec(), v.clone());
+        }
+        batch.commit()?;
+        // only now are the inserts visible to scans (see `hints`)
+        for (ks, k) in inserted {
+            if let Some(h) = &gen.hints[ks.index()] {
+                h.inserted(&k);
+            }
+        }
+        Ok(())
+    }
+
+    pub fn sm_get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self.generation().sm.get(key)?.map(|v| v.to_vec()))
+    }
+
+    /// Makes the state written so far durable (fsync of the state journal).
+    pub fn persist_state(&self) -> Result<()> {
+        self.inner.state_db.persist(PersistMode::SyncAll)?;
+        Ok(())
+    }
+
+    pub fn state_disk_space(&self) -> u64 {
+        self.generation().keyspaces().map(|k| k.disk_space()).sum()
+    }
+}
+
+fn is_number(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+fn scan_from(
+    keyspace: &Keyspace,
+    ks: Ks,
+    from: &[u8],
+    prefix: &[u8],
+    f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+) -> Option<Vec<u8>> {
+    let mut first = None;
+    for guard in keyspace.range(from.to_vec()..) {
+        match guard.into_inner() {
+            Ok((k, v)) => {
+                if !k.starts_with(prefix) {
+                    break;
+                }
+                if first.is_none() {
+                    first = Some(k.to_vec());
+                }
+                if !f(&k, &v) {
+                    break;
+                }
+            }
+            Err(e) => {
+                tracing::error!("state scan failed in {}: {e}", ks.name());
+                break;
+            }
+        }
+    }
+    first
+}
+
+impl StateRead for PartitionStore {
+    fn get(&self, ks: Ks, key: &[u8]) -> Option<Vec<u8>> {
+        match self.generation().state[ks.index()].get(key) {
+            Ok(v) => v.map(|v| v.to_vec()),
+            Err(e) => {
+                tracing::error!("state read failed in {}: {e}", ks.name());
+                None
+            }
+        }
+    }
+
+    fn scan_prefix(&self, ks: Ks, prefix: &[u8], f: &mut dyn FnMut(&[u8], &[u8]) -> bool) {
+        let gen = self.generation();
+        let keyspace = &gen.state[ks.index()];
+        let Some(hints) = &gen.hints[ks.index()] else {
+            scan_from(keyspace, ks, prefix, prefix, f);
+            return;
+        };
+        let ticket = hints.begin(prefix);
+        let first = match &ticket.start {
+            Start::Nothing => None,
+            Start::From(from) => scan_from(keyspace, ks, from, prefix, f),
+        };
+        hints.learned(prefix, ticket, first.as_deref());
+    }
+}

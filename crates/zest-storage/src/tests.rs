@@ -1,0 +1,296 @@
+//! Storage tests: durability across reopen and kills, format checks, scans from seek hints,
+//! and moving a whole state in chunks.
+
+use super::*;
+use zest_engine::state::{Ks, StateRead, Txn};
+
+#[test]
+fn state_and_log_survive_reopen() {
+    let dir = std::env::temp_dir().join(format!("zest-storage-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    {
+        let store = Store::open(&dir, &StoreConfig::default()).unwrap();
+        let p = store.partition(1).unwrap();
+        let mut txn = Txn::new(&p);
+        txn.put_raw(Ks::Jobs, vec![1], vec![42]);
+        p.commit_state(txn.into_writes(), &[(b"applied", vec![7])])
+            .unwrap();
+        p.log_append(vec![(1, vec![1]), (2, vec![2]), (3, vec![3])], true)
+            .unwrap();
+        p.log_truncate(3).unwrap();
+        p.log_purge(0, 1, ("last_purged", b"1".to_vec())).unwrap();
+        store.sync().unwrap();
+    }
+    let store = Store::open(&dir, &StoreConfig::default()).unwrap();
+    let p = store.partition(1).unwrap();
+    assert_eq!(p.get(Ks::Jobs, &[1]), Some(vec![42]));
+    assert_eq!(p.sm_get(b"applied").unwrap(), Some(vec![7]));
+    assert_eq!(p.log_range(0, 10).unwrap(), vec![(2, vec![2])]);
+    assert_eq!(p.log_first_index().unwrap(), Some(2));
+    assert_eq!(p.raft_get("last_purged").unwrap(), Some(b"1".to_vec()));
+    assert_eq!(p.log_last().unwrap().map(|(i, _)| i), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A process killed right after an append without fsync (no destructors run, as with
+/// SIGKILL) must not lose it: the append reached the OS, which outlives the process.
+#[test]
+fn appends_without_fsync_survive_a_killed_process() {
+    const CHILD: &str = "ZEST_STORAGE_TEST_KILLED_CHILD";
+    if let Some(dir) = std::env::var_os(CHILD) {
+        let store = Store::open(std::path::Path::new(&dir), &StoreConfig::default()).unwrap();
+        let p = store.partition(1).unwrap();
+        p.log_append(vec![(1, vec![1; 100]), (2, vec![2; 100])], false)
+            .unwrap();
+        std::process::abort();
+    }
+    let dir = std::env::temp_dir().join(format!("zest-killed-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "tests::appends_without_fsync_survive_a_killed_process",
+            "--test-threads=1",
+        ])
+        .env(CHILD, &dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(!status.success(), "the child process should have aborted");
+    let store = Store::open(&dir, &StoreConfig::default()).unwrap();
+    let p = store.partition(1).unwrap();
+    assert_eq!(
+        p.log_range(0, 10).unwrap(),
+        vec![(1, vec![1; 100]), (2, vec![2; 100])]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_data_directory_of_another_format_is_refused_with_a_clear_error() {
+    let dir = std::env::temp_dir().join(format!("zest-format-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    drop(Store::open(&dir, &StoreConfig::default()).unwrap());
+    let written = std::fs::read_to_string(dir.join("FORMAT")).unwrap();
+    assert_eq!(written.trim(), FORMAT_VERSION.to_string());
+    // reopening the same format works
+    drop(Store::open(&dir, &StoreConfig::default()).unwrap());
+    // a database from before the FORMAT file (one fjall database, `db/`): format 1
+    std::fs::remove_file(dir.join("FORMAT")).unwrap();
+    std::fs::create_dir_all(dir.join("db")).unwrap();
+    let err = Store::open(&dir, &StoreConfig::default()).err().unwrap();
+    assert!(err.to_string().contains("data format 1"), "{err}");
+    assert!(err.to_string().contains("empty data directory"), "{err}");
+    std::fs::write(dir.join("FORMAT"), "99\n").unwrap();
+    let err = Store::open(&dir, &StoreConfig::default()).err().unwrap();
+    assert!(err.to_string().contains("data format 99"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn scan(p: &PartitionStore, ks: Ks, prefix: &[u8]) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    p.scan_prefix(ks, prefix, &mut |k, _| {
+        out.push(k.to_vec());
+        true
+    });
+    out
+}
+
+fn write(p: &PartitionStore, ks: Ks, puts: &[&[u8]], dels: &[&[u8]]) {
+    let mut txn = Txn::new(p);
+    for k in puts {
+        txn.put_raw(ks, k.to_vec(), k.to_vec());
+    }
+    for k in dels {
+        txn.delete(ks, k.to_vec());
+    }
+    p.commit_state(txn.into_writes(), &[]).unwrap();
+}
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("zest-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// Scans of queue-like keyspaces start from seek hints; whatever the order of inserts, deletes
+/// and scans, they see exactly the live keys, across a reopen too.
+#[test]
+fn queue_scans_from_hints_see_exactly_the_live_keys() {
+    let dir = temp_dir("hints-test");
+    {
+        let store = Store::open(&dir, &StoreConfig::default()).unwrap();
+        let p = store.partition(1).unwrap();
+        write(&p, Ks::JobsActivatable, &[b"a1", b"a2", b"b1", b"a3"], &[]);
+        write(&p, Ks::JobsActivatable, &[], &[b"a2"]);
+        assert_eq!(scan(&p, Ks::JobsActivatable, b"a"), [b"a1", b"a3"]);
+        // the front is consumed; the hint moves past it
+        write(&p, Ks::JobsActivatable, &[], &[b"a1", b"a3"]);
+        assert!(scan(&p, Ks::JobsActivatable, b"a").is_empty());
+        assert!(scan(&p, Ks::JobsActivatable, b"a").is_empty());
+        // an insert below every earlier key is still found
+        write(&p, Ks::JobsActivatable, &[b"a0"], &[]);
+        assert_eq!(scan(&p, Ks::JobsActivatable, b"a"), [b"a0"]);
+        write(&p, Ks::JobsActivatable, &[b"a5"], &[]);
+        assert_eq!(scan(&p, Ks::JobsActivatable, b"a"), [b"a0", b"a5"]);
+        assert_eq!(p.get(Ks::JobsActivatable, b"b1"), Some(b"b1".to_vec()));
+        assert_eq!(p.get(Ks::JobsActivatable, b"a2"), None);
+        store.sync().unwrap();
+    }
+    let store = Store::open(&dir, &StoreConfig::default()).unwrap();
+    let p = store.partition(1).unwrap();
+    assert_eq!(scan(&p, Ks::JobsActivatable, b"a"), [b"a0", b"a5"]);
+    assert_eq!(scan(&p, Ks::JobsActivatable, b""), [b"a0", b"a5", b"b1"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Randomised: a queue keyspace scanned from hints agrees with a model after every step.
+#[test]
+fn queue_scans_agree_with_a_model_under_random_operations() {
+    let dir = temp_dir("hints-model-test");
+    let store = Store::open(&dir, &StoreConfig::default()).unwrap();
+    let p = store.partition(1).unwrap();
+    let mut model = std::collections::BTreeSet::new();
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for _ in 0..3000 {
+        let key = vec![b"abc"[(next() % 3) as usize], (next() % 40) as u8];
+        match next() % 3 {
+            0 => {
+                write(&p, Ks::TimerDueDates, &[&key], &[]);
+                model.insert(key);
+            }
+            1 => {
+                write(&p, Ks::TimerDueDates, &[], &[&key]);
+                model.remove(&key);
+            }
+            _ => {
+                let prefix: &[u8] = if next() % 4 == 0 { b"" } else { &key[..1] };
+                let want: Vec<Vec<u8>> = model
+                    .iter()
+                    .filter(|k| k.starts_with(prefix))
+                    .cloned()
+                    .collect();
+                assert_eq!(scan(&p, Ks::TimerDueDates, prefix), want);
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn all_state(p: &PartitionStore) -> Vec<(Ks, Vec<u8>, Vec<u8>)> {
+    let mut out = Vec::new();
+    for ks in Ks::ALL {
+        p.scan_prefix(ks, b"", &mut |k, v| {
+            out.push((ks, k.to_vec(), v.to_vec()));
+            true
+        });
+    }
+    out
+}
+
+/// A whole state moves in chunks of bounded size into a new generation of another store,
+/// which switches to it durably; a reopen finds it, and the replaced generation is gone.
+#[test]
+fn a_state_moves_in_bounded_chunks_and_is_installed_durably() {
+    let from_dir = temp_dir("transfer-from");
+    let to_dir = temp_dir("transfer-to");
+    let from = Store::open(&from_dir, &StoreConfig::default()).unwrap();
+    let src = from.partition(1).unwrap();
+    let keys: Vec<Vec<u8>> = (0..2000u32).map(|i| i.to_be_bytes().to_vec()).collect();
+    let refs: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
+    write(&src, Ks::Jobs, &refs, &[]);
+    write(&src, Ks::TimerDueDates, &refs[..10], &[]);
+    src.commit_state(Default::default(), &[(b"applied", b"42".to_vec())])
+        .unwrap();
+    let view = src.view();
+    // writes after the view are not in it
+    write(&src, Ks::Jobs, &[b"later"], &[]);
+    let expected: Vec<_> = all_state(&src)
+        .into_iter()
+        .filter(|(_, k, _)| k != b"later")
+        .collect();
+
+    {
+        let to = Store::open(&to_dir, &StoreConfig::default()).unwrap();
+        let dst = to.partition(1).unwrap();
+        write(&dst, Ks::Jobs, &[b"old"], &[]);
+        let mut staging = dst.begin_install().unwrap();
+        let mut cursor = ChunkCursor::default();
+        let mut chunks = 0;
+        while let Some((chunk, next)) = view.next_chunk(&cursor, 1024).unwrap() {
+            assert!(chunk.len() < 1024 + 64, "chunk of {} bytes", chunk.len());
+            staging.write_chunk(&chunk).unwrap();
+            cursor = next;
+            chunks += 1;
+        }
+        assert!(chunks > 10, "{chunks} chunks");
+        assert_eq!(staging.entries(), 2011);
+        // nothing is seen before the switch
+        assert_eq!(dst.get(Ks::Jobs, b"old"), Some(b"old".to_vec()));
+        dst.finish_install(staging, &[(b"membership", b"m".to_vec())])
+            .unwrap();
+        assert_eq!(all_state(&dst), expected);
+        assert_eq!(dst.sm_get(b"applied").unwrap(), Some(b"42".to_vec()));
+        assert_eq!(dst.sm_get(b"membership").unwrap(), Some(b"m".to_vec()));
+    }
+    let to = Store::open(&to_dir, &StoreConfig::default()).unwrap();
+    let dst = to.partition(1).unwrap();
+    assert_eq!(all_state(&dst), expected);
+    assert_eq!(dst.get(Ks::Jobs, b"old"), None);
+    // one generation's keyspaces and the generation marker, nothing of the replaced one
+    let names: Vec<String> = to
+        .state_db
+        .list_keyspace_names()
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+    assert!(
+        names.iter().all(|n| !n.starts_with("p1_") || n == "p1_gen"),
+        "{names:?}"
+    );
+    let _ = std::fs::remove_dir_all(&from_dir);
+    let _ = std::fs::remove_dir_all(&to_dir);
+}
+
+/// An installation interrupted before its switch leaves the old state in place; its
+/// keyspaces are deleted when the partition opens again.
+#[test]
+fn an_interrupted_installation_leaves_the_old_state() {
+    let dir = temp_dir("interrupted-install");
+    {
+        let store = Store::open(&dir, &StoreConfig::default()).unwrap();
+        let p = store.partition(1).unwrap();
+        write(&p, Ks::Jobs, &[b"kept"], &[]);
+        let view = p.view();
+        let mut staging = p.begin_install().unwrap();
+        let (chunk, _) = view
+            .next_chunk(&ChunkCursor::default(), 1 << 20)
+            .unwrap()
+            .unwrap();
+        staging.write_chunk(&chunk).unwrap();
+        staging.write_chunk(&chunk).unwrap();
+        store.sync().unwrap();
+        drop(staging);
+    }
+    let store = Store::open(&dir, &StoreConfig::default()).unwrap();
+    let p = store.partition(1).unwrap();
+    assert_eq!(
+        all_state(&p),
+        [(Ks::Jobs, b"kept".to_vec(), b"kept".to_vec())]
+    );
+    let names: Vec<String> = store
+        .state_db
+        .list_keyspace_names()
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+    assert!(names.iter().all(|n| !n.starts_with("p1g")), "{names:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
