@@ -5,6 +5,7 @@
 //! into commands without blocking processing.
 
 mod backpressure;
+pub mod backup;
 mod job_streams;
 mod metrics;
 mod partition;
@@ -43,6 +44,8 @@ pub struct BrokerConfig {
     pub store: StoreConfig,
     pub raft: RaftSettings,
     pub backpressure: BackpressureConfig,
+    /// Where backups go (`/actuator/backupRuntime`); none: backups are refused.
+    pub backup_dir: Option<PathBuf>,
 }
 
 impl Default for BrokerConfig {
@@ -59,6 +62,7 @@ impl Default for BrokerConfig {
             store: StoreConfig::default(),
             raft: RaftSettings::default(),
             backpressure: BackpressureConfig::default(),
+            backup_dir: None,
         }
     }
 }
@@ -94,6 +98,7 @@ pub struct Broker {
     internal: Arc<[mpsc::Sender<Submission>]>,
     round_robin: AtomicU32,
     pub metrics: Arc<Metrics>,
+    backups: Arc<backup::Backups>,
 }
 
 /// One partition as the topology shows it.
@@ -109,6 +114,7 @@ impl Broker {
     /// until each is leader and has replayed its log.
     pub async fn start(config: BrokerConfig) -> anyhow::Result<Broker> {
         let store = Store::open(&config.data_dir, &config.store)?;
+        let backups = Arc::new(backup::Backups::open(config.backup_dir.clone())?);
         let metrics = Arc::new(Metrics::new()?);
         let (jobs_available, _) = broadcast::channel(1024);
         let job_streams = Arc::new(job_streams::Registry::default());
@@ -135,6 +141,7 @@ impl Broker {
             internal,
             round_robin: AtomicU32::new(0),
             metrics,
+            backups,
         })
     }
 
@@ -373,6 +380,21 @@ impl Broker {
 
     pub fn disk_space(&self) -> u64 {
         self.store.disk_space()
+    }
+
+    pub fn backups(&self) -> &backup::Backups {
+        &self.backups
+    }
+
+    /// Schedules backup `id` of every partition; it is taken in the background while the
+    /// partitions keep processing.
+    pub fn take_backup(&self, id: i64) -> Result<u64, backup::BackupError> {
+        let pids: Vec<u32> = self.partitions.iter().map(|p| p.id).collect();
+        let id = self.backups.schedule(id, &pids)?;
+        let stores: Vec<_> = self.partitions.iter().map(|p| p.store.clone()).collect();
+        let backups = self.backups.clone();
+        tokio::task::spawn_blocking(move || backups.take(id, &stores));
+        Ok(id)
     }
 
     /// Stops accepting commands, lets in-flight groups finish, stops consensus and syncs.

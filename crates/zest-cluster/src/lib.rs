@@ -10,6 +10,7 @@
 // produce it follow the same signature.
 #![allow(clippy::result_large_err)]
 
+pub mod backup;
 mod log_store;
 mod state_machine;
 

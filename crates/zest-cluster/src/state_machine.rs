@@ -25,9 +25,9 @@ use zest_storage::{PartitionStore, Staging, StateView};
 
 use crate::{NodeId, TypeConfig};
 
-const APPLIED: &[u8] = b"applied";
+pub(crate) const APPLIED: &[u8] = b"applied";
 const MEMBERSHIP: &[u8] = b"membership";
-const LAST_POSITION: &[u8] = b"last_position";
+pub(crate) const LAST_POSITION: &[u8] = b"last_position";
 
 /// What the processing loop needs to know about applied state.
 #[derive(Default)]

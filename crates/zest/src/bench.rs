@@ -97,6 +97,26 @@ pub struct BenchArgs {
     /// A label for the system under test, copied into the report
     #[arg(long, default_value = "")]
     pub label: String,
+    /// Large-state run: start a `zest start` of the bench's own on --data-dir, measure the
+    /// scenario on the empty state, fill the state with this many parked instances (message
+    /// catch, timer a year away, unworked job), restart the server after SIGKILL and measure
+    /// again on top; reports RSS, disk, snapshot durations and restart time
+    #[arg(long, default_value_t = 0)]
+    pub fill: u64,
+    /// With --fill: the data directory of the server the bench starts (new or empty)
+    #[arg(long, default_value = "bench-data")]
+    pub data_dir: PathBuf,
+    /// With --fill: an argument for the `zest start` the bench runs (repeat for several)
+    #[arg(long, allow_hyphen_values = true)]
+    pub server_arg: Vec<String>,
+    /// With --fill: creates in flight while filling
+    #[arg(long, default_value_t = 64)]
+    pub fill_concurrency: usize,
+}
+
+/// The typical payload as the start of a JSON object, ready for more variables.
+pub fn typical_payload_prefix() -> anyhow::Result<Arc<String>> {
+    Ok(Arc::new(payload_prefix(TYPICAL_PAYLOAD)?))
 }
 
 fn parse_secs(s: &str) -> Result<Duration, String> {

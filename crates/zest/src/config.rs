@@ -15,6 +15,10 @@ pub struct StartArgs {
     /// Data directory (default ./data)
     #[arg(long, env = "ZEST_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
+    /// Directory for backups taken with POST /actuator/backupRuntime (Zeebe:
+    /// zeebe.broker.data.backup.filesystem.basePath); none: backups are refused
+    #[arg(long, env = "ZEST_BACKUP_DIR")]
+    pub backup_dir: Option<PathBuf>,
     /// gRPC gateway address (default 127.0.0.1:26500)
     #[arg(long, env = "ZEST_GATEWAY_ADDRESS")]
     pub gateway_address: Option<String>,
@@ -78,6 +82,7 @@ pub struct StartArgs {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 struct FileConfig {
     data_dir: Option<PathBuf>,
+    backup_dir: Option<PathBuf>,
     gateway_address: Option<String>,
     management_address: Option<String>,
     rest_address: Option<String>,
@@ -187,6 +192,7 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
             .or(file.data_dir)
             .unwrap_or_else(|| PathBuf::from("data")),
         partitions: args.partitions.or(file.partitions).unwrap_or(1),
+        backup_dir: args.backup_dir.or(file.backup_dir),
         ..BrokerConfig::default()
     };
     anyhow::ensure!(

@@ -3,6 +3,7 @@
 //! load tester.
 
 mod bench;
+mod bench_state;
 mod cli;
 mod config;
 mod management;
@@ -70,8 +71,43 @@ enum Command {
         after_help = "Example:\n  zest bench --scenario one-task --rate max --in-flight 64 --duration 60s"
     )]
     Bench(bench::BenchArgs),
+    /// Build a data directory from a backup taken with POST /actuator/backupRuntime; start
+    /// Zest on it to continue from the backup
+    #[command(
+        after_help = "Example:\n  zest restore --backup-id 3 --backup-dir /backups --data-dir /var/lib/zest\n  zest start --data-dir /var/lib/zest"
+    )]
+    Restore(RestoreArgs),
     /// Print the version of this binary
     Version,
+}
+
+#[derive(clap::Args)]
+struct RestoreArgs {
+    /// The backup to restore (a COMPLETED one)
+    #[arg(long)]
+    backup_id: u64,
+    /// The backup directory the node took it into (its --backup-dir)
+    #[arg(long, env = "ZEST_BACKUP_DIR")]
+    backup_dir: std::path::PathBuf,
+    /// The data directory to build (new or empty)
+    #[arg(long, env = "ZEST_DATA_DIR")]
+    data_dir: std::path::PathBuf,
+}
+
+fn restore(args: RestoreArgs) -> anyhow::Result<()> {
+    let parts = zest_broker::backup::restore(&args.backup_dir, args.backup_id, &args.data_dir)?;
+    for p in parts {
+        println!(
+            "restored partition {} of backup {} at position {} ({} chunks, {} bytes) into {}",
+            p.partition_id,
+            args.backup_id,
+            p.checkpoint_position,
+            p.chunks,
+            p.bytes,
+            args.data_dir.display()
+        );
+    }
+    Ok(())
 }
 
 fn main() {
@@ -90,6 +126,7 @@ fn main() {
                 .await
                 .map_err(|e| e.to_string()),
             Command::Bench(args) => run_bench(args).await.map_err(|e| format!("{e:#}")),
+            Command::Restore(args) => restore(args).map_err(|e| format!("{e:#}")),
             Command::Version => {
                 println!(
                     "zest {} (Zeebe gateway protocol {})",
@@ -113,10 +150,16 @@ fn fail(message: &str) -> ! {
 
 async fn run_bench(args: bench::BenchArgs) -> anyhow::Result<()> {
     let json = args.json.clone();
-    let report = bench::run(args).await?;
-    bench::print_report(&report);
+    let text = if args.fill > 0 {
+        let report = bench_state::run(args).await?;
+        bench_state::print_report(&report);
+        serde_json::to_string_pretty(&report)?
+    } else {
+        let report = bench::run(args).await?;
+        bench::print_report(&report);
+        serde_json::to_string_pretty(&report)?
+    };
     if let Some(path) = json {
-        let text = serde_json::to_string_pretty(&report)?;
         if path.as_os_str() == "-" {
             println!("{text}");
         } else {

@@ -1,16 +1,17 @@
 //! Management endpoints: Prometheus `/metrics`, `/health`, `/ready`, `/startup`, and the same
 //! under Zeebe's (Spring Boot actuator) paths, which Zeebe users' monitoring expects:
 //! `/actuator/prometheus`, `/actuator/health` (with `/liveness`, `/readiness`, `/startup`) and
-//! `/actuator/info`.
+//! `/actuator/info`; and Zeebe's backup API, `/actuator/backupRuntime` (`zest_broker::backup`).
 
 use std::sync::Arc;
 
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::Router;
 use prometheus::Encoder;
+use zest_broker::backup::BackupError;
 use zest_broker::Broker;
 
 pub async fn serve(
@@ -29,6 +30,14 @@ pub async fn serve(
         .route("/actuator/health/readiness", get(actuator_readiness))
         .route("/actuator/health/startup", get(actuator_readiness))
         .route("/actuator/info", get(actuator_info))
+        .route(
+            "/actuator/backupRuntime",
+            post(backup_take).get(backup_list),
+        )
+        .route(
+            "/actuator/backupRuntime/{id}",
+            get(backup_status).delete(backup_delete),
+        )
         .with_state(broker);
     let _ = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
@@ -104,4 +113,88 @@ async fn actuator_info() -> impl IntoResponse {
             "protocolVersion": zest_gateway::GatewayConfig::default().version,
         },
     }))
+}
+
+fn backup_error(e: BackupError) -> (StatusCode, axum::Json<serde_json::Value>) {
+    let code = match &e {
+        BackupError::NotConfigured | BackupError::InvalidId(_) => StatusCode::BAD_REQUEST,
+        BackupError::Exists(_) | BackupError::NotNewer { .. } | BackupError::Busy(_) => {
+            StatusCode::CONFLICT
+        }
+        BackupError::NotFound(_) => StatusCode::NOT_FOUND,
+        BackupError::Io(_) => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    (
+        code,
+        axum::Json(serde_json::json!({ "message": e.to_string() })),
+    )
+}
+
+/// `POST /actuator/backupRuntime` with `{"backupId": N}`: 202 once the backup is scheduled.
+async fn backup_take(
+    State(broker): State<Arc<Broker>>,
+    body: axum::body::Bytes,
+) -> (StatusCode, axum::Json<serde_json::Value>) {
+    let id = serde_json::from_slice::<serde_json::Value>(&body)
+        .ok()
+        .and_then(|v| v.get("backupId")?.as_i64());
+    let Some(id) = id else {
+        return (
+            StatusCode::BAD_REQUEST,
+            axum::Json(serde_json::json!({
+                "message": "Expected a JSON body with a numeric backupId, e.g. {\"backupId\": 1}"
+            })),
+        );
+    };
+    match broker.take_backup(id) {
+        Ok(id) => (
+            StatusCode::ACCEPTED,
+            axum::Json(serde_json::json!({
+                "message": format!("A backup with id {id} has been scheduled. Use GET actuator/backupRuntime/{id} to monitor the status.")
+            })),
+        ),
+        Err(e) => backup_error(e),
+    }
+}
+
+async fn backup_list(State(broker): State<Arc<Broker>>) -> axum::response::Response {
+    match broker.backups().list() {
+        Ok(list) => axum::Json(list).into_response(),
+        Err(e) => backup_error(e).into_response(),
+    }
+}
+
+async fn backup_status(
+    State(broker): State<Arc<Broker>>,
+    Path(id): Path<String>,
+) -> axum::response::Response {
+    let Ok(id) = id.parse::<u64>() else {
+        return backup_error(BackupError::InvalidId(-1)).into_response();
+    };
+    match broker.backups().status(id) {
+        Ok(status) => axum::Json(status).into_response(),
+        Err(BackupError::NotFound(id)) => (
+            StatusCode::NOT_FOUND,
+            axum::Json(serde_json::json!({
+                "backupId": id,
+                "state": "DOES_NOT_EXIST",
+                "details": [],
+            })),
+        )
+            .into_response(),
+        Err(e) => backup_error(e).into_response(),
+    }
+}
+
+async fn backup_delete(
+    State(broker): State<Arc<Broker>>,
+    Path(id): Path<String>,
+) -> axum::response::Response {
+    let Ok(id) = id.parse::<u64>() else {
+        return backup_error(BackupError::InvalidId(-1)).into_response();
+    };
+    match broker.backups().delete(id) {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(e) => backup_error(e).into_response(),
+    }
 }

@@ -256,3 +256,64 @@ fn backpressure_rejects_creates_but_never_completions() {
         "the fixed limit is exported: {limit}"
     );
 }
+
+/// `zest bench --fill`: the bench runs its own server, measures on the empty state, fills it
+/// with parked instances, restarts the server after SIGKILL and measures again; the report
+/// holds every figure, and the parked instances are really in state after the restart.
+#[test]
+fn the_fill_scenario_reports_state_size_figures_across_a_restart() {
+    let dir = std::env::temp_dir().join(format!("zest-bench-fill-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let json = std::env::temp_dir().join(format!("zest-bench-fill-{}.json", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_zest"))
+        .args(["bench", "--fill", "300", "--quiet", "--data-dir"])
+        .arg(&dir)
+        .args(["--warmup", "1s", "--duration", "2s", "--drain", "20s"])
+        .args(["--server-arg=--log=warn", "--json"])
+        .arg(&json)
+        .output()
+        .expect("zest bench runs");
+    assert!(
+        out.status.success(),
+        "zest bench --fill failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(r["parked"], 300);
+    assert_sane(&r["empty"]);
+    assert_sane(&r["loaded"]);
+    let steps = r["fill"].as_array().unwrap();
+    assert_eq!(steps.len(), 10, "{r}");
+    assert_eq!(steps.last().unwrap()["parked"], 300);
+    assert!(f(&r, &["restart_s"]) > 0.0);
+    assert!(f(&r, &["disk_after_fill", "state_mib"]) > 0.0);
+    assert!(f(&r, &["loaded_over_empty"]) > 0.0);
+    let peaks = r["peak_rss_mib"].as_array().unwrap();
+    assert_eq!(peaks.len(), 4);
+    assert!(peaks.iter().all(|p| p[1].as_f64().unwrap() > 1.0), "{r}");
+    // a data directory that holds something is refused
+    let out = Command::new(env!("CARGO_BIN_EXE_zest"))
+        .args(["bench", "--fill", "10", "--data-dir"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not empty"));
+    // the parked instances are in the state the bench left: a third wait for a job
+    let node = common::start_in(dir, &[]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let parked_jobs = rt.block_on(async {
+        let mut c = common::connect(&node.gateway).await;
+        let mut n = 0;
+        while common::activate_one_within(&mut c, "parked-unworked", 1_000)
+            .await
+            .is_some()
+        {
+            n += 1;
+        }
+        n
+    });
+    assert_eq!(parked_jobs, 100);
+    let _ = std::fs::remove_file(json);
+}

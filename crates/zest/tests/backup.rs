@@ -1,0 +1,248 @@
+//! Backups as a Camunda operator takes them: `POST /actuator/backupRuntime` while the node
+//! works, `GET` until COMPLETED, `zest restore` into a new data directory, and a node started
+//! there continues from the backup: instances created before it complete, instances created
+//! after it are not there, and new keys are above every key in the backup.
+
+mod common;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::{activate_one_within, complete, connect, http, start_in, start_with};
+use zest_gateway::proto;
+
+fn temp(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("zest-backup-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+async fn create(c: &mut common::Client) -> i64 {
+    c.create_process_instance(proto::CreateProcessInstanceRequest {
+        bpmn_process_id: "benchmark".into(),
+        version: -1,
+        variables: r#"{"before": true}"#.into(),
+        ..Default::default()
+    })
+    .await
+    .expect("an instance is created")
+    .into_inner()
+    .process_instance_key
+}
+
+fn wait_until_done(management: &str, id: u64) -> serde_json::Value {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (code, status) = http(
+            management,
+            "GET",
+            &format!("/actuator/backupRuntime/{id}"),
+            None,
+        );
+        assert_eq!(code, 200, "{status}");
+        if status["state"] != "IN_PROGRESS" {
+            return status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "backup {id} still in progress: {status}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn restore(
+    backup_dir: &std::path::Path,
+    id: u64,
+    data_dir: &std::path::Path,
+) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_zest"))
+        .args(["restore", "--backup-id", &id.to_string(), "--backup-dir"])
+        .arg(backup_dir)
+        .arg("--data-dir")
+        .arg(data_dir)
+        .output()
+        .expect("zest restore runs")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_backup_restores_into_a_node_that_continues_from_it() {
+    let backups = temp("store");
+    let node = start_with(
+        "backup-source",
+        &["--backup-dir", backups.to_str().unwrap()],
+    );
+    let mut c = connect(&node.gateway).await;
+    common::deploy_one_task(&mut c).await;
+    let mut before = Vec::new();
+    for _ in 0..3 {
+        before.push(create(&mut c).await);
+    }
+
+    let m = node.management.clone();
+    let (code, body) = http(
+        &m,
+        "POST",
+        "/actuator/backupRuntime",
+        Some(serde_json::json!({"backupId": 5})),
+    );
+    assert_eq!(code, 202, "{body}");
+    let status = wait_until_done(&m, 5);
+    assert_eq!(status["state"], "COMPLETED", "{status}");
+    assert_eq!(status["details"][0]["partitionId"], 1);
+    assert_eq!(status["details"][0]["state"], "COMPLETED");
+    assert!(
+        status["details"][0]["checkpointPosition"].as_u64().unwrap() > 0,
+        "{status}"
+    );
+    // ids are unique and grow
+    let (code, body) = http(
+        &m,
+        "POST",
+        "/actuator/backupRuntime",
+        Some(serde_json::json!({"backupId": 5})),
+    );
+    assert_eq!(code, 409, "{body}");
+    let (code, body) = http(
+        &m,
+        "POST",
+        "/actuator/backupRuntime",
+        Some(serde_json::json!({"backupId": 4})),
+    );
+    assert_eq!(code, 409, "{body}");
+    let (code, body) = http(
+        &m,
+        "POST",
+        "/actuator/backupRuntime",
+        Some(serde_json::json!({"backupId": 0})),
+    );
+    assert_eq!(code, 400, "{body}");
+    let (code, body) = http(
+        &m,
+        "POST",
+        "/actuator/backupRuntime",
+        Some(serde_json::json!({"id": 6})),
+    );
+    assert_eq!(code, 400, "{body}");
+    let (code, list) = http(&m, "GET", "/actuator/backupRuntime", None);
+    assert_eq!(code, 200);
+    assert_eq!(list.as_array().map(|l| l.len()), Some(1), "{list}");
+    let (code, missing) = http(&m, "GET", "/actuator/backupRuntime/99", None);
+    assert_eq!(
+        (code, missing["state"].as_str()),
+        (404, Some("DOES_NOT_EXIST")),
+        "{missing}"
+    );
+
+    // after the backup: not in it
+    let after = create(&mut c).await;
+    drop(c);
+    let source_dir = node.kill();
+
+    let restored = temp("restored");
+    let out = restore(&backups, 5, &restored);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("restored partition 1 of backup 5"));
+    // a directory with data is refused, and so is a backup that does not exist
+    let out = restore(&backups, 5, &source_dir);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not empty"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = restore(&backups, 7, &temp("never"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no backup with id 7"));
+    let _ = std::fs::remove_dir_all(&source_dir);
+
+    let node = start_in(restored, &["--backup-dir", backups.to_str().unwrap()]);
+    let mut c = connect(&node.gateway).await;
+    let mut seen = Vec::new();
+    while let Some(job) = activate_one_within(&mut c, "benchmark-task", 2_000).await {
+        seen.push(job.process_instance_key);
+        complete(&mut c, job.key).await;
+    }
+    seen.sort();
+    assert_eq!(
+        seen, before,
+        "exactly the instances of the backup are there (not {after})"
+    );
+    let new = create(&mut c).await;
+    assert!(
+        new > *before.iter().max().unwrap(),
+        "new key {new} above the backup's keys {before:?}"
+    );
+    let job = activate_one_within(&mut c, "benchmark-task", 10_000)
+        .await
+        .expect("the new instance's job");
+    assert_eq!(job.process_instance_key, new);
+
+    // the backup list survives the restart; a backup can be deleted
+    let m = node.management.clone();
+    let (code, _) = http(&m, "DELETE", "/actuator/backupRuntime/5", None);
+    assert_eq!(code, 204);
+    let (code, _) = http(&m, "GET", "/actuator/backupRuntime/5", None);
+    assert_eq!(code, 404);
+    let _ = std::fs::remove_dir_all(&backups);
+}
+
+/// A node killed while it takes a backup loses nothing it acknowledged, and after the restart
+/// the backup is COMPLETED (it finished first) or FAILED, never left IN_PROGRESS.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_node_killed_during_a_backup_reports_it_failed_and_keeps_its_data() {
+    let backups = temp("killed-store");
+    let node = start_with(
+        "backup-killed",
+        &["--backup-dir", backups.to_str().unwrap()],
+    );
+    let mut c = connect(&node.gateway).await;
+    common::deploy_one_task(&mut c).await;
+    let mut keys = Vec::new();
+    for _ in 0..50 {
+        keys.push(create(&mut c).await);
+    }
+    let (code, body) = http(
+        &node.management,
+        "POST",
+        "/actuator/backupRuntime",
+        Some(serde_json::json!({"backupId": 1})),
+    );
+    assert_eq!(code, 202, "{body}");
+    drop(c);
+    let dir = node.kill();
+    let node = start_in(dir, &["--backup-dir", backups.to_str().unwrap()]);
+    let (code, status) = http(&node.management, "GET", "/actuator/backupRuntime/1", None);
+    assert_eq!(code, 200, "{status}");
+    assert!(
+        status["state"] == "COMPLETED" || status["state"] == "FAILED",
+        "{status}"
+    );
+    let mut c = connect(&node.gateway).await;
+    let mut seen = Vec::new();
+    while let Some(job) = activate_one_within(&mut c, "benchmark-task", 2_000).await {
+        seen.push(job.process_instance_key);
+    }
+    seen.sort();
+    assert_eq!(seen, keys, "every acknowledged instance is still there");
+    let _ = std::fs::remove_dir_all(&backups);
+}
+
+#[test]
+fn backups_are_refused_with_a_clear_error_when_no_backup_directory_is_configured() {
+    let node = common::start("backup-unconfigured");
+    let (code, body) = http(
+        &node.management,
+        "POST",
+        "/actuator/backupRuntime",
+        Some(serde_json::json!({"backupId": 1})),
+    );
+    assert_eq!(code, 400, "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("--backup-dir"),
+        "{body}"
+    );
+}
