@@ -332,8 +332,14 @@ mod tests {
             backups.schedule(2, &[1]),
             Err(BackupError::NotNewer { id: 2, latest: 3 })
         ));
-        assert!(matches!(backups.schedule(3, &[1]), Err(BackupError::Exists(3))));
-        assert!(matches!(backups.schedule(-1, &[1]), Err(BackupError::InvalidId(-1))));
+        assert!(matches!(
+            backups.schedule(3, &[1]),
+            Err(BackupError::Exists(3))
+        ));
+        assert!(matches!(
+            backups.schedule(-1, &[1]),
+            Err(BackupError::InvalidId(-1))
+        ));
         drop(backups);
 
         let backups = Backups::open(Some(dir.clone())).unwrap();

@@ -74,6 +74,9 @@ pub struct RaftSettings {
     pub keep_behind_snapshot: u64,
     /// When appended entries are fsynced.
     pub flush: LogFlush,
+    /// Log on disk above which a snapshot is taken (so that the segments behind it are
+    /// deleted), however few entries were written since the last one.
+    pub log_tail_bytes: u64,
 }
 
 impl Default for RaftSettings {
@@ -82,6 +85,7 @@ impl Default for RaftSettings {
             snapshot_every: 20_000,
             keep_behind_snapshot: 1_000,
             flush: LogFlush::EveryAppend,
+            log_tail_bytes: 256 << 20,
         }
     }
 }
@@ -113,7 +117,7 @@ pub async fn start_partition(
     };
     let config = Arc::new(config.validate()?);
     let log = LogStore::new(store.clone(), settings.flush);
-    let sm = StateMachine::open(partition_id, store)?;
+    let sm = StateMachine::open(partition_id, store.clone())?;
     let applied = sm.applied_info();
     let raft = Raft::new(node_id, config, NoPeers, log, sm).await?;
     if !raft.is_initialized().await? {
@@ -126,7 +130,41 @@ pub async fn start_partition(
         );
         raft.initialize(members).await?;
     }
+    tokio::spawn(snapshot_on_log_size(
+        raft.clone(),
+        store,
+        settings.log_tail_bytes,
+        settings.keep_behind_snapshot,
+    ));
     Ok(PartitionRaft { raft, applied })
+}
+
+/// Takes a snapshot whenever the log on disk grows beyond `limit` (and enough was applied
+/// since the last snapshot for its purge to delete something): snapshots cost an fsync, so the
+/// log's size, not only its number of entries, decides when its space is given back.
+async fn snapshot_on_log_size(raft: ZestRaft, store: PartitionStore, limit: u64, keep: u64) {
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        if store.log_disk_space() <= limit {
+            continue;
+        }
+        let (applied, snapshot) = {
+            let m = raft.metrics();
+            let m = m.borrow();
+            if m.running_state.is_err() {
+                return;
+            }
+            (
+                m.last_applied.map(|l| l.index).unwrap_or(0),
+                m.snapshot.map(|l| l.index).unwrap_or(0),
+            )
+        };
+        if applied > snapshot + keep + 1 && raft.trigger().snapshot().await.is_err() {
+            return;
+        }
+    }
 }
 
 /// The network of a one-member group: there are no peers to reach.

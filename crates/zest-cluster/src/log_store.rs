@@ -319,15 +319,13 @@ impl RaftLogStorage<TypeConfig> for LogStore {
 
     async fn purge(&mut self, log_id: LogId<NodeId>) -> Result<(), StorageError<NodeId>> {
         self.recent().retain(|index, _| *index > log_id.index);
-        let previous: Option<LogId<NodeId>> = self.get_json("last_purged")?;
-        let from = previous.map(|l| l.index + 1).unwrap_or(0);
         let marker = serde_json::to_vec(&log_id).map_err(|e| StorageIOError::write(io_err(e)))?;
         let store = self.store.clone();
-        // thousands of deletions and an fsync: on a blocking thread, not a runtime worker
-        // (openraft's core still waits for it)
+        // fsyncs and file deletions: on a blocking thread, not a runtime worker (openraft's core
+        // still waits for it)
         blocking_io(
             tokio::task::spawn_blocking(move || {
-                store.log_purge(from, log_id.index, ("last_purged", marker))
+                store.log_purge(log_id.index, ("last_purged", marker))
             })
             .await,
         )

@@ -31,6 +31,7 @@
 //! in one durable step ([`transfer`]).
 
 mod hints;
+pub mod journal;
 mod log;
 mod partition;
 mod transfer;
@@ -68,6 +69,8 @@ pub struct StoreConfig {
     /// Write-buffer memory in bytes: each keyspace's memtable is flushed when it reaches an
     /// eighth of it (256 KiB to 8 MiB); a handful of keyspaces take most writes.
     pub write_buffer_bytes: u64,
+    /// Size at which the log starts a new segment file ([`journal`]).
+    pub segment_bytes: u64,
 }
 
 impl Default for StoreConfig {
@@ -82,6 +85,7 @@ impl Default for StoreConfig {
             // (`Store::open`), so it bounds each memtable, not their sum: fjall 3.1's cap on
             // the sum (`max_write_buffer_size`) is hidden and deprecated.
             write_buffer_bytes: 16 * 1024 * 1024,
+            segment_bytes: journal::DEFAULT_SEGMENT_BYTES,
         }
     }
 }
@@ -99,11 +103,24 @@ impl Default for StoreConfig {
 ///   entry per variable;
 /// - 5: log and state in two fjall databases (`log/`, `state/`) instead of one (`db/`);
 /// - 6: a job's result carries a task listener's denial and corrections, a user task record
-///   the reason a listener denied it.
-pub const FORMAT_VERSION: u32 = 6;
+///   the reason a listener denied it;
+/// - 7: the log in segment files (`journal/partition-N/`) instead of the fjall keyspace
+///   `p{N}_log`; a format 6 directory is upgraded on start ([`upgrade_6_to_7`]).
+pub const FORMAT_VERSION: u32 = 7;
 
-/// Checks (or, for a new directory, writes) the data directory's format version.
-fn check_format(dir: &Path) -> Result<()> {
+fn write_format(dir: &Path) -> Result<()> {
+    let file = dir.join("FORMAT");
+    let tmp = dir.join("FORMAT.tmp");
+    std::fs::write(&tmp, format!("{FORMAT_VERSION}\n"))
+        .and_then(|_| std::fs::File::open(&tmp)?.sync_all())
+        .and_then(|_| std::fs::rename(&tmp, &file))
+        .and_then(|_| std::fs::File::open(dir)?.sync_all())
+        .map_err(|e| StorageError::Other(format!("cannot write {}: {e}", file.display())))
+}
+
+/// Checks (or, for a new directory, writes) the data directory's format version; returns the
+/// version found (the current one, or one this version upgrades).
+fn check_format(dir: &Path) -> Result<u32> {
     let file = dir.join("FORMAT");
     let found = match std::fs::read_to_string(&file) {
         Ok(text) => text.trim().parse::<u32>().map_err(|_| {
@@ -116,37 +133,104 @@ fn check_format(dir: &Path) -> Result<()> {
         // an existing database without the file was written before format 2
         Err(_) if dir.join("db").exists() => 1,
         Err(_) => {
-            std::fs::write(&file, format!("{FORMAT_VERSION}\n")).map_err(|e| {
-                StorageError::Other(format!("cannot write {}: {e}", file.display()))
-            })?;
-            return Ok(());
+            write_format(dir)?;
+            return Ok(FORMAT_VERSION);
         }
     };
-    if found != FORMAT_VERSION {
+    if found != FORMAT_VERSION && found != 6 {
         return Err(StorageError::Other(format!(
             "the data directory {} was written in data format {found}, but this Zest reads format {FORMAT_VERSION}; start with an empty data directory (or run the Zest version that wrote it)",
             dir.display()
         )));
     }
-    Ok(())
+    Ok(found)
+}
+
+/// Format 6 to 7: each partition's log moves from the fjall keyspace `p{N}_log` into its
+/// journal. The keyspace is deleted and `FORMAT` says 7 only once every journal is complete
+/// and durable; a crash before that leaves format 6, and the next start does it again from the
+/// beginning (a journal left half written is removed first).
+fn upgrade_6_to_7(dir: &Path, log_db: &Database, segment_bytes: u64) -> Result<()> {
+    use fjall::KeyspaceCreateOptions;
+    for name in log_db.list_keyspace_names() {
+        let name: &str = name.as_ref();
+        let Some(pid) = name
+            .strip_prefix('p')
+            .and_then(|n| n.strip_suffix("_log"))
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let ks = log_db.keyspace(name, KeyspaceCreateOptions::default)?;
+        let journal_dir = journal_dir(dir, pid);
+        let _ = std::fs::remove_dir_all(&journal_dir);
+        let mut journal = journal::Journal::open(&journal_dir, segment_bytes)?;
+        let mut batch = Vec::new();
+        let mut moved = 0u64;
+        for guard in ks.iter() {
+            let (k, v) = guard.into_inner()?;
+            let index = u64::from_be_bytes(k.as_ref().try_into().map_err(|_| {
+                StorageError::Other(format!("{name}: a log key of {} bytes", k.len()))
+            })?);
+            batch.push((index, v.to_vec()));
+            if batch.len() == 1024 {
+                journal.append(&batch, false)?;
+                moved += batch.len() as u64;
+                batch.clear();
+            }
+        }
+        moved += batch.len() as u64;
+        journal.append(&batch, false)?;
+        journal.sync()?;
+        log_db.delete_keyspace(ks)?;
+        log_db.persist(PersistMode::SyncAll)?;
+        tracing::info!(
+            partition = pid,
+            entries = moved,
+            "data format 6 -> 7: the log moved into segment files"
+        );
+    }
+    write_format(dir)
+}
+
+fn journal_dir(dir: &Path, pid: u32) -> std::path::PathBuf {
+    dir.join("journal").join(format!("partition-{pid}"))
+}
+
+fn dir_bytes(path: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => dir_bytes(&e.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
 }
 
 /// The node's databases: the log's and the state's (see the module docs).
 #[derive(Clone)]
 pub struct Store {
+    dir: std::path::PathBuf,
     log_db: Database,
     state_db: Database,
     memtable_bytes: u64,
+    segment_bytes: u64,
+    /// The partitions opened, so that [`Store::sync`] reaches their logs.
+    opened: std::sync::Arc<std::sync::Mutex<Vec<PartitionStore>>>,
 }
 
 impl Store {
     pub fn open(dir: &Path, config: &StoreConfig) -> Result<Store> {
         std::fs::create_dir_all(dir)
             .map_err(|e| StorageError::Other(format!("cannot create {}: {e}", dir.display())))?;
-        check_format(dir)?;
+        let format = check_format(dir)?;
         let journal_bytes = config.journal_bytes.max(64 * 1024 * 1024);
-        // the state is read far more than the log (which the log store caches at its tail)
-        let log_cache = config.cache_bytes / 4;
+        // the log database holds only consensus metadata (the log is in segment files)
+        let log_cache = (1 << 20).min(config.cache_bytes / 2);
         let open = |name: &str, cache: u64| {
             Database::builder(dir.join(name))
                 .cache_size(cache)
@@ -166,29 +250,52 @@ impl Store {
         let log_db = open("log", log_cache)?;
         let state_db = open("state", config.cache_bytes - log_cache)?;
         let memtable_bytes = (config.write_buffer_bytes / 8).clamp(256 * 1024, 8 * 1024 * 1024);
+        if format == 6 {
+            upgrade_6_to_7(dir, &log_db, config.segment_bytes)?;
+        }
         Ok(Store {
+            dir: dir.to_path_buf(),
             log_db,
             state_db,
             memtable_bytes,
+            segment_bytes: config.segment_bytes,
+            opened: Default::default(),
         })
     }
 
     pub fn partition(&self, partition_id: u32) -> Result<PartitionStore> {
-        PartitionStore::open(
+        let journal =
+            journal::Journal::open(&journal_dir(&self.dir, partition_id), self.segment_bytes)?;
+        let partition = PartitionStore::open(
             &self.log_db,
             &self.state_db,
+            journal,
             partition_id,
             self.memtable_bytes,
-        )
+        )?;
+        let mut opened = self.opened.lock().unwrap_or_else(|p| p.into_inner());
+        opened.retain(|p| p.partition_id() != partition_id);
+        opened.push(partition.clone());
+        Ok(partition)
     }
 
-    /// Bytes on disk (journals and tables).
+    /// Bytes on disk: the log's segments and both databases.
     pub fn disk_space(&self) -> u64 {
-        self.log_db.disk_space().unwrap_or(0) + self.state_db.disk_space().unwrap_or(0)
+        dir_bytes(&self.dir.join("journal"))
+            + self.log_db.disk_space().unwrap_or(0)
+            + self.state_db.disk_space().unwrap_or(0)
     }
 
-    /// Makes everything written so far durable (fsync of both journals).
+    /// Makes everything written so far durable: the partitions' logs and both databases.
     pub fn sync(&self) -> Result<()> {
+        let opened = self
+            .opened
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        for p in opened {
+            p.sync_log()?;
+        }
         self.log_db.persist(PersistMode::SyncAll)?;
         self.state_db.persist(PersistMode::SyncAll)?;
         Ok(())

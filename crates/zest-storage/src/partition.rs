@@ -100,7 +100,7 @@ pub(crate) struct Inner {
     pub(crate) memtable_bytes: u64,
     pub(crate) current: RwLock<Arc<Generation>>,
     pub(crate) gen: Keyspace,
-    pub(crate) log: Keyspace,
+    pub(crate) journal: std::sync::Mutex<crate::journal::Journal>,
     pub(crate) raft: Keyspace,
 }
 
@@ -114,6 +114,7 @@ impl PartitionStore {
     pub(crate) fn open(
         log_db: &Database,
         state_db: &Database,
+        journal: crate::journal::Journal,
         pid: u32,
         memtable_bytes: u64,
     ) -> Result<PartitionStore> {
@@ -134,7 +135,7 @@ impl PartitionStore {
                 memtable_bytes,
                 current: RwLock::new(Arc::new(current)),
                 gen,
-                log: log_db.keyspace(&format!("p{pid}_log"), opts)?,
+                journal: std::sync::Mutex::new(journal),
                 raft: log_db.keyspace(&format!("p{pid}_raft"), opts)?,
             }),
         };

@@ -18,15 +18,16 @@ fn state_and_log_survive_reopen() {
         p.log_append(vec![(1, vec![1]), (2, vec![2]), (3, vec![3])], true)
             .unwrap();
         p.log_truncate(3).unwrap();
-        p.log_purge(0, 1, ("last_purged", b"1".to_vec())).unwrap();
+        p.log_purge(1, ("last_purged", b"1".to_vec())).unwrap();
         store.sync().unwrap();
     }
     let store = Store::open(&dir, &StoreConfig::default()).unwrap();
     let p = store.partition(1).unwrap();
     assert_eq!(p.get(Ks::Jobs, &[1]), Some(vec![42]));
     assert_eq!(p.sm_get(b"applied").unwrap(), Some(vec![7]));
-    assert_eq!(p.log_range(0, 10).unwrap(), vec![(2, vec![2])]);
-    assert_eq!(p.log_first_index().unwrap(), Some(2));
+    // the purge gives back whole segments only: entry 1 shares its segment with entry 2
+    assert_eq!(p.log_range(2, 10).unwrap(), vec![(2, vec![2])]);
+    assert_eq!(p.log_first_index().unwrap(), Some(1));
     assert_eq!(p.raft_get("last_purged").unwrap(), Some(b"1".to_vec()));
     assert_eq!(p.log_last().unwrap().map(|(i, _)| i), Some(2));
     let _ = std::fs::remove_dir_all(&dir);
@@ -292,5 +293,62 @@ fn an_interrupted_installation_leaves_the_old_state() {
         .map(|n| n.to_string())
         .collect();
     assert!(names.iter().all(|n| !n.starts_with("p1g")), "{names:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A format 6 directory (the log in the fjall keyspace `p1_log`) is upgraded on open: the
+/// entries move into the journal, the keyspace is deleted, FORMAT says 7; the state is kept.
+#[test]
+fn a_format_6_directory_is_upgraded_on_open() {
+    let dir = temp_dir("upgrade-6");
+    {
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("FORMAT"), "6\n").unwrap();
+        let log = fjall::Database::builder(dir.join("log")).open().unwrap();
+        let ks = log
+            .keyspace("p1_log", fjall::KeyspaceCreateOptions::default)
+            .unwrap();
+        for i in 5..2005u64 {
+            ks.insert(i.to_be_bytes(), vec![(i % 251) as u8; 64])
+                .unwrap();
+        }
+        log.keyspace("p1_raft", fjall::KeyspaceCreateOptions::default)
+            .unwrap()
+            .insert("vote", b"v".to_vec())
+            .unwrap();
+        log.persist(PersistMode::SyncAll).unwrap();
+        let state = fjall::Database::builder(dir.join("state")).open().unwrap();
+        state
+            .keyspace("p1_jobs", fjall::KeyspaceCreateOptions::default)
+            .unwrap()
+            .insert([1u8], [42u8])
+            .unwrap();
+        state.persist(PersistMode::SyncAll).unwrap();
+    }
+    let store = Store::open(&dir, &StoreConfig::default()).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.join("FORMAT")).unwrap().trim(),
+        "7"
+    );
+    let p = store.partition(1).unwrap();
+    let log = p.log_range(0, u64::MAX).unwrap();
+    assert_eq!(log.len(), 2000);
+    assert_eq!(log[0], (5, vec![5u8; 64]));
+    assert_eq!(log[1999], (2004, vec![(2004 % 251) as u8; 64]));
+    assert_eq!(p.raft_get("vote").unwrap(), Some(b"v".to_vec()));
+    assert_eq!(p.get(Ks::Jobs, &[1]), Some(vec![42]));
+    assert!(!store
+        .log_db
+        .list_keyspace_names()
+        .iter()
+        .any(|n| n.as_ref() as &str == "p1_log"));
+    drop(p);
+    drop(store);
+    // and it opens again as format 7
+    let store = Store::open(&dir, &StoreConfig::default()).unwrap();
+    assert_eq!(
+        store.partition(1).unwrap().log_last().unwrap().unwrap().0,
+        2004
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -93,6 +93,8 @@ struct FileConfig {
     log: Option<String>,
     scheduler_interval_ms: Option<u64>,
     snapshot_every: Option<u64>,
+    log_segment_mb: Option<u64>,
+    log_tail_mb: Option<u64>,
     write_buffer_mb: Option<u64>,
     backpressure: Option<String>,
     backpressure_limit: Option<usize>,
@@ -234,6 +236,14 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
     }
     if let Some(n) = file.snapshot_every {
         broker.raft.snapshot_every = n.max(100);
+    }
+    if let Some(mb) = file.log_segment_mb {
+        anyhow::ensure!(mb >= 1, "log-segment-mb must be at least 1");
+        broker.store.segment_bytes = mb << 20;
+    }
+    if let Some(mb) = file.log_tail_mb {
+        anyhow::ensure!(mb >= 1, "log-tail-mb must be at least 1");
+        broker.raft.log_tail_bytes = mb << 20;
     }
     broker.raft.flush = log_flush(
         args.raft_flush_enabled.or(file.raft_flush_enabled),
