@@ -140,8 +140,9 @@ pub async fn start_partition(
 }
 
 /// Takes a snapshot whenever the log on disk grows beyond `limit` (and enough was applied
-/// since the last snapshot for its purge to delete something): snapshots cost an fsync, so the
-/// log's size, not only its number of entries, decides when its space is given back.
+/// since the last snapshot for its purge to delete something), or purges behind the last one:
+/// snapshots cost an fsync, so the log's size, not only its number of entries, decides when
+/// its space is given back.
 async fn snapshot_on_log_size(raft: ZestRaft, store: PartitionStore, limit: u64, keep: u64) {
     let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -161,7 +162,22 @@ async fn snapshot_on_log_size(raft: ZestRaft, store: PartitionStore, limit: u64,
                 m.snapshot.map(|l| l.index).unwrap_or(0),
             )
         };
-        if applied > snapshot + keep + 1 && raft.trigger().snapshot().await.is_err() {
+        let purge_to = snapshot.saturating_sub(keep);
+        let result = if applied > snapshot + keep + 1 {
+            raft.trigger().snapshot().await
+        } else if store
+            .log_first_index()
+            .ok()
+            .flatten()
+            .is_some_and(|first| first < purge_to)
+        {
+            // the snapshot covers more than the log was purged behind (after a restart, the
+            // state on disk is the snapshot)
+            raft.trigger().purge_log(purge_to).await
+        } else {
+            Ok(())
+        };
+        if result.is_err() {
             return;
         }
     }
