@@ -10,7 +10,8 @@
 # >= 1.21), python3 + venv (a venv in tests/compat/.venv), zbctl (built into tests/compat/bin).
 #
 # Env: ZEST_BIN, ZEEBE_ADDRESS, COMPAT_VERBOSE=1 (go test -v / pytest -v), COMPAT_SUITES (space
-# separated subset of: go official zbctl zest-cli python java crash), CRASH_* (see
+# separated subset of: go official zbctl zest-cli python java crash; crash runs three variants:
+# default, log fsync off, and snapshots/segment deletion/backups during the kills), CRASH_* (see
 # go/crash/crash_test.go).
 set -euo pipefail
 
@@ -164,6 +165,14 @@ if want crash; then
   # nothing acknowledged, since every append reaches the OS before it counts as written.
   run_suite crash-no-flush env ZEST_RAFT_FLUSH_ENABLED=false \
     bash -c "cd '$HERE/go' && go test -v -count=1 -timeout 5m -tags crash ./crash -run TestCrash"
+  # Again with snapshots every 100 log entries, 1 MiB log segments deleted behind them, and a
+  # backup requested just before each SIGKILL: kills land during snapshots, segment deletion
+  # and backups, and still lose nothing acknowledged.
+  CRASH_DIR=$(mktemp -d)
+  printf 'snapshot-every = 100\nlog-segment-mb = 1\nlog-tail-mb = 2\nbackup-dir = "%s/backups"\n' "$CRASH_DIR" >"$CRASH_DIR/zest.toml"
+  run_suite crash-snapshots-backups env ZEST_CONFIG="$CRASH_DIR/zest.toml" CRASH_BACKUP_BEFORE_KILL=1 CRASH_KILLS=3 \
+    bash -c "cd '$HERE/go' && go test -v -count=1 -timeout 5m -tags crash ./crash -run TestCrash"
+  rm -rf "$CRASH_DIR"
 fi
 
 echo; printf '%s\n' "${SUMMARY[@]}"

@@ -46,6 +46,10 @@ pub struct BrokerConfig {
     pub backpressure: BackpressureConfig,
     /// Where backups go (`/actuator/backupRuntime`); none: backups are refused.
     pub backup_dir: Option<PathBuf>,
+    /// The memory budget (`--memory-mb`) the parts below were sized from.
+    pub memory_bytes: u64,
+    /// Parsed models an engine keeps (processes and decision graphs each).
+    pub model_cache: usize,
 }
 
 impl Default for BrokerConfig {
@@ -63,6 +67,8 @@ impl Default for BrokerConfig {
             raft: RaftSettings::default(),
             backpressure: BackpressureConfig::default(),
             backup_dir: None,
+            memory_bytes: 128 << 20,
+            model_cache: 128,
         }
     }
 }
@@ -257,55 +263,50 @@ impl Broker {
         out
     }
 
-    /// The open Camunda user tasks of every partition (created, not yet completed or
-    /// canceled), read from committed state, oldest first per partition: what the REST API's
-    /// user task queries show. Like Camunda's secondary storage it trails the log a little:
-    /// a task shows once the command that created it has committed.
-    pub fn open_user_tasks(&self) -> Vec<zest_engine::types::StoredUserTask> {
+    /// Every open Camunda user task, in key order, read from committed state one at a time
+    /// (nothing is collected: a search keeps only its page).
+    pub fn visit_open_user_tasks(&self, f: &mut dyn FnMut(zest_engine::types::StoredUserTask)) {
         use zest_engine::state::StateRead;
-        let mut out = Vec::new();
         for p in &self.partitions {
             p.store
                 .scan_prefix(zest_engine::state::Ks::UserTasks, b"t", &mut |_, v| {
                     match zest_protocol::codec::decode::<zest_engine::types::StoredUserTask>(v) {
-                        Ok(t) => out.push(t),
+                        Ok(t) => f(t),
                         Err(e) => tracing::error!("undecodable user task in state: {e}"),
                     }
                     true
                 });
         }
-        out
     }
 
     /// The element instances that are still active (process instances included), each with
-    /// the key of its open incident (-1 without one), read from committed state, by key per
-    /// partition: what the REST API's element instance search shows. Like the user task
-    /// queries it trails the log a little.
-    pub fn active_element_instances(&self) -> Vec<(zest_engine::types::ElementInstance, i64)> {
+    /// the key of its open incident (-1 without one), read from committed state one at a
+    /// time, in key order: what the REST API's element instance search shows. Like the user
+    /// task queries it trails the log a little.
+    pub fn visit_active_element_instances(
+        &self,
+        f: &mut dyn FnMut(zest_engine::types::ElementInstance, i64),
+    ) {
         use zest_engine::state::{key_i64, Ks, StateRead};
-        let mut out = Vec::new();
         for p in &self.partitions {
-            let mut found = Vec::new();
             p.store.scan_prefix(Ks::ElementInstances, b"", &mut |_, v| {
                 match zest_protocol::codec::decode::<zest_engine::types::ElementInstance>(v) {
-                    Ok(inst) if inst.is_active() => found.push(inst),
+                    Ok(inst) if inst.is_active() => {
+                        // an incident is indexed by its element instance, or by its job
+                        let incident = [inst.key, inst.job_key]
+                            .into_iter()
+                            .filter(|&k| k > 0)
+                            .find_map(|k| p.store.get(Ks::IncidentIndex, &key_i64(k)))
+                            .and_then(|b| zest_protocol::codec::decode::<i64>(&b).ok())
+                            .unwrap_or(-1);
+                        f(inst, incident)
+                    }
                     Ok(_) => {}
                     Err(e) => tracing::error!("undecodable element instance in state: {e}"),
                 }
                 true
             });
-            for inst in found {
-                // an incident is indexed by its element instance, or by its job
-                let incident = [inst.key, inst.job_key]
-                    .into_iter()
-                    .filter(|&k| k > 0)
-                    .find_map(|k| p.store.get(Ks::IncidentIndex, &key_i64(k)))
-                    .and_then(|b| zest_protocol::codec::decode::<i64>(&b).ok())
-                    .unwrap_or(-1);
-                out.push((inst, incident));
-            }
         }
-        out
     }
 
     /// The open Camunda user task `key`, read from its partition's committed state.
@@ -352,6 +353,25 @@ impl Broker {
 
     /// Brings the gauges that are read rather than counted up to date (before a scrape).
     pub fn refresh_metrics(&self) {
+        let (cache, write_buffers) = self.store.memory_used();
+        let budget = [
+            ("total", self.config.memory_bytes),
+            ("block_cache", self.config.store.cache_bytes),
+            ("write_buffers", self.config.store.write_buffer_bytes),
+            ("model_cache", self.config.model_cache as u64 * (64 << 10)),
+        ];
+        for (part, bytes) in budget {
+            self.metrics
+                .memory_budget
+                .with_label_values(&[part])
+                .set(bytes as i64);
+        }
+        for (part, bytes) in [("block_cache", cache), ("write_buffers", write_buffers)] {
+            self.metrics
+                .memory_used
+                .with_label_values(&[part])
+                .set(bytes as i64);
+        }
         for p in &self.partitions {
             let label = p.id.to_string();
             self.metrics

@@ -34,6 +34,10 @@ pub struct Metrics {
     /// zest_state_disk_bytes / zest_log_disk_bytes, set when scraped.
     pub state_disk_bytes: IntGaugeVec,
     pub log_disk_bytes: IntGaugeVec,
+    /// zest_memory_budget_bytes{part}: the split of --memory-mb; zest_memory_used_bytes{part}:
+    /// what the store's parts use now.
+    pub memory_budget: IntGaugeVec,
+    pub memory_used: IntGaugeVec,
     /// zeebe_snapshot_duration: seconds to take a snapshot.
     pub snapshot_duration: HistogramVec,
     /// zeebe_job_events_total: job events by partition, action (Zeebe's words: created,
@@ -331,6 +335,20 @@ impl Metrics {
         )?;
         let state_disk_bytes = gauge("zest_state_disk_bytes", "Bytes of state on disk")?;
         let log_disk_bytes = gauge("zest_log_disk_bytes", "Bytes of log on disk")?;
+        let memory_budget = IntGaugeVec::new(
+            Opts::new(
+                "zest_memory_budget_bytes",
+                "The memory budget (--memory-mb) and its parts",
+            ),
+            &["part"],
+        )?;
+        let memory_used = IntGaugeVec::new(
+            Opts::new(
+                "zest_memory_used_bytes",
+                "Memory the embedded store's parts use now",
+            ),
+            &["part"],
+        )?;
         let job_events = IntCounterVec::new(
             Opts::new("zeebe_job_events_total", "Number of job events"),
             &["partition", "action", "type", "job_kind"],
@@ -358,6 +376,8 @@ impl Metrics {
         registry.register(Box::new(job_activation_time.clone()))?;
         registry.register(Box::new(pi_execution_time.clone()))?;
         registry.register(Box::new(state_disk_bytes.clone()))?;
+        registry.register(Box::new(memory_budget.clone()))?;
+        registry.register(Box::new(memory_used.clone()))?;
         registry.register(Box::new(log_disk_bytes.clone()))?;
         registry.register(Box::new(snapshot_duration.clone()))?;
         registry.register(Box::new(job_events.clone()))?;
@@ -388,6 +408,8 @@ impl Metrics {
             job_activation_time,
             pi_execution_time,
             state_disk_bytes,
+            memory_budget,
+            memory_used,
             log_disk_bytes,
             snapshot_duration,
             job_events,

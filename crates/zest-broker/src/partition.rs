@@ -109,6 +109,7 @@ pub(crate) async fn start(
         pid,
         pstore.clone(),
         &config.raft,
+        config.model_cache,
     )
     .await?;
     let raft = praft.raft;
@@ -146,7 +147,9 @@ pub(crate) async fn start(
         raft: raft.clone(),
         store: pstore.clone(),
         applied: praft.applied.clone(),
-        engine: Engine::new(pid).with_job_streams(streams.clone()),
+        engine: Engine::new(pid)
+            .with_model_cache(config.model_cache)
+            .with_job_streams(streams.clone()),
         streams,
         jobs_available,
         metrics,

@@ -104,6 +104,7 @@ pub async fn start_partition(
     partition_id: u32,
     store: PartitionStore,
     settings: &RaftSettings,
+    model_cache: usize,
 ) -> anyhow::Result<PartitionRaft> {
     let config = Config {
         cluster_name: format!("zest-partition-{partition_id}"),
@@ -117,7 +118,7 @@ pub async fn start_partition(
     };
     let config = Arc::new(config.validate()?);
     let log = LogStore::new(store.clone(), settings.flush);
-    let sm = StateMachine::open(partition_id, store.clone())?;
+    let sm = StateMachine::open(partition_id, store.clone(), model_cache)?;
     let applied = sm.applied_info();
     let raft = Raft::new(node_id, config, NoPeers, log, sm).await?;
     if !raft.is_initialized().await? {

@@ -94,7 +94,12 @@ pub struct StateMachine {
 }
 
 impl StateMachine {
-    pub fn open(partition_id: u32, store: PartitionStore) -> anyhow::Result<Self> {
+    /// `model_cache`: parsed models the appliers' engine keeps.
+    pub fn open(
+        partition_id: u32,
+        store: PartitionStore,
+        model_cache: usize,
+    ) -> anyhow::Result<Self> {
         let applied = match store.sm_get(APPLIED)? {
             Some(b) => serde_json::from_slice(&b)?,
             None => None,
@@ -115,7 +120,7 @@ impl StateMachine {
         info.last_index.store(applied_index, Ordering::SeqCst);
         Ok(StateMachine {
             store,
-            engine: Engine::new(partition_id),
+            engine: Engine::new(partition_id).with_model_cache(model_cache),
             applied,
             membership,
             info,
@@ -343,7 +348,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("zest-sm-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let store = Store::open(&dir, &StoreConfig::default()).unwrap();
-        let sm = StateMachine::open(1, store.partition(1).unwrap()).unwrap();
+        let sm = StateMachine::open(1, store.partition(1).unwrap(), 16).unwrap();
         (dir, store, sm)
     }
 

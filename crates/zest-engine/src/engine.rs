@@ -127,6 +127,17 @@ impl Engine {
         }
     }
 
+    /// Caches at most `capacity` parsed process models and decision graphs each.
+    pub fn with_model_cache(mut self, capacity: usize) -> Engine {
+        self.models = Models::with_capacity(capacity);
+        self
+    }
+
+    /// Parsed models held: (processes, decision graphs).
+    pub fn cached_models(&self) -> (usize, usize) {
+        self.models.len()
+    }
+
     /// Pushes jobs to these job streams (see [`JobStreams`]); without, jobs wait for
     /// JOB_BATCH ACTIVATE.
     pub fn with_job_streams(mut self, streams: Arc<dyn JobStreams>) -> Engine {

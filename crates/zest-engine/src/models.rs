@@ -9,19 +9,93 @@ use crate::appliers::tagged_key;
 use crate::state::{key_i64, Ks, Txn};
 use crate::types::StoredProcess;
 
+/// Parsed models kept by default (processes and decision graphs each).
+pub const DEFAULT_CAPACITY: usize = 1024;
+
+/// At most `capacity` values by key; the least recently used goes first.
+struct Lru<V> {
+    map: HashMap<i64, (V, u64)>,
+    tick: u64,
+    capacity: usize,
+}
+
+impl<V: Clone> Lru<V> {
+    fn new(capacity: usize) -> Self {
+        Lru {
+            map: HashMap::new(),
+            tick: 0,
+            capacity: capacity.max(1),
+        }
+    }
+
+    fn get(&mut self, key: &i64) -> Option<V> {
+        self.tick += 1;
+        let tick = self.tick;
+        self.map.get_mut(key).map(|(v, used)| {
+            *used = tick;
+            v.clone()
+        })
+    }
+
+    fn insert(&mut self, key: i64, value: V) {
+        if self.map.len() >= self.capacity && !self.map.contains_key(&key) {
+            // a scan, but only when full and a model is not cached: rare, and bounded
+            if let Some(oldest) = self
+                .map
+                .iter()
+                .min_by_key(|(_, (_, t))| *t)
+                .map(|(k, _)| *k)
+            {
+                self.map.remove(&oldest);
+            }
+        }
+        self.tick += 1;
+        self.map.insert(key, (value, self.tick));
+    }
+
+    fn remove(&mut self, key: &i64) {
+        self.map.remove(key);
+    }
+
+    fn clear(&mut self) {
+        self.map.clear();
+    }
+}
+
 /// Parsed process models by definition key: a cache of what state holds (the deployed XML),
-/// so it never changes what the engine computes, only how fast.
-#[derive(Default)]
+/// so it never changes what the engine computes, only how fast. Bounded: a model evicted is
+/// parsed again from state when next needed.
 pub struct Models {
-    by_key: HashMap<i64, Arc<Process>>,
+    by_key: Lru<Arc<Process>>,
     /// Parsed DMN by decision requirements key.
-    decisions: HashMap<i64, Arc<DecisionRequirements>>,
+    decisions: Lru<Arc<DecisionRequirements>>,
+}
+
+impl Default for Models {
+    fn default() -> Self {
+        Models::with_capacity(DEFAULT_CAPACITY)
+    }
+}
+
+impl Models {
+    /// A cache of at most `capacity` processes and `capacity` decision graphs.
+    pub fn with_capacity(capacity: usize) -> Models {
+        Models {
+            by_key: Lru::new(capacity),
+            decisions: Lru::new(capacity),
+        }
+    }
+
+    /// Models held: (processes, decision graphs).
+    pub fn len(&self) -> (usize, usize) {
+        (self.by_key.map.len(), self.decisions.map.len())
+    }
 }
 
 impl Models {
     pub fn get(&mut self, txn: &Txn<'_>, process_definition_key: i64) -> Option<Arc<Process>> {
         if let Some(p) = self.by_key.get(&process_definition_key) {
-            return Some(p.clone());
+            return Some(p);
         }
         let stored: StoredProcess = txn.get(Ks::Processes, &key_i64(process_definition_key))?;
         let processes =
@@ -58,7 +132,7 @@ impl Models {
         key: i64,
     ) -> Option<Arc<DecisionRequirements>> {
         if let Some(d) = self.decisions.get(&key) {
-            return Some(d.clone());
+            return Some(d);
         }
         let stored: DecisionRequirementsRecord =
             txn.get(Ks::Decisions, &tagged_key(b'r', &key.to_be_bytes()))?;
@@ -85,5 +159,22 @@ impl Models {
     pub fn clear(&mut self) {
         self.by_key.clear();
         self.decisions.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_keeps_the_most_recently_used_within_its_capacity() {
+        let mut lru = Lru::new(2);
+        lru.insert(1, "a");
+        lru.insert(2, "b");
+        assert_eq!(lru.get(&1), Some("a"));
+        lru.insert(3, "c"); // 2 is the least recently used
+        assert_eq!(lru.get(&2), None);
+        assert_eq!((lru.get(&1), lru.get(&3)), (Some("a"), Some("c")));
+        assert_eq!(lru.map.len(), 2);
     }
 }

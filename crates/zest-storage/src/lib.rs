@@ -286,6 +286,14 @@ impl Store {
             + self.state_db.disk_space().unwrap_or(0)
     }
 
+    /// Memory the store uses now: (block cache, write buffers), both databases.
+    pub fn memory_used(&self) -> (u64, u64) {
+        (
+            self.log_db.cache_size() + self.state_db.cache_size(),
+            self.log_db.write_buffer_size() + self.state_db.write_buffer_size(),
+        )
+    }
+
     /// Makes everything written so far durable: the partitions' logs and both databases.
     pub fn sync(&self) -> Result<()> {
         let opened = self

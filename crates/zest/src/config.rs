@@ -37,10 +37,16 @@ pub struct StartArgs {
     /// Capacity of each partition's command queue; beyond it requests get RESOURCE_EXHAUSTED
     #[arg(long, env = "ZEST_COMMAND_QUEUE")]
     pub command_queue: Option<usize>,
-    /// Block cache of the embedded store in MiB (default 32)
+    /// Memory budget in MiB (default 128): a quarter for the store's block cache, an eighth
+    /// for its write buffers, a sixteenth for parsed models; the rest is left to the runtime,
+    /// connections and commands in flight. /metrics shows the split (zest_memory_budget_bytes)
+    #[arg(long, env = "ZEST_MEMORY_MB")]
+    pub memory_mb: Option<u64>,
+    /// Block cache of the embedded store in MiB (default: a quarter of --memory-mb)
     #[arg(long, env = "ZEST_CACHE_MB")]
     pub cache_mb: Option<u64>,
-    /// Memory for write buffers (memtables) of the embedded store in MiB (default 16)
+    /// Memory for write buffers (memtables) of the embedded store in MiB (default: an eighth
+    /// of --memory-mb)
     #[arg(long, env = "ZEST_WRITE_BUFFER_MB")]
     pub write_buffer_mb: Option<u64>,
     /// Backpressure algorithm: aimd (default), vegas, fixed, or off
@@ -89,6 +95,7 @@ struct FileConfig {
     partitions: Option<u32>,
     max_message_size: Option<usize>,
     command_queue: Option<usize>,
+    memory_mb: Option<u64>,
     cache_mb: Option<u64>,
     log: Option<String>,
     scheduler_interval_ms: Option<u64>,
@@ -207,6 +214,16 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
         anyhow::ensure!(q >= 1, "command-queue must be at least 1");
         broker.command_queue = q;
     }
+    let memory_mb = args.memory_mb.or(file.memory_mb).unwrap_or(128);
+    anyhow::ensure!(
+        memory_mb >= 32,
+        "memory-mb = {memory_mb}: Zest needs at least 32 MiB (the default is 128)"
+    );
+    broker.memory_bytes = memory_mb << 20;
+    broker.store.cache_bytes = broker.memory_bytes / 4;
+    broker.store.write_buffer_bytes = broker.memory_bytes / 8;
+    // a parsed model takes some tens of KiB; 64 KiB each is a safe bound
+    broker.model_cache = ((broker.memory_bytes / 16) / (64 << 10)) as usize;
     if let Some(mb) = args.cache_mb.or(file.cache_mb) {
         broker.store.cache_bytes = mb * 1024 * 1024;
     }

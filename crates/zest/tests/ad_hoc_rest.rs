@@ -182,3 +182,57 @@ fn activities_are_activated_over_rest_and_the_completion_condition_ends_the_sub_
     );
     assert_eq!(got, 404, "{problem}");
 }
+
+/// A search pages through the matches in key order and counts them all, whatever the page.
+#[tokio::test(flavor = "multi_thread")]
+async fn element_instance_search_pages_in_key_order_with_the_total() {
+    let node = start("search-paging");
+    let mut c = connect(&node.gateway).await;
+    common::deploy_one_task(&mut c).await;
+    let mut keys = Vec::new();
+    for _ in 0..5 {
+        keys.push(
+            c.create_process_instance(proto::CreateProcessInstanceRequest {
+                bpmn_process_id: "benchmark".into(),
+                version: -1,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .process_instance_key,
+        );
+    }
+    let rest = node.rest.clone();
+    let query = |page: Value| {
+        http(
+            &rest,
+            "POST",
+            "/v2/element-instances/search",
+            Some(json!({"filter": {"elementId": "task"}, "page": page})),
+        )
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while query(json!({}))
+        .1["page"]["totalItems"]
+        .as_u64()
+        .unwrap_or(0)
+        < 5
+    {
+        assert!(Instant::now() < deadline, "the five tasks show in the search");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (status, page) = query(json!({"from": 1, "limit": 2}));
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(page["page"]["totalItems"], 5, "{page}");
+    let instances: Vec<i64> = page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["processInstanceKey"].as_str().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(instances, keys[1..3], "{page}");
+    let (_, past) = query(json!({"from": 10, "limit": 2}));
+    assert_eq!(past["items"].as_array().map(|a| a.len()), Some(0));
+    assert_eq!(past["page"]["totalItems"], 5);
+}

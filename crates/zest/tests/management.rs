@@ -142,3 +142,43 @@ fn a_data_directory_in_use_is_named_as_such() {
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// `--memory-mb` sizes the store's parts, and /metrics shows the split, what the store uses
+/// within it, and the log's and state's size on disk.
+#[test]
+fn the_memory_budget_split_and_disk_sizes_are_in_the_metrics() {
+    let node = common::start_with("memory", &["--memory-mb", "64"]);
+    let series = parse_strictly(body(&http_get(&node.management, "/metrics")));
+    let get = |k: &str| {
+        *series
+            .get(k)
+            .unwrap_or_else(|| panic!("{k} is exposed: {:?}", series.keys()))
+    };
+    let mib = 1024.0 * 1024.0;
+    assert_eq!(get("zest_memory_budget_bytes{part=\"total\"}"), 64.0 * mib);
+    assert_eq!(
+        get("zest_memory_budget_bytes{part=\"block_cache\"}"),
+        16.0 * mib
+    );
+    assert_eq!(
+        get("zest_memory_budget_bytes{part=\"write_buffers\"}"),
+        8.0 * mib
+    );
+    assert!(get("zest_memory_budget_bytes{part=\"model_cache\"}") <= 4.0 * mib);
+    assert!(get("zest_memory_used_bytes{part=\"block_cache\"}") <= 16.0 * mib);
+    assert!(get("zest_memory_used_bytes{part=\"write_buffers\"}") >= 0.0);
+    assert!(get("zest_state_disk_bytes{partition=\"1\"}") >= 0.0);
+    assert!(
+        get("zest_log_disk_bytes{partition=\"1\"}") > 0.0,
+        "the log holds the first entries"
+    );
+    drop(node);
+    // too small a budget is refused with the reason
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_zest"))
+        .args(["start", "--memory-mb", "8", "--data-dir"])
+        .arg(std::env::temp_dir().join(format!("zest-memory-refused-{}", std::process::id())))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("at least 32 MiB"));
+}

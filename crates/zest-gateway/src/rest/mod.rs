@@ -584,18 +584,24 @@ async fn search_element_instances(
 ) -> Result<Json<Value>, Problem> {
     let (filter, page) =
         search_request(&text, &uri, "element instance", &ELEMENT_INSTANCE_FILTERS)?;
-    let mut all = rest.broker.active_element_instances();
-    all.sort_by_key(|(inst, _)| inst.key);
-    let matching: Vec<Value> = all
-        .iter()
-        .map(|(inst, incident)| element_instance_json(inst, *incident))
-        .filter(|item| {
-            filter
+    let broker = rest.broker.clone();
+    // a scan of the state: on a blocking thread, keeping only the page
+    let found = tokio::task::spawn_blocking(move || {
+        let mut window = PageWindow::new(page);
+        broker.visit_active_element_instances(&mut |inst, incident| {
+            let item = element_instance_json(&inst, incident);
+            if filter
                 .iter()
-                .all(|(name, want)| field_matches(item, name, want))
-        })
-        .collect();
-    Ok(Json(page_of(matching, page)))
+                .all(|(name, want)| field_matches(&item, name, want))
+            {
+                window.offer(item);
+            }
+        });
+        window.into_json()
+    })
+    .await
+    .map_err(|e| Problem::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string(), &uri))?;
+    Ok(Json(found))
 }
 
 /// A search request's filter and page; a filter field outside `allowed` is a 400 naming the
@@ -621,19 +627,39 @@ fn search_request(
     Ok((filter, req.page))
 }
 
-/// One page of search results (`from`, `limit` 100 by default) with the total count.
-fn page_of(matching: Vec<Value>, page: Option<PageRequest>) -> Value {
-    let page = page.unwrap_or_default();
-    let total = matching.len();
-    let items: Vec<Value> = matching
-        .into_iter()
-        .skip(page.from.unwrap_or(0))
-        .take(page.limit.unwrap_or(100))
-        .collect();
-    json!({
-        "items": items,
-        "page": { "totalItems": total },
-    })
+/// One page of search results (`from`, `limit` 100 by default) with the total count, filled
+/// from matches offered one at a time: it holds the page, never every match.
+struct PageWindow {
+    from: usize,
+    limit: usize,
+    total: usize,
+    items: Vec<Value>,
+}
+
+impl PageWindow {
+    fn new(page: Option<PageRequest>) -> PageWindow {
+        let page = page.unwrap_or_default();
+        PageWindow {
+            from: page.from.unwrap_or(0),
+            limit: page.limit.unwrap_or(100),
+            total: 0,
+            items: Vec::new(),
+        }
+    }
+
+    fn offer(&mut self, item: Value) {
+        if self.total >= self.from && self.items.len() < self.limit {
+            self.items.push(item);
+        }
+        self.total += 1;
+    }
+
+    fn into_json(self) -> Value {
+        json!({
+            "items": self.items,
+            "page": { "totalItems": self.total },
+        })
+    }
 }
 
 /// An element instance as Camunda's REST API shows it (keys as strings).
@@ -665,7 +691,7 @@ async fn search_user_tasks(
     let mut allowed = FILTERS.to_vec();
     allowed.extend(["candidateGroup", "candidateUser"]);
     let (filter, page) = search_request(&text, &uri, "user task", &allowed)?;
-    let wanted = |task: &Value| -> bool {
+    let wanted = move |task: &Value| -> bool {
         filter.iter().all(|(name, want)| {
             let want_text = match want {
                 Value::String(s) => s.clone(),
@@ -682,12 +708,19 @@ async fn search_user_tasks(
             }
         })
     };
-    let matching: Vec<Value> = rest
-        .broker
-        .open_user_tasks()
-        .iter()
-        .map(user_task_json)
-        .filter(wanted)
-        .collect();
-    Ok(Json(page_of(matching, page)))
+    let broker = rest.broker.clone();
+    // a scan of the state: on a blocking thread, keeping only the page
+    let found = tokio::task::spawn_blocking(move || {
+        let mut window = PageWindow::new(page);
+        broker.visit_open_user_tasks(&mut |task| {
+            let item = user_task_json(&task);
+            if wanted(&item) {
+                window.offer(item);
+            }
+        });
+        window.into_json()
+    })
+    .await
+    .map_err(|e| Problem::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string(), &uri))?;
+    Ok(Json(found))
 }

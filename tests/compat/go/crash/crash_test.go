@@ -18,16 +18,26 @@ package crash
 // Jobs are activated with a 2 s timeout, so a job activated before a crash and never completed
 // comes back after 2 s and is completed then.
 //
+// With CRASH_BACKUP_BEFORE_KILL=1 (and a backup directory configured for zest), a backup is
+// requested through /actuator/backupRuntime just before each SIGKILL, so the kill lands while it
+// is taken; after the last restart every backup must be COMPLETED or FAILED, none left
+// IN_PROGRESS. tests/compat/run.sh runs this variant with snapshots every 100 entries and 1 MiB
+// log segments, so that kills also land during snapshots and segment deletion.
+//
 // Knobs (env): ZEST_BIN (required), CRASH_LOAD_SECONDS (default 10), CRASH_KILLS (default 2),
-// CRASH_CREATORS (4), CRASH_WORKERS (2), CRASH_SEED (random), CRASH_DRAIN_SECONDS (60).
+// CRASH_CREATORS (4), CRASH_WORKERS (2), CRASH_SEED (random), CRASH_DRAIN_SECONDS (60),
+// CRASH_BACKUP_BEFORE_KILL (off).
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand"
+	"net/http"
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -124,7 +134,8 @@ func TestCrash(t *testing.T) {
 	drain := time.Duration(envInt("CRASH_DRAIN_SECONDS", 60)) * time.Second
 	seed := int64(envInt("CRASH_SEED", int(time.Now().UnixNano()%1_000_000_007)))
 	rng := rand.New(rand.NewSource(seed))
-	t.Logf("seed %d (CRASH_SEED to replay), load %s, %d kills, %d creators, %d workers", seed, loadDur, kills, creators, workers)
+	backups := os.Getenv("CRASH_BACKUP_BEFORE_KILL") == "1"
+	t.Logf("seed %d (CRASH_SEED to replay), load %s, %d kills, %d creators, %d workers, backups %v", seed, loadDur, kills, creators, workers, backups)
 
 	z, err := harness.NewZest(bin, "")
 	if err != nil {
@@ -260,6 +271,9 @@ func TestCrash(t *testing.T) {
 		at := time.Duration(k)*slice + slice/10 + time.Duration(rng.Int63n(int64(slice*2/5)))
 		time.Sleep(time.Until(start.Add(at)))
 		all, _ := l.pending()
+		if backups {
+			requestBackup(t, z.MgmtAddr, k+1)
+		}
 		t.Logf("SIGKILL #%d at %s (acked %d, unfinished %d)", k+1, time.Since(start).Round(time.Millisecond), len(l.acked), len(all))
 		z.Kill()
 		down := time.Now()
@@ -418,6 +432,9 @@ func TestCrash(t *testing.T) {
 			t.Errorf("completed instance %d after restart: cancel answered %s, want NOT_FOUND", k, harness.Describe(err))
 		}
 	}
+	if backups {
+		checkBackups(t, z.MgmtAddr, kills)
+	}
 	if err := z.Stop(); err != nil {
 		t.Errorf("final SIGTERM: %v", err)
 	}
@@ -427,6 +444,48 @@ func TestCrash(t *testing.T) {
 	} else {
 		t.Logf("zest log kept at %s; tail:\n%s", z.LogPath, z.LogTail(30))
 	}
+}
+
+// requestBackup asks for backup `id`; the kill that follows lands while it is being taken.
+func requestBackup(t *testing.T, mgmt string, id int) {
+	body := strings.NewReader(fmt.Sprintf(`{"backupId": %d}`, id))
+	resp, err := http.Post("http://"+mgmt+"/actuator/backupRuntime", "application/json", body)
+	if err != nil {
+		t.Errorf("backup %d: %v", id, err)
+		return
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Errorf("backup %d: status %d, want 202", id, resp.StatusCode)
+	}
+}
+
+// checkBackups: every backup requested before a kill is COMPLETED (it finished first) or
+// FAILED (the kill interrupted it), never left IN_PROGRESS by the restart.
+func checkBackups(t *testing.T, mgmt string, n int) {
+	resp, err := http.Get("http://" + mgmt + "/actuator/backupRuntime")
+	if err != nil {
+		t.Errorf("listing backups: %v", err)
+		return
+	}
+	defer resp.Body.Close()
+	var list []struct {
+		BackupID int    `json:"backupId"`
+		State    string `json:"state"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		t.Errorf("listing backups: %v", err)
+		return
+	}
+	if len(list) != n {
+		t.Errorf("%d backups listed, want %d: %+v", len(list), n, list)
+	}
+	for _, b := range list {
+		if b.State != "COMPLETED" && b.State != "FAILED" {
+			t.Errorf("backup %d is %s after the restarts, want COMPLETED or FAILED", b.BackupID, b.State)
+		}
+	}
+	t.Logf("backups after the kills: %+v", list)
 }
 
 func first(ks []int64, n int) []int64 {
