@@ -80,6 +80,14 @@ struct Server {
     management: String,
 }
 
+/// A server the bench started never outlives it, whatever ends the run (an error included).
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 fn spawn_server(data_dir: &Path, extra: &[String]) -> anyhow::Result<Server> {
     let exe = std::env::current_exe().context("finding the zest binary")?;
     let mut child = Command::new(exe)
@@ -226,7 +234,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<StateReport> {
             data_dir.display()
         );
     }
-    let mut server = spawn_server(&data_dir, &args.server_arg)?;
+    let server = spawn_server(&data_dir, &args.server_arg)?;
     let first_pid = server.child.id();
     let rss = RssSampler::start(first_pid);
     let measure = |server: &Server, label: &str| {
@@ -254,10 +262,9 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<StateReport> {
 
     rss.phase.store(2, Ordering::Relaxed);
     eprintln!("== SIGKILL and restart");
-    let _ = server.child.kill();
-    let _ = server.child.wait();
+    drop(server);
     let killed = Instant::now();
-    server = spawn_server(&data_dir, &args.server_arg)?;
+    let server = spawn_server(&data_dir, &args.server_arg)?;
     let restart_s = killed.elapsed().as_secs_f64();
     rss.pid.store(server.child.id(), Ordering::Relaxed);
     // the restart's peak: the new process's high-water mark when it is ready
@@ -270,8 +277,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<StateReport> {
     eprintln!("== {} on top of {n} parked instances", args.scenario);
     let loaded = bench::run(measure(&server, "parked instances")).await?;
     let second_hwm = status_kib(server.child.id(), "VmHWM:").unwrap_or(0) as f64 / 1024.0;
-    let _ = server.child.kill();
-    let _ = server.child.wait();
+    drop(server);
     Ok(StateReport {
         parked: n,
         loaded_over_empty: if empty.completed_per_s > 0.0 {

@@ -213,13 +213,15 @@ async fn element_instance_search_pages_in_key_order_with_the_total() {
         )
     };
     let deadline = Instant::now() + Duration::from_secs(10);
-    while query(json!({}))
-        .1["page"]["totalItems"]
+    while query(json!({})).1["page"]["totalItems"]
         .as_u64()
         .unwrap_or(0)
         < 5
     {
-        assert!(Instant::now() < deadline, "the five tasks show in the search");
+        assert!(
+            Instant::now() < deadline,
+            "the five tasks show in the search"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     let (status, page) = query(json!({"from": 1, "limit": 2}));
