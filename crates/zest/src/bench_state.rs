@@ -132,6 +132,8 @@ struct RssSampler {
     phase: Arc<AtomicUsize>,
     /// Largest sample per phase, in KiB.
     peaks: Arc<[AtomicU64; PHASES.len()]>,
+    /// Largest sample since the last [`RssSampler::take_step`], in KiB.
+    step: Arc<AtomicU64>,
 }
 
 impl RssSampler {
@@ -140,17 +142,39 @@ impl RssSampler {
             pid: Arc::new(AtomicU32::new(pid)),
             phase: Arc::new(AtomicUsize::new(0)),
             peaks: Arc::new(Default::default()),
+            step: Arc::new(AtomicU64::new(0)),
         };
-        let (pid, phase, peaks) = (s.pid.clone(), s.phase.clone(), s.peaks.clone());
+        let sampler = s.clone_handles();
         tokio::spawn(async move {
             loop {
-                if let Some(kib) = status_kib(pid.load(Ordering::Relaxed), "VmRSS:") {
-                    peaks[phase.load(Ordering::Relaxed)].fetch_max(kib, Ordering::Relaxed);
-                }
+                sampler.sample();
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
         });
         s
+    }
+
+    fn clone_handles(&self) -> RssSampler {
+        RssSampler {
+            pid: self.pid.clone(),
+            phase: self.phase.clone(),
+            peaks: self.peaks.clone(),
+            step: self.step.clone(),
+        }
+    }
+
+    /// Reads the server's RSS now into the current phase's and step's peaks.
+    fn sample(&self) {
+        if let Some(kib) = status_kib(self.pid.load(Ordering::Relaxed), "VmRSS:") {
+            self.peaks[self.phase.load(Ordering::Relaxed)].fetch_max(kib, Ordering::Relaxed);
+            self.step.fetch_max(kib, Ordering::Relaxed);
+        }
+    }
+
+    /// The largest sample since the last call (one taken now included), in MiB.
+    fn take_step(&self) -> f64 {
+        self.sample();
+        self.step.swap(0, Ordering::Relaxed) as f64 / 1024.0
     }
 
     fn peak_mib(&self, phase: usize) -> f64 {
@@ -254,6 +278,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<StateReport> {
     let empty = bench::run(measure(&server, "empty state")).await?;
     let empty_snapshot_mean_ms = mean_ms(before, snapshot_totals(&server.management));
 
+    rss.sample();
     rss.phase.store(1, Ordering::Relaxed);
     eprintln!("== filling the state with {n} parked instances");
     let fill = fill(&server, n, args.fill_concurrency, &rss, &data_dir).await?;
@@ -273,9 +298,11 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<StateReport> {
     }
     eprintln!("restarted in {restart_s:.2} s");
 
+    rss.sample();
     rss.phase.store(3, Ordering::Relaxed);
     eprintln!("== {} on top of {n} parked instances", args.scenario);
     let loaded = bench::run(measure(&server, "parked instances")).await?;
+    rss.sample();
     let second_hwm = status_kib(server.child.id(), "VmHWM:").unwrap_or(0) as f64 / 1024.0;
     drop(server);
     Ok(StateReport {
@@ -329,7 +356,7 @@ async fn fill(
         let step_end = (done + step_size).min(n);
         let started = Instant::now();
         let snapshots_before = snapshot_totals(&server.management);
-        rss.peaks[1].store(0, Ordering::Relaxed);
+        rss.take_step();
         let mut tasks = Vec::new();
         for _ in 0..concurrency.max(1) {
             let (client, next, payload) = (client.clone(), next.clone(), payload.clone());
@@ -344,7 +371,7 @@ async fn fill(
             parked: step_end,
             seconds,
             created_per_s: (step_end - done) as f64 / seconds,
-            peak_rss_mib: rss.peak_mib(1),
+            peak_rss_mib: rss.take_step(),
             data_dir_mib: mib(dir_bytes(data_dir)),
             snapshots: snapshots_after.0.saturating_sub(snapshots_before.0),
             snapshot_mean_ms: mean_ms(snapshots_before, snapshots_after),
