@@ -2,7 +2,7 @@
 //! - deployment of DMN resources: DECISION_REQUIREMENTS CREATED and one DECISION CREATED per
 //!   decision, versioned like Zeebe (a graph by its id, each decision by its id); an unchanged
 //!   resource is a duplicate and writes nothing;
-//! - evaluation of a decision (by business rule tasks, see `bpmn.rs`, and by the EvaluateDecision
+//! - evaluation of a decision (by business rule tasks, see `bpmn/`, and by the EvaluateDecision
 //!   RPC: DECISION_EVALUATION EVALUATE), written as DECISION_EVALUATION EVALUATED or FAILED with
 //!   every evaluated decision, its inputs and matched rules.
 //!
