@@ -14,31 +14,24 @@
 //! `modification` and `migration` the instance operations of Operate; `user_tasks` Camunda user tasks (USER_TASK); `decisions` DMN deployment and decision
 //! evaluation (DECISION_EVALUATION); `variables` implements Zeebe's variable scoping and propagation, `scope_variables` how one scope's variables are stored (one document per scope).
 
-mod ad_hoc;
 mod appliers;
-mod bpmn;
-mod compensation;
-mod decisions;
-mod deployment;
+mod behaviour;
+mod context;
+mod element;
 mod engine;
-mod events;
-mod instance;
-mod jobs;
-mod listeners;
-mod messages;
-mod migration;
+mod keys;
 mod models;
-mod modification;
-mod multi_instance;
+mod processors;
 pub mod queries;
 pub mod scope_variables;
-mod signals;
 pub mod state;
-mod task_listeners;
 pub mod types;
-mod user_tasks;
-mod variables;
 
-pub use appliers::{apply_event, user_task_key};
-pub use engine::*;
+pub use appliers::apply_event;
+pub use context::{
+    new_command, JobStreams, ProcResult, ProcessingResult, Rejection, Response, SideEffect,
+    StreamTarget,
+};
+pub use engine::Engine;
+pub use keys::user_task_key;
 pub use models::Models;

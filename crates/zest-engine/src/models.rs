@@ -5,7 +5,7 @@ use zest_model::dmn::DecisionRequirements;
 use zest_model::Process;
 use zest_protocol::DecisionRequirementsRecord;
 
-use crate::appliers::tagged_key;
+use crate::keys::tagged_key;
 use crate::state::{key_i64, Ks, Txn};
 use crate::types::StoredProcess;
 

@@ -3,7 +3,7 @@
 
 use zest_protocol::{codec, FormRecord, ProcessRecord};
 
-use crate::appliers::tagged_key;
+use crate::keys::tagged_key;
 use crate::state::{key_i64, Ks, StateRead};
 use crate::types::{LatestVersion, StoredProcess};
 

@@ -87,6 +87,13 @@ pub fn upsert(doc: &[u8], name: &str, key: i64, value: &str) -> Vec<u8> {
     out
 }
 
+/// Orders one scope's variables shorter names first, then by bytes (the order of Zeebe's
+/// length-prefixed state keys). It reproduces the record order of the anchored call activity
+/// scenarios; Zeebe's documents do not always follow it (see tests/anchor/scenarios/call_mapped).
+pub fn sort_like_zeebe<T>(vars: &mut [(String, T)]) {
+    vars.sort_by(|a, b| (a.0.len(), &a.0).cmp(&(b.0.len(), &b.0)));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

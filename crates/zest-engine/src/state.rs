@@ -8,6 +8,9 @@ use std::ops::Bound;
 use serde::{de::DeserializeOwned, Serialize};
 use zest_protocol::codec;
 
+/// Meta key of the highest key generated on this partition.
+pub const META_MAX_KEY: &[u8] = b"max_key";
+
 /// State kinds. Each is one keyspace in the store; keys are ordered bytes (big-endian numbers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Ks {

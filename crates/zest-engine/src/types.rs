@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use zest_protocol::DEFAULT_TENANT;
 use zest_protocol::{
     IncidentRecord, Intent, JobRecord, MessageStartEventSubscriptionRecord,
     MessageSubscriptionRecord, ProcessInstanceRecord, ProcessMessageSubscriptionRecord,
@@ -220,4 +221,12 @@ pub struct PendingTransition {
 pub struct StoredUserTask {
     pub state: UserTaskState,
     pub record: zest_protocol::UserTaskRecord,
+}
+
+pub(crate) fn tenant(t: &str) -> String {
+    if t.is_empty() {
+        DEFAULT_TENANT.to_string()
+    } else {
+        t.to_string()
+    }
 }

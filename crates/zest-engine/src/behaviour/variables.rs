@@ -1,0 +1,325 @@
+//! Zeebe's variable scoping: each element instance is a scope; a scope sees its own variables
+//! and those of its parents (inner names shadow outer ones). Propagation sets a variable in the
+//! nearest scope that already has it, or else in the process instance scope.
+
+use serde_json::{Map, Value};
+use zest_protocol::{Intent, RecordValue, VariableRecord};
+
+use crate::context::Ctx;
+use crate::scope_variables;
+use crate::state::{key_i64, Ks};
+use crate::types::{ElementInstance, StoredVariable};
+
+pub use crate::scope_variables::sort_like_zeebe;
+
+/// The scope chain from `scope_key` outwards: (scope key, its element instance if it exists).
+fn scope_chain(ctx: &Ctx<'_, '_, '_>, scope_key: i64) -> Vec<i64> {
+    let mut chain = Vec::with_capacity(4);
+    let mut scope = scope_key;
+    while scope > 0 {
+        chain.push(scope);
+        match ctx
+            .txn
+            .get::<ElementInstance>(Ks::ElementInstances, &key_i64(scope))
+        {
+            Some(inst) => scope = inst.parent_key,
+            None => break,
+        }
+    }
+    chain
+}
+
+/// The stored document of `scope_key`'s own variables (see `scope_variables`); empty if it has
+/// none. `fresh`: the scope was allocated in this transaction (see [`ScopeInfoSeed`]).
+fn scope_doc(ctx: &Ctx<'_, '_, '_>, scope_key: i64, fresh: bool) -> Vec<u8> {
+    let key = key_i64(scope_key);
+    let doc = if fresh {
+        ctx.txn.get_own_raw(Ks::Variables, &key)
+    } else {
+        ctx.txn.get_raw(Ks::Variables, &key)
+    };
+    doc.unwrap_or_default()
+}
+
+fn local_raw(ctx: &Ctx<'_, '_, '_>, scope_key: i64) -> Vec<(String, StoredVariable)> {
+    scope_variables::iter(&scope_doc(ctx, scope_key, false))
+        .map(|e| {
+            let var = StoredVariable {
+                key: e.key,
+                value: e.value.to_string(),
+            };
+            (e.name.to_string(), var)
+        })
+        .collect()
+}
+
+fn parse(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or(Value::Null)
+}
+
+/// The variables of `scope_key` itself.
+pub fn local(ctx: &Ctx<'_, '_, '_>, scope_key: i64) -> Map<String, Value> {
+    local_raw(ctx, scope_key)
+        .into_iter()
+        .map(|(name, var)| (name, parse(&var.value)))
+        .collect()
+}
+
+/// All variables visible from `scope_key`.
+pub fn visible(ctx: &Ctx<'_, '_, '_>, scope_key: i64) -> Map<String, Value> {
+    let mut out = Map::new();
+    for scope in scope_chain(ctx, scope_key) {
+        for (name, var) in local_raw(ctx, scope) {
+            if !out.contains_key(&name) {
+                out.insert(name, parse(&var.value));
+            }
+        }
+    }
+    out
+}
+
+/// [`visible_selected`] as JSON text, as a job's `variables` carry it. When all variables are
+/// wanted, the stored texts (canonical JSON, written by [`set_local`]) are joined as they are
+/// instead of being parsed and printed again: the same text, without the work.
+pub fn visible_selected_json(ctx: &Ctx<'_, '_, '_>, scope_key: i64, names: &[String]) -> String {
+    if !names.is_empty() {
+        return Value::Object(visible_selected(ctx, scope_key, names)).to_string();
+    }
+    let docs: Vec<Vec<u8>> = scope_chain(ctx, scope_key)
+        .into_iter()
+        .map(|scope| scope_doc(ctx, scope, false))
+        .collect();
+    let mut seen: Vec<&str> = Vec::new();
+    let mut out = String::from("{");
+    for doc in &docs {
+        // names are unique within a scope: only an outer scope's can be shadowed
+        let shadowed = seen.len();
+        for var in scope_variables::iter(doc) {
+            if seen[..shadowed].contains(&var.name) {
+                continue;
+            }
+            if !seen.is_empty() {
+                out.push(',');
+            }
+            out.push_str(&Value::from(var.name).to_string());
+            out.push(':');
+            out.push_str(var.value);
+            seen.push(var.name);
+        }
+    }
+    out.push('}');
+    out
+}
+
+/// All variables visible from `scope_key` as Zeebe collects them to copy them (outermost
+/// scope first, each scope in Zeebe's order; an inner variable replaces an outer one's value).
+pub fn visible_for_copy(ctx: &Ctx<'_, '_, '_>, scope_key: i64) -> Map<String, Value> {
+    let mut out = Map::new();
+    for scope in scope_chain(ctx, scope_key).into_iter().rev() {
+        let mut vars = local_raw(ctx, scope);
+        sort_like_zeebe(&mut vars);
+        for (name, var) in vars {
+            out.insert(name, parse(&var.value));
+        }
+    }
+    out
+}
+
+/// The variables named in `names` visible from `scope_key` (all of them when `names` is empty).
+pub fn visible_selected(
+    ctx: &Ctx<'_, '_, '_>,
+    scope_key: i64,
+    names: &[String],
+) -> Map<String, Value> {
+    if names.is_empty() {
+        return visible(ctx, scope_key);
+    }
+    let docs: Vec<Vec<u8>> = scope_chain(ctx, scope_key)
+        .into_iter()
+        .map(|scope| scope_doc(ctx, scope, false))
+        .collect();
+    let mut out = Map::new();
+    for name in names {
+        if let Some(var) = docs.iter().find_map(|d| scope_variables::find(d, name)) {
+            out.insert(name.clone(), parse(var.value));
+        }
+    }
+    out
+}
+
+/// Context of the process instance a scope belongs to, for the variable records.
+struct ScopeInfo {
+    process_instance_key: i64,
+    process_definition_key: i64,
+    bpmn_process_id: String,
+    tenant_id: String,
+}
+
+fn scope_info(
+    ctx: &Ctx<'_, '_, '_>,
+    scope_key: i64,
+    fallback: Option<&ScopeInfoSeed>,
+) -> ScopeInfo {
+    let key = key_i64(scope_key);
+    let inst: Option<ElementInstance> = match fallback {
+        // a fresh scope (see `ScopeInfoSeed`): only this transaction can have written it
+        Some(_) => ctx.txn.get_own(Ks::ElementInstances, &key),
+        None => ctx.txn.get(Ks::ElementInstances, &key),
+    };
+    if let Some(inst) = inst {
+        return ScopeInfo {
+            process_instance_key: inst.record.process_instance_key,
+            process_definition_key: inst.record.process_definition_key,
+            bpmn_process_id: inst.record.bpmn_process_id,
+            tenant_id: inst.record.tenant_id,
+        };
+    }
+    match fallback {
+        Some(s) => ScopeInfo {
+            process_instance_key: s.process_instance_key,
+            process_definition_key: s.process_definition_key,
+            bpmn_process_id: s.bpmn_process_id.clone(),
+            tenant_id: s.tenant_id.clone(),
+        },
+        None => ScopeInfo {
+            process_instance_key: scope_key,
+            process_definition_key: -1,
+            bpmn_process_id: String::new(),
+            tenant_id: zest_protocol::DEFAULT_TENANT.to_string(),
+        },
+    }
+}
+
+/// Process data for variables of a scope whose element instance does not exist yet (the
+/// variables of a process instance are created before its ELEMENT_ACTIVATING). Such a scope key
+/// was allocated in this transaction, so committed state holds no variables of it: only this
+/// transaction's own writes are looked at.
+pub struct ScopeInfoSeed {
+    pub process_instance_key: i64,
+    pub process_definition_key: i64,
+    pub bpmn_process_id: String,
+    pub tenant_id: String,
+}
+
+/// Sets a variable in exactly this scope: CREATED if new, UPDATED if its value changed.
+pub fn set_local(
+    ctx: &mut Ctx<'_, '_, '_>,
+    scope_key: i64,
+    name: &str,
+    value: &Value,
+    seed: Option<&ScopeInfoSeed>,
+) {
+    let info = scope_info(ctx, scope_key, seed);
+    let doc = scope_doc(ctx, scope_key, seed.is_some());
+    set_one(ctx, scope_key, name, value, &info, &doc);
+}
+
+/// Sets one variable of a scope whose document, before this variable, was `doc`.
+fn set_one(
+    ctx: &mut Ctx<'_, '_, '_>,
+    scope_key: i64,
+    name: &str,
+    value: &Value,
+    info: &ScopeInfo,
+    doc: &[u8],
+) {
+    let text = value.to_string();
+    let record = |text: String| {
+        RecordValue::Variable(VariableRecord {
+            name: name.to_string(),
+            value: text,
+            scope_key,
+            process_instance_key: info.process_instance_key,
+            process_definition_key: info.process_definition_key,
+            bpmn_process_id: info.bpmn_process_id.clone(),
+            tenant_id: info.tenant_id.clone(),
+        })
+    };
+    match scope_variables::find(doc, name) {
+        Some(var) if var.value == text => {}
+        Some(var) => {
+            ctx.event(var.key, Intent::Updated, record(text));
+        }
+        None => {
+            let key = ctx.next_key();
+            ctx.event(key, Intent::Created, record(text));
+        }
+    }
+}
+
+pub fn set_local_document(
+    ctx: &mut Ctx<'_, '_, '_>,
+    scope_key: i64,
+    doc: &Map<String, Value>,
+    seed: Option<&ScopeInfoSeed>,
+) {
+    if doc.is_empty() {
+        return;
+    }
+    let info = scope_info(ctx, scope_key, seed);
+    // a document's names are unique: the scope's variables before it are all it needs to see
+    let before = scope_doc(ctx, scope_key, seed.is_some());
+    for (name, value) in doc {
+        set_one(ctx, scope_key, name, value, &info, &before);
+    }
+}
+
+/// Merges a document starting at `scope_key`: each variable is set where it is already
+/// defined (nearest scope first), else in the outermost scope (the process instance).
+pub fn merge_propagate(ctx: &mut Ctx<'_, '_, '_>, scope_key: i64, doc: &Map<String, Value>) {
+    let chain = scope_chain(ctx, scope_key);
+    let Some(&root) = chain.last() else { return };
+    // a document's names are unique: where each one goes does not depend on the others
+    let docs: Vec<Vec<u8>> = chain.iter().map(|&s| scope_doc(ctx, s, false)).collect();
+    for (name, value) in doc {
+        let target = chain
+            .iter()
+            .zip(&docs)
+            .find(|(_, d)| scope_variables::find(d, name).is_some())
+            .map_or(root, |(&s, _)| s);
+        set_local(ctx, target, name, value, None);
+    }
+}
+
+pub use zest_protocol::json::parse_document;
+
+/// Sets `value` at a target path `a.b.c` in `doc`, merging into existing contexts.
+pub fn set_path(
+    doc: &mut Map<String, Value>,
+    path: &str,
+    value: Value,
+    visible: &Map<String, Value>,
+) {
+    let mut parts = path.split('.');
+    let Some(first) = parts.next() else { return };
+    let rest: Vec<&str> = parts.collect();
+    if rest.is_empty() {
+        doc.insert(first.to_string(), value);
+        return;
+    }
+    let mut root = doc
+        .get(first)
+        .cloned()
+        .or_else(|| visible.get(first).cloned())
+        .filter(|v| v.is_object())
+        .unwrap_or_else(|| Value::Object(Map::new()));
+    let mut cur = &mut root;
+    for (i, part) in rest.iter().enumerate() {
+        let obj = match cur {
+            Value::Object(o) => o,
+            _ => return,
+        };
+        if i == rest.len() - 1 {
+            obj.insert(part.to_string(), value);
+            break;
+        }
+        let entry = obj
+            .entry(part.to_string())
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !entry.is_object() {
+            *entry = Value::Object(Map::new());
+        }
+        cur = entry;
+    }
+    doc.insert(first.to_string(), root);
+}

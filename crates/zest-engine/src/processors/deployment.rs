@@ -1,0 +1,561 @@
+//! DEPLOYMENT CREATE: validates resources, versions processes, decisions and forms, writes
+//! PROCESS, DECISION_REQUIREMENTS, DECISION and FORM CREATED events.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use zest_protocol::{
+    DeploymentRecord, DeploymentResource, DeploymentResponse, FormMetadata, FormRecord, Intent,
+    ProcessMetadata, ProcessRecord, Record, RecordValue, DEFAULT_TENANT,
+};
+
+use crate::behaviour::decisions::by_key;
+use crate::context::{Ctx, ProcResult, Rejection};
+use crate::keys::decision::member_key;
+use crate::keys::tagged_key;
+use crate::state::{key_i64, Ks};
+use crate::types::{LatestVersion, StoredProcess};
+use zest_model::dmn::DecisionRequirements;
+use zest_protocol::{
+    DecisionMetadata, DecisionRecord, DecisionRequirementsMetadata, DecisionRequirementsRecord,
+};
+
+/// FNV-1a 64: a stable checksum of a resource (equality is confirmed on the bytes).
+pub fn checksum(bytes: &[u8]) -> Vec<u8> {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in bytes {
+        h ^= *b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    h.to_be_bytes().to_vec()
+}
+
+pub fn create(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, d: &DeploymentRecord) -> ProcResult {
+    if d.resources.is_empty() {
+        return Err(Rejection::invalid_argument(
+            "Expected to deploy at least one resource, but none given",
+        ));
+    }
+    let mut errors = Vec::new();
+    let mut parsed = Vec::new();
+    let mut forms = Vec::new();
+    let mut dmns = Vec::new();
+    for res in &d.resources {
+        let name = res.resource_name.to_ascii_lowercase();
+        if name.ends_with(".bpmn") || name.ends_with(".xml") {
+            match zest_model::parse_bpmn(&res.resource_name, &res.resource) {
+                Ok(processes) => parsed.push((res, processes)),
+                Err(e) => errors.push(e.to_string()),
+            }
+        } else if name.ends_with(".form") {
+            match form_id(res) {
+                Ok(id) => forms.push((res, id)),
+                Err(e) => errors.push(e),
+            }
+        } else if name.ends_with(".dmn") {
+            match zest_model::parse_dmn(&res.resource_name, &res.resource) {
+                // a decision id already deployed in another graph gets a new version in this
+                // one, as in Zeebe (only ids repeated within one deployment are refused)
+                Ok(drg) => dmns.push((res, drg)),
+                Err(e) => errors.push(e.to_string()),
+            }
+        } else {
+            errors.push(format!(
+                "'{}': unknown resource type; expected a BPMN resource ending with '.bpmn' or '.xml', a DMN resource ending with '.dmn', or a form ending with '.form'",
+                res.resource_name
+            ));
+        }
+    }
+    let mut seen_forms = HashSet::new();
+    for (res, id) in &forms {
+        if !seen_forms.insert(id.clone()) {
+            errors.push(format!(
+                "Expected the form ids to be unique within a deployment but found a duplicated id '{id}' in the resources '{}'",
+                res.resource_name
+            ));
+        }
+    }
+    let mut seen_drgs = HashSet::new();
+    let mut seen_decisions = HashSet::new();
+    for (res, drg) in &dmns {
+        if !seen_drgs.insert(drg.id.clone()) {
+            errors.push(format!(
+                "Expected the decision requirements ids to be unique within a deployment but found a duplicated id '{}' in the resources '{}'",
+                drg.id, res.resource_name
+            ));
+        }
+        for decision in &drg.decisions {
+            if !seen_decisions.insert(decision.id.clone()) {
+                errors.push(format!(
+                    "Expected the decision ids to be unique within a deployment but found a duplicated id '{}' in the resources '{}'",
+                    decision.id, res.resource_name
+                ));
+            }
+        }
+    }
+    let mut seen = HashSet::new();
+    for (res, processes) in &parsed {
+        for p in processes {
+            if !seen.insert(p.id.clone()) {
+                errors.push(format!(
+                    "'{}': the process id '{}' is defined more than once in this deployment",
+                    res.resource_name, p.id
+                ));
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(Rejection::invalid_argument(format!(
+            "Expected to deploy new resources, but encountered the following errors:\n{}",
+            errors.join("\n")
+        )));
+    }
+    let tenant = if d.tenant_id.is_empty() {
+        DEFAULT_TENANT.to_string()
+    } else {
+        d.tenant_id.clone()
+    };
+    // the key of the deployment, which its resources carry
+    let key = ctx.next_key();
+    // DECISION_REQUIREMENTS and DECISION CREATED come first, like Zeebe's
+    let mut decision_requirements_metadata = Vec::new();
+    let mut decisions_metadata = Vec::new();
+    for (res, drg) in dmns {
+        let (drg_meta, decisions) = deploy_decisions(ctx, res, drg, &tenant, key);
+        decision_requirements_metadata.push(drg_meta);
+        decisions_metadata.extend(decisions);
+    }
+    let mut metadata = Vec::new();
+    for (res, processes) in parsed {
+        let sum = checksum(&res.resource);
+        for process in processes {
+            let latest: Option<LatestVersion> =
+                ctx.txn.get(Ks::ProcessLatest, process.id.as_bytes());
+            let duplicate_of = latest.and_then(|l| {
+                let stored: StoredProcess = ctx.txn.get(Ks::Processes, &key_i64(l.key))?;
+                (stored.record.checksum == sum
+                    && stored.record.resource == res.resource
+                    && stored.record.resource_name == res.resource_name)
+                    .then_some(l)
+            });
+            let (key, version, duplicate) = match duplicate_of {
+                Some(l) => (l.key, l.version, true),
+                None => (
+                    ctx.next_key(),
+                    highest_version(ctx, &process.id).max(latest.map(|l| l.version).unwrap_or(0))
+                        + 1,
+                    false,
+                ),
+            };
+            if !duplicate {
+                let record = ProcessRecord {
+                    bpmn_process_id: process.id.clone(),
+                    version,
+                    process_definition_key: key,
+                    resource_name: res.resource_name.clone(),
+                    checksum: sum.clone(),
+                    resource: res.resource.clone(),
+                    tenant_id: tenant.clone(),
+                };
+                ctx.event(key, Intent::Created, RecordValue::Process(record.clone()));
+                ctx.models.insert(key, Arc::new(process.clone()));
+                let next = Some((&record, &process));
+                crate::behaviour::message_subscriptions::replace_start_subscriptions(
+                    ctx, latest, next,
+                );
+                crate::behaviour::signal_subscriptions::replace_start_subscriptions(
+                    ctx, latest, next,
+                );
+                crate::processors::process_instance::replace_start_timers(ctx, latest, next);
+            }
+            metadata.push(ProcessMetadata {
+                bpmn_process_id: process.id.clone(),
+                version,
+                process_definition_key: key,
+                resource_name: res.resource_name.clone(),
+                checksum: sum.clone(),
+                duplicate,
+                tenant_id: tenant.clone(),
+            });
+        }
+    }
+    // FORM CREATED events, like PROCESS CREATED, come before DEPLOYMENT CREATED
+    let mut forms_metadata = Vec::new();
+    for (res, id) in forms {
+        forms_metadata.push(deploy_form(ctx, res, id, &tenant, key));
+    }
+    let deployment = DeploymentRecord {
+        resources: d.resources.clone(),
+        processes_metadata: metadata.clone(),
+        tenant_id: tenant.clone(),
+    };
+    ctx.event(key, Intent::Created, RecordValue::Deployment(deployment));
+    let answer = ctx.response_only_record(
+        key,
+        Intent::Created,
+        RecordValue::DeploymentResponse(DeploymentResponse {
+            deployment_key: key,
+            processes_metadata: metadata,
+            forms_metadata,
+            tenant_id: tenant,
+            decision_requirements_metadata,
+            decisions_metadata,
+        }),
+    );
+    ctx.respond(cmd, answer);
+    Ok(())
+}
+
+/// The `id` of a Camunda form (JSON), with Zeebe's errors for a form without one.
+fn form_id(res: &DeploymentResource) -> Result<String, String> {
+    let doc: serde_json::Value = serde_json::from_slice(&res.resource)
+        .map_err(|e| format!("Failed to parse form JSON. '{}': {e}", res.resource_name))?;
+    match doc.get("id") {
+        Some(serde_json::Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
+        Some(serde_json::Value::Number(n)) => Ok(n.to_string()),
+        _ => Err(format!(
+            "Expected the form id to be present, but none given ('{}')",
+            res.resource_name
+        )),
+    }
+}
+
+/// A form of the deployment: a new version (FORM CREATED), or the latest one again when the
+/// resource did not change.
+fn deploy_form(
+    ctx: &mut Ctx<'_, '_, '_>,
+    res: &DeploymentResource,
+    id: String,
+    tenant: &str,
+    deployment_key: i64,
+) -> FormMetadata {
+    let sum = checksum(&res.resource);
+    let latest: Option<LatestVersion> = ctx.txn.get(Ks::Forms, &tagged_key(b'l', id.as_bytes()));
+    let duplicate_of = latest.filter(|l| {
+        ctx.txn
+            .get::<FormRecord>(Ks::Forms, &tagged_key(b'k', &l.key.to_be_bytes()))
+            .is_some_and(|f| {
+                f.checksum == sum
+                    && f.resource == res.resource
+                    && f.resource_name == res.resource_name
+            })
+    });
+    if let Some(l) = duplicate_of {
+        return FormMetadata {
+            form_id: id,
+            version: l.version,
+            form_key: l.key,
+            resource_name: res.resource_name.clone(),
+            duplicate: true,
+            tenant_id: tenant.to_string(),
+        };
+    }
+    let version = latest.map(|l| l.version + 1).unwrap_or(1);
+    let form_key = ctx.next_key();
+    let record = FormRecord {
+        form_id: id.clone(),
+        version,
+        form_key,
+        resource_name: res.resource_name.clone(),
+        checksum: sum,
+        resource: res.resource.clone(),
+        tenant_id: tenant.to_string(),
+        deployment_key,
+    };
+    ctx.event(form_key, Intent::Created, RecordValue::Form(record));
+    FormMetadata {
+        form_id: id,
+        version,
+        form_key,
+        resource_name: res.resource_name.clone(),
+        duplicate: false,
+        tenant_id: tenant.to_string(),
+    }
+}
+
+/// The highest version a process id ever had (deleted versions included: their numbers are
+/// not given again), 0 when it never was deployed.
+fn highest_version(ctx: &Ctx<'_, '_, '_>, process_id: &str) -> i32 {
+    let prefix = crate::state::KeyBuf::new().str(process_id).build();
+    ctx.txn
+        .scan_prefix(Ks::ProcessVersions, &prefix, usize::MAX)
+        .last()
+        .map(|(k, _)| crate::state::read_i64(k, prefix.len()) as i32)
+        .unwrap_or(0)
+}
+
+/// RESOURCE_DELETION DELETE: deletes a deployed process version that no instance runs any
+/// more. When it was the latest version, the version before it becomes the latest again and
+/// its start events listen again (Zeebe's behaviour). Version numbers are not given again.
+pub fn delete(
+    ctx: &mut Ctx<'_, '_, '_>,
+    cmd: &Record,
+    r: &zest_protocol::ResourceDeletionRecord,
+) -> ProcResult {
+    let key = r.resource_key;
+    let Some(stored) = ctx.txn.get::<StoredProcess>(Ks::Processes, &key_i64(key)) else {
+        if let Some(form) = ctx
+            .txn
+            .get::<FormRecord>(Ks::Forms, &tagged_key(b'k', &key.to_be_bytes()))
+        {
+            return delete_form(ctx, cmd, key, form);
+        }
+        if let Some(drg) = ctx.txn.get::<zest_protocol::DecisionRequirementsRecord>(
+            Ks::Decisions,
+            &tagged_key(b'r', &key.to_be_bytes()),
+        ) {
+            return delete_decision_requirements(ctx, cmd, key, drg);
+        }
+        return Err(Rejection::not_found(format!(
+            "Expected to delete resource but no resource found with key `{key}`"
+        )));
+    };
+    if has_running_instances(ctx, key) {
+        return Err(Rejection::invalid_state(format!(
+            "Expected to delete resource with key `{key}` but there are still running instances"
+        )));
+    }
+    let tenant = stored.record.tenant_id.clone();
+    resource_deletion(ctx, cmd, key, &tenant, |ctx| {
+        delete_process(ctx, key, stored)
+    })
+}
+
+/// Deletes a process version that no instance runs.
+fn delete_process(ctx: &mut Ctx<'_, '_, '_>, key: i64, stored: StoredProcess) {
+    let process_id = stored.record.bpmn_process_id.clone();
+    let latest: Option<LatestVersion> = ctx.txn.get(Ks::ProcessLatest, process_id.as_bytes());
+    ctx.event(
+        key,
+        Intent::Deleting,
+        RecordValue::Process(stored.record.clone()),
+    );
+    let was_latest = latest.is_some_and(|l| l.key == key);
+    if was_latest {
+        // its start events stop listening (while its model can still be read)
+        crate::behaviour::message_subscriptions::replace_start_subscriptions(ctx, latest, None);
+        crate::behaviour::signal_subscriptions::replace_start_subscriptions(ctx, latest, None);
+        crate::processors::process_instance::replace_start_timers(ctx, latest, None);
+    }
+    ctx.event(
+        key,
+        Intent::Deleted,
+        RecordValue::Process(stored.record.clone()),
+    );
+    if was_latest {
+        // the applier made the version before it the latest (if one is left)
+        let next: Option<LatestVersion> = ctx.txn.get(Ks::ProcessLatest, process_id.as_bytes());
+        let next = next.and_then(|l| {
+            let record = ctx
+                .txn
+                .get::<StoredProcess>(Ks::Processes, &key_i64(l.key))?
+                .record;
+            let model = ctx.models.get(ctx.txn, l.key)?;
+            Some((record, model))
+        });
+        let next = next
+            .as_ref()
+            .map(|(record, model)| (record, model.as_ref()));
+        crate::behaviour::message_subscriptions::replace_start_subscriptions(ctx, None, next);
+        crate::behaviour::signal_subscriptions::replace_start_subscriptions(ctx, None, next);
+        crate::processors::process_instance::replace_start_timers(ctx, None, next);
+    }
+    ctx.models.remove(key);
+}
+
+/// RESOURCE_DELETION DELETING, what `delete` writes, then DELETED, which answers the client.
+pub(crate) fn resource_deletion(
+    ctx: &mut Ctx<'_, '_, '_>,
+    cmd: &Record,
+    key: i64,
+    tenant: &str,
+    delete: impl FnOnce(&mut Ctx<'_, '_, '_>),
+) -> ProcResult {
+    let value = zest_protocol::ResourceDeletionRecord {
+        resource_key: key,
+        tenant_id: tenant.to_string(),
+    };
+    let event_key = ctx.next_key();
+    ctx.event(
+        event_key,
+        Intent::Deleting,
+        RecordValue::ResourceDeletion(value.clone()),
+    );
+    delete(ctx);
+    ctx.event_and_respond(
+        cmd,
+        event_key,
+        Intent::Deleted,
+        RecordValue::ResourceDeletion(value),
+    );
+    Ok(())
+}
+
+/// Deletes a form version: the version before it (if one is left) becomes the latest, and a
+/// new deployment takes the deleted version number again, as in Zeebe.
+fn delete_form(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, key: i64, form: FormRecord) -> ProcResult {
+    let tenant = form.tenant_id.clone();
+    resource_deletion(ctx, cmd, key, &tenant, |ctx| {
+        ctx.event(key, Intent::Deleted, RecordValue::Form(form));
+    })
+}
+
+/// Whether an instance of the process definition `key` still runs (a scan of the element
+/// instances: deletion is rare, and an index per definition would cost every instance).
+fn has_running_instances(ctx: &Ctx<'_, '_, '_>, key: i64) -> bool {
+    ctx.txn
+        .scan_prefix(Ks::ElementInstances, &[], usize::MAX)
+        .into_iter()
+        .any(|(_, v)| {
+            zest_protocol::codec::decode::<crate::types::ElementInstance>(&v)
+                .is_ok_and(|i| i.record.process_definition_key == key)
+        })
+}
+
+/// Deploys one DMN resource: a new version of its graph and decisions, or the latest ones
+/// again when the resource did not change.
+fn deploy_decisions(
+    ctx: &mut Ctx<'_, '_, '_>,
+    res: &DeploymentResource,
+    drg: DecisionRequirements,
+    tenant: &str,
+    deployment_key: i64,
+) -> (DecisionRequirementsMetadata, Vec<DecisionMetadata>) {
+    let sum = checksum(&res.resource);
+    let latest_drg: Option<LatestVersion> = ctx
+        .txn
+        .get(Ks::Decisions, &tagged_key(b'R', drg.id.as_bytes()));
+    let duplicate_of = latest_drg.and_then(|l| {
+        let stored: DecisionRequirementsRecord = ctx
+            .txn
+            .get(Ks::Decisions, &tagged_key(b'r', &l.key.to_be_bytes()))?;
+        (stored.checksum == sum
+            && stored.resource == res.resource
+            && stored.resource_name == res.resource_name)
+            .then_some(stored)
+    });
+    if let Some(stored) = duplicate_of {
+        let decisions = drg
+            .decisions
+            .iter()
+            .filter_map(|d| {
+                let l: LatestVersion = ctx.txn.get(
+                    Ks::Decisions,
+                    &member_key(stored.decision_requirements_key, &d.id),
+                )?;
+                let record = by_key(ctx, l.key)?;
+                Some(decision_metadata(&record, true))
+            })
+            .collect();
+        return (drg_metadata(&stored, true), decisions);
+    }
+    let drg_key = ctx.next_key();
+    let record = DecisionRequirementsRecord {
+        decision_requirements_id: drg.id.clone(),
+        decision_requirements_name: drg.name.clone(),
+        decision_requirements_version: latest_drg.map(|l| l.version + 1).unwrap_or(1),
+        decision_requirements_key: drg_key,
+        namespace: drg.namespace.clone(),
+        resource_name: res.resource_name.clone(),
+        checksum: sum,
+        resource: res.resource.clone(),
+        tenant_id: tenant.to_string(),
+        deployment_key,
+    };
+    ctx.event(
+        drg_key,
+        Intent::Created,
+        RecordValue::DecisionRequirements(record.clone()),
+    );
+    let mut decisions = Vec::new();
+    for d in &drg.decisions {
+        let previous: Option<LatestVersion> = ctx
+            .txn
+            .get(Ks::Decisions, &tagged_key(b'D', d.id.as_bytes()));
+        let key = ctx.next_key();
+        let decision = DecisionRecord {
+            decision_id: d.id.clone(),
+            decision_name: d.name.clone(),
+            version: previous.map(|l| l.version + 1).unwrap_or(1),
+            decision_key: key,
+            decision_requirements_id: drg.id.clone(),
+            decision_requirements_key: drg_key,
+            tenant_id: tenant.to_string(),
+            deployment_key,
+        };
+        ctx.event(
+            key,
+            Intent::Created,
+            RecordValue::Decision(decision.clone()),
+        );
+        decisions.push(decision_metadata(&decision, false));
+    }
+    ctx.models
+        .insert_decision_requirements(drg_key, Arc::new(drg));
+    (drg_metadata(&record, false), decisions)
+}
+
+fn drg_metadata(r: &DecisionRequirementsRecord, duplicate: bool) -> DecisionRequirementsMetadata {
+    DecisionRequirementsMetadata {
+        decision_requirements_id: r.decision_requirements_id.clone(),
+        decision_requirements_name: r.decision_requirements_name.clone(),
+        decision_requirements_version: r.decision_requirements_version,
+        decision_requirements_key: r.decision_requirements_key,
+        namespace: r.namespace.clone(),
+        resource_name: r.resource_name.clone(),
+        duplicate,
+        tenant_id: r.tenant_id.clone(),
+    }
+}
+
+fn decision_metadata(d: &DecisionRecord, duplicate: bool) -> DecisionMetadata {
+    DecisionMetadata {
+        decision_id: d.decision_id.clone(),
+        decision_name: d.decision_name.clone(),
+        version: d.version,
+        decision_key: d.decision_key,
+        decision_requirements_id: d.decision_requirements_id.clone(),
+        decision_requirements_key: d.decision_requirements_key,
+        duplicate,
+        tenant_id: d.tenant_id.clone(),
+    }
+}
+
+/// Deletes a version of a decision requirements graph and its decisions (in the order they
+/// were created); the versions before them (if any are left) become the latest, as in Zeebe.
+fn delete_decision_requirements(
+    ctx: &mut Ctx<'_, '_, '_>,
+    cmd: &zest_protocol::Record,
+    key: i64,
+    drg: DecisionRequirementsRecord,
+) -> ProcResult {
+    let tenant = drg.tenant_id.clone();
+    crate::processors::deployment::resource_deletion(ctx, cmd, key, &tenant, |ctx| {
+        let mut members: Vec<i64> = ctx
+            .txn
+            .scan_prefix(
+                Ks::Decisions,
+                &tagged_key(b'm', &key.to_be_bytes()),
+                usize::MAX,
+            )
+            .into_iter()
+            .filter_map(|(_, v)| zest_protocol::codec::decode::<LatestVersion>(&v).ok())
+            .map(|l| l.key)
+            .collect();
+        members.sort_unstable();
+        for decision_key in members {
+            if let Some(decision) = by_key(ctx, decision_key) {
+                ctx.event(
+                    decision_key,
+                    zest_protocol::Intent::Deleted,
+                    zest_protocol::RecordValue::Decision(decision),
+                );
+            }
+        }
+        ctx.event(
+            key,
+            zest_protocol::Intent::Deleted,
+            zest_protocol::RecordValue::DecisionRequirements(drg),
+        );
+    })
+}

@@ -1,0 +1,73 @@
+//! SIGNAL BROADCAST: a signal reaches every subscription and signal start event of its name.
+
+use crate::behaviour::element_instance::load;
+use crate::behaviour::event_scopes::trigger_event;
+use crate::context::{Ctx, ProcResult};
+use crate::keys::signal::*;
+use crate::state::{key_i64, Ks};
+use crate::types::tenant;
+use crate::types::StoredSignalSubscription;
+use zest_protocol::{Intent, Record, RecordValue, RejectionType, SignalRecord};
+
+/// SIGNAL BROADCAST: BROADCASTED, then every subscription of the name is triggered: a start
+/// event creates an instance, a waiting element instance gets the event.
+pub fn broadcast(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, sig: &SignalRecord) -> ProcResult {
+    if sig.signal_name.is_empty() {
+        ctx.reject(
+            cmd,
+            RejectionType::InvalidArgument,
+            "Expected to broadcast a signal with a name, but the name is empty".to_string(),
+        );
+        return Ok(());
+    }
+    let record = SignalRecord {
+        tenant_id: tenant(&sig.tenant_id),
+        ..sig.clone()
+    };
+    let key = ctx.next_key();
+    ctx.event_and_respond(cmd, key, Intent::Broadcasted, RecordValue::Signal(record));
+    let keys = ctx.txn.scan_prefix(
+        Ks::SignalSubscriptions,
+        &name_prefix(&sig.signal_name),
+        usize::MAX,
+    );
+    let subs: Vec<StoredSignalSubscription> = keys
+        .into_iter()
+        .filter_map(|(k, _)| ctx.txn.get(Ks::SignalSubscriptions, &k))
+        .collect();
+    for sub in subs {
+        let r = &sub.record;
+        if r.catch_event_instance_key <= 0 {
+            let Some(process) = ctx
+                .txn
+                .get::<crate::types::StoredProcess>(
+                    Ks::Processes,
+                    &key_i64(r.process_definition_key),
+                )
+                .map(|p| p.record)
+            else {
+                continue;
+            };
+            crate::behaviour::events::start_process(
+                ctx,
+                &process,
+                &r.catch_event_id,
+                sig.variables.clone(),
+            );
+            continue;
+        }
+        let Some((inst, model, _)) = load(ctx, r.catch_event_instance_key) else {
+            continue;
+        };
+        // an element takes one event at a time (another one may already be on its way)
+        let pending = ctx
+            .txn
+            .get_raw(Ks::EventTriggers, &key_i64(inst.key))
+            .is_some();
+        if inst.state != Intent::ElementActivated || pending {
+            continue;
+        }
+        trigger_event(ctx, &inst, &model, &r.catch_event_id, sig.variables.clone())?;
+    }
+    Ok(())
+}
