@@ -11,6 +11,26 @@ use crate::state::read_i64;
 use crate::state::{key_i64, Ks};
 use crate::types::ElementInstance;
 
+/// An element instance with its process model and the index of its element: what a lifecycle
+/// step is about.
+pub(crate) struct Active {
+    pub(crate) inst: ElementInstance,
+    pub(crate) model: Arc<Process>,
+    pub(crate) idx: ElementIdx,
+}
+
+impl Active {
+    /// The element instance's key.
+    pub(crate) fn key(&self) -> i64 {
+        self.inst.key
+    }
+
+    /// The element of the model.
+    pub(crate) fn element(&self) -> &zest_model::Element {
+        self.model.element(self.idx)
+    }
+}
+
 /// Loads an element instance with its process model and element index.
 pub(crate) fn load(
     ctx: &mut Ctx<'_, '_, '_>,

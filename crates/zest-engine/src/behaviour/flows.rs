@@ -6,11 +6,14 @@ use std::sync::Arc;
 use zest_model::{ElementIdx, ElementKind, Process};
 use zest_protocol::{Intent, ProcessInstanceRecord};
 
-use crate::behaviour::element_instance::child_record;
 use crate::behaviour::element_instance::pi_value;
+use crate::behaviour::element_instance::{child_record, Active};
+use crate::behaviour::event_scopes::subscribe_boundaries;
+use crate::behaviour::incidents::raise_incident;
 use crate::behaviour::terminate::complete_scope_if_done;
 use crate::context::{Ctx, ProcResult};
 use crate::types::ElementInstance;
+use zest_protocol::ErrorType;
 
 /// A completed element leaves: through its outgoing flows, or (an end event, an element
 /// without outgoing flows) by letting its scope complete when nothing else is left in it.
@@ -67,5 +70,16 @@ pub(crate) fn take_flow(
     let rec = child_record(&scope_record, scope_key, model, flow.target);
     let key = ctx.next_key();
     ctx.command(key, Intent::ActivateElement, pi_value(&rec));
+    Ok(())
+}
+
+/// An element without behaviour of its own passes through: its boundary events are subscribed,
+/// it is ELEMENT_ACTIVATED and completes with a COMPLETE_ELEMENT command of its own (as Zeebe).
+pub(crate) fn pass_through(ctx: &mut Ctx<'_, '_, '_>, e: &Active) -> ProcResult {
+    if let Err(msg) = subscribe_boundaries(ctx, &e.inst, &e.model, e.idx) {
+        return raise_incident(ctx, &e.inst, ErrorType::ExtractValueError, msg, -1);
+    }
+    ctx.event(e.key(), Intent::ElementActivated, pi_value(&e.inst.record));
+    ctx.command(e.key(), Intent::CompleteElement, pi_value(&e.inst.record));
     Ok(())
 }

@@ -40,6 +40,7 @@ use crate::behaviour::element_instance::child_record;
 use crate::behaviour::element_instance::load;
 use crate::behaviour::element_instance::next_children;
 use crate::behaviour::element_instance::pi_value;
+use crate::behaviour::element_instance::Active;
 use crate::behaviour::event_scopes::boundary_targets;
 use crate::behaviour::event_scopes::subscribe_catch_events;
 use crate::behaviour::expressions::evaluate;
@@ -51,6 +52,7 @@ use crate::behaviour::terminate::cancel_job;
 use crate::behaviour::terminate::complete_scope_if_done;
 use crate::behaviour::variables;
 use crate::context::{Ctx, ProcResult, Rejection};
+use crate::element::kind::ElementProcessor;
 use crate::state::{key_i64, Ks};
 use crate::types::{ElementInstance, StoredJob};
 
@@ -571,4 +573,34 @@ pub(crate) fn completing(ctx: &mut Ctx<'_, '_, '_>, inst: &ElementInstance, mode
 /// Whether `kind` is an inner instance, which only the sub-process creates.
 pub(crate) fn is_inner_instance(kind: &ElementKind) -> bool {
     matches!(kind, ElementKind::AdHocInnerInstance)
+}
+
+/// An ad-hoc sub-process.
+pub(crate) struct AdHocSubProcess;
+
+impl ElementProcessor for AdHocSubProcess {
+    fn on_activate(&self, ctx: &mut Ctx<'_, '_, '_>, e: &Active) -> ProcResult {
+        let inst = &e.inst;
+        let model = &e.model;
+        let idx = e.idx;
+        let el = model.element(idx);
+        match &el.ad_hoc {
+            Some(a) => activate(ctx, inst, model, idx, a),
+            None => Err(Rejection::invalid_state(format!(
+                "ad-hoc sub-process '{}' has no ad-hoc definition",
+                el.id
+            ))),
+        }
+    }
+}
+
+/// An inner instance of an ad-hoc sub-process (activated by events, never by a command).
+pub(crate) struct AdHocInnerInstance;
+
+impl ElementProcessor for AdHocInnerInstance {
+    fn on_activate(&self, _ctx: &mut Ctx<'_, '_, '_>, _e: &Active) -> ProcResult {
+        Err(Rejection::invalid_state(
+            "An ACTIVATE command is not supported for an inner instance of an ad-hoc sub-process. Instead, the inner instance should be activated by writing events.".to_string(),
+        ))
+    }
 }

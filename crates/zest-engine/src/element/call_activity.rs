@@ -7,11 +7,13 @@ use zest_model::{ElementIdx, Process};
 use zest_protocol::{ErrorType, Intent, ProcessInstanceRecord};
 
 use crate::behaviour::element_instance::pi_value;
+use crate::behaviour::element_instance::Active;
 use crate::behaviour::event_scopes::subscribe_boundaries;
 use crate::behaviour::expressions::evaluate_string;
 use crate::behaviour::incidents::raise_incident;
 use crate::behaviour::variables;
 use crate::context::{Ctx, ProcResult, Rejection};
+use crate::element::kind::{ElementProcessor, EventVariables};
 use crate::state::{key_i64, Ks};
 use crate::types::ElementInstance;
 
@@ -89,4 +91,20 @@ pub(crate) fn call_activity(
     };
     variables::set_local_document(ctx, child_key, &vars, Some(&seed));
     Ok(())
+}
+
+/// A call activity: creates an instance of the called process and waits for it.
+pub(crate) struct CallActivity;
+
+impl ElementProcessor for CallActivity {
+    fn on_activate(&self, ctx: &mut Ctx<'_, '_, '_>, e: &Active) -> ProcResult {
+        let inst = &e.inst;
+        let model = &e.model;
+        let idx = e.idx;
+        call_activity(ctx, inst, model, idx)
+    }
+
+    fn event_variables(&self) -> EventVariables {
+        EventVariables::CalledProcess
+    }
 }

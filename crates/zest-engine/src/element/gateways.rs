@@ -1,13 +1,28 @@
 //! Which outgoing flows a gateway takes: exclusive and inclusive conditions, default flows.
 
-use serde_json::{Map, Value};
-use zest_model::{ElementIdx, Process};
+use serde_json::Map;
+use serde_json::Value;
+use zest_model::ElementIdx;
+use zest_model::ElementKind;
+use zest_model::Process;
 use zest_protocol::ErrorType;
+use zest_protocol::Intent;
 
+use crate::behaviour::element_instance::pi_value;
+use crate::behaviour::element_instance::Active;
+use crate::behaviour::event_scopes::activate_boundary;
+use crate::behaviour::event_scopes::subscribe_catch_events;
+use crate::behaviour::events;
 use crate::behaviour::expressions::evaluate_with;
 use crate::behaviour::expressions::wrong_type_with;
+use crate::behaviour::flows::leave;
+use crate::behaviour::flows::take_flow;
+use crate::behaviour::incidents::raise_incident;
+use crate::behaviour::terminate::complete_scope_if_done;
 use crate::behaviour::variables;
 use crate::context::Ctx;
+use crate::context::ProcResult;
+use crate::element::kind::ElementProcessor;
 
 /// The flows an inclusive gateway takes: every non-default flow whose condition holds (a flow
 /// without condition always), else the default flow.
@@ -96,4 +111,121 @@ pub(crate) fn choose_exclusive_flow(
         Some(f) => Ok(Some(f)),
         None => Err(no_flow_chosen()),
     }
+}
+
+/// A parallel gateway: forks or joins (the lifecycle waits for a token on every incoming flow); completes as soon as it is activated.
+pub(crate) struct ParallelGateway;
+
+impl ElementProcessor for ParallelGateway {
+    fn on_activate(&self, ctx: &mut Ctx<'_, '_, '_>, e: &Active) -> ProcResult {
+        let inst = &e.inst;
+        let key = e.inst.key;
+        ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
+        Ok(())
+    }
+
+    fn completes_on_activation(&self) -> bool {
+        true
+    }
+}
+
+/// An event-based gateway: subscribes to the events of the catch events its flows lead to, and activates the one whose event comes first.
+pub(crate) struct EventBasedGateway;
+
+impl ElementProcessor for EventBasedGateway {
+    fn on_activate(&self, ctx: &mut Ctx<'_, '_, '_>, e: &Active) -> ProcResult {
+        let inst = &e.inst;
+        let model = &e.model;
+        let idx = e.idx;
+        let key = e.inst.key;
+        let el = model.element(idx);
+        let targets: Vec<ElementIdx> = el.outgoing.iter().map(|&f| model.flow(f).target).collect();
+        if let Err(msg) = subscribe_catch_events(ctx, inst, model, &targets) {
+            return raise_incident(ctx, inst, ErrorType::ExtractValueError, msg, -1);
+        }
+        ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
+        Ok(())
+    }
+
+    fn holds_subscriptions(&self) -> bool {
+        true
+    }
+
+    /// Activates the catch event whose event came first.
+    fn on_completed(&self, ctx: &mut Ctx<'_, '_, '_>, e: &Active) -> ProcResult {
+        let Some(trigger) = events::take_trigger(ctx, e.key(), &e.inst.record, e.key()) else {
+            return Ok(());
+        };
+        let Some((target, _)) = e.model.element_by_id(&trigger.element_id) else {
+            return Ok(());
+        };
+        activate_boundary(ctx, &e.inst, &e.model, target, &trigger.variables)
+    }
+}
+
+/// An exclusive gateway: takes the first flow whose condition holds (or the default flow) while it is activated.
+pub(crate) struct ExclusiveGateway;
+
+impl ElementProcessor for ExclusiveGateway {
+    fn on_activate(&self, ctx: &mut Ctx<'_, '_, '_>, e: &Active) -> ProcResult {
+        activate_choosing(ctx, e)
+    }
+
+    /// Its flows were taken while it was activated.
+    fn on_completed(&self, ctx: &mut Ctx<'_, '_, '_>, e: &Active) -> ProcResult {
+        leave_unless_flows_taken(ctx, e)
+    }
+}
+
+/// An inclusive gateway: takes every flow whose condition holds (or the default flow) while it is activated.
+pub(crate) struct InclusiveGateway;
+
+impl ElementProcessor for InclusiveGateway {
+    fn on_activate(&self, ctx: &mut Ctx<'_, '_, '_>, e: &Active) -> ProcResult {
+        activate_choosing(ctx, e)
+    }
+
+    /// Its flows were taken while it was activated.
+    fn on_completed(&self, ctx: &mut Ctx<'_, '_, '_>, e: &Active) -> ProcResult {
+        leave_unless_flows_taken(ctx, e)
+    }
+}
+
+/// Exclusive and inclusive gateways choose their flows while they are activated.
+fn activate_choosing(ctx: &mut Ctx<'_, '_, '_>, e: &Active) -> ProcResult {
+    let inst = &e.inst;
+    let model = &e.model;
+    let idx = e.idx;
+    let key = e.inst.key;
+    let el = model.element(idx);
+    // choose the flows before changing anything, so a failure leaves it ACTIVATING
+    let chosen = if matches!(el.kind, ElementKind::ExclusiveGateway) {
+        choose_exclusive_flow(ctx, model, idx, key).map(|f| f.into_iter().collect())
+    } else {
+        choose_inclusive_flows(ctx, model, idx, key)
+    };
+    let flows: Vec<usize> = match chosen {
+        Ok(f) => f,
+        Err((error_type, msg)) => return raise_incident(ctx, inst, error_type, msg, -1),
+    };
+    ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
+    ctx.event(key, Intent::ElementCompleting, pi_value(&inst.record));
+    ctx.event(key, Intent::ElementCompleted, pi_value(&inst.record));
+    if flows.is_empty() {
+        return complete_scope_if_done(ctx, inst.parent_key);
+    }
+    // last to first, as Zeebe takes them
+    for f in flows.into_iter().rev() {
+        take_flow(ctx, inst, model, f)?;
+    }
+    Ok(())
+}
+
+/// An exclusive or inclusive gateway took its flows while it was activated; one without
+/// outgoing flows leaves through its scope.
+fn leave_unless_flows_taken(ctx: &mut Ctx<'_, '_, '_>, e: &Active) -> ProcResult {
+    if !e.element().outgoing.is_empty() {
+        return Ok(());
+    }
+    leave(ctx, &e.inst, &e.model, e.idx)
 }

@@ -2,11 +2,13 @@
 //! creates the USER_TASK, after its creating listeners.
 
 use crate::behaviour::element_instance::pi_value;
+use crate::behaviour::element_instance::Active;
 use crate::behaviour::event_scopes::subscribe_boundaries;
 use crate::behaviour::incidents::raise_incident;
 use crate::behaviour::task_listeners;
 use crate::behaviour::user_tasks::{evaluate_props, finish_creating};
 use crate::context::{Ctx, ProcResult};
+use crate::element::kind::{ElementProcessor, EventVariables};
 use crate::types::ElementInstance;
 use std::sync::Arc;
 use zest_model::{ElementIdx, Process, TaskListenerEventType as ListenerEvent};
@@ -57,4 +59,20 @@ pub(crate) fn activate(
         return Ok(());
     }
     finish_creating(ctx, task_key, record, &[], Some(inst))
+}
+
+/// A Camunda user task (`zeebe:userTask`).
+pub(crate) struct UserTask;
+
+impl ElementProcessor for UserTask {
+    fn on_activate(&self, ctx: &mut Ctx<'_, '_, '_>, e: &Active) -> ProcResult {
+        let inst = &e.inst;
+        let model = &e.model;
+        let idx = e.idx;
+        crate::element::user_task::activate(ctx, inst, model, idx)
+    }
+
+    fn event_variables(&self) -> EventVariables {
+        EventVariables::Trigger
+    }
 }
