@@ -30,12 +30,84 @@ pub fn checksum(bytes: &[u8]) -> Vec<u8> {
     h.to_be_bytes().to_vec()
 }
 
+/// DEPLOYMENT CREATE: parses and checks every resource, then writes the decisions, processes
+/// and forms that are new (a resource deployed again unchanged keeps its version) and
+/// DEPLOYMENT CREATED, and answers with their metadata.
 pub fn create(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, d: &DeploymentRecord) -> ProcResult {
     if d.resources.is_empty() {
         return Err(Rejection::invalid_argument(
             "Expected to deploy at least one resource, but none given",
         ));
     }
+    let Resources {
+        processes: parsed,
+        forms,
+        dmns,
+    } = parse_resources(d).map_err(|errors| {
+        Rejection::invalid_argument(format!(
+            "Expected to deploy new resources, but encountered the following errors:\n{}",
+            errors.join("\n")
+        ))
+    })?;
+    let tenant = if d.tenant_id.is_empty() {
+        DEFAULT_TENANT.to_string()
+    } else {
+        d.tenant_id.clone()
+    };
+    // the key of the deployment, which its resources carry
+    let key = ctx.next_key();
+    // DECISION_REQUIREMENTS and DECISION CREATED come first, like Zeebe's
+    let mut decision_requirements_metadata = Vec::new();
+    let mut decisions_metadata = Vec::new();
+    for (res, drg) in dmns {
+        let (drg_meta, decisions) = deploy_decisions(ctx, res, drg, &tenant, key);
+        decision_requirements_metadata.push(drg_meta);
+        decisions_metadata.extend(decisions);
+    }
+    let mut metadata = Vec::new();
+    for (res, processes) in parsed {
+        let sum = checksum(&res.resource);
+        for process in processes {
+            metadata.push(deploy_process(ctx, res, &sum, process, &tenant));
+        }
+    }
+    // FORM CREATED events, like PROCESS CREATED, come before DEPLOYMENT CREATED
+    let mut forms_metadata = Vec::new();
+    for (res, id) in forms {
+        forms_metadata.push(deploy_form(ctx, res, id, &tenant, key));
+    }
+    let deployment = DeploymentRecord {
+        resources: d.resources.clone(),
+        processes_metadata: metadata.clone(),
+        tenant_id: tenant.clone(),
+    };
+    ctx.event(key, Intent::Created, RecordValue::Deployment(deployment));
+    let answer = ctx.response_only_record(
+        key,
+        Intent::Created,
+        RecordValue::DeploymentResponse(DeploymentResponse {
+            deployment_key: key,
+            processes_metadata: metadata,
+            forms_metadata,
+            tenant_id: tenant,
+            decision_requirements_metadata,
+            decisions_metadata,
+        }),
+    );
+    ctx.respond(cmd, answer);
+    Ok(())
+}
+
+/// The resources of a deployment, parsed and checked.
+struct Resources<'d> {
+    processes: Vec<(&'d DeploymentResource, Vec<zest_model::Process>)>,
+    forms: Vec<(&'d DeploymentResource, String)>,
+    dmns: Vec<(&'d DeploymentResource, DecisionRequirements)>,
+}
+
+/// Parses every resource by its name's extension and checks that ids are unique within the
+/// deployment; Err with every problem found.
+fn parse_resources(d: &DeploymentRecord) -> Result<Resources<'_>, Vec<String>> {
     let mut errors = Vec::new();
     let mut parsed = Vec::new();
     let mut forms = Vec::new();
@@ -105,105 +177,66 @@ pub fn create(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, d: &DeploymentRecord) -> 
         }
     }
     if !errors.is_empty() {
-        return Err(Rejection::invalid_argument(format!(
-            "Expected to deploy new resources, but encountered the following errors:\n{}",
-            errors.join("\n")
-        )));
+        return Err(errors);
     }
-    let tenant = if d.tenant_id.is_empty() {
-        DEFAULT_TENANT.to_string()
-    } else {
-        d.tenant_id.clone()
+    Ok(Resources {
+        processes: parsed,
+        forms,
+        dmns,
+    })
+}
+
+/// Deploys one process of a resource: PROCESS CREATED with the next version (and its start
+/// events' subscriptions and timers), unless the latest version is the same resource.
+fn deploy_process(
+    ctx: &mut Ctx<'_, '_, '_>,
+    res: &DeploymentResource,
+    sum: &[u8],
+    process: zest_model::Process,
+    tenant: &str,
+) -> ProcessMetadata {
+    let latest: Option<LatestVersion> = ctx.txn.get(Ks::ProcessLatest, process.id.as_bytes());
+    let duplicate_of = latest.and_then(|l| {
+        let stored: StoredProcess = ctx.txn.get(Ks::Processes, &key_i64(l.key))?;
+        (stored.record.checksum == sum
+            && stored.record.resource == res.resource
+            && stored.record.resource_name == res.resource_name)
+            .then_some(l)
+    });
+    let (key, version, duplicate) = match duplicate_of {
+        Some(l) => (l.key, l.version, true),
+        None => (
+            ctx.next_key(),
+            highest_version(ctx, &process.id).max(latest.map(|l| l.version).unwrap_or(0)) + 1,
+            false,
+        ),
     };
-    // the key of the deployment, which its resources carry
-    let key = ctx.next_key();
-    // DECISION_REQUIREMENTS and DECISION CREATED come first, like Zeebe's
-    let mut decision_requirements_metadata = Vec::new();
-    let mut decisions_metadata = Vec::new();
-    for (res, drg) in dmns {
-        let (drg_meta, decisions) = deploy_decisions(ctx, res, drg, &tenant, key);
-        decision_requirements_metadata.push(drg_meta);
-        decisions_metadata.extend(decisions);
+    if !duplicate {
+        let record = ProcessRecord {
+            bpmn_process_id: process.id.clone(),
+            version,
+            process_definition_key: key,
+            resource_name: res.resource_name.clone(),
+            checksum: sum.to_vec(),
+            resource: res.resource.clone(),
+            tenant_id: tenant.to_string(),
+        };
+        ctx.event(key, Intent::Created, RecordValue::Process(record.clone()));
+        ctx.models.insert(key, Arc::new(process.clone()));
+        let next = Some((&record, &process));
+        crate::behaviour::message_subscriptions::replace_start_subscriptions(ctx, latest, next);
+        crate::behaviour::signal_subscriptions::replace_start_subscriptions(ctx, latest, next);
+        crate::processors::process_instance::replace_start_timers(ctx, latest, next);
     }
-    let mut metadata = Vec::new();
-    for (res, processes) in parsed {
-        let sum = checksum(&res.resource);
-        for process in processes {
-            let latest: Option<LatestVersion> =
-                ctx.txn.get(Ks::ProcessLatest, process.id.as_bytes());
-            let duplicate_of = latest.and_then(|l| {
-                let stored: StoredProcess = ctx.txn.get(Ks::Processes, &key_i64(l.key))?;
-                (stored.record.checksum == sum
-                    && stored.record.resource == res.resource
-                    && stored.record.resource_name == res.resource_name)
-                    .then_some(l)
-            });
-            let (key, version, duplicate) = match duplicate_of {
-                Some(l) => (l.key, l.version, true),
-                None => (
-                    ctx.next_key(),
-                    highest_version(ctx, &process.id).max(latest.map(|l| l.version).unwrap_or(0))
-                        + 1,
-                    false,
-                ),
-            };
-            if !duplicate {
-                let record = ProcessRecord {
-                    bpmn_process_id: process.id.clone(),
-                    version,
-                    process_definition_key: key,
-                    resource_name: res.resource_name.clone(),
-                    checksum: sum.clone(),
-                    resource: res.resource.clone(),
-                    tenant_id: tenant.clone(),
-                };
-                ctx.event(key, Intent::Created, RecordValue::Process(record.clone()));
-                ctx.models.insert(key, Arc::new(process.clone()));
-                let next = Some((&record, &process));
-                crate::behaviour::message_subscriptions::replace_start_subscriptions(
-                    ctx, latest, next,
-                );
-                crate::behaviour::signal_subscriptions::replace_start_subscriptions(
-                    ctx, latest, next,
-                );
-                crate::processors::process_instance::replace_start_timers(ctx, latest, next);
-            }
-            metadata.push(ProcessMetadata {
-                bpmn_process_id: process.id.clone(),
-                version,
-                process_definition_key: key,
-                resource_name: res.resource_name.clone(),
-                checksum: sum.clone(),
-                duplicate,
-                tenant_id: tenant.clone(),
-            });
-        }
+    ProcessMetadata {
+        bpmn_process_id: process.id.clone(),
+        version,
+        process_definition_key: key,
+        resource_name: res.resource_name.clone(),
+        checksum: sum.to_vec(),
+        duplicate,
+        tenant_id: tenant.to_string(),
     }
-    // FORM CREATED events, like PROCESS CREATED, come before DEPLOYMENT CREATED
-    let mut forms_metadata = Vec::new();
-    for (res, id) in forms {
-        forms_metadata.push(deploy_form(ctx, res, id, &tenant, key));
-    }
-    let deployment = DeploymentRecord {
-        resources: d.resources.clone(),
-        processes_metadata: metadata.clone(),
-        tenant_id: tenant.clone(),
-    };
-    ctx.event(key, Intent::Created, RecordValue::Deployment(deployment));
-    let answer = ctx.response_only_record(
-        key,
-        Intent::Created,
-        RecordValue::DeploymentResponse(DeploymentResponse {
-            deployment_key: key,
-            processes_metadata: metadata,
-            forms_metadata,
-            tenant_id: tenant,
-            decision_requirements_metadata,
-            decisions_metadata,
-        }),
-    );
-    ctx.respond(cmd, answer);
-    Ok(())
 }
 
 /// The `id` of a Camunda form (JSON), with Zeebe's errors for a form without one.

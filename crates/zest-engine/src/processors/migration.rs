@@ -33,7 +33,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use zest_model::{ElementKind, Process};
+use zest_model::{Element, ElementKind, Process};
 use zest_protocol::{
     BpmnElementType, Intent, ProcessInstanceMigrationRecord, ProcessInstanceRecord, Record,
     RecordValue, TimerRecord, VariableRecord,
@@ -403,13 +403,8 @@ fn check_instance(
     target: &Arc<Process>,
 ) -> ProcResult {
     let id = inst.record.element_id.as_str();
-    let refuse = |what: &str| {
-        Rejection::invalid_state(format!(
-            "Expected to migrate process instance '{pi_key}' but active element with id '{id}' {what}. Zest does not migrate such element instances yet."
-        ))
-    };
     let Some((_, source_el)) = source.element_by_id(id) else {
-        return Err(refuse("is not in its process definition"));
+        return Err(refuse(pi_key, id, "is not in its process definition"));
     };
     if matches!(
         inst.record.bpmn_element_type,
@@ -429,9 +424,67 @@ fn check_instance(
             type_name(inst.record.bpmn_element_type)
         )));
     }
-    let target_el = if inst.parent_key <= 0 {
-        target.element(Process::ROOT)
-    } else {
+    let target_el = mapped_target(pi_key, inst, mappings, source, source_el, target)?;
+    check_same_kind(pi_key, id, source_el, target_el)?;
+    check_attached_events(
+        pi_key,
+        id,
+        mappings,
+        (source, source_el),
+        (target, target_el),
+    )?;
+    check_taken_flows(pi_key, inst, mappings, source, target)?;
+    if !matches!(
+        source_el.kind,
+        ElementKind::Process | ElementKind::SubProcess
+    ) && inst.state != Intent::ElementActivated
+        && inst.job_key <= 0
+        && ctx
+            .txn
+            .get::<i64>(Ks::IncidentIndex, &key_i64(inst.key))
+            .is_none()
+    {
+        return Err(refuse(
+            pi_key,
+            id,
+            &format!("is in state {}", inst.state.name()),
+        ));
+    }
+    if matches!(source_el.kind, ElementKind::JobWorkerTask)
+        && !matches!(target_el.kind, ElementKind::JobWorkerTask)
+    {
+        return Err(refuse(
+            pi_key,
+            id,
+            "waits for a job and its target does not create one",
+        ));
+    }
+    Ok(())
+}
+
+/// Zeebe's refusal for an element instance Zest does not migrate.
+fn refuse(pi_key: i64, id: &str, what: &str) -> Rejection {
+    Rejection::invalid_state(format!(
+        "Expected to migrate process instance '{pi_key}' but active element with id '{id}' {what}. Zest does not migrate such element instances yet."
+    ))
+}
+
+/// The element of the target that an element instance moves to: the target process for the
+/// process instance, else the element its mapping names, of the same type and in the flow
+/// scope its own flow scope is mapped to.
+fn mapped_target<'t>(
+    pi_key: i64,
+    inst: &ElementInstance,
+    mappings: &HashMap<&str, &str>,
+    source: &Process,
+    source_el: &Element,
+    target: &'t Process,
+) -> ProcResult<&'t Element> {
+    let id = inst.record.element_id.as_str();
+    if inst.parent_key <= 0 {
+        return Ok(target.element(Process::ROOT));
+    }
+    {
         let Some(target_id) = mappings.get(id) else {
             return Err(Rejection::invalid_state(format!(
                 "Expected to migrate process instance '{pi_key}' but no mapping instruction defined for active element with id '{id}'. Elements cannot be migrated without a mapping."
@@ -439,7 +492,7 @@ fn check_instance(
         };
         // checked by check_instructions
         let Some((_, target_el)) = target.element_by_id(target_id) else {
-            return Err(refuse("is mapped to a missing element"));
+            return Err(refuse(pi_key, id, "is mapped to a missing element"));
         };
         // a multi-instance body goes to a multi-instance activity (its inner instances to the
         // same activity)
@@ -482,8 +535,12 @@ fn check_instance(
                 "Expected to migrate process instance '{pi_key}' but the flow scope of active element with id '{id}' is changed. The flow scope of the active element is expected to be '{expected_scope}' but was '{actual_scope}'. The flow scope of an element cannot be changed during migration yet."
             )));
         }
-        target_el
-    };
+        Ok(target_el)
+    }
+}
+
+/// The source and target elements have the same event type and a kind Zest migrates.
+fn check_same_kind(pi_key: i64, id: &str, source_el: &Element, target_el: &Element) -> ProcResult {
     if source_el.event_type != target_el.event_type {
         return Err(Rejection::invalid_state(format!(
             "Expected to migrate process instance '{pi_key}' but active element with id '{id}' and event type '{}' is mapped to an element with id '{}' and different event type '{}'. Elements must be mapped to elements of the same event type.",
@@ -509,11 +566,24 @@ fn check_instance(
         _ => false,
     };
     if !supported_kind || source_el.multi_instance.is_some() != target_el.multi_instance.is_some() {
-        return Err(refuse(&format!(
+        return Err(refuse(pi_key, id, &format!(
             "is a {} of a kind Zest does not migrate (only processes, embedded sub-processes, tasks waiting for a job or a user, timer, message and signal catch events, receive tasks, gateways, script and business rule tasks held by an incident or an execution listener, call activities, and multi-instance activities of those)",
             type_name(source_el.element_type)
         )));
     }
+    Ok(())
+}
+
+/// The events attached to the element (boundary events, the catch events after an event-based
+/// gateway, the start events of event sub-processes) are mapped to events of the same type
+/// attached to the target element.
+fn check_attached_events(
+    pi_key: i64,
+    id: &str,
+    mappings: &HashMap<&str, &str>,
+    (source, source_el): (&Process, &Element),
+    (target, target_el): (&Process, &Element),
+) -> ProcResult {
     // a mapped boundary event goes to a boundary event of the target, of the same event type
     for &b in &source_el.boundary_events {
         let boundary = source.element(b);
@@ -527,7 +597,7 @@ fn check_instance(
                 && t.interrupting == boundary.interrupting
         });
         if !fits {
-            return Err(refuse(&format!(
+            return Err(refuse(pi_key, id, &format!(
                 "has the boundary event '{}' mapped to '{mapped_to}', which is no boundary event of the same type attached to '{}'",
                 boundary.id, target_el.id
             )));
@@ -546,7 +616,7 @@ fn check_instance(
                     && target.element(t).event_type == catch.event_type
             });
             if !fits {
-                return Err(refuse(&format!(
+                return Err(refuse(pi_key, id, &format!(
                     "has the catch event '{}' mapped to '{mapped_to}', which is no catch event of the same type after '{}'",
                     catch.id, target_el.id
                 )));
@@ -566,29 +636,11 @@ fn check_instance(
                 && target.element(t).interrupting == start.interrupting
         });
         if !fits {
-            return Err(refuse(&format!(
+            return Err(refuse(pi_key, id, &format!(
                 "has the event sub-process start event '{}' mapped to '{mapped_to}', which is no start event of the same type of an event sub-process of '{}'",
                 start.id, target_el.id
             )));
         }
-    }
-    check_taken_flows(pi_key, inst, mappings, source, target)?;
-    if !matches!(
-        source_el.kind,
-        ElementKind::Process | ElementKind::SubProcess
-    ) && inst.state != Intent::ElementActivated
-        && inst.job_key <= 0
-        && ctx
-            .txn
-            .get::<i64>(Ks::IncidentIndex, &key_i64(inst.key))
-            .is_none()
-    {
-        return Err(refuse(&format!("is in state {}", inst.state.name())));
-    }
-    if matches!(source_el.kind, ElementKind::JobWorkerTask)
-        && !matches!(target_el.kind, ElementKind::JobWorkerTask)
-    {
-        return Err(refuse("waits for a job and its target does not create one"));
     }
     Ok(())
 }
