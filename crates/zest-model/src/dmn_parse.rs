@@ -356,6 +356,23 @@ impl<'t> Ctx<'t> {
 
     pub(crate) fn table(&mut self, id: &str, node: Node) -> Option<DecisionTable> {
         let problems_before = self.problems.len();
+        let (hit_policy, aggregation) = self.hit_policy(id, node);
+        let inputs = self.table_inputs(id, node);
+        let input_count = self.children(node, "input").len();
+        let outputs = self.table_outputs(id, node, aggregation.is_some());
+        let output_count = self.children(node, "output").len();
+        let rules = self.table_rules(id, node, input_count, output_count);
+        (self.problems.len() == problems_before).then_some(DecisionTable {
+            hit_policy,
+            aggregation,
+            inputs,
+            outputs,
+            rules,
+        })
+    }
+
+    /// The table's hit policy and its aggregation (COLLECT only).
+    fn hit_policy(&mut self, id: &str, node: Node) -> (HitPolicy, Option<Aggregation>) {
         let hit_policy = match node.attribute("hitPolicy").map(str::trim) {
             None | Some("UNIQUE") => HitPolicy::Unique,
             Some("FIRST") => HitPolicy::First,
@@ -409,7 +426,11 @@ impl<'t> Ctx<'t> {
                 aggregation
             }
         };
+        (hit_policy, aggregation)
+    }
 
+    /// The table's inputs: an input expression each.
+    fn table_inputs(&mut self, id: &str, node: Node) -> Vec<TableInput> {
         let mut inputs = Vec::new();
         for input in self.children(node, "input") {
             let input_id = attr(input, "id").unwrap_or_default().to_string();
@@ -449,8 +470,11 @@ impl<'t> Ctx<'t> {
                 }
             }
         }
-        let input_count = self.children(node, "input").len();
+        inputs
+    }
 
+    /// The table's outputs: names, labels, output values (priorities) and defaults.
+    fn table_outputs(&mut self, id: &str, node: Node, aggregated: bool) -> Vec<TableOutput> {
         let output_nodes = self.children(node, "output");
         if output_nodes.is_empty() {
             self.problem(
@@ -459,7 +483,7 @@ impl<'t> Ctx<'t> {
                 format!("the decision table of decision '{id}' has no output"),
             );
         }
-        if output_nodes.len() > 1 && aggregation.is_some() {
+        if output_nodes.len() > 1 && aggregated {
             self.problem(
                 Some(id),
                 node,
@@ -516,7 +540,17 @@ impl<'t> Ctx<'t> {
                 default,
             });
         }
+        outputs
+    }
 
+    /// The table's rules: as many input and output entries as the table has inputs and outputs.
+    fn table_rules(
+        &mut self,
+        id: &str,
+        node: Node,
+        input_count: usize,
+        output_count: usize,
+    ) -> Vec<Rule> {
         let mut rules = Vec::new();
         for (position, rule) in self.children(node, "rule").into_iter().enumerate() {
             let rule_id = attr(rule, "id").unwrap_or_default().to_string();
@@ -537,14 +571,14 @@ impl<'t> Ctx<'t> {
                     ),
                 );
             }
-            if output_entry_nodes.len() != output_nodes.len() {
+            if output_entry_nodes.len() != output_count {
                 self.problem(
                     Some(id),
                     rule,
                     format!(
                         "{rule_name} of decision '{id}' has {} output entries, but the table has {} outputs",
                         output_entry_nodes.len(),
-                        output_nodes.len()
+                        output_count
                     ),
                 );
             }
@@ -592,14 +626,7 @@ impl<'t> Ctx<'t> {
                 output_entries,
             });
         }
-
-        (self.problems.len() == problems_before).then_some(DecisionTable {
-            hit_policy,
-            aggregation,
-            inputs,
-            outputs,
-            rules,
-        })
+        rules
     }
 
     /// Checks the references between decisions: every required decision exists, and no decision

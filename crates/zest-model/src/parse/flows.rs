@@ -250,7 +250,22 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
         }
     }
 
+    /// Checks the process as a whole once all its elements and flows are read: start events,
+    /// sub-process scopes, flows between scopes, message start events, links, event-based
+    /// gateways, the flows of each element and conditions.
     pub(super) fn validate(&mut self, flows: &[SequenceFlow]) {
+        self.validate_process_starts();
+        self.validate_sub_process_starts();
+        self.validate_flow_scopes(flows);
+        self.validate_message_starts();
+        self.resolve_links();
+        self.validate_event_gateways();
+        self.validate_element_flows(flows);
+        self.validate_conditions(flows);
+    }
+
+    /// A process has a start event, at most one none start event.
+    fn validate_process_starts(&mut self) {
         let process_node = self.nodes[0];
         let process_id = self.elements[0].id.clone();
         let in_root = |e: &Element| e.flow_scope == Some(Process::ROOT);
@@ -274,6 +289,10 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             );
         }
         self.elements[0].start_events = none_starts;
+    }
+
+    /// Sub-processes and event sub-processes have exactly one start event.
+    fn validate_sub_process_starts(&mut self) {
         // an embedded sub-process starts at its one none start event
         for sub in 1..self.elements.len() {
             if !matches!(self.elements[sub].kind, ElementKind::SubProcess) {
@@ -333,6 +352,9 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 self.elements[outer].event_sub_process_starts.push(i);
             }
         }
+    }
+
+    fn validate_flow_scopes(&mut self, flows: &[SequenceFlow]) {
         // a sequence flow stays inside its scope
         for (f, flow) in flows.iter().enumerate() {
             let (a, b) = (&self.elements[flow.source], &self.elements[flow.target]);
@@ -344,6 +366,10 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 self.flow_problem(f, flows, msg);
             }
         }
+    }
+
+    /// Message start events have different message names.
+    fn validate_message_starts(&mut self) {
         let message_starts: Vec<ElementIdx> = (1..self.elements.len())
             .filter(|&i| matches!(self.elements[i].kind, ElementKind::MessageStartEvent))
             .collect();
@@ -365,9 +391,11 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             }
         }
         self.elements[0].message_start_events = message_starts;
-        self.resolve_links();
-        self.validate_event_gateways();
+    }
 
+    /// Start and boundary events have no incoming flows, end events no outgoing ones, and the
+    /// flows out of an exclusive gateway have conditions (or are its default).
+    fn validate_element_flows(&mut self, flows: &[SequenceFlow]) {
         for idx in 1..self.elements.len() {
             let e = &self.elements[idx];
             let (id, node) = (e.id.clone(), self.nodes[idx]);
@@ -435,7 +463,9 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
                 _ => {}
             }
         }
+    }
 
+    fn validate_conditions(&mut self, flows: &[SequenceFlow]) {
         // Conditions are only evaluated by exclusive and inclusive gateways (and the event-based
         // gateway reports its own).
         for (f, flow) in flows.iter().enumerate() {
