@@ -236,6 +236,8 @@ fn secs(millis: i64) -> f64 {
 }
 
 impl Metrics {
+    // A flat list of metric definitions, each registered once: it reads best whole, and
+    // splitting it would only scatter the list a reader scans for a metric's name.
     pub fn new() -> prometheus::Result<Metrics> {
         let registry = Registry::new();
         let records_processed = IntCounterVec::new(

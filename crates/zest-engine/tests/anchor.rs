@@ -249,6 +249,8 @@ fn enum_name<T: serde::Serialize>(v: &T) -> String {
 }
 
 /// Runs the steps of a scenario (the grammar of RecordDump.java) and returns Zest's log.
+// One arm per step of the scenario language (RecordDump.java's): it reads best as one table
+// beside the Java side's.
 fn run(steps: &[Vec<String>]) -> Vec<String> {
     let mut h = Harness::new();
     let mut last_instance = -1;

@@ -17,6 +17,7 @@ use Intent::*;
 // =============================================================================================
 // 1. one task, end to end
 
+// One scenario followed record by record, as Zeebe writes them: it reads best whole.
 #[test]
 fn one_task_process_runs_end_to_end_with_zeebe_record_stream() {
     let mut h = Harness::new();

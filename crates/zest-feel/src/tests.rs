@@ -463,6 +463,7 @@ fn parse_errors_have_clear_messages() {
     assert!(Expression::parse(&"x".repeat(MAX_SOURCE_LEN + 1)).is_err());
 }
 
+// Mostly a list of inputs; it reads best whole.
 #[test]
 fn no_panic_on_garbage() {
     let samples = [

@@ -317,30 +317,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Report> {
         (0, Rate::Fixed(_)) => 20_000,
         (n, _) => n,
     };
-    let (scenario, bpmn, name): (String, Vec<u8>, String) = match &args.bpmn {
-        Some(path) => (
-            path.display().to_string(),
-            std::fs::read(path).with_context(|| format!("reading {}", path.display()))?,
-            path.file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "model.bpmn".into()),
-        ),
-        None => {
-            let bytes = match args.scenario.as_str() {
-                "one-task" => ONE_TASK,
-                "typical" => TYPICAL,
-                "ten-tasks" => TEN_TASKS,
-                other => bail!(
-                    "unknown scenario '{other}': use one-task, typical, ten-tasks or --bpmn FILE"
-                ),
-            };
-            (
-                args.scenario.clone(),
-                bytes.to_vec(),
-                format!("{}.bpmn", args.scenario),
-            )
-        }
-    };
+    let (scenario, bpmn, name) = scenario_model(&args)?;
     let payload = match &args.payload {
         Some(p) => {
             std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?
@@ -350,28 +327,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Report> {
     let prefix = Arc::new(payload_prefix(&payload)?);
 
     let mut client = connect(&args.address).await?;
-    let deployed = client
-        .deploy_resource(proto::DeployResourceRequest {
-            resources: vec![proto::Resource {
-                name,
-                content: bpmn,
-            }],
-            tenant_id: String::new(),
-        })
-        .await
-        .map_err(|s| anyhow::anyhow!("deploying the model: {:?}: {}", s.code(), s.message()))?
-        .into_inner();
-    let process_id = match &args.process_id {
-        Some(p) => p.clone(),
-        None => deployed
-            .deployments
-            .iter()
-            .find_map(|d| match &d.metadata {
-                Some(proto::deployment::Metadata::Process(p)) => Some(p.bpmn_process_id.clone()),
-                _ => None,
-            })
-            .context("the deployment holds no process")?,
-    };
+    let process_id = deploy(&mut client, &args, name, bpmn).await?;
 
     let t0 = Instant::now();
     let shared = Arc::new(Shared {
@@ -492,6 +448,65 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Report> {
         first_error: lock(&shared.first_error).clone(),
     };
     Ok(report)
+}
+
+/// The scenario's name, model and resource name: a built-in scenario or `--bpmn FILE`.
+fn scenario_model(args: &BenchArgs) -> anyhow::Result<(String, Vec<u8>, String)> {
+    Ok(match &args.bpmn {
+        Some(path) => (
+            path.display().to_string(),
+            std::fs::read(path).with_context(|| format!("reading {}", path.display()))?,
+            path.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "model.bpmn".into()),
+        ),
+        None => {
+            let bytes = match args.scenario.as_str() {
+                "one-task" => ONE_TASK,
+                "typical" => TYPICAL,
+                "ten-tasks" => TEN_TASKS,
+                other => bail!(
+                    "unknown scenario '{other}': use one-task, typical, ten-tasks or --bpmn FILE"
+                ),
+            };
+            (
+                args.scenario.clone(),
+                bytes.to_vec(),
+                format!("{}.bpmn", args.scenario),
+            )
+        }
+    })
+}
+
+/// Deploys the model and returns the process id to start (`--process-id`, or the model's).
+async fn deploy(
+    client: &mut GatewayClient<tonic::transport::Channel>,
+    args: &BenchArgs,
+    name: String,
+    bpmn: Vec<u8>,
+) -> anyhow::Result<String> {
+    let deployed = client
+        .deploy_resource(proto::DeployResourceRequest {
+            resources: vec![proto::Resource {
+                name,
+                content: bpmn,
+            }],
+            tenant_id: String::new(),
+        })
+        .await
+        .map_err(|s| anyhow::anyhow!("deploying the model: {:?}: {}", s.code(), s.message()))?
+        .into_inner();
+    Ok(match &args.process_id {
+        Some(p) => p.clone(),
+        None => deployed
+            .deployments
+            .iter()
+            .find_map(|d| match &d.metadata {
+                Some(proto::deployment::Metadata::Process(p)) => Some(p.bpmn_process_id.clone()),
+                _ => None,
+            })
+            .context("the deployment holds no process")?,
+    })
 }
 
 pub fn print_report(r: &Report) {

@@ -35,6 +35,7 @@ fn find_task(rest: &str, instance: i64, element_id: &str) -> Value {
     }
 }
 
+// One user task's life over REST, step by step: it reads best whole.
 #[test]
 fn user_tasks_are_assigned_updated_and_completed_over_rest() {
     let node = start("user-tasks-rest");

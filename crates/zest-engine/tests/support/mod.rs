@@ -981,6 +981,7 @@ impl Harness {
 
     /// Checks the cross-references between keyspaces after a batch has settled: every index
     /// points at a live entity in the matching state, counters match, and no token is stuck.
+    // A checklist of independent invariants, one block each, that reads best in one place.
     pub fn assert_state_consistent(&self) {
         use std::collections::{BTreeSet, HashMap};
         let insts: HashMap<i64, ElementInstance> = self
