@@ -4,15 +4,20 @@
 //! broker feeds it commands and a timestamp; it reads state through [`state::StateRead`], writes
 //! only through event appliers into a [`state::Txn`], and returns the records to append.
 //!
-//! Layout: one module per concern. `engine` holds the processing loop and the record writers;
-//! `appliers` is the only code that mutates state; `bpmn` holds one behaviour per element kind;
-//! `jobs`, `deployment`, `instance` hold the processors of the other value types;
-//! `events` holds event triggers (PROCESS_EVENT); `messages` the message subscriptions;
-//! `ad_hoc` ad-hoc sub-processes and their inner instances; `compensation` compensation subscriptions, throw events and handlers; `listeners` execution listeners (jobs an element's lifecycle waits for);
-//! `signals` signal broadcasts and subscriptions; `multi_instance` multi-instance bodies and
-//! PROCESS_INSTANCE_BATCH (children activated or terminated one command at a time);
-//! `modification` and `migration` the instance operations of Operate; `user_tasks` Camunda user tasks (USER_TASK); `decisions` DMN deployment and decision
-//! evaluation (DECISION_EVALUATION); `variables` implements Zeebe's variable scoping and propagation, `scope_variables` how one scope's variables are stored (one document per scope).
+//! Layout, lowest first (a module imports only modules above it in this list; there is no
+//! import circle):
+//! - `state` (keyspaces, the `Txn` overlay), `keys` (how each keyspace's keys are built),
+//!   `types` (values kept in state), `scope_variables` (one scope's variables as a document);
+//! - `models` (parsed models, an LRU), `appliers/` (the only code that changes state, one
+//!   module per value type), `context` (`Ctx`: record writers, keys, responses);
+//! - `behaviour/`: the steps elements and processors share (expressions, variables, jobs,
+//!   incidents, flows, termination, event scopes and triggers, subscriptions, listeners);
+//! - `element/`: `kind` (the `ElementProcessor` trait), one module per element family, and
+//!   `lifecycle` (ACTIVATE, COMPLETE, TERMINATE_ELEMENT and the steps all elements share);
+//! - `processors/`: the commands, one module per value type, and `dispatch`;
+//! - `engine` (`Engine::process`, replay) and `queries` (lookups for the gateway).
+//!
+//! `docs/architecture.md` has the map and the rooms for typical changes.
 
 mod appliers;
 mod behaviour;

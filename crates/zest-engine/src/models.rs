@@ -1,3 +1,6 @@
+//! Parsed process models and decision graphs, cached by key in an LRU bounded by
+//! `--memory-mb`; a miss parses the stored resource again.
+
 use std::collections::HashMap;
 use std::sync::Arc;
 

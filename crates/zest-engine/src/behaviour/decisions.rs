@@ -1,10 +1,8 @@
-//! DMN decisions in the engine:
-//! - deployment of DMN resources: DECISION_REQUIREMENTS CREATED and one DECISION CREATED per
-//!   decision, versioned like Zeebe (a graph by its id, each decision by its id); an unchanged
-//!   resource is a duplicate and writes nothing;
-//! - evaluation of a decision (by business rule tasks, see `bpmn/`, and by the EvaluateDecision
-//!   RPC: DECISION_EVALUATION EVALUATE), written as DECISION_EVALUATION EVALUATED or FAILED with
-//!   every evaluated decision, its inputs and matched rules.
+//! DMN decisions in the engine: finding a deployed decision and evaluating it (for business
+//! rule tasks, `element/business_rule_task.rs`, and for the EvaluateDecision RPC,
+//! `processors/decision.rs`), with every evaluated decision, its inputs and matched rules for
+//! DECISION_EVALUATION EVALUATED or FAILED. Deploying DMN resources (DECISION_REQUIREMENTS and
+//! DECISION CREATED, versioned like Zeebe) is `processors/deployment.rs`.
 //!
 //! The DMN itself (parsing, hit policies, FEEL) is `zest_model::dmn`; parsed graphs are cached
 //! in `Models` by decision requirements key.

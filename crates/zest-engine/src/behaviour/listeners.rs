@@ -5,7 +5,8 @@
 //! its output mappings and before it leaves. Listeners of one phase run one at a time, in
 //! document order: the completion of one's job (PROCESS_EVENT TRIGGERING, then the command
 //! PROCESS_INSTANCE COMPLETE_EXECUTION_LISTENER) creates the next one's job, and the last one
-//! lets the element go on where it stopped ([`on_activate`], [`on_complete`]).
+//! lets the element go on where it stopped (`element::lifecycle::on_activate`, `on_complete`;
+//! the command is `processors/execution_listener.rs`).
 //!
 //! A job is a listener's when its element instance is ACTIVATING or COMPLETING: an element's
 //! own job only exists once it is ACTIVATED. The appliers count the completed listeners of the

@@ -1,6 +1,7 @@
-//! Messages: PublishMessage, message subscriptions of waiting elements, message start events
-//! and time-to-live expiry, with Zeebe's records and correlation rules
-//! (`docs/design/zeebe-messages.md`).
+//! Message subscriptions of waiting elements and of message start events, and what publishing
+//! and the subscription protocol share (buffered messages, start locks), with Zeebe's records
+//! and correlation rules (`docs/design/zeebe-messages.md`). The commands are in
+//! `processors/message.rs` (PUBLISH, EXPIRE) and `processors/message_subscription.rs`.
 //!
 //! Two partitions meet in a correlation: the message partition (chosen by the hash of the
 //! correlation key) holds messages and MESSAGE_SUBSCRIPTIONs; the process instance's partition

@@ -1,4 +1,5 @@
-//! Signals: BroadcastSignal, and the subscriptions of signal start, catch and boundary events.
+//! The subscriptions of signal start, catch and boundary events (the broadcast is
+//! `processors/signal.rs`).
 //!
 //! A subscription is kept under its signal name (`s` index, in the order Zeebe iterates them:
 //! by owner key, then catch event id) and under its owner (`o` index), so a broadcast finds its

@@ -1,6 +1,6 @@
-//! Camunda user tasks (`zeebe:userTask`): the USER_TASK a user task element creates, and the
-//! commands people send through the REST API (assign, claim, update, complete), with Zeebe's
-//! record order:
+//! Camunda user tasks (`zeebe:userTask`): what the element (`element/user_task.rs`), the
+//! commands people send through the REST API (`processors/user_task.rs`: assign, claim,
+//! update, complete) and termination share, with Zeebe's record order:
 //!
 //! - activation: `USER_TASK CREATING`, `CREATED` (without assignee), the element's
 //!   `ELEMENT_ACTIVATED`, then `ASSIGNING`, `ASSIGNED` when the model names an assignee;

@@ -1,4 +1,5 @@
-//! Which outgoing flows a gateway takes: exclusive and inclusive conditions, default flows.
+//! Gateways: parallel (fork and join), exclusive and inclusive (which outgoing flows they take:
+//! conditions, default flows) and event-based (the first of its catch events' events).
 
 use serde_json::Map;
 use serde_json::Value;
