@@ -197,7 +197,8 @@ fn journal_dir(dir: &Path, pid: u32) -> std::path::PathBuf {
     dir.join("journal").join(format!("partition-{pid}"))
 }
 
-fn dir_bytes(path: &Path) -> u64 {
+/// Bytes of the files under `path` (0 when it does not exist).
+pub fn dir_bytes(path: &Path) -> u64 {
     let Ok(entries) = std::fs::read_dir(path) else {
         return 0;
     };

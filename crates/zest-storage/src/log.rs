@@ -16,7 +16,18 @@ impl PartitionStore {
     /// without, they are handed to the OS (a crash of the process loses nothing, an OS crash or
     /// power loss can lose them until the next [`PartitionStore::sync_log`]).
     pub fn log_append(&self, entries: Vec<(u64, Vec<u8>)>, fsync: bool) -> Result<()> {
-        self.journal().append(&entries, fsync)
+        let mut journal = self.journal();
+        let result = journal.append(&entries, fsync);
+        self.publish_log_bytes(&journal);
+        result
+    }
+
+    /// Publishes the journal's size for [`PartitionStore::log_disk_space`], which must not wait
+    /// for the journal's lock (an append holds it through its fsync).
+    fn publish_log_bytes(&self, journal: &Journal) {
+        self.inner
+            .log_bytes
+            .store(journal.disk_bytes(), std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Makes everything appended so far durable (fsync of the segments written since the
@@ -47,7 +58,10 @@ impl PartitionStore {
 
     /// Removes entries with index >= `from` (conflicting entries from an old leader).
     pub fn log_truncate(&self, from: u64) -> Result<()> {
-        self.journal().truncate(from)
+        let mut journal = self.journal();
+        let result = journal.truncate(from);
+        self.publish_log_bytes(&journal);
+        result
     }
 
     /// Records `meta` (the consensus layer's "last purged" marker) durably, then deletes the
@@ -60,7 +74,10 @@ impl PartitionStore {
         self.persist_state()?;
         self.inner.raft.insert(meta.0, meta.1)?;
         self.inner.log_db.persist(PersistMode::SyncData)?;
-        let freed = self.journal().purge(upto)?;
+        let mut journal = self.journal();
+        let purged = journal.purge(upto);
+        self.publish_log_bytes(&journal);
+        let freed = purged?;
         if freed > 0 {
             tracing::debug!(upto, freed, "log segments deleted behind the snapshot");
         }
@@ -84,8 +101,11 @@ impl PartitionStore {
         Ok(())
     }
 
+    /// Bytes of the log's segment files; never waits (see `publish_log_bytes`).
     pub fn log_disk_space(&self) -> u64 {
-        self.journal().disk_bytes()
+        self.inner
+            .log_bytes
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     pub fn log_segments(&self) -> usize {

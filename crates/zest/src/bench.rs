@@ -865,10 +865,14 @@ fn bench_start(variables: &str) -> Option<i64> {
 
 /// Peak resident set size (VmHWM) of a process, in MiB.
 fn peak_rss_mib(pid: u32) -> Option<f64> {
+    Some(status_kib(pid, "VmHWM:")? as f64 / 1024.0)
+}
+
+/// A KiB field of `/proc/PID/status` (`VmRSS:`, `VmHWM:`).
+pub(crate) fn status_kib(pid: u32, field: &str) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib / 1024.0)
+    let line = status.lines().find(|l| l.starts_with(field))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// User plus system CPU seconds of a process and its threads.

@@ -23,7 +23,8 @@ use serde::Serialize;
 use tonic::Code;
 use zest_gateway::proto;
 
-use crate::bench::{self, BenchArgs, Report};
+use crate::bench::{self, status_kib, BenchArgs, Report};
+use zest_storage::dir_bytes;
 
 const PARKED: &[u8] = include_bytes!("../bench/parked.bpmn");
 const PARKED_PROCESSES: [&str; 3] = ["parked-message-catch", "parked-timer", "parked-job"];
@@ -182,33 +183,14 @@ impl RssSampler {
     }
 }
 
-fn status_kib(pid: u32, field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with(field))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
-fn dir_bytes(path: &Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(path) else {
-        return 0;
-    };
-    entries
-        .flatten()
-        .map(|e| match e.metadata() {
-            Ok(m) if m.is_dir() => dir_bytes(&e.path()),
-            Ok(m) => m.len(),
-            Err(_) => 0,
-        })
-        .sum()
-}
-
 fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
 }
 
 fn disk(data_dir: &Path) -> Disk {
     Disk {
-        log_mib: mib(dir_bytes(&data_dir.join("log"))),
+        // the log's segment files and the consensus metadata beside them
+        log_mib: mib(dir_bytes(&data_dir.join("journal")) + dir_bytes(&data_dir.join("log"))),
         state_mib: mib(dir_bytes(&data_dir.join("state"))),
         total_mib: mib(dir_bytes(data_dir)),
     }

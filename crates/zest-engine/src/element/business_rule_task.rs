@@ -15,7 +15,8 @@ use crate::behaviour::variables;
 use crate::context::{Ctx, ProcResult, Rejection};
 use crate::element::kind::{ElementProcessor, EventVariables};
 
-/// A business rule task with `zeebe:calledDecision`: evaluates the decision and completes with the result.
+/// A business rule task with `zeebe:calledDecision`: evaluates the decision and completes with the
+/// result.
 pub(crate) struct BusinessRuleTask;
 
 impl ElementProcessor for BusinessRuleTask {

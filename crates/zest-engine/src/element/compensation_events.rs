@@ -8,7 +8,8 @@ use crate::behaviour::element_instance::Active;
 use crate::context::{Ctx, ProcResult, Rejection};
 use crate::element::kind::ElementProcessor;
 
-/// A compensation intermediate throw or end event: runs the compensation handlers and completes once they did.
+/// A compensation intermediate throw or end event: runs the compensation handlers and completes
+/// once they did.
 pub(crate) struct CompensationThrowEvent;
 
 impl ElementProcessor for CompensationThrowEvent {

@@ -36,7 +36,8 @@ impl ElementProcessor for TerminateEndEvent {
     }
 }
 
-/// An error end event: triggers the nearest error catch event, or raises an incident when nothing catches it.
+/// An error end event: triggers the nearest error catch event, or raises an incident when nothing
+/// catches it.
 pub(crate) struct ErrorEndEvent;
 
 impl ElementProcessor for ErrorEndEvent {

@@ -10,7 +10,8 @@ use crate::behaviour::event_scopes::trigger_boundary;
 use crate::context::{Ctx, ProcResult};
 use crate::element::kind::ElementProcessor;
 
-/// An escalation intermediate throw or end event: triggers the nearest escalation catch event (ESCALATED), or none (NOT_ESCALATED), and passes on unless caught by an interrupting event.
+/// An escalation intermediate throw or end event: triggers the nearest escalation catch event
+/// (ESCALATED), or none (NOT_ESCALATED), and passes on unless caught by an interrupting event.
 pub(crate) struct EscalationThrowEvent;
 
 impl ElementProcessor for EscalationThrowEvent {

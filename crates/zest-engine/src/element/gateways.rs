@@ -114,7 +114,8 @@ pub(crate) fn choose_exclusive_flow(
     }
 }
 
-/// A parallel gateway: forks or joins (the lifecycle waits for a token on every incoming flow); completes as soon as it is activated.
+/// A parallel gateway: forks or joins (the lifecycle waits for a token on every incoming flow);
+/// completes as soon as it is activated.
 pub(crate) struct ParallelGateway;
 
 impl ElementProcessor for ParallelGateway {
@@ -130,7 +131,8 @@ impl ElementProcessor for ParallelGateway {
     }
 }
 
-/// An event-based gateway: subscribes to the events of the catch events its flows lead to, and activates the one whose event comes first.
+/// An event-based gateway: subscribes to the events of the catch events its flows lead to, and
+/// activates the one whose event comes first.
 pub(crate) struct EventBasedGateway;
 
 impl ElementProcessor for EventBasedGateway {
@@ -164,7 +166,8 @@ impl ElementProcessor for EventBasedGateway {
     }
 }
 
-/// An exclusive gateway: takes the first flow whose condition holds (or the default flow) while it is activated.
+/// An exclusive gateway: takes the first flow whose condition holds (or the default flow) while it
+/// is activated.
 pub(crate) struct ExclusiveGateway;
 
 impl ElementProcessor for ExclusiveGateway {
@@ -178,7 +181,8 @@ impl ElementProcessor for ExclusiveGateway {
     }
 }
 
-/// An inclusive gateway: takes every flow whose condition holds (or the default flow) while it is activated.
+/// An inclusive gateway: takes every flow whose condition holds (or the default flow) while it is
+/// activated.
 pub(crate) struct InclusiveGateway;
 
 impl ElementProcessor for InclusiveGateway {

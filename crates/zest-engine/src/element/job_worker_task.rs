@@ -12,7 +12,8 @@ use crate::behaviour::jobs::create_job;
 use crate::context::{Ctx, ProcResult, Rejection};
 use crate::element::kind::{ElementProcessor, EventVariables};
 
-/// A task that creates a job for a worker (service, send, script and business rule tasks with a task definition, job-worker user tasks).
+/// A task that creates a job for a worker (service, send, script and business rule tasks with a
+/// task definition, job-worker user tasks).
 pub(crate) struct JobWorkerTask;
 
 impl ElementProcessor for JobWorkerTask {

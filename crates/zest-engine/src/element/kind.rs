@@ -1,5 +1,6 @@
 //! The interface every element kind implements (Zeebe's `BpmnElementProcessor`): what it does
-//! when it is activated and completed. The lifecycle (`lifecycle.rs` beside this module) runs the steps all
+//! when it is activated and completed. The lifecycle (`lifecycle.rs` beside this module) runs the
+//! steps all
 //! elements share around these calls; element modules implement them with the shared
 //! behaviours ([`crate::behaviour`]) and never import each other.
 

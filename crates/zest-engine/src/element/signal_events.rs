@@ -44,7 +44,8 @@ impl ElementProcessor for SignalCatch {
     }
 }
 
-/// A signal intermediate throw or end event: broadcasts its signal with its local variables and passes on.
+/// A signal intermediate throw or end event: broadcasts its signal with its local variables and
+/// passes on.
 pub(crate) struct SignalThrowEvent;
 
 impl ElementProcessor for SignalThrowEvent {

@@ -7,7 +7,8 @@
 //! is mapped, to an element of the same type in the mapped flow scope). Then, element instance
 //! by element instance (the process first, depth first, children in key order): its
 //! ELEMENT_MIGRATED, its job's, its user task's and its incidents' MIGRATED, its variables'
-//! MIGRATED, its event subscriptions; last the command's MIGRATED. A migrated job keeps its type and retries, as in
+//! MIGRATED, its event subscriptions; last the command's MIGRATED. A migrated job keeps its type
+//! and retries, as in
 //! Zeebe: only what identifies the element changes.
 //!
 //! Zest migrates processes, embedded sub-processes and tasks waiting for a job or a user, with
