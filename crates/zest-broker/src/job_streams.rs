@@ -173,6 +173,7 @@ pub(crate) fn yield_job(internal: &[mpsc::Sender<Submission>], pushed: PushedJob
         record: command,
         reply: None,
         permit: None,
+        queue_bytes: None,
         received: Instant::now(),
     };
     if tx.try_send(submission).is_err() {

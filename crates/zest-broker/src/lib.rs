@@ -35,6 +35,10 @@ pub struct BrokerConfig {
     /// Capacity of each partition's queue of client commands; a full queue answers
     /// RESOURCE_EXHAUSTED (backpressure).
     pub command_queue: usize,
+    /// Most bytes of client commands waiting in each partition's queue (their documents and
+    /// resources, see `RecordValue::payload_bytes`); beyond it requests get
+    /// RESOURCE_EXHAUSTED, so large commands are bounded by bytes as small ones are by count.
+    pub command_queue_bytes: usize,
     /// Most commands processed into one log entry.
     pub max_group: usize,
     /// Most groups processed ahead of their commit (1 = process, commit, then the next).
@@ -60,6 +64,7 @@ impl Default for BrokerConfig {
             partitions: 1,
             advertised_address: "127.0.0.1:26500".into(),
             command_queue: 2048,
+            command_queue_bytes: 16 << 20,
             max_group: 512,
             pipeline_depth: 4,
             scheduler_interval: Duration::from_millis(100),
@@ -91,6 +96,9 @@ pub(crate) struct Submission {
     pub reply: Option<oneshot::Sender<Record>>,
     /// The backpressure permit of a limited user command.
     pub permit: Option<backpressure::Permit>,
+    /// Its share of the partition's queue bytes ([`BrokerConfig::command_queue_bytes`]),
+    /// given back when the processing loop takes it.
+    pub queue_bytes: Option<tokio::sync::OwnedSemaphorePermit>,
     pub received: std::time::Instant,
 }
 
@@ -196,11 +204,22 @@ impl Broker {
                 }
             }
         };
+        let queue_bytes = match p.reserve_queue_bytes(&record) {
+            Some(bytes) => bytes,
+            None => {
+                if let Some(permit) = permit {
+                    permit.cancel();
+                }
+                p.rejected_requests.inc();
+                return Err(BrokerError::Backpressure(partition));
+            }
+        };
         let (tx, rx) = oneshot::channel();
         match p.client_tx.try_send(Submission {
             record,
             reply: Some(tx),
             permit,
+            queue_bytes: Some(queue_bytes),
             received: std::time::Instant::now(),
         }) {
             Ok(()) => {}
@@ -359,6 +378,10 @@ impl Broker {
             ("block_cache", self.config.store.cache_bytes),
             ("write_buffers", self.config.store.write_buffer_bytes),
             ("model_cache", self.config.model_cache as u64 * (64 << 10)),
+            (
+                "command_queues",
+                (self.config.command_queue_bytes * self.partitions.len()) as u64,
+            ),
         ];
         for (part, bytes) in budget {
             self.metrics
@@ -366,7 +389,12 @@ impl Broker {
                 .with_label_values(&[part])
                 .set(bytes as i64);
         }
-        for (part, bytes) in [("block_cache", cache), ("write_buffers", write_buffers)] {
+        let queued: usize = self.partitions.iter().map(|p| p.queued_bytes()).sum();
+        for (part, bytes) in [
+            ("block_cache", cache),
+            ("write_buffers", write_buffers),
+            ("command_queues", queued as u64),
+        ] {
             self.metrics
                 .memory_used
                 .with_label_values(&[part])

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::mpsc::OwnedPermit;
-use tokio::sync::{broadcast, mpsc, oneshot, watch};
+use tokio::sync::{broadcast, mpsc, oneshot, watch, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 use zest_cluster::{AppliedInfo, RecordBatch, ZestRaft};
 use zest_engine::state::{Layered, Speculative, Txn};
@@ -31,12 +31,26 @@ pub(crate) struct PartitionHandle {
     pub rejected_requests: prometheus::IntCounter,
     pub store: PartitionStore,
     pub applied: Arc<AppliedInfo>,
+    /// The bytes of the command queue (`BrokerConfig::command_queue_bytes`).
+    queue_bytes: QueueBytes,
     stop_tx: watch::Sender<bool>,
     /// Taken by the first `stop`.
     tasks: std::sync::Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl PartitionHandle {
+    /// Reserves a client command's bytes in the queue; None when the queue holds too many.
+    pub fn reserve_queue_bytes(&self, record: &Record) -> Option<OwnedSemaphorePermit> {
+        const RECORD_BYTES: usize = 256;
+        self.queue_bytes
+            .reserve(RECORD_BYTES + record.value.payload_bytes())
+    }
+
+    /// Bytes of the client commands waiting in the queue.
+    pub fn queued_bytes(&self) -> usize {
+        self.queue_bytes.queued()
+    }
+
     /// Stops the processing loop and scheduler (queued commands are failed), then consensus.
     /// Later calls do nothing.
     pub async fn stop(&self) {
@@ -185,9 +199,38 @@ pub(crate) async fn start(
         rejected_requests,
         store: store_for_metrics,
         applied: praft.applied.clone(),
+        queue_bytes: QueueBytes::new(config.command_queue_bytes),
         stop_tx,
         tasks: std::sync::Mutex::new(tasks),
     })
+}
+
+/// A byte budget for the commands waiting in a queue.
+struct QueueBytes {
+    free: Arc<Semaphore>,
+    total: usize,
+}
+
+impl QueueBytes {
+    fn new(total: usize) -> QueueBytes {
+        let total = total.clamp(4096, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
+        QueueBytes {
+            free: Arc::new(Semaphore::new(total)),
+            total,
+        }
+    }
+
+    /// Reserves `bytes`, given back when the permit drops; None when they are not free. More
+    /// than the whole budget counts as the whole budget: such a command waits for an empty
+    /// queue instead of never getting in.
+    fn reserve(&self, bytes: usize) -> Option<OwnedSemaphorePermit> {
+        let bytes = bytes.min(self.total) as u32;
+        self.free.clone().try_acquire_many_owned(bytes).ok()
+    }
+
+    fn queued(&self) -> usize {
+        self.total - self.free.available_permits()
+    }
 }
 
 /// A processed group waiting for its log entry to commit.
@@ -335,6 +378,8 @@ impl Processor {
             };
             let mut txn = Txn::new(&base);
             for sub in group {
+                // out of the queue: its bytes are the group's now, bounded by `max_group`
+                drop(sub.queue_bytes);
                 permits.extend(sub.permit);
                 received.push(sub.received);
                 let mut record = sub.record;
@@ -630,5 +675,32 @@ impl Processor {
         // Cached models may come from uncommitted deployments.
         self.engine.reset_caches();
         self.next_position = self.applied.last_position.load(Ordering::SeqCst) + 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::QueueBytes;
+
+    /// Commands wait in the queue up to its byte budget; a taken command gives its bytes back;
+    /// one larger than the budget gets in once the queue is empty.
+    #[test]
+    fn the_queue_is_bounded_by_bytes() {
+        let q = QueueBytes::new(10_000);
+        let a = q.reserve(6_000).unwrap();
+        let b = q.reserve(4_000).unwrap();
+        assert_eq!(q.queued(), 10_000);
+        assert!(q.reserve(1).is_none(), "full");
+        drop(a);
+        assert_eq!(q.queued(), 4_000);
+        assert!(
+            q.reserve(1_000_000).is_none(),
+            "a huge command waits for an empty queue"
+        );
+        drop(b);
+        let huge = q.reserve(1_000_000).unwrap();
+        assert_eq!(q.queued(), 10_000);
+        drop(huge);
+        assert_eq!(q.queued(), 0);
     }
 }

@@ -107,6 +107,7 @@ pub(crate) async fn run(
                     record,
                     reply: Some(reply),
                     permit: None,
+                    queue_bytes: None,
                     received: std::time::Instant::now(),
                 })
                 .await

@@ -110,6 +110,59 @@ pub enum LogFlush {
 /// Most entries kept in [`LogStore`]'s memory of recent appends.
 const RECENT_MAX: usize = 1024;
 
+/// Most encoded bytes of the entries kept there: groups of large commands fill it before the
+/// count does.
+const RECENT_MAX_BYTES: usize = 16 * 1024 * 1024;
+
+/// Entries appended and not read back yet, by index, with their encoded sizes; bounded by
+/// [`RECENT_MAX`] entries and [`RECENT_MAX_BYTES`] bytes (the oldest go first).
+#[derive(Default)]
+struct Recent {
+    entries: BTreeMap<u64, (Entry<TypeConfig>, usize)>,
+    bytes: usize,
+}
+
+impl Recent {
+    fn push(&mut self, entry: Entry<TypeConfig>, size: usize) {
+        if let Some((_, old)) = self.entries.insert(entry.log_id.index, (entry, size)) {
+            self.bytes -= old;
+        }
+        self.bytes += size;
+        while self.entries.len() > RECENT_MAX || self.bytes > RECENT_MAX_BYTES {
+            let Some((_, (_, size))) = self.entries.pop_first() else {
+                break;
+            };
+            self.bytes -= size;
+        }
+    }
+
+    /// All entries of `[from, to)` if every one of them is here, taken out.
+    fn take(&mut self, from: u64, to: u64) -> Option<Vec<Entry<TypeConfig>>> {
+        if self.entries.range(from..to).count() as u64 != to - from {
+            return None;
+        }
+        let mut out = Vec::with_capacity((to - from) as usize);
+        for i in from..to {
+            if let Some((entry, size)) = self.entries.remove(&i) {
+                self.bytes -= size;
+                out.push(entry);
+            }
+        }
+        Some(out)
+    }
+
+    fn retain(&mut self, keep: impl Fn(u64) -> bool) {
+        let bytes = &mut self.bytes;
+        self.entries.retain(|index, (_, size)| {
+            let kept = keep(*index);
+            if !kept {
+                *bytes -= *size;
+            }
+            kept
+        });
+    }
+}
+
 #[derive(Clone)]
 pub struct LogStore {
     store: PartitionStore,
@@ -120,8 +173,9 @@ pub struct LogStore {
     /// back from the log to apply it; that read takes them from here instead of decoding what
     /// was just encoded (it cost about 7 % of the server's CPU at max load). A read takes the
     /// entries out, so a second reader of the same range (replication, once there are peers)
-    /// reads the log; past `RECENT_MAX` the oldest are dropped and read from the log too.
-    recent: Arc<Mutex<BTreeMap<u64, Entry<TypeConfig>>>>,
+    /// reads the log; past [`RECENT_MAX`] entries or [`RECENT_MAX_BYTES`] the oldest are
+    /// dropped and read from the log too.
+    recent: Arc<Mutex<Recent>>,
 }
 
 impl LogStore {
@@ -143,7 +197,7 @@ impl LogStore {
         }
     }
 
-    fn recent(&self) -> MutexGuard<'_, BTreeMap<u64, Entry<TypeConfig>>> {
+    fn recent(&self) -> MutexGuard<'_, Recent> {
         self.recent.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -152,11 +206,7 @@ impl LogStore {
         if to <= from || to == u64::MAX {
             return None;
         }
-        let mut recent = self.recent();
-        if recent.range(from..to).count() as u64 != to - from {
-            return None;
-        }
-        Some((from..to).filter_map(|i| recent.remove(&i)).collect())
+        self.recent().take(from, to)
     }
 
     fn get_json<T: serde::de::DeserializeOwned>(
@@ -278,6 +328,7 @@ impl RaftLogStorage<TypeConfig> for LogStore {
             .iter()
             .map(|e| (e.log_id.index, encode_entry(e)))
             .collect();
+        let sizes: Vec<usize> = batch.iter().map(|(_, bytes)| bytes.len()).collect();
         let res = if self.flush == LogFlush::EveryAppend {
             let store = self.store.clone();
             // the fsync off the async runtime's worker threads
@@ -292,9 +343,8 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         if res.is_ok() {
             // before openraft hears of the write: applying them reads them back
             let mut recent = self.recent();
-            recent.extend(entries.into_iter().map(|e| (e.log_id.index, e)));
-            while recent.len() > RECENT_MAX {
-                recent.pop_first();
+            for (entry, size) in entries.into_iter().zip(sizes) {
+                recent.push(entry, size);
             }
             drop(recent);
             if let Some(flusher) = &self.flusher {
@@ -311,14 +361,14 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     }
 
     async fn truncate(&mut self, log_id: LogId<NodeId>) -> Result<(), StorageError<NodeId>> {
-        self.recent().retain(|index, _| *index < log_id.index);
+        self.recent().retain(|index| index < log_id.index);
         self.store
             .log_truncate(log_id.index)
             .map_err(|e| StorageIOError::write_logs(io_err(e)).into())
     }
 
     async fn purge(&mut self, log_id: LogId<NodeId>) -> Result<(), StorageError<NodeId>> {
-        self.recent().retain(|index, _| *index > log_id.index);
+        self.recent().retain(|index| index > log_id.index);
         let marker = serde_json::to_vec(&log_id).map_err(|e| StorageIOError::write(io_err(e)))?;
         let store = self.store.clone();
         // fsyncs and file deletions: on a blocking thread, not a runtime worker (openraft's core
@@ -418,5 +468,30 @@ mod tests {
                 _ => panic!("payload kind changed"),
             }
         }
+    }
+
+    /// The memory of recent appends keeps at most RECENT_MAX_BYTES of entries, dropping the
+    /// oldest; a range is taken only whole.
+    #[test]
+    fn recent_appends_are_bounded_by_bytes_and_taken_whole() {
+        let mut recent = Recent::default();
+        let size = RECENT_MAX_BYTES / 4;
+        for i in 1..=6 {
+            recent.push(entry(i, EntryPayload::Blank), size);
+            assert!(recent.bytes <= RECENT_MAX_BYTES);
+        }
+        assert_eq!(
+            recent.entries.keys().copied().collect::<Vec<_>>(),
+            [3, 4, 5, 6]
+        );
+        assert!(recent.take(2, 4).is_none(), "entry 2 was dropped");
+        let taken = recent.take(3, 5).unwrap();
+        assert_eq!(
+            taken.iter().map(|e| e.log_id.index).collect::<Vec<_>>(),
+            [3, 4]
+        );
+        assert_eq!(recent.bytes, 2 * size);
+        recent.retain(|index| index < 6);
+        assert_eq!(recent.bytes, size);
     }
 }

@@ -843,6 +843,31 @@ impl RecordValue {
         }
     }
 
+    /// Bytes of the value's documents and resources (variables, deployed resources): what makes
+    /// a command large. The rest of a record is some hundred bytes at most.
+    pub fn payload_bytes(&self) -> usize {
+        match self {
+            RecordValue::Deployment(d) => d.resources.iter().map(|r| r.resource.len()).sum(),
+            RecordValue::ProcessInstanceCreation(c) => c.variables.len(),
+            RecordValue::Job(j) => j.variables.len() + j.error_message.len(),
+            RecordValue::VariableDocument(v) => v.variables.len(),
+            RecordValue::Message(m) => m.variables.len(),
+            RecordValue::Signal(s) => s.variables.len(),
+            RecordValue::UserTask(u) => u.variables.len(),
+            RecordValue::DecisionEvaluation(d) => d.variables.len(),
+            RecordValue::ProcessInstanceModification(m) => m
+                .activate_instructions
+                .iter()
+                .flat_map(|a| a.variable_instructions.iter())
+                .map(|v| v.variables.len())
+                .sum(),
+            RecordValue::AdHocSubProcessInstruction(a) => {
+                a.activate_elements.iter().map(|e| e.variables.len()).sum()
+            }
+            _ => 0,
+        }
+    }
+
     /// Zeebe-style JSON of the value (camelCase field names; JSON documents inlined).
     // One arm per value type, each a short table of field names: it reads best as one table,
     // and splitting it would scatter the mapping a reader compares against Zeebe's records.

@@ -38,8 +38,10 @@ pub struct StartArgs {
     #[arg(long, env = "ZEST_COMMAND_QUEUE")]
     pub command_queue: Option<usize>,
     /// Memory budget in MiB (default 128): a quarter for the store's block cache, an eighth
-    /// for its write buffers, a sixteenth for parsed models; the rest is left to the runtime,
-    /// connections and commands in flight. /metrics shows the split (zest_memory_budget_bytes)
+    /// for its write buffers, an eighth for client commands waiting in the partitions' queues
+    /// (by their variables and resources; beyond it RESOURCE_EXHAUSTED), a sixteenth for parsed
+    /// models; the rest is left to the runtime, connections and commands being processed.
+    /// /metrics shows the split (zest_memory_budget_bytes)
     #[arg(long, env = "ZEST_MEMORY_MB")]
     pub memory_mb: Option<u64>,
     /// Block cache of the embedded store in MiB (default: a quarter of --memory-mb)
@@ -224,6 +226,9 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
     broker.store.write_buffer_bytes = broker.memory_bytes / 8;
     // a parsed model takes some tens of KiB; 64 KiB each is a safe bound
     broker.model_cache = ((broker.memory_bytes / 16) / (64 << 10)) as usize;
+    // commands waiting in the partitions' queues, by their documents and resources
+    broker.command_queue_bytes =
+        (broker.memory_bytes / 8 / broker.partitions.max(1) as u64) as usize;
     if let Some(mb) = args.cache_mb.or(file.cache_mb) {
         broker.store.cache_bytes = mb * 1024 * 1024;
     }

@@ -165,6 +165,11 @@ fn the_memory_budget_split_and_disk_sizes_are_in_the_metrics() {
         8.0 * mib
     );
     assert!(get("zest_memory_budget_bytes{part=\"model_cache\"}") <= 4.0 * mib);
+    assert_eq!(
+        get("zest_memory_budget_bytes{part=\"command_queues\"}"),
+        8.0 * mib
+    );
+    assert!(get("zest_memory_used_bytes{part=\"command_queues\"}") <= 8.0 * mib);
     assert!(get("zest_memory_used_bytes{part=\"block_cache\"}") <= 16.0 * mib);
     assert!(get("zest_memory_used_bytes{part=\"write_buffers\"}") <= 8.0 * mib);
     // exposed (get panics otherwise); its tables are written at the first flush, so it may
