@@ -45,29 +45,6 @@ pub(crate) fn keyspace_options(memtable_bytes: u64) -> KeyspaceCreateOptions {
         .filter_block_pinning_policy(fjall::config::PinningPolicy::all(false))
 }
 
-/// Scope variable documents at least this large are kept apart from the keys (see
-/// [`state_keyspace_options`]).
-pub(crate) const SEPARATED_VALUE_BYTES: u32 = 512;
-
-/// How the keyspace of `ks` is created: [`keyspace_options`], and for the scopes' variables
-/// (most of the bytes of a large state: 1 KB per instance with Camunda's typical payload, three
-/// quarters of the state at 3 M parked instances) key-value separation: documents of
-/// [`SEPARATED_VALUE_BYTES`] and more go to blob files when the memtable is flushed, and the
-/// LSM tree holds a pointer. Compaction then rewrites pointers, not documents: it is what made
-/// compaction's share of the CPU grow with the state while filling. Variables of instances that
-/// end before a flush never reach a blob file; blob files whose documents were mostly deleted
-/// are rewritten by fjall's garbage collection.
-pub(crate) fn state_keyspace_options(ks: Ks, memtable_bytes: u64) -> KeyspaceCreateOptions {
-    let options = keyspace_options(memtable_bytes);
-    if ks == Ks::Variables {
-        options.with_kv_separation(Some(
-            fjall::KvSeparationOptions::default().separation_threshold(SEPARATED_VALUE_BYTES),
-        ))
-    } else {
-        options
-    }
-}
-
 fn prefix_of(pid: u32, generation: u64) -> String {
     if generation == 0 {
         format!("p{pid}_")
@@ -92,17 +69,19 @@ impl Generation {
         memtable_bytes: u64,
     ) -> Result<Generation> {
         let prefix = prefix_of(pid, number);
-        let open = |name: &str, options: KeyspaceCreateOptions| {
-            db.keyspace(&format!("{prefix}{name}"), || options)
+        let open = |name: &str| {
+            db.keyspace(&format!("{prefix}{name}"), || {
+                keyspace_options(memtable_bytes)
+            })
         };
         let mut state = Vec::with_capacity(Ks::ALL.len());
         for ks in Ks::ALL {
-            state.push(open(ks.name(), state_keyspace_options(ks, memtable_bytes))?);
+            state.push(open(ks.name())?);
         }
         Ok(Generation {
             number,
             state,
-            sm: open("sm", keyspace_options(memtable_bytes))?,
+            sm: open("sm")?,
             hints: Ks::ALL
                 .iter()
                 .map(|ks| queue_like(*ks).then(SeekHints::default))
