@@ -54,9 +54,8 @@ pub enum Ks {
     MessageIndex,
     /// (deadline, message key) -> ()
     MessageDeadlines,
-    /// Message subscriptions (message partition side), by tag: `s` (element instance key,
-    /// message name) -> StoredMessageSubscription; `n` (message name, correlation key, element
-    /// instance key) -> ().
+    /// Message subscriptions (message partition side): `s` (element instance key, message
+    /// name) -> StoredMessageSubscription. Their index by name is `MessageSubscriptionNames`.
     MessageSubscriptions,
     /// (element instance key, message name) -> StoredProcessMessageSubscription
     ProcessMessageSubscriptions,
@@ -98,10 +97,16 @@ pub enum Ks {
     /// ad-hoc sub-process instance key -> (): the result of its job (job worker implementation)
     /// said its completion condition is fulfilled; it completes once its flows are done.
     AdHocFulfilled,
+    /// The message subscriptions by name: `n` (message name, correlation key, element instance
+    /// key) -> (). A keyspace of its own, not a tag of `MessageSubscriptions`: correlation keys
+    /// come in any order, and in one keyspace with the subscriptions (whose keys only grow)
+    /// every flushed table spanned both and overlapped all the tables below it, so compaction
+    /// rewrote the subscriptions again and again (most of a core at 9 M parked instances).
+    MessageSubscriptionNames,
 }
 
 impl Ks {
-    pub const ALL: [Ks; 33] = [
+    pub const ALL: [Ks; 34] = [
         Ks::Meta,
         Ks::Processes,
         Ks::ProcessLatest,
@@ -135,6 +140,7 @@ impl Ks {
         Ks::ExecutionListeners,
         Ks::CompensationSubscriptions,
         Ks::AdHocFulfilled,
+        Ks::MessageSubscriptionNames,
     ];
 
     /// Position in [`Ks::ALL`] (declaration order), for array-indexed keyspace handles.
@@ -178,6 +184,7 @@ impl Ks {
             Ks::ExecutionListeners => "execution_listeners",
             Ks::CompensationSubscriptions => "compensation_subscriptions",
             Ks::AdHocFulfilled => "ad_hoc_fulfilled",
+            Ks::MessageSubscriptionNames => "message_subscription_names",
         }
     }
 }

@@ -105,13 +105,20 @@ impl Default for StoreConfig {
 /// - 6: a job's result carries a task listener's denial and corrections, a user task record
 ///   the reason a listener denied it;
 /// - 7: the log in segment files (`journal/partition-N/`) instead of the fjall keyspace
-///   `p{N}_log`; a format 6 directory is upgraded on start ([`upgrade_6_to_7`]).
-pub const FORMAT_VERSION: u32 = 7;
+///   `p{N}_log`; a format 6 directory is upgraded on start ([`upgrade_6_to_7`]);
+/// - 8: the message subscriptions' index by name in a keyspace of its own
+///   (`message_subscription_names`) instead of the tag `n` of `message_subscriptions`; a
+///   format 7 directory is upgraded on start ([`upgrade_7_to_8`]).
+pub const FORMAT_VERSION: u32 = 8;
 
 fn write_format(dir: &Path) -> Result<()> {
+    write_format_version(dir, FORMAT_VERSION)
+}
+
+fn write_format_version(dir: &Path, version: u32) -> Result<()> {
     let file = dir.join("FORMAT");
     let tmp = dir.join("FORMAT.tmp");
-    std::fs::write(&tmp, format!("{FORMAT_VERSION}\n"))
+    std::fs::write(&tmp, format!("{version}\n"))
         .and_then(|_| std::fs::File::open(&tmp)?.sync_all())
         .and_then(|_| std::fs::rename(&tmp, &file))
         .and_then(|_| std::fs::File::open(dir)?.sync_all())
@@ -137,7 +144,7 @@ fn check_format(dir: &Path) -> Result<u32> {
             return Ok(FORMAT_VERSION);
         }
     };
-    if found != FORMAT_VERSION && found != 6 {
+    if found != FORMAT_VERSION && found != 6 && found != 7 {
         return Err(StorageError::Other(format!(
             "the data directory {} was written in data format {found}, but this Zest reads format {FORMAT_VERSION}; start with an empty data directory (or run the Zest version that wrote it)",
             dir.display()
@@ -188,6 +195,48 @@ fn upgrade_6_to_7(dir: &Path, log_db: &Database, segment_bytes: u64) -> Result<(
             partition = pid,
             entries = moved,
             "data format 6 -> 7: the log moved into segment files"
+        );
+    }
+    write_format_version(dir, 7)
+}
+
+/// Format 7 to 8: in every state generation of every partition, the entries of the tag `n` of
+/// `message_subscriptions` (the subscriptions by name) move into `message_subscription_names`.
+/// Copying before deleting makes it safe to repeat: a crash before `FORMAT` says 8 leaves
+/// format 7, and the next start does it again.
+fn upgrade_7_to_8(dir: &Path, state_db: &Database, memtable_bytes: u64) -> Result<()> {
+    const FROM: &str = "message_subscriptions";
+    const TO: &str = "message_subscription_names";
+    for name in state_db.list_keyspace_names() {
+        let name: &str = name.as_ref();
+        let Some(prefix) = name.strip_suffix(FROM) else {
+            continue;
+        };
+        let options = || partition::keyspace_options(memtable_bytes);
+        let from = state_db.keyspace(name, options)?;
+        let to = state_db.keyspace(&format!("{prefix}{TO}"), options)?;
+        let mut moved = 0u64;
+        loop {
+            let mut keys = Vec::new();
+            for guard in from.prefix(b"n").take(1024) {
+                keys.push(guard.into_inner()?);
+            }
+            if keys.is_empty() {
+                break;
+            }
+            let mut batch = state_db.batch();
+            for (k, v) in &keys {
+                batch.insert(&to, k.clone(), v.clone());
+                batch.remove(&from, k.clone());
+            }
+            batch.commit()?;
+            moved += keys.len() as u64;
+        }
+        state_db.persist(PersistMode::SyncAll)?;
+        tracing::info!(
+            keyspace = name,
+            entries = moved,
+            "data format 7 -> 8: the message subscriptions' index by name moved"
         );
     }
     write_format(dir)
@@ -253,6 +302,9 @@ impl Store {
         let memtable_bytes = (config.write_buffer_bytes / 8).clamp(256 * 1024, 8 * 1024 * 1024);
         if format == 6 {
             upgrade_6_to_7(dir, &log_db, config.segment_bytes)?;
+        }
+        if format <= 7 {
+            upgrade_7_to_8(dir, &state_db, memtable_bytes)?;
         }
         Ok(Store {
             dir: dir.to_path_buf(),

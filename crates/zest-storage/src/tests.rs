@@ -328,7 +328,7 @@ fn a_format_6_directory_is_upgraded_on_open() {
     let store = Store::open(&dir, &StoreConfig::default()).unwrap();
     assert_eq!(
         std::fs::read_to_string(dir.join("FORMAT")).unwrap().trim(),
-        "7"
+        FORMAT_VERSION.to_string()
     );
     let p = store.partition(1).unwrap();
     let log = p.log_range(0, u64::MAX).unwrap();
@@ -344,11 +344,52 @@ fn a_format_6_directory_is_upgraded_on_open() {
         .any(|n| n.as_ref() as &str == "p1_log"));
     drop(p);
     drop(store);
-    // and it opens again as format 7
+    // and it opens again in the current format
     let store = Store::open(&dir, &StoreConfig::default()).unwrap();
     assert_eq!(
         store.partition(1).unwrap().log_last().unwrap().unwrap().0,
         2004
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A format 7 directory's subscriptions by name (tag `n` of `message_subscriptions`) move into
+/// their own keyspace on open; the subscriptions stay.
+#[test]
+fn a_format_7_directory_is_upgraded_on_open() {
+    let dir = temp_dir("upgrade-7");
+    let name_key = |i: u32| [b"n".as_slice(), b"order\0", &i.to_be_bytes()].concat();
+    let sub_key = |i: u32| [b"s".as_slice(), &i.to_be_bytes()].concat();
+    {
+        let store = Store::open(&dir, &StoreConfig::default()).unwrap();
+        let subs = store
+            .state_db
+            .keyspace(
+                "p1_message_subscriptions",
+                fjall::KeyspaceCreateOptions::default,
+            )
+            .unwrap();
+        for i in 0..3000u32 {
+            subs.insert(name_key(i), []).unwrap();
+            subs.insert(sub_key(i), [7u8]).unwrap();
+        }
+        store.state_db.persist(PersistMode::SyncAll).unwrap();
+        drop(subs);
+        drop(store);
+        std::fs::write(dir.join("FORMAT"), "7\n").unwrap();
+    }
+    let store = Store::open(&dir, &StoreConfig::default()).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.join("FORMAT")).unwrap().trim(),
+        "8"
+    );
+    let p = store.partition(1).unwrap();
+    assert_eq!(scan(&p, Ks::MessageSubscriptionNames, b"n").len(), 3000);
+    assert!(scan(&p, Ks::MessageSubscriptions, b"n").is_empty());
+    assert_eq!(scan(&p, Ks::MessageSubscriptions, b"s").len(), 3000);
+    assert_eq!(
+        p.get(Ks::MessageSubscriptionNames, &name_key(42)),
+        Some(vec![])
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -77,7 +77,7 @@ pub(super) fn subscription(
                 },
             );
             txn.put_raw(
-                Ks::MessageSubscriptions,
+                Ks::MessageSubscriptionNames,
                 subscription_name_key(&m.message_name, &m.correlation_key, m.element_instance_key),
                 Vec::new(),
             );
@@ -128,7 +128,7 @@ pub(super) fn subscription(
         Intent::Correlated | Intent::Deleted => {
             txn.delete(Ks::MessageSubscriptions, k);
             txn.delete(
-                Ks::MessageSubscriptions,
+                Ks::MessageSubscriptionNames,
                 subscription_name_key(&m.message_name, &m.correlation_key, m.element_instance_key),
             );
         }

@@ -61,11 +61,11 @@ pub fn publish(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, m: &MessageRecord) -> Pr
     // waiting elements: one per process (bpmn process id), in subscription order
     let mut served: Vec<String> = Vec::new();
     let mut correlations = Vec::new();
-    // the `n` index of subscriptions has the layout of the messages' one
+    // the index of subscriptions by name has the layout of the messages' one
     let prefix = name_prefix(&message.name, &message.correlation_key);
     for (k, _) in ctx
         .txn
-        .scan_prefix(Ks::MessageSubscriptions, &prefix, usize::MAX)
+        .scan_prefix(Ks::MessageSubscriptionNames, &prefix, usize::MAX)
     {
         let element_key = read_i64(&k, k.len() - 8);
         let Some(sub) = stored_ms(ctx, element_key, &message.name) else {
