@@ -189,6 +189,11 @@ impl Broker {
             .get((partition as usize).wrapping_sub(1))
             .ok_or(BrokerError::NoSuchPartition(partition))?;
         p.received_requests.inc();
+        // the queue's bytes first: given back by dropping, if the limiter refuses next
+        let Some(queue_bytes) = p.reserve_queue_bytes(&record) else {
+            p.rejected_requests.inc();
+            return Err(BrokerError::Backpressure(partition));
+        };
         let permit = if backpressure::exempt(record.value_type, record.intent) {
             None
         } else {
@@ -202,16 +207,6 @@ impl Broker {
                         backpressure::Refusal::JobBacklog => BrokerError::JobBacklog(partition),
                     });
                 }
-            }
-        };
-        let queue_bytes = match p.reserve_queue_bytes(&record) {
-            Some(bytes) => bytes,
-            None => {
-                if let Some(permit) = permit {
-                    permit.cancel();
-                }
-                p.rejected_requests.inc();
-                return Err(BrokerError::Backpressure(partition));
             }
         };
         let (tx, rx) = oneshot::channel();

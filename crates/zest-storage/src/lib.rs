@@ -144,7 +144,7 @@ fn check_format(dir: &Path) -> Result<u32> {
             return Ok(FORMAT_VERSION);
         }
     };
-    if found != FORMAT_VERSION && found != 6 && found != 7 {
+    if !(6..=FORMAT_VERSION).contains(&found) {
         return Err(StorageError::Other(format!(
             "the data directory {} was written in data format {found}, but this Zest reads format {FORMAT_VERSION}; start with an empty data directory (or run the Zest version that wrote it)",
             dir.display()
@@ -202,8 +202,9 @@ fn upgrade_6_to_7(dir: &Path, log_db: &Database, segment_bytes: u64) -> Result<(
 
 /// Format 7 to 8: in every state generation of every partition, the entries of the tag `n` of
 /// `message_subscriptions` (the subscriptions by name) move into `message_subscription_names`.
-/// Copying before deleting makes it safe to repeat: a crash before `FORMAT` says 8 leaves
-/// format 7, and the next start does it again.
+/// One pass over a consistent read view (fjall's iterators do not see the batches written
+/// while they run), in batches of 1024 that copy and delete together: a crash before `FORMAT`
+/// says 8 leaves format 7, and the next start moves what is left.
 fn upgrade_7_to_8(dir: &Path, state_db: &Database, memtable_bytes: u64) -> Result<()> {
     const FROM: &str = "message_subscriptions";
     const TO: &str = "message_subscription_names";
@@ -216,22 +217,17 @@ fn upgrade_7_to_8(dir: &Path, state_db: &Database, memtable_bytes: u64) -> Resul
         let from = state_db.keyspace(name, options)?;
         let to = state_db.keyspace(&format!("{prefix}{TO}"), options)?;
         let mut moved = 0u64;
-        loop {
-            let mut keys = Vec::new();
-            for guard in from.prefix(b"n").take(1024) {
-                keys.push(guard.into_inner()?);
+        let mut batch = state_db.batch();
+        for guard in from.prefix(b"n") {
+            let (k, v) = guard.into_inner()?;
+            batch.insert(&to, k.clone(), v);
+            batch.remove(&from, k);
+            moved += 1;
+            if moved.is_multiple_of(1024) {
+                std::mem::replace(&mut batch, state_db.batch()).commit()?;
             }
-            if keys.is_empty() {
-                break;
-            }
-            let mut batch = state_db.batch();
-            for (k, v) in &keys {
-                batch.insert(&to, k.clone(), v.clone());
-                batch.remove(&from, k.clone());
-            }
-            batch.commit()?;
-            moved += keys.len() as u64;
         }
+        batch.commit()?;
         state_db.persist(PersistMode::SyncAll)?;
         tracing::info!(
             keyspace = name,

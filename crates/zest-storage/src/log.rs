@@ -16,18 +16,19 @@ impl PartitionStore {
     /// without, they are handed to the OS (a crash of the process loses nothing, an OS crash or
     /// power loss can lose them until the next [`PartitionStore::sync_log`]).
     pub fn log_append(&self, entries: Vec<(u64, Vec<u8>)>, fsync: bool) -> Result<()> {
-        let mut journal = self.journal();
-        let result = journal.append(&entries, fsync);
-        self.publish_log_bytes(&journal);
-        result
+        self.change_journal(|j| j.append(&entries, fsync))
     }
 
-    /// Publishes the journal's size for [`PartitionStore::log_disk_space`], which must not wait
-    /// for the journal's lock (an append holds it through its fsync).
-    fn publish_log_bytes(&self, journal: &Journal) {
+    /// Runs a change of the journal, then publishes its size for
+    /// [`PartitionStore::log_disk_space`], which must not wait for the journal's lock (an
+    /// append holds it through its fsync).
+    fn change_journal<T>(&self, change: impl FnOnce(&mut Journal) -> Result<T>) -> Result<T> {
+        let mut journal = self.journal();
+        let result = change(&mut journal);
         self.inner
             .log_bytes
             .store(journal.disk_bytes(), std::sync::atomic::Ordering::Relaxed);
+        result
     }
 
     /// Makes everything appended so far durable (fsync of the segments written since the
@@ -58,10 +59,7 @@ impl PartitionStore {
 
     /// Removes entries with index >= `from` (conflicting entries from an old leader).
     pub fn log_truncate(&self, from: u64) -> Result<()> {
-        let mut journal = self.journal();
-        let result = journal.truncate(from);
-        self.publish_log_bytes(&journal);
-        result
+        self.change_journal(|j| j.truncate(from))
     }
 
     /// Records `meta` (the consensus layer's "last purged" marker) durably, then deletes the
@@ -74,10 +72,7 @@ impl PartitionStore {
         self.persist_state()?;
         self.inner.raft.insert(meta.0, meta.1)?;
         self.inner.log_db.persist(PersistMode::SyncData)?;
-        let mut journal = self.journal();
-        let purged = journal.purge(upto);
-        self.publish_log_bytes(&journal);
-        let freed = purged?;
+        let freed = self.change_journal(|j| j.purge(upto))?;
         if freed > 0 {
             tracing::debug!(upto, freed, "log segments deleted behind the snapshot");
         }
@@ -101,7 +96,7 @@ impl PartitionStore {
         Ok(())
     }
 
-    /// Bytes of the log's segment files; never waits (see `publish_log_bytes`).
+    /// Bytes of the log's segment files; never waits (see `change_journal`).
     pub fn log_disk_space(&self) -> u64 {
         self.inner
             .log_bytes

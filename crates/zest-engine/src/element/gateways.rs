@@ -4,7 +4,6 @@
 use serde_json::Map;
 use serde_json::Value;
 use zest_model::ElementIdx;
-use zest_model::ElementKind;
 use zest_model::Process;
 use zest_protocol::ErrorType;
 use zest_protocol::Intent;
@@ -172,7 +171,7 @@ pub(crate) struct ExclusiveGateway;
 
 impl ElementProcessor for ExclusiveGateway {
     fn on_activate(&self, ctx: &mut Ctx<'_, '_, '_>, e: &Active) -> ProcResult {
-        activate_choosing(ctx, e)
+        activate_choosing(ctx, e, choose_exclusive)
     }
 
     /// Its flows were taken while it was activated.
@@ -187,7 +186,7 @@ pub(crate) struct InclusiveGateway;
 
 impl ElementProcessor for InclusiveGateway {
     fn on_activate(&self, ctx: &mut Ctx<'_, '_, '_>, e: &Active) -> ProcResult {
-        activate_choosing(ctx, e)
+        activate_choosing(ctx, e, choose_inclusive_flows)
     }
 
     /// Its flows were taken while it was activated.
@@ -196,20 +195,28 @@ impl ElementProcessor for InclusiveGateway {
     }
 }
 
-/// Exclusive and inclusive gateways choose their flows while they are activated.
-fn activate_choosing(ctx: &mut Ctx<'_, '_, '_>, e: &Active) -> ProcResult {
+/// How a gateway chooses its outgoing flows (its conditions, its default flow).
+type Choose =
+    fn(&Ctx<'_, '_, '_>, &Process, ElementIdx, i64) -> Result<Vec<usize>, (ErrorType, String)>;
+
+/// The exclusive gateway's choice: the first flow whose condition holds, or its default.
+fn choose_exclusive(
+    ctx: &Ctx<'_, '_, '_>,
+    model: &Process,
+    idx: ElementIdx,
+    key: i64,
+) -> Result<Vec<usize>, (ErrorType, String)> {
+    choose_exclusive_flow(ctx, model, idx, key).map(|f| f.into_iter().collect())
+}
+
+/// Exclusive and inclusive gateways choose their flows (`choose`) while they are activated.
+fn activate_choosing(ctx: &mut Ctx<'_, '_, '_>, e: &Active, choose: Choose) -> ProcResult {
     let inst = &e.inst;
     let model = &e.model;
     let idx = e.idx;
     let key = e.inst.key;
-    let el = model.element(idx);
     // choose the flows before changing anything, so a failure leaves it ACTIVATING
-    let chosen = if matches!(el.kind, ElementKind::ExclusiveGateway) {
-        choose_exclusive_flow(ctx, model, idx, key).map(|f| f.into_iter().collect())
-    } else {
-        choose_inclusive_flows(ctx, model, idx, key)
-    };
-    let flows: Vec<usize> = match chosen {
+    let flows: Vec<usize> = match choose(ctx, model, idx, key) {
         Ok(f) => f,
         Err((error_type, msg)) => return raise_incident(ctx, inst, error_type, msg, -1),
     };

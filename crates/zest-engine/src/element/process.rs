@@ -1,7 +1,6 @@
 //! Processes and embedded sub-processes: scopes whose start events begin when they activate.
 
 use serde_json::Value;
-use zest_model::ElementKind;
 use zest_protocol::{ErrorType, Intent, ProcessInstanceResultRecord, RecordValue};
 
 use crate::behaviour::compensation;
@@ -25,7 +24,7 @@ pub(crate) struct Process;
 
 impl ElementProcessor for Process {
     fn on_activate(&self, ctx: &mut Ctx<'_, '_, '_>, e: &Active) -> ProcResult {
-        activate_scope(ctx, e)
+        activate_scope(ctx, e, true)
     }
 
     /// A process completes on its own terms: the request of a create-with-result is answered,
@@ -69,13 +68,13 @@ pub(crate) struct SubProcess;
 
 impl ElementProcessor for SubProcess {
     fn on_activate(&self, ctx: &mut Ctx<'_, '_, '_>, e: &Active) -> ProcResult {
-        activate_scope(ctx, e)
+        activate_scope(ctx, e, false)
     }
 }
 
-/// Subscribes the scope's boundary events and activates its start events, or the start event
-/// of the event that started the process.
-fn activate_scope(ctx: &mut Ctx<'_, '_, '_>, e: &Active) -> ProcResult {
+/// Subscribes the scope's boundary events and activates its start events, or, for a process
+/// (`process`), the start event of the event that started it.
+fn activate_scope(ctx: &mut Ctx<'_, '_, '_>, e: &Active, process: bool) -> ProcResult {
     let inst = &e.inst;
     let model = &e.model;
     let idx = e.idx;
@@ -86,7 +85,7 @@ fn activate_scope(ctx: &mut Ctx<'_, '_, '_>, e: &Active) -> ProcResult {
     }
     ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
     // a process started by an event (a message start event): activate that start event
-    let trigger = if matches!(el.kind, ElementKind::Process) {
+    let trigger = if process {
         events::take_trigger(ctx, key, &inst.record, inst.record.process_definition_key)
     } else {
         None

@@ -4,7 +4,7 @@ use crate::behaviour::decisions::by_key;
 use crate::behaviour::decisions::latest;
 use crate::context::{Ctx, ProcResult, Rejection};
 use serde_json::{Map, Value};
-use zest_protocol::{DecisionEvaluationRecord, Intent, Record, RecordValue, DEFAULT_TENANT};
+use zest_protocol::{DecisionEvaluationRecord, Intent, Record, RecordValue};
 
 /// DECISION_EVALUATION EVALUATE (the EvaluateDecision RPC): evaluates the decision named by key
 /// or by id (latest version) with the command's variables and answers with the evaluation.
@@ -13,11 +13,7 @@ pub fn evaluate_command(
     cmd: &Record,
     d: &DecisionEvaluationRecord,
 ) -> ProcResult {
-    let tenant = if d.tenant_id.is_empty() {
-        DEFAULT_TENANT
-    } else {
-        d.tenant_id.as_str()
-    };
+    let tenant = crate::types::tenant(&d.tenant_id);
     let decision = if d.decision_key > 0 {
         by_key(ctx, d.decision_key).ok_or_else(|| {
             Rejection::not_found(format!(

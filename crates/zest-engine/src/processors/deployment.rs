@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use zest_protocol::{
     DeploymentRecord, DeploymentResource, DeploymentResponse, FormMetadata, FormRecord, Intent,
-    ProcessMetadata, ProcessRecord, Record, RecordValue, DEFAULT_TENANT,
+    ProcessMetadata, ProcessRecord, Record, RecordValue,
 };
 
 use crate::behaviour::decisions::by_key;
@@ -49,11 +49,7 @@ pub fn create(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, d: &DeploymentRecord) -> 
             errors.join("\n")
         ))
     })?;
-    let tenant = if d.tenant_id.is_empty() {
-        DEFAULT_TENANT.to_string()
-    } else {
-        d.tenant_id.clone()
-    };
+    let tenant = crate::types::tenant(&d.tenant_id);
     // the key of the deployment, which its resources carry
     let key = ctx.next_key();
     // DECISION_REQUIREMENTS and DECISION CREATED come first, like Zeebe's

@@ -3,7 +3,7 @@
 use zest_model::time::TimeCycle;
 use zest_protocol::{
     BpmnElementType, BpmnEventType, Intent, ProcessInstanceCreationRecord, ProcessInstanceRecord,
-    Record, RecordValue, VariableDocumentRecord, VariableDocumentUpdateSemantic, DEFAULT_TENANT,
+    Record, RecordValue, VariableDocumentRecord, VariableDocumentUpdateSemantic,
 };
 
 use crate::behaviour::element_instance::load;
@@ -96,11 +96,7 @@ pub fn create(
         variables: c.variables.clone(),
         process_instance_key: pi_key,
         fetch_variables: c.fetch_variables.clone(),
-        tenant_id: if p.tenant_id.is_empty() {
-            DEFAULT_TENANT.to_string()
-        } else {
-            p.tenant_id.clone()
-        },
+        tenant_id: crate::types::tenant(&p.tenant_id),
     };
     let process_record = ProcessInstanceRecord {
         bpmn_process_id: p.bpmn_process_id.clone(),
