@@ -269,6 +269,9 @@ pub struct Store {
     opened: std::sync::Arc<std::sync::Mutex<Vec<PartitionStore>>>,
 }
 
+/// Flush and compaction threads per fjall database (see [`Store::open`]).
+const FJALL_WORKERS: usize = 4;
+
 impl Store {
     pub fn open(dir: &Path, config: &StoreConfig) -> Result<Store> {
         std::fs::create_dir_all(dir)
@@ -277,11 +280,18 @@ impl Store {
         let journal_bytes = config.journal_bytes.max(64 * 1024 * 1024);
         // the log database holds only consensus metadata (the log is in segment files)
         let log_cache = (1 << 20).min(config.cache_bytes / 2);
-        let open = |name: &str, cache: u64| {
+        let open = |name: &str, cache: u64, workers: usize| {
             Database::builder(dir.join(name))
                 .cache_size(cache)
                 .max_journaling_size(journal_bytes)
                 .manual_journal_persist(true)
+                // fjall's default is min(cores, 4). Its first worker leaves compactions to the
+                // others and takes flushes, but it does so by putting a compaction request back
+                // on the queue and taking it again, at full speed, until another worker is free:
+                // with 2 workers (a 2-core machine) it spins through every compaction the other
+                // one runs. With 4 the request almost always finds a free worker at once.
+                // Measured in docs/benchmarks.md (2026-11-26: fjall's workers).
+                .worker_threads(workers)
                 .open()
                 .map_err(|e| match e {
                     fjall::Error::Locked => StorageError::Other(format!(
@@ -293,8 +303,10 @@ impl Store {
                     e => StorageError::Fjall(e),
                 })
         };
-        let log_db = open("log", log_cache)?;
-        let state_db = open("state", config.cache_bytes - log_cache)?;
+        // one worker for the consensus metadata, which hardly ever flushes (and one worker
+        // never spins)
+        let log_db = open("log", log_cache, 1)?;
+        let state_db = open("state", config.cache_bytes - log_cache, FJALL_WORKERS)?;
         let memtable_bytes = (config.write_buffer_bytes / 8).clamp(256 * 1024, 8 * 1024 * 1024);
         if format == 6 {
             upgrade_6_to_7(dir, &log_db, config.segment_bytes)?;
