@@ -81,7 +81,8 @@ struct Server {
     management: String,
 }
 
-/// A server the bench started never outlives it, whatever ends the run (an error included).
+/// A server the bench started never outlives it, whatever ends the run: an error here, a
+/// signal through `--exit-with-parent`.
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -97,6 +98,8 @@ fn spawn_server(data_dir: &Path, extra: &[String]) -> anyhow::Result<Server> {
         .args(["--gateway-address", "127.0.0.1:0"])
         .args(["--management-address", "127.0.0.1:0"])
         .args(["--rest-address", "127.0.0.1:0"])
+        // a bench killed by a signal (SIGKILL included) does not leave its server behind
+        .arg("--exit-with-parent")
         .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

@@ -84,6 +84,10 @@ pub struct StartArgs {
     /// the embedded store and consensus only say what goes wrong)
     #[arg(long, env = "ZEST_LOG")]
     pub log: Option<String>,
+    /// Stop (as on SIGTERM) when the process that started this one ends, whatever ended it
+    /// (a SIGKILL included): for nodes run by `zest bench` and other launchers
+    #[arg(long, hide = true)]
+    pub exit_with_parent: bool,
 }
 
 #[derive(Deserialize, Default, Debug)]
@@ -127,6 +131,7 @@ pub struct Resolved {
     pub rest_address: String,
     pub max_message_size: usize,
     pub log_filter: String,
+    pub exit_with_parent: bool,
 }
 
 fn backpressure(
@@ -285,6 +290,7 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
         .unwrap_or_else(|| "127.0.0.1:8080".into());
     broker.advertised_address = gateway_address.clone();
     Ok(Resolved {
+        exit_with_parent: args.exit_with_parent,
         broker,
         gateway_address,
         management_address,

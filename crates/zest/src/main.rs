@@ -284,7 +284,7 @@ async fn start(args: config::StartArgs) -> anyhow::Result<()> {
     tracing::info!(
         "ready: gateway on {gateway_addr}, REST API on {rest_addr}, management on {management_addr}"
     );
-    wait_for_signal().await;
+    wait_for_signal(cfg.exit_with_parent).await;
     tracing::info!("shutting down");
     let _ = shutdown_tx.send(true);
     // Streams and long polls end on the signal; a client that does not close its connection
@@ -302,24 +302,56 @@ async fn start(args: config::StartArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn wait_for_signal() {
+/// Waits for SIGTERM or Ctrl-C, and with `exit_with_parent` also for the end of the process
+/// that started this one (its parent changes when it ends: the node is re-parented).
+async fn wait_for_signal(exit_with_parent: bool) {
+    let parent_gone = async move {
+        if !exit_with_parent {
+            return std::future::pending().await;
+        }
+        parent_ended().await
+    };
     #[cfg(unix)]
     {
         let mut term =
             match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
                 Ok(s) => s,
                 Err(_) => {
-                    let _ = tokio::signal::ctrl_c().await;
+                    tokio::select! {
+                        _ = tokio::signal::ctrl_c() => {}
+                        _ = parent_gone => {}
+                    }
                     return;
                 }
             };
         tokio::select! {
             _ = tokio::signal::ctrl_c() => {}
             _ = term.recv() => {}
+            _ = parent_gone => {}
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = parent_gone => {}
+        }
     }
+}
+
+/// Resolves when the parent process has ended (checked twice a second).
+async fn parent_ended() {
+    #[cfg(unix)]
+    {
+        let parent = std::os::unix::process::parent_id();
+        loop {
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            if std::os::unix::process::parent_id() != parent {
+                tracing::warn!("the process that started this node ended; stopping");
+                return;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    std::future::pending::<()>().await
 }

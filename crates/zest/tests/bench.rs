@@ -317,3 +317,54 @@ fn the_fill_scenario_reports_state_size_figures_across_a_restart() {
     assert_eq!(parked_jobs, 100);
     let _ = std::fs::remove_file(json);
 }
+
+/// A node that `zest bench` starts (with `--exit-with-parent`) does not outlive the bench, even
+/// when the bench is killed with SIGKILL and has no chance to stop it.
+#[cfg(unix)]
+#[test]
+fn a_node_stops_when_the_process_that_started_it_is_killed() {
+    let dir =
+        std::env::temp_dir().join(format!("zest-test-exit-with-parent-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    // a shell stands in for the bench: it starts the node, says its pid, and waits
+    let mut parent = Command::new("sh")
+        .arg("-c")
+        .arg(r#""$0" start --exit-with-parent --data-dir "$1" --gateway-address 127.0.0.1:0 --management-address 127.0.0.1:0 --rest-address 127.0.0.1:0 >/dev/null 2>&1 & echo $!; wait"#)
+        .arg(env!("CARGO_BIN_EXE_zest"))
+        .arg(&dir)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(parent.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let node: u32 = line.trim().parse().unwrap();
+    let alive = |pid: u32| {
+        // a node that ended but was not reaped yet is a zombie ("Z"): it has stopped
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| {
+                !s.rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z')
+            })
+            .unwrap_or(false)
+    };
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    assert!(alive(node), "the node runs while its parent does");
+    parent.kill().unwrap();
+    parent.wait().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while alive(node) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(
+        !alive(node),
+        "node {node} outlived the process that started it"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,6 +1,6 @@
 import collections
 v=collections.defaultdict(dict); m={}
-for line in open('/tmp/fillprof/threads.log'):
+for line in open(__import__('sys').argv[1]):
     p=line.split()
     if len(p)<3: continue
     if p[1]=='metrics':
