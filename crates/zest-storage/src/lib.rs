@@ -289,8 +289,9 @@ impl Store {
                 // others and takes flushes, but it does so by putting a compaction request back
                 // on the queue and taking it again, at full speed, until another worker is free:
                 // with 2 workers (a 2-core machine) it spins through every compaction the other
-                // one runs. With 4 the request almost always finds a free worker at once.
-                // Measured in docs/benchmarks.md (2026-11-26: fjall's workers).
+                // one runs. With 4 the request finds a free worker more often, and flushes never
+                // wait behind compactions (with 1 they do). At 10 M parked instances the others
+                // are busy too and it spins again: docs/benchmarks.md (fjall's workers).
                 .worker_threads(workers)
                 .open()
                 .map_err(|e| match e {
