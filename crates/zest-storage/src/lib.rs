@@ -82,8 +82,9 @@ impl Default for StoreConfig {
             // more slowly, so memtables grew: 32 MiB took peak RSS at max rate from about 85 to
             // 110-114 MiB; 16 MiB brought it to 92-95 MiB at the same throughput (both with
             // mimalloc; with jemalloc, since, 56-62 MiB). Each keyspace flushes at 1/8 of this
-            // (`Store::open`), so it bounds each memtable, not their sum: fjall 3.1's cap on
-            // the sum (`max_write_buffer_size`) is hidden and deprecated.
+            // (`Store::open`), the variables and element instances at 1/2
+            // (`partition::memtable_for`), so it bounds each memtable, not their sum: fjall
+            // 3.1's cap on the sum (`max_write_buffer_size`) is hidden and deprecated.
             write_buffer_bytes: 16 * 1024 * 1024,
             segment_bytes: journal::DEFAULT_SEGMENT_BYTES,
         }

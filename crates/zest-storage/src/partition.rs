@@ -45,6 +45,21 @@ pub(crate) fn keyspace_options(memtable_bytes: u64) -> KeyspaceCreateOptions {
         .filter_block_pinning_policy(fjall::config::PinningPolicy::all(false))
 }
 
+/// The memtable of a state keyspace: 4 times `base` (1/8 of `--write-buffer-mb`, so 1/2 of it)
+/// for the two that hold most of a large state's bytes, `base` for the others.
+///
+/// Their keys only grow (instance and element keys), so a flushed table is moved down the tree
+/// without being rewritten and keeps the size a flush gave it: with 2 MiB memtables the
+/// variables held 5427 tables at 10 M parked instances. fjall's bookkeeping of every such move
+/// sorts the level's tables again, at a cost that grows with their number, and it was most of
+/// what slowed a fill as the state grew (docs/benchmarks.md, "fjall's workers").
+fn memtable_for(ks: Ks, base: u64) -> u64 {
+    match ks {
+        Ks::Variables | Ks::ElementInstances => base * 4,
+        _ => base,
+    }
+}
+
 fn prefix_of(pid: u32, generation: u64) -> String {
     if generation == 0 {
         format!("p{pid}_")
@@ -69,19 +84,17 @@ impl Generation {
         memtable_bytes: u64,
     ) -> Result<Generation> {
         let prefix = prefix_of(pid, number);
-        let open = |name: &str| {
-            db.keyspace(&format!("{prefix}{name}"), || {
-                keyspace_options(memtable_bytes)
-            })
+        let open = |name: &str, memtable: u64| {
+            db.keyspace(&format!("{prefix}{name}"), || keyspace_options(memtable))
         };
         let mut state = Vec::with_capacity(Ks::ALL.len());
         for ks in Ks::ALL {
-            state.push(open(ks.name())?);
+            state.push(open(ks.name(), memtable_for(ks, memtable_bytes))?);
         }
         Ok(Generation {
             number,
             state,
-            sm: open("sm")?,
+            sm: open("sm", memtable_bytes)?,
             hints: Ks::ALL
                 .iter()
                 .map(|ks| queue_like(*ks).then(SeekHints::default))
