@@ -306,37 +306,28 @@ async fn start(args: config::StartArgs) -> anyhow::Result<()> {
 /// that started this one (its parent changes when it ends: the node is re-parented).
 async fn wait_for_signal(exit_with_parent: bool) {
     let parent_gone = async move {
-        if !exit_with_parent {
-            return std::future::pending().await;
+        if exit_with_parent {
+            parent_ended().await
+        } else {
+            std::future::pending().await
         }
-        parent_ended().await
     };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = terminated() => {}
+        _ = parent_gone => {}
+    }
+}
+
+/// Resolves on SIGTERM; never where it cannot be received.
+async fn terminated() {
     #[cfg(unix)]
+    if let Ok(mut term) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
     {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(s) => s,
-                Err(_) => {
-                    tokio::select! {
-                        _ = tokio::signal::ctrl_c() => {}
-                        _ = parent_gone => {}
-                    }
-                    return;
-                }
-            };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
-            _ = parent_gone => {}
-        }
+        term.recv().await;
+        return;
     }
-    #[cfg(not(unix))]
-    {
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = parent_gone => {}
-        }
-    }
+    std::future::pending::<()>().await
 }
 
 /// Resolves when the parent process has ended (checked twice a second).
