@@ -311,6 +311,11 @@ pub fn restore(
         parts.insert(d.partition_id, part);
     }
     store.sync()?;
+    // the partition count goes with the data (see `check_partition_count`)
+    let tmp = data_dir.join("PARTITIONS.tmp");
+    std::fs::write(&tmp, format!("{}\n", parts.len()))?;
+    std::fs::File::open(&tmp)?.sync_all()?;
+    std::fs::rename(&tmp, data_dir.join("PARTITIONS"))?;
     Ok(parts.into_values().collect())
 }
 

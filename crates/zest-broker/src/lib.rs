@@ -90,6 +90,36 @@ pub enum BrokerError {
     NoSuchPartition(PartitionId),
 }
 
+/// The partition count is fixed when the data directory is created (`data/PARTITIONS`): keys,
+/// message routing by correlation key and the distribution of deployments all depend on it.
+fn check_partition_count(config: &BrokerConfig, earlier: Option<u32>) -> anyhow::Result<()> {
+    let file = config.data_dir.join("PARTITIONS");
+    let existing = match std::fs::read_to_string(&file) {
+        Ok(text) => Some(text.trim().parse::<u32>().map_err(|_| {
+            anyhow::anyhow!(
+                "{} is damaged: expected a partition count, found {text:?}",
+                file.display()
+            )
+        })?),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => earlier,
+        Err(e) => anyhow::bail!("cannot read {}: {e}", file.display()),
+    };
+    let count = existing.unwrap_or(config.partitions);
+    anyhow::ensure!(
+        count == config.partitions,
+        "the data directory {} holds {count} partition(s), and this node was started with {}: the partition count of a data directory cannot change (keys, message routing and deployments depend on it); start with --partitions {count}, or use a new data directory",
+        config.data_dir.display(),
+        config.partitions
+    );
+    if !file.exists() {
+        let tmp = config.data_dir.join("PARTITIONS.tmp");
+        std::fs::write(&tmp, format!("{count}\n"))?;
+        std::fs::File::open(&tmp)?.sync_all()?;
+        std::fs::rename(&tmp, &file)?;
+    }
+    Ok(())
+}
+
 /// A command for a partition and where to send its answer.
 pub(crate) struct Submission {
     pub record: Record,
@@ -102,6 +132,19 @@ pub(crate) struct Submission {
     pub received: std::time::Instant,
 }
 
+impl Submission {
+    /// A command without a client: nobody waits for its answer and no limit applies.
+    pub(crate) fn internal(record: Record) -> Submission {
+        Submission {
+            record,
+            reply: None,
+            permit: None,
+            queue_bytes: None,
+            received: std::time::Instant::now(),
+        }
+    }
+}
+
 pub struct Broker {
     config: BrokerConfig,
     store: Store,
@@ -111,6 +154,9 @@ pub struct Broker {
     /// Each partition's queue of internal commands (job yields go there).
     internal: Arc<[mpsc::Sender<Submission>]>,
     round_robin: AtomicU32,
+    /// Where the next job activation starts asking (its own turn: sharing the creations'
+    /// would skew where instances go).
+    activation_round: AtomicU32,
     pub metrics: Arc<Metrics>,
     backups: Arc<backup::Backups>,
 }
@@ -121,31 +167,43 @@ pub struct PartitionInfo {
     pub partition_id: PartitionId,
     pub is_leader: bool,
     pub healthy: bool,
+    /// Position of the last record applied to the partition's state.
+    pub processed_position: u64,
 }
 
 impl Broker {
     /// Opens the store, starts every partition (recovering from snapshot and log) and waits
     /// until each is leader and has replayed its log.
     pub async fn start(config: BrokerConfig) -> anyhow::Result<Broker> {
+        // a directory of an earlier version (before this file) ran one partition
+        let earlier = if config.data_dir.join("FORMAT").exists() {
+            Some(1)
+        } else {
+            None
+        };
         let store = Store::open(&config.data_dir, &config.store)?;
+        check_partition_count(&config, earlier)?;
         let backups = Arc::new(backup::Backups::open(config.backup_dir.clone())?);
         let metrics = Arc::new(Metrics::new()?);
         let (jobs_available, _) = broadcast::channel(1024);
         let job_streams = Arc::new(job_streams::Registry::default());
+        // every partition's internal queue exists before the first starts: partitions send
+        // each other commands (command distribution, message subscriptions)
+        let (senders, receivers): (Vec<_>, Vec<_>) = (0..config.partitions)
+            .map(|_| mpsc::channel(partition::INTERNAL_QUEUE))
+            .unzip();
+        let internal: Arc<[mpsc::Sender<Submission>]> = senders.into();
+        let shared = partition::Shared {
+            jobs_available: jobs_available.clone(),
+            job_streams: job_streams.clone(),
+            metrics: metrics.clone(),
+            peers: internal.clone(),
+        };
         let mut partitions = Vec::new();
-        for pid in 1..=config.partitions {
-            let handle = partition::start(
-                pid,
-                &config,
-                &store,
-                jobs_available.clone(),
-                job_streams.clone(),
-                metrics.clone(),
-            )
-            .await?;
+        for (pid, internal_rx) in (1..=config.partitions).zip(receivers) {
+            let handle = partition::start(pid, &config, &store, &shared, internal_rx).await?;
             partitions.push(handle);
         }
-        let internal = partitions.iter().map(|p| p.internal_tx.clone()).collect();
         Ok(Broker {
             config,
             store,
@@ -154,6 +212,7 @@ impl Broker {
             job_streams,
             internal,
             round_robin: AtomicU32::new(0),
+            activation_round: AtomicU32::new(0),
             metrics,
             backups,
         })
@@ -170,6 +229,11 @@ impl Broker {
     /// The partition of a new process instance: round-robin, as Zeebe does.
     pub fn next_partition(&self) -> PartitionId {
         (self.round_robin.fetch_add(1, Ordering::Relaxed) % self.config.partitions) + 1
+    }
+
+    /// The partition a job activation asks first; the others follow in order.
+    pub fn next_activation_partition(&self) -> PartitionId {
+        (self.activation_round.fetch_add(1, Ordering::Relaxed) % self.config.partitions) + 1
     }
 
     /// The partition that owns an entity key.
@@ -272,6 +336,7 @@ impl Broker {
                 partition_id: p.id,
                 is_leader: p.raft.current_leader().await == Some(self.config.node_id),
                 healthy: !p.client_tx.is_closed(),
+                processed_position: p.applied.last_position.load(Ordering::SeqCst),
             });
         }
         out

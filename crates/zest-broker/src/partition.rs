@@ -22,8 +22,6 @@ use crate::{scheduler, BrokerConfig, Submission};
 pub(crate) struct PartitionHandle {
     pub id: PartitionId,
     pub client_tx: mpsc::Sender<Submission>,
-    /// Internal commands (job yields; the scheduler has its own clone).
-    pub internal_tx: mpsc::Sender<Submission>,
     pub raft: ZestRaft,
     pub limiter: Arc<Limiter>,
     /// This partition's request counters, looked up once instead of by label per request.
@@ -106,14 +104,35 @@ fn remove_snapshot_file(data_dir: &std::path::Path, pid: u32) {
     }
 }
 
+/// Capacity of each partition's queue of internal commands (scheduler, job yields, commands
+/// from other partitions).
+pub(crate) const INTERNAL_QUEUE: usize = 1024;
+
+/// Most commands for other partitions held back while their queues are full; beyond it the
+/// partition takes no client commands until they drain (backpressure), so the held commands
+/// stay bounded and none is dropped.
+const OUTBOX_LIMIT: usize = 1024;
+
+/// What a partition shares with the node: job notifications and streams, metrics, and every
+/// partition's queue of internal commands (`peers[p - 1]` is partition p's).
+pub(crate) struct Shared {
+    pub jobs_available: broadcast::Sender<String>,
+    pub job_streams: Arc<Registry>,
+    pub metrics: Arc<Metrics>,
+    pub peers: Arc<[mpsc::Sender<Submission>]>,
+}
+
 pub(crate) async fn start(
     pid: PartitionId,
     config: &BrokerConfig,
     store: &Store,
-    jobs_available: broadcast::Sender<String>,
-    job_streams: Arc<Registry>,
-    metrics: Arc<Metrics>,
+    shared: &Shared,
+    internal_rx: mpsc::Receiver<Submission>,
 ) -> anyhow::Result<PartitionHandle> {
+    let jobs_available = shared.jobs_available.clone();
+    let job_streams = shared.job_streams.clone();
+    let metrics = shared.metrics.clone();
+
     let pstore = store.partition(pid)?;
     remove_snapshot_file(&config.data_dir, pid);
     let started = Instant::now();
@@ -143,7 +162,6 @@ pub(crate) async fn start(
         started.elapsed()
     );
     let (client_tx, client_rx) = mpsc::channel(config.command_queue);
-    let (internal_tx, internal_rx) = mpsc::channel(1024);
     let (stop_tx, stop_rx) = watch::channel(false);
     // Identifies this incarnation's requests: answers to requests of an earlier run (e.g. a
     // create-with-result waiting when the node stopped) are not delivered to anyone.
@@ -162,6 +180,7 @@ pub(crate) async fn start(
         store: pstore.clone(),
         applied: praft.applied.clone(),
         engine: Engine::new(pid)
+            .with_partition_count(config.partitions)
             .with_model_cache(config.model_cache)
             .with_job_streams(streams.clone()),
         streams,
@@ -178,21 +197,25 @@ pub(crate) async fn start(
         records_hint: 0,
         lifetimes: Lifetimes::default(),
         next_position: praft.applied.last_position.load(Ordering::SeqCst) + 1,
+        peers: shared.peers.clone(),
+        outbox: VecDeque::new(),
     };
     let tasks = vec![
         tokio::spawn(processor.run(client_rx, internal_rx, stop_rx.clone())),
         tokio::spawn(scheduler::run(
-            pid,
-            pstore,
-            internal_tx.clone(),
-            config.scheduler_interval,
+            scheduler::Scheduler {
+                pid,
+                partitions: config.partitions,
+                store: pstore,
+                peers: shared.peers.clone(),
+                interval: config.scheduler_interval,
+            },
             stop_rx,
         )),
     ];
     Ok(PartitionHandle {
         id: pid,
         client_tx,
-        internal_tx,
         raft,
         limiter,
         received_requests,
@@ -281,6 +304,10 @@ struct Processor {
     /// Position of the next record to write (ahead of the applied position while groups are in
     /// flight).
     next_position: u64,
+    /// Every partition's queue of internal commands, for the commands this one sends them.
+    peers: Arc<[mpsc::Sender<Submission>]>,
+    /// Commands for other partitions whose queues were full, in the order sent.
+    outbox: VecDeque<(PartitionId, Record)>,
 }
 
 /// The outcome of a group's commit: the receiver's error (the consensus task went away) or the
@@ -318,7 +345,12 @@ impl Processor {
                     continue;
                 }
                 Some(s) = internal_rx.recv(), if can_process => s,
-                Some(s) = client_rx.recv(), if can_process => s,
+                Some(s) = client_rx.recv(), if can_process && self.outbox.len() < OUTBOX_LIMIT => s,
+                // another partition's queue was full: try again shortly
+                _ = tokio::time::sleep(Duration::from_millis(2)), if !self.outbox.is_empty() => {
+                    self.flush_outbox();
+                    continue;
+                }
                 // queues closed: the groups in flight are answered below
                 else => break,
             };
@@ -640,20 +672,51 @@ impl Processor {
                 }
                 // read while processing (feed_job_backlog_gate)
                 SideEffect::JobsLeftWaiting { .. } => {}
-                // Only a cluster of several partitions sends commands between them, and the
-                // node runs exactly one (config.rs refuses more until the transport exists).
                 SideEffect::SendCommand(partition, record) => {
-                    tracing::error!(
-                        partition = self.pid,
-                        target = partition,
-                        "dropping a {} {} command for another partition: inter-partition commands are not built yet",
-                        record.value_type.name(),
-                        record.intent.name()
-                    );
+                    self.outbox.push_back((partition, *record));
                 }
             }
         }
+        self.flush_outbox();
         self.answer_ready(pid_label);
+    }
+
+    /// Hands the commands for other partitions to their queues, in order; those for a
+    /// partition whose queue is full stay, with all that follow for it (the order of the
+    /// commands between two partitions matters: a subscription's open before its close).
+    fn flush_outbox(&mut self) {
+        if self.outbox.is_empty() {
+            return;
+        }
+        let mut blocked: Vec<PartitionId> = Vec::new();
+        let mut kept = VecDeque::new();
+        for (partition, record) in self.outbox.drain(..) {
+            let Some(tx) = self.peers.get((partition as usize).wrapping_sub(1)) else {
+                tracing::error!(
+                    partition = self.pid,
+                    target = partition,
+                    "dropping a {} {} command for a partition that does not exist",
+                    record.value_type.name(),
+                    record.intent.name()
+                );
+                continue;
+            };
+            if blocked.contains(&partition) {
+                kept.push_back((partition, record));
+                continue;
+            }
+            match tx.try_send(Submission::internal(record)) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Full(s)) => {
+                    blocked.push(partition);
+                    kept.push_back((partition, s.record));
+                }
+                // the node is stopping; what was not processed is sent again after the restart
+                // (pending distributions and subscriptions are in state)
+                Err(mpsc::error::TrySendError::Closed(_)) => {}
+            }
+        }
+        self.outbox = kept;
     }
 
     /// A commit failed: nothing processed after the last committed group holds. Fail every

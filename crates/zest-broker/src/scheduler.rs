@@ -3,6 +3,7 @@
 //! its commands queue like any other, and the engine re-checks each condition when it processes
 //! them.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot, watch};
@@ -29,17 +30,40 @@ fn due(store: &PartitionStore, ks: Ks, now: i64, out: &mut Vec<i64>) {
     });
 }
 
-pub(crate) async fn run(
-    pid: PartitionId,
-    store: PartitionStore,
-    tx: mpsc::Sender<Submission>,
-    interval: Duration,
-    mut stop_rx: watch::Receiver<bool>,
-) {
+/// A partition's scheduler.
+pub(crate) struct Scheduler {
+    pub pid: PartitionId,
+    pub partitions: u32,
+    pub store: PartitionStore,
+    /// Every partition's queue of internal commands (`peers[pid - 1]` is this one's).
+    pub peers: Arc<[mpsc::Sender<Submission>]>,
+    pub interval: Duration,
+}
+
+/// How often a distribution that a partition has not acknowledged is sent to it again, and how
+/// old an unanswered message subscription command between partitions is when it is sent again.
+const DISTRIBUTION_RETRY: Duration = Duration::from_secs(5);
+
+pub(crate) async fn run(s: Scheduler, mut stop_rx: watch::Receiver<bool>) {
+    let Scheduler {
+        pid,
+        partitions,
+        store,
+        peers,
+        interval,
+    } = s;
+    let tx = peers[(pid - 1) as usize].clone();
+    // the first round after a start sends what waits at once
+    let mut last_redistribution: Option<std::time::Instant> = None;
     loop {
         tokio::select! {
             _ = stop_rx.changed() => return,
             _ = tokio::time::sleep(interval) => {}
+        }
+        if last_redistribution.is_none_or(|t| t.elapsed() >= DISTRIBUTION_RETRY) {
+            last_redistribution = Some(std::time::Instant::now());
+            redistribute(pid, partitions, &store, &peers);
+            resend_subscription_commands(pid, &store, &peers);
         }
         let now = now_millis();
         let mut commands = Vec::new();
@@ -120,6 +144,68 @@ pub(crate) async fn run(
         // Wait until they are processed before looking again, so nothing is sent twice.
         for rx in answers {
             let _ = rx.await;
+        }
+    }
+}
+
+/// Sends each partition the oldest distribution it has not acknowledged (command distribution
+/// is not durable between partitions until the receiver commits it: after a restart, or when
+/// the acknowledgement was lost, this sends it again; a receiver that has it acknowledges
+/// again). A full queue is tried again at the next round.
+fn redistribute(
+    pid: PartitionId,
+    partitions: u32,
+    store: &PartitionStore,
+    peers: &[mpsc::Sender<Submission>],
+) {
+    if partitions <= 1 {
+        return;
+    }
+    for (target, key, intent, value) in
+        zest_engine::queries::pending_distributions(store, partitions)
+    {
+        let Some(tx) = peers.get((target as usize).wrapping_sub(1)) else {
+            continue;
+        };
+        let mut record = new_command(key, intent, value, -1, -1);
+        record.partition_id = target;
+        tracing::debug!(partition = pid, target, key, "sending a distribution again");
+        let _ = tx.try_send(Submission::internal(record));
+    }
+}
+
+/// Sends the message subscription commands that another partition has not answered for
+/// `DISTRIBUTION_RETRY` again (lost in a crash or a stop; see
+/// `zest_engine::queries::subscription_commands_to_resend`). A full queue is tried again at the
+/// next round.
+fn resend_subscription_commands(
+    pid: PartitionId,
+    store: &PartitionStore,
+    peers: &[mpsc::Sender<Submission>],
+) {
+    if peers.len() <= 1 {
+        return;
+    }
+    let sent_before = now_millis() - DISTRIBUTION_RETRY.as_millis() as i64;
+    let commands = zest_engine::queries::subscription_commands_to_resend(
+        store,
+        pid,
+        sent_before,
+        MAX_PER_ROUND,
+    );
+    for (target, intent, value) in commands {
+        let Some(tx) = peers.get((target as usize).wrapping_sub(1)) else {
+            continue;
+        };
+        let mut record = new_command(-1, intent, value, -1, -1);
+        record.partition_id = target;
+        tracing::debug!(
+            partition = pid,
+            target,
+            "sending a message subscription command again"
+        );
+        if tx.try_send(Submission::internal(record)).is_err() {
+            break;
         }
     }
 }

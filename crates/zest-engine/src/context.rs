@@ -217,11 +217,24 @@ impl Ctx<'_, '_, '_> {
     /// Sends a command to a partition: appended to this batch when it is this partition (as
     /// Zeebe does), otherwise handed to the broker once the batch is committed.
     pub fn send(&mut self, partition: PartitionId, intent: Intent, value: RecordValue) {
+        self.send_keyed(partition, -1, intent, value);
+    }
+
+    /// Like `send`, with a key (command distribution: the distribution's key).
+    pub fn send_keyed(
+        &mut self,
+        partition: PartitionId,
+        key: i64,
+        intent: Intent,
+        value: RecordValue,
+    ) {
         if partition == self.partition_id {
-            self.command(-1, intent, value);
+            self.command(key, intent, value);
         } else {
-            let mut r = self.build(0, RecordType::Command, -1, intent, value);
+            let mut r = self.build(0, RecordType::Command, key, intent, value);
             r.partition_id = partition;
+            // a position of this partition's log means nothing on the other
+            r.source_record_position = -1;
             self.result
                 .side_effects
                 .push(SideEffect::SendCommand(partition, Box::new(r)));

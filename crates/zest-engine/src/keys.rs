@@ -193,6 +193,16 @@ pub(crate) mod message {
     pub(crate) fn start_lock_owner_key(process_instance_key: i64) -> Vec<u8> {
         KeyBuf::new().tag(b'p').i64(process_instance_key).build()
     }
+
+    /// A subscription command in flight to another partition
+    /// ([`Ks::SubscriptionCommandsInFlight`](crate::state::Ks)): tag `c`, `d` or `r`.
+    pub(crate) fn in_flight_key(tag: u8, element_instance_key: i64, message_name: &str) -> Vec<u8> {
+        KeyBuf::new()
+            .tag(tag)
+            .i64(element_instance_key)
+            .str(message_name)
+            .build()
+    }
 }
 
 /// Keys of signal subscriptions ([`Ks::SignalSubscriptions`](crate::state::Ks)).
@@ -233,5 +243,42 @@ pub(crate) mod signal {
 
     pub(crate) fn owner_prefix(owner: i64) -> Vec<u8> {
         KeyBuf::new().tag(b'o').i64(owner).build()
+    }
+}
+
+/// Keys of command distribution ([`Ks::Distributions`](crate::state::Ks)).
+pub mod distribution {
+    use super::*;
+
+    /// `p` (target partition, distribution key): a distribution the partition has yet to
+    /// acknowledge; in key order, so the oldest comes first.
+    pub fn pending_key(partition: u32, key: i64) -> Vec<u8> {
+        KeyBuf::new()
+            .tag(b'p')
+            .i64(partition as i64)
+            .i64(key)
+            .build()
+    }
+
+    pub fn pending_prefix(partition: u32) -> Vec<u8> {
+        KeyBuf::new().tag(b'p').i64(partition as i64).build()
+    }
+
+    /// `k` (distribution key, target partition): the partitions a distribution still waits for.
+    pub fn open_key(key: i64, partition: u32) -> Vec<u8> {
+        KeyBuf::new()
+            .tag(b'k')
+            .i64(key)
+            .i64(partition as i64)
+            .build()
+    }
+
+    pub fn open_prefix(key: i64) -> Vec<u8> {
+        KeyBuf::new().tag(b'k').i64(key).build()
+    }
+
+    /// `w` (origin partition): the key of the last distribution processed from there.
+    pub fn received_key(origin: u32) -> Vec<u8> {
+        KeyBuf::new().tag(b'w').i64(origin as i64).build()
     }
 }

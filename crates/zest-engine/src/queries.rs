@@ -27,3 +27,6 @@ pub fn latest_form(state: &dyn StateRead, form_id: &str) -> Option<FormRecord> {
     let latest: LatestVersion = codec::decode(&bytes).ok()?;
     form(state, latest.key)
 }
+
+pub use crate::behaviour::distribution::pending_distributions;
+pub use crate::behaviour::subscriptions_in_flight::subscription_commands_to_resend;

@@ -103,10 +103,22 @@ pub enum Ks {
     /// every flushed table spanned both and overlapped all the tables below it, so compaction
     /// rewrote the subscriptions again and again (most of a core at 9 M parked instances).
     MessageSubscriptionNames,
+    /// Command distribution ([`crate::keys::distribution`]): on the partition that
+    /// distributes, `p` (partition, distribution key) -> CommandDistributionRecord for each
+    /// partition that has yet to acknowledge it, and `k` (distribution key, partition) -> ();
+    /// on a partition that receives, `w` (origin partition) -> the key of the last
+    /// distribution it processed from there.
+    Distributions,
+    /// Commands of the message subscription protocol sent to another partition and not yet
+    /// answered, by tag: on the instance's partition `c` (opening) and `d` (closing), on the
+    /// message partition `r` (correlating), each (element instance key, message name) -> the
+    /// time it was sent. The broker sends them again until answered (Zeebe's pending
+    /// subscription checkers). Only subscriptions between two partitions are here.
+    SubscriptionCommandsInFlight,
 }
 
 impl Ks {
-    pub const ALL: [Ks; 34] = [
+    pub const ALL: [Ks; 36] = [
         Ks::Meta,
         Ks::Processes,
         Ks::ProcessLatest,
@@ -141,6 +153,8 @@ impl Ks {
         Ks::CompensationSubscriptions,
         Ks::AdHocFulfilled,
         Ks::MessageSubscriptionNames,
+        Ks::Distributions,
+        Ks::SubscriptionCommandsInFlight,
     ];
 
     /// Position in [`Ks::ALL`] (declaration order), for array-indexed keyspace handles.
@@ -185,6 +199,8 @@ impl Ks {
             Ks::CompensationSubscriptions => "compensation_subscriptions",
             Ks::AdHocFulfilled => "ad_hoc_fulfilled",
             Ks::MessageSubscriptionNames => "message_subscription_names",
+            Ks::Distributions => "distributions",
+            Ks::SubscriptionCommandsInFlight => "subscription_commands_in_flight",
         }
     }
 }

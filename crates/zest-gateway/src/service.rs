@@ -127,6 +127,31 @@ impl GatewayService {
         expect_event(answer)
     }
 
+    /// A process instance creation on `partition`. Deployments are distributed from partition 1
+    /// to the others after they are answered (as in Zeebe), so right after a deployment another
+    /// partition may not know the process yet: then the instance is created on partition 1,
+    /// which has every deployment first.
+    async fn submit_creation(
+        &self,
+        partition: PartitionId,
+        command: Record,
+    ) -> Result<Record, Status> {
+        if partition == 1 {
+            return self.submit(1, command).await;
+        }
+        let answer = self
+            .broker
+            .submit(partition, command.clone())
+            .await
+            .map_err(broker_status)?;
+        if answer.record_type == zest_protocol::RecordType::CommandRejection
+            && answer.rejection_type == zest_protocol::RejectionType::NotFound
+        {
+            return self.submit(1, command).await;
+        }
+        expect_event(answer)
+    }
+
     /// The partition of a key, or NOT_FOUND with the command's wording when no partition has it.
     fn route(&self, key: i64, not_found: impl FnOnce() -> String) -> Result<PartitionId, Status> {
         let p = self.broker.partition_of(key);
@@ -353,7 +378,11 @@ impl Gateway for GatewayService {
             loop {
                 let mut jobs = Vec::new();
                 let mut remaining = r.max_jobs_to_activate;
-                for partition in 1..=this.broker.partition_count() {
+                // every partition, starting at the next in turn (as Zeebe's gateway), so that
+                // no partition's jobs wait behind another's
+                let count = this.broker.partition_count();
+                let first = this.broker.next_activation_partition();
+                for partition in (0..count).map(|i| (first - 1 + i) % count + 1) {
                     if remaining < 1 {
                         break;
                     }
@@ -575,7 +604,7 @@ impl Gateway for GatewayService {
         let creation = self.creation_record(&r)?;
         let partition = self.broker.next_partition();
         let event = self
-            .submit(
+            .submit_creation(
                 partition,
                 new_command(
                     -1,
@@ -627,7 +656,7 @@ impl Gateway for GatewayService {
             -1,
             -1,
         );
-        let answer = match tokio::time::timeout(timeout, self.submit(partition, cmd)).await {
+        let answer = match tokio::time::timeout(timeout, self.submit_creation(partition, cmd)).await {
             Ok(a) => a?,
             Err(_) => {
                 return Err(Status::deadline_exceeded(format!(

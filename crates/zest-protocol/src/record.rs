@@ -57,6 +57,7 @@ pub enum ValueType {
     ProcessInstanceMigration,
     CompensationSubscription,
     AdHocSubProcessInstruction,
+    CommandDistribution,
 }
 
 impl ValueType {
@@ -93,6 +94,7 @@ impl ValueType {
             ValueType::ProcessInstanceMigration => "PROCESS_INSTANCE_MIGRATION",
             ValueType::CompensationSubscription => "COMPENSATION_SUBSCRIPTION",
             ValueType::AdHocSubProcessInstruction => "AD_HOC_SUB_PROCESS_INSTRUCTION",
+            ValueType::CommandDistribution => "COMMAND_DISTRIBUTION",
         }
     }
 }
@@ -215,6 +217,12 @@ pub enum Intent {
     CompletionDenied,
     /// A terminating element whose user task's canceling listeners are done goes on.
     ContinueTerminatingElement,
+    // command distribution (FINISHED is also written when every partition acknowledged)
+    Started,
+    Distributing,
+    Acknowledge,
+    Acknowledged,
+    Finished,
 }
 
 impl Intent {
@@ -308,6 +316,11 @@ impl Intent {
             Intent::UpdateDenied => "UPDATE_DENIED",
             Intent::CompletionDenied => "COMPLETION_DENIED",
             Intent::ContinueTerminatingElement => "CONTINUE_TERMINATING_ELEMENT",
+            Intent::Started => "STARTED",
+            Intent::Distributing => "DISTRIBUTING",
+            Intent::Acknowledge => "ACKNOWLEDGE",
+            Intent::Acknowledged => "ACKNOWLEDGED",
+            Intent::Finished => "FINISHED",
         }
     }
 }
@@ -428,6 +441,11 @@ mod tests {
             Intent::Yield,
             Intent::Yielded,
             Intent::SequenceFlowDeleted,
+            Intent::Started,
+            Intent::Distributing,
+            Intent::Acknowledge,
+            Intent::Acknowledged,
+            Intent::Finished,
         ];
         for intent in all {
             assert_eq!(

@@ -801,6 +801,9 @@ pub enum RecordValue {
     ProcessInstanceMigration(ProcessInstanceMigrationRecord),
     CompensationSubscription(CompensationSubscriptionRecord),
     AdHocSubProcessInstruction(AdHocSubProcessInstructionRecord),
+    CommandDistribution(crate::CommandDistributionRecord),
+    /// A deployment sent from partition 1 to the others (DEPLOYMENT CREATE there).
+    DistributedDeployment(crate::DistributedDeployment),
 }
 
 impl RecordValue {
@@ -840,6 +843,8 @@ impl RecordValue {
             RecordValue::ProcessInstanceMigration(_) => ValueType::ProcessInstanceMigration,
             RecordValue::CompensationSubscription(_) => ValueType::CompensationSubscription,
             RecordValue::AdHocSubProcessInstruction(_) => ValueType::AdHocSubProcessInstruction,
+            RecordValue::CommandDistribution(_) => ValueType::CommandDistribution,
+            RecordValue::DistributedDeployment(_) => ValueType::Deployment,
         }
     }
 
@@ -848,6 +853,7 @@ impl RecordValue {
     pub fn payload_bytes(&self) -> usize {
         match self {
             RecordValue::Deployment(d) => d.resources.iter().map(|r| r.resource.len()).sum(),
+            RecordValue::DistributedDeployment(d) => d.payload_bytes(),
             RecordValue::ProcessInstanceCreation(c) => c.variables.len(),
             RecordValue::Job(j) => j.variables.len() + j.error_message.len(),
             RecordValue::VariableDocument(v) => v.variables.len(),
@@ -1089,6 +1095,25 @@ impl RecordValue {
                 "variables": doc(&c.variables),
                 "tenantId": c.tenant_id,
             }),
+            RecordValue::CommandDistribution(c) => c.to_json(),
+            RecordValue::DistributedDeployment(d) => {
+                let mut v = RecordValue::Deployment(d.deployment.clone()).to_json();
+                for (_, created) in &d.created {
+                    let (field, value) = match created {
+                        RecordValue::DecisionRequirements(_) => {
+                            ("decisionRequirementsMetadata", created.to_json())
+                        }
+                        RecordValue::Decision(_) => ("decisionsMetadata", created.to_json()),
+                        RecordValue::Form(_) => ("formMetadata", created.to_json()),
+                        _ => continue,
+                    };
+                    match v[field].as_array_mut() {
+                        Some(list) => list.push(value),
+                        None => v[field] = json!([value]),
+                    }
+                }
+                v
+            }
             RecordValue::AdHocSubProcessInstruction(a) => json!({
                 "adHocSubProcessInstanceKey": a.ad_hoc_sub_process_instance_key.to_string(),
                 "activateElements": a.activate_elements.iter().map(|e| json!({

@@ -28,7 +28,9 @@ pub struct StartArgs {
     /// Camunda REST API v2 address (default 127.0.0.1:8080; port 0 picks a free port)
     #[arg(long, env = "ZEST_REST_ADDRESS")]
     pub rest_address: Option<String>,
-    /// Number of partitions (default 1)
+    /// Number of partitions (default 1; Zeebe's ZEEBE_BROKER_CLUSTER_PARTITIONSCOUNT): each
+    /// runs its own log and state, instances are spread over them round-robin, messages go to
+    /// the partition of their correlation key. Fixed when the data directory is created
     #[arg(long, env = "ZEST_PARTITIONS")]
     pub partitions: Option<u32>,
     /// Largest accepted request in bytes (default 4194304)
@@ -122,6 +124,10 @@ struct FileConfig {
 
 /// The default log filter: Zest's own information, and only warnings and errors of the embedded
 /// store (fjall and its LSM trees say dozens of lines at every start) and of openraft.
+/// Most partitions a node runs (keys hold the partition in 13 bits; each partition has its own
+/// log, state keyspaces and threads' worth of work, so more than the cores buys little).
+pub const MAX_PARTITIONS: u32 = 128;
+
 pub const DEFAULT_LOG_FILTER: &str = "info,openraft=warn,fjall=warn,lsm_tree=warn";
 
 pub struct Resolved {
@@ -212,9 +218,8 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
         ..BrokerConfig::default()
     };
     anyhow::ensure!(
-        broker.partitions == 1,
-        "partitions = {}: this version of Zest runs exactly 1 partition per node; more need \
-         deployment distribution between partitions, which is not built yet",
+        (1..=MAX_PARTITIONS).contains(&broker.partitions),
+        "partitions = {}: expected 1 to {MAX_PARTITIONS} partitions",
         broker.partitions
     );
     if let Some(q) = args.command_queue.or(file.command_queue) {

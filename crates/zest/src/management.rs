@@ -30,6 +30,7 @@ pub async fn serve(
         .route("/actuator/health/readiness", get(actuator_readiness))
         .route("/actuator/health/startup", get(actuator_readiness))
         .route("/actuator/info", get(actuator_info))
+        .route("/actuator/partitions", get(actuator_partitions))
         .route(
             "/actuator/backupRuntime",
             post(backup_take).get(backup_list),
@@ -100,6 +101,24 @@ async fn actuator_liveness() -> impl IntoResponse {
 
 async fn actuator_readiness(State(broker): State<Arc<Broker>>) -> impl IntoResponse {
     health_document(broker.is_ready().await)
+}
+
+/// Zeebe's `GET /actuator/partitions`: this node's partitions by id, with role, health and
+/// the position processing reached.
+async fn actuator_partitions(State(broker): State<Arc<Broker>>) -> impl IntoResponse {
+    let mut doc = serde_json::Map::new();
+    for p in broker.topology().await {
+        doc.insert(
+            p.partition_id.to_string(),
+            serde_json::json!({
+                "role": if p.is_leader { "LEADER" } else { "FOLLOWER" },
+                "processedPosition": p.processed_position,
+                "streamProcessorPhase": if p.healthy { "PROCESSING" } else { "PAUSED" },
+                "health": { "status": if p.healthy { "HEALTHY" } else { "UNHEALTHY" } },
+            }),
+        );
+    }
+    axum::Json(serde_json::Value::Object(doc))
 }
 
 async fn actuator_info() -> impl IntoResponse {

@@ -65,6 +65,18 @@ pub(super) fn subscription(
 ) {
     let intent = r.intent;
     let k = subscription_key(m.element_instance_key, &m.message_name);
+    let remote = partition_of_key(m.process_instance_key) != r.partition_id;
+    if remote
+        && matches!(
+            intent,
+            Intent::Correlated | Intent::Rejected | Intent::Deleted
+        )
+    {
+        txn.delete(
+            Ks::SubscriptionCommandsInFlight,
+            in_flight_key(b'r', m.element_instance_key, &m.message_name),
+        );
+    }
     match intent {
         Intent::Created => {
             txn.put(
@@ -83,6 +95,10 @@ pub(super) fn subscription(
             );
         }
         Intent::Correlating => {
+            if partition_of_key(m.process_instance_key) != r.partition_id {
+                let k = in_flight_key(b'r', m.element_instance_key, &m.message_name);
+                txn.put(Ks::SubscriptionCommandsInFlight, k, &r.timestamp);
+            }
             txn.put_raw(
                 Ks::MessageIndex,
                 correlated_key(m.message_key, &m.bpmn_process_id),
@@ -152,6 +168,26 @@ pub(super) fn process_subscription(
             txn.put(Ks::ProcessMessageSubscriptions, k.clone(), &sub);
         }
     };
+    // what was sent to the message partition and waits for its answer
+    if m.subscription_partition_id != r.partition_id && m.subscription_partition_id > 0 {
+        let opening = in_flight_key(b'c', m.element_instance_key, &m.message_name);
+        let closing = in_flight_key(b'd', m.element_instance_key, &m.message_name);
+        match intent {
+            Intent::Creating => txn.put(Ks::SubscriptionCommandsInFlight, opening, &r.timestamp),
+            Intent::Created | Intent::Correlated => {
+                txn.delete(Ks::SubscriptionCommandsInFlight, opening)
+            }
+            Intent::Deleting => {
+                txn.delete(Ks::SubscriptionCommandsInFlight, opening);
+                txn.put(Ks::SubscriptionCommandsInFlight, closing, &r.timestamp);
+            }
+            Intent::Deleted => {
+                txn.delete(Ks::SubscriptionCommandsInFlight, opening);
+                txn.delete(Ks::SubscriptionCommandsInFlight, closing);
+            }
+            _ => {}
+        }
+    }
     match intent {
         Intent::Creating => txn.put(
             Ks::ProcessMessageSubscriptions,

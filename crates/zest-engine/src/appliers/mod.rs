@@ -6,6 +6,7 @@
 mod ad_hoc;
 mod compensation;
 mod deployment;
+mod distribution;
 mod event_trigger;
 mod incident;
 mod job;
@@ -43,6 +44,7 @@ pub fn observe_key(txn: &mut Txn<'_>, r: &Record) {
 /// Applies one event (or a follow-up command's key) to the state.
 pub fn apply_event(txn: &mut Txn<'_>, models: &mut Models, r: &Record) {
     observe_key(txn, r);
+    distribution::note_received(txn, r);
     match &r.value {
         RecordValue::Process(p) => deployment::process(txn, models, r, p),
         RecordValue::Form(f) => deployment::form(txn, r, f),
@@ -66,6 +68,7 @@ pub fn apply_event(txn: &mut Txn<'_>, models: &mut Models, r: &Record) {
         RecordValue::UserTask(u) => user_task::apply(txn, r, u),
         RecordValue::AdHocSubProcessInstruction(a) => ad_hoc::apply(txn, r, a),
         RecordValue::Timer(t) => timer::apply(txn, r, t),
+        RecordValue::CommandDistribution(d) => distribution::apply(txn, r, d),
         // signals, batches and the rest change no state of their own
         _ => {}
     }

@@ -3,6 +3,7 @@
 
 pub(crate) mod compensation;
 pub(crate) mod decisions;
+pub(crate) mod distribution;
 pub(crate) mod element_instance;
 pub(crate) mod event_scopes;
 pub(crate) mod events;
@@ -14,6 +15,7 @@ pub(crate) mod jobs;
 pub(crate) mod listeners;
 pub(crate) mod message_subscriptions;
 pub(crate) mod signal_subscriptions;
+pub(crate) mod subscriptions_in_flight;
 pub(crate) mod task_listeners;
 pub(crate) mod terminate;
 pub(crate) mod user_tasks;

@@ -5,11 +5,12 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use zest_protocol::{
-    DeploymentRecord, DeploymentResource, DeploymentResponse, FormMetadata, FormRecord, Intent,
-    ProcessMetadata, ProcessRecord, Record, RecordValue,
+    DeploymentRecord, DeploymentResource, DeploymentResponse, DistributedDeployment, FormMetadata,
+    FormRecord, Intent, ProcessMetadata, ProcessRecord, Record, RecordValue,
 };
 
 use crate::behaviour::decisions::by_key;
+use crate::behaviour::distribution;
 use crate::context::{Ctx, ProcResult, Rejection};
 use crate::keys::decision::member_key;
 use crate::keys::tagged_key;
@@ -52,6 +53,7 @@ pub fn create(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, d: &DeploymentRecord) -> 
     let tenant = crate::types::tenant(&d.tenant_id);
     // the key of the deployment, which its resources carry
     let key = ctx.next_key();
+    let first_record = ctx.records.len();
     // DECISION_REQUIREMENTS and DECISION CREATED come first, like Zeebe's
     let mut decision_requirements_metadata = Vec::new();
     let mut decisions_metadata = Vec::new();
@@ -77,7 +79,34 @@ pub fn create(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, d: &DeploymentRecord) -> 
         processes_metadata: metadata.clone(),
         tenant_id: tenant.clone(),
     };
-    ctx.event(key, Intent::Created, RecordValue::Deployment(deployment));
+    ctx.event(
+        key,
+        Intent::Created,
+        RecordValue::Deployment(deployment.clone()),
+    );
+    let created = ctx.records[first_record..]
+        .iter()
+        .filter(|r| r.is_event() && r.intent == Intent::Created)
+        .filter(|r| {
+            matches!(
+                r.value,
+                RecordValue::Process(_)
+                    | RecordValue::DecisionRequirements(_)
+                    | RecordValue::Decision(_)
+                    | RecordValue::Form(_)
+            )
+        })
+        .map(|r| (r.key, r.value.clone()))
+        .collect();
+    distribution::distribute(
+        ctx,
+        key,
+        Intent::Create,
+        RecordValue::DistributedDeployment(DistributedDeployment {
+            deployment,
+            created,
+        }),
+    );
     let answer = ctx.response_only_record(
         key,
         Intent::Created,
@@ -92,6 +121,58 @@ pub fn create(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, d: &DeploymentRecord) -> 
     );
     ctx.respond(cmd, answer);
     Ok(())
+}
+
+/// DEPLOYMENT CREATE from partition 1 (command distribution): the same process, decision and
+/// form versions under partition 1's keys, the message start events of new latest versions
+/// (messages are published on every partition; timer and signal start events stay on partition
+/// 1, so each fires once), DEPLOYMENT CREATED, and the acknowledgement. A deployment sent again
+/// is only acknowledged again.
+pub fn create_distributed(
+    ctx: &mut Ctx<'_, '_, '_>,
+    cmd: &Record,
+    d: &DistributedDeployment,
+) -> ProcResult {
+    if !distribution::already_processed(ctx, cmd) {
+        for (key, value) in &d.created {
+            match value {
+                RecordValue::Process(p) => receive_process(ctx, *key, p),
+                _ => {
+                    ctx.event(*key, Intent::Created, value.clone());
+                }
+            }
+        }
+        ctx.event(
+            cmd.key,
+            Intent::Created,
+            RecordValue::Deployment(d.deployment.clone()),
+        );
+    }
+    distribution::acknowledge(ctx, cmd);
+    Ok(())
+}
+
+/// One process version of a distributed deployment: PROCESS CREATED, and its message start
+/// events when it is the latest version here.
+fn receive_process(ctx: &mut Ctx<'_, '_, '_>, key: i64, p: &ProcessRecord) {
+    let latest: Option<LatestVersion> =
+        ctx.txn.get(Ks::ProcessLatest, p.bpmn_process_id.as_bytes());
+    ctx.event(key, Intent::Created, RecordValue::Process(p.clone()));
+    // partition 1 parsed it before it was sent
+    let parsed = zest_model::parse_bpmn(&p.resource_name, &p.resource)
+        .ok()
+        .and_then(|all| all.into_iter().find(|m| m.id == p.bpmn_process_id));
+    let Some(process) = parsed else {
+        return;
+    };
+    ctx.models.insert(key, Arc::new(process.clone()));
+    if latest.is_none_or(|l| l.version < p.version) {
+        crate::behaviour::message_subscriptions::replace_start_subscriptions(
+            ctx,
+            latest,
+            Some((p, &process)),
+        );
+    }
 }
 
 /// The resources of a deployment, parsed and checked.
@@ -322,6 +403,13 @@ pub fn delete(
     r: &zest_protocol::ResourceDeletionRecord,
 ) -> ProcResult {
     let key = r.resource_key;
+    if ctx.partition_count > 1 {
+        // every partition holds a copy; deleting them needs the deletion distributed, and a
+        // check for running instances on every partition, which Zest does not do yet
+        return Err(Rejection::invalid_state(format!(
+            "Expected to delete the resource with key '{key}', but deleting resources is not supported yet on a node with more than one partition"
+        )));
+    }
     let Some(stored) = ctx.txn.get::<StoredProcess>(Ks::Processes, &key_i64(key)) else {
         if let Some(form) = ctx
             .txn

@@ -7,7 +7,6 @@ use crate::behaviour::message_subscriptions::{
     ms_value, next_buffered_message, pms_value, stored_ms, stored_pms,
 };
 use crate::context::{Ctx, ProcResult};
-use crate::keys::message::*;
 use crate::processors::message::correlating;
 use crate::state::{key_i64, Ks};
 use crate::types::{ElementInstance, ProcessMessageSubscriptionState, StoredMessageSubscription};
@@ -24,18 +23,17 @@ pub fn subscription_create(
     r: &MessageSubscriptionRecord,
 ) -> ProcResult {
     let back_to = zest_protocol::partition_of_key(r.process_instance_key);
-    if ctx
-        .txn
-        .get_raw(
-            Ks::MessageSubscriptions,
-            &subscription_key(r.element_instance_key, &r.message_name),
-        )
-        .is_some()
-    {
+    if let Some(open) = stored_ms(ctx, r.element_instance_key, &r.message_name) {
         ctx.reject(cmd, RejectionType::InvalidState, format!(
             "Expected to open a new message subscription for element with key '{}' and message name '{}', but there is already a message subscription for that element key and message name opened",
             r.element_instance_key, r.message_name
         ));
+        // sent again by the instance's partition (its answer was lost): answer again, unless a
+        // correlation is on its way there, which answers as well
+        if back_to != ctx.partition_id && !open.correlating {
+            let value = pms_value(ctx.partition_id, r);
+            ctx.send(back_to, Intent::Create, value);
+        }
         return Ok(());
     }
     let key = ctx.next_key();

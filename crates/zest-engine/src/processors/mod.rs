@@ -2,6 +2,7 @@
 //! [`dispatch`], which routes a command by value type and intent. Processors sit above the
 //! elements and the shared behaviours: nothing below imports them.
 
+pub(crate) mod command_distribution;
 pub(crate) mod decision;
 pub(crate) mod deployment;
 pub(crate) mod execution_listener;
@@ -25,6 +26,12 @@ pub(crate) fn dispatch(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
     use Intent::*;
     match (&cmd.value, cmd.intent) {
         (RecordValue::Deployment(d), Create) => deployment::create(ctx, cmd, d),
+        (RecordValue::DistributedDeployment(d), Create) => {
+            deployment::create_distributed(ctx, cmd, d)
+        }
+        (RecordValue::CommandDistribution(d), Acknowledge) => {
+            command_distribution::acknowledge(ctx, cmd, d)
+        }
         (RecordValue::ProcessInstanceCreation(c), Create | CreateWithAwaitingResult) => {
             process_instance::create(ctx, cmd, c)
         }

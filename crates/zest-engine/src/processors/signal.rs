@@ -1,5 +1,9 @@
 //! SIGNAL BROADCAST: a signal reaches every subscription and signal start event of its name.
+//! It is processed on partition 1 and distributed to the others (`behaviour::distribution`),
+//! where the element instances waiting for it are; signal start events listen on partition 1
+//! only, so a broadcast starts one instance each.
 
+use crate::behaviour::distribution;
 use crate::behaviour::element_instance::load;
 use crate::behaviour::event_scopes::trigger_event;
 use crate::context::{Ctx, ProcResult};
@@ -24,8 +28,24 @@ pub fn broadcast(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, sig: &SignalRecord) ->
         tenant_id: tenant(&sig.tenant_id),
         ..sig.clone()
     };
-    let key = ctx.next_key();
-    ctx.event_and_respond(cmd, key, Intent::Broadcasted, RecordValue::Signal(record));
+    let distributed = distribution::is_distributed(ctx, cmd);
+    if distributed && distribution::already_processed(ctx, cmd) {
+        distribution::acknowledge(ctx, cmd);
+        return Ok(());
+    }
+    // a broadcast sent by partition 1 keeps its key
+    let key = if distributed { cmd.key } else { ctx.next_key() };
+    ctx.event_and_respond(
+        cmd,
+        key,
+        Intent::Broadcasted,
+        RecordValue::Signal(record.clone()),
+    );
+    if distributed {
+        distribution::acknowledge(ctx, cmd);
+    } else {
+        distribution::distribute(ctx, key, Intent::Broadcast, RecordValue::Signal(record));
+    }
     let keys = ctx.txn.scan_prefix(
         Ks::SignalSubscriptions,
         &name_prefix(&sig.signal_name),
