@@ -35,7 +35,9 @@ pub struct BenchArgs {
     /// Gateway address of the system under test (Zest or Zeebe)
     #[arg(long, env = "ZEEBE_ADDRESS", default_value = "127.0.0.1:26500")]
     pub address: String,
-    /// Built-in scenario: one-task, typical or ten-tasks (ignored when --bpmn is given)
+    /// Built-in scenario: one-task, typical, ten-tasks, or realistic (Camunda's bank dispute
+    /// process with its own workers, see crates/zest/bench/README.md; ignored when --bpmn is
+    /// given)
     #[arg(long, default_value = "one-task")]
     pub scenario: String,
     /// A BPMN file to run instead of a built-in scenario
@@ -116,7 +118,7 @@ pub struct BenchArgs {
 
 /// The typical payload as the start of a JSON object, ready for more variables.
 pub fn typical_payload_prefix() -> anyhow::Result<Arc<String>> {
-    Ok(Arc::new(payload_prefix(TYPICAL_PAYLOAD)?))
+    Ok(Arc::new(payload_prefix(TYPICAL_PAYLOAD, "businessKey")?))
 }
 
 fn parse_secs(s: &str) -> Result<Duration, String> {
@@ -214,6 +216,9 @@ pub struct Report {
     /// Server CPU seconds per second of window (cores busy).
     pub server_cpu_cores: Option<f64>,
     pub first_error: Option<String>,
+    /// Publishes of the scenario's workers (realistic) answered RESOURCE_EXHAUSTED and tried
+    /// again, per second.
+    pub messages_rejected_per_s: f64,
 }
 
 #[derive(Default)]
@@ -224,6 +229,8 @@ struct Counters {
     errors: AtomicU64,
     skipped: AtomicU64,
     jobs_completed: AtomicU64,
+    /// Publishes of the scenario's workers answered RESOURCE_EXHAUSTED (tried again).
+    messages_rejected: AtomicU64,
 }
 
 struct Shared {
@@ -290,12 +297,14 @@ pub async fn connect(address: &str) -> anyhow::Result<GatewayClient<Channel>> {
 
 /// The payload as the text of a JSON object without its closing brace, so that per-instance
 /// variables can be appended without re-serializing it.
-fn payload_prefix(payload: &str) -> anyhow::Result<String> {
+fn payload_prefix(payload: &str, business_key: &str) -> anyhow::Result<String> {
     let v: serde_json::Value =
         serde_json::from_str(payload).context("the payload is not valid JSON")?;
-    let serde_json::Value::Object(map) = v else {
+    let serde_json::Value::Object(mut map) = v else {
         bail!("the payload must be a JSON object (the variables of each instance)");
     };
+    // the starter sets the business key of each instance
+    map.remove(business_key);
     let text = serde_json::to_string(&serde_json::Value::Object(map.clone()))?;
     let mut prefix = text[..text.len() - 1].to_string();
     if !map.is_empty() {
@@ -317,17 +326,17 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Report> {
         (0, Rate::Fixed(_)) => 20_000,
         (n, _) => n,
     };
-    let (scenario, bpmn, name) = scenario_model(&args)?;
+    let scenario = scenario_model(&args)?;
     let payload = match &args.payload {
         Some(p) => {
             std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?
         }
-        None => TYPICAL_PAYLOAD.to_string(),
+        None => scenario.payload.to_string(),
     };
-    let prefix = Arc::new(payload_prefix(&payload)?);
+    let prefix = Arc::new(payload_prefix(&payload, scenario.business_key)?);
 
     let mut client = connect(&args.address).await?;
-    let process_id = deploy(&mut client, &args, name, bpmn).await?;
+    let process_id = deploy(&mut client, &args, scenario.resources, scenario.process_id).await?;
 
     let t0 = Instant::now();
     let shared = Arc::new(Shared {
@@ -343,20 +352,38 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Report> {
         first_error: Mutex::new(None),
     });
 
-    // Workers first, so that the first jobs find them.
+    // Workers first, so that the first jobs find them: the scenario's, one per job type, or
+    // --workers of --job-type
+    let specs: Vec<(String, u64, usize, Option<&'static str>)> = match scenario.workers {
+        Some(list) => list
+            .iter()
+            // --workers replicas of each: Camunda scales the worker deployments with the load
+            .map(|j| {
+                let capacity = j.capacity * args.workers;
+                (j.job_type.to_string(), j.delay_ms, capacity, j.publish)
+            })
+            .collect(),
+        None => (0..args.workers)
+            .map(|_| {
+                let t = args.job_type.clone();
+                (t, args.complete_delay_ms, args.worker_capacity, None)
+            })
+            .collect(),
+    };
     let mut worker_tasks = Vec::new();
-    for w in 0..args.workers {
+    for (w, (job_type, delay_ms, capacity, publish)) in specs.into_iter().enumerate() {
         let client = connect(&args.address).await?;
         let worker = Worker {
             client,
             shared: shared.clone(),
-            job_type: args.job_type.clone(),
+            job_type,
             name: format!("zest-bench-{w}"),
-            capacity: Arc::new(Semaphore::new(args.worker_capacity)),
-            max_jobs: args.worker_capacity,
-            delay: Duration::from_millis(args.complete_delay_ms),
+            capacity: Arc::new(Semaphore::new(capacity)),
+            max_jobs: capacity,
+            delay: Duration::from_millis(delay_ms),
             poll_timeout_ms: args.poll_timeout_ms,
             poll_interval: Duration::from_millis(args.poll_interval_ms),
+            publish,
         };
         if args.streaming {
             worker_tasks.push(tokio::spawn(worker.clone().stream()));
@@ -381,6 +408,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Report> {
         shared: shared.clone(),
         process_id,
         prefix,
+        business_key: scenario.business_key,
         slots: Arc::new(Semaphore::new(in_flight)),
     };
     let run_until = shared.window_end;
@@ -420,7 +448,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Report> {
     let report = Report {
         label: args.label.clone(),
         address: args.address.clone(),
-        scenario,
+        scenario: scenario.name,
         rate: args.rate.clone(),
         in_flight,
         workers: args.workers,
@@ -446,67 +474,100 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Report> {
         server_cpu_seconds: cpu,
         server_cpu_cores: cpu.map(|c| c / secs),
         first_error: lock(&shared.first_error).clone(),
+        messages_rejected_per_s: w.messages_rejected.load(Ordering::SeqCst) as f64 / secs,
     };
     Ok(report)
 }
 
-/// The scenario's name, model and resource name: a built-in scenario or `--bpmn FILE`.
-fn scenario_model(args: &BenchArgs) -> anyhow::Result<(String, Vec<u8>, String)> {
-    Ok(match &args.bpmn {
-        Some(path) => (
-            path.display().to_string(),
-            std::fs::read(path).with_context(|| format!("reading {}", path.display()))?,
-            path.file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "model.bpmn".into()),
-        ),
-        None => {
-            let bytes = match args.scenario.as_str() {
-                "one-task" => ONE_TASK,
-                "typical" => TYPICAL,
-                "ten-tasks" => TEN_TASKS,
-                other => bail!(
-                    "unknown scenario '{other}': use one-task, typical, ten-tasks or --bpmn FILE"
-                ),
-            };
-            (
-                args.scenario.clone(),
-                bytes.to_vec(),
-                format!("{}.bpmn", args.scenario),
-            )
-        }
-    })
+/// What a run deploys and how it drives it.
+struct Scenario {
+    name: String,
+    /// Deployed together: (resource name, content).
+    resources: Vec<(String, Vec<u8>)>,
+    /// The process to start unless --process-id says otherwise (None: the first deployed).
+    process_id: Option<String>,
+    /// The payload unless --payload gives one.
+    payload: &'static str,
+    /// The payload variable set to the starter's counter.
+    business_key: &'static str,
+    /// Its own workers, one per job type (None: --workers of --job-type).
+    workers: Option<&'static [crate::bench_realistic::JobSpec]>,
 }
 
-/// Deploys the model and returns the process id to start (`--process-id`, or the model's).
+/// A built-in scenario, or `--bpmn FILE`.
+fn scenario_model(args: &BenchArgs) -> anyhow::Result<Scenario> {
+    let plain = |name: String, resource: String, bytes: Vec<u8>| Scenario {
+        name,
+        resources: vec![(resource, bytes)],
+        process_id: None,
+        payload: TYPICAL_PAYLOAD,
+        business_key: "businessKey",
+        workers: None,
+    };
+    if let Some(path) = &args.bpmn {
+        let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        let resource = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "model.bpmn".into());
+        return Ok(plain(path.display().to_string(), resource, bytes));
+    }
+    let bytes = match args.scenario.as_str() {
+        "one-task" => ONE_TASK,
+        "typical" => TYPICAL,
+        "ten-tasks" => TEN_TASKS,
+        "realistic" => {
+            use crate::bench_realistic as r;
+            return Ok(Scenario {
+                name: args.scenario.clone(),
+                resources: r::resources(),
+                process_id: Some(r::PROCESS_ID.into()),
+                payload: r::PAYLOAD,
+                business_key: r::BUSINESS_KEY,
+                workers: Some(r::WORKERS),
+            });
+        }
+        other => bail!(
+            "unknown scenario '{other}': use one-task, typical, ten-tasks, realistic or --bpmn FILE"
+        ),
+    };
+    Ok(plain(
+        args.scenario.clone(),
+        format!("{}.bpmn", args.scenario),
+        bytes.to_vec(),
+    ))
+}
+
+/// Deploys the resources and returns the process id to start (`--process-id`, the scenario's,
+/// or the first deployed process).
 async fn deploy(
     client: &mut GatewayClient<tonic::transport::Channel>,
     args: &BenchArgs,
-    name: String,
-    bpmn: Vec<u8>,
+    resources: Vec<(String, Vec<u8>)>,
+    process_id: Option<String>,
 ) -> anyhow::Result<String> {
     let deployed = client
         .deploy_resource(proto::DeployResourceRequest {
-            resources: vec![proto::Resource {
-                name,
-                content: bpmn,
-            }],
+            resources: resources
+                .into_iter()
+                .map(|(name, content)| proto::Resource { name, content })
+                .collect(),
             tenant_id: String::new(),
         })
         .await
         .map_err(|s| anyhow::anyhow!("deploying the model: {:?}: {}", s.code(), s.message()))?
         .into_inner();
-    Ok(match &args.process_id {
-        Some(p) => p.clone(),
-        None => deployed
-            .deployments
-            .iter()
-            .find_map(|d| match &d.metadata {
-                Some(proto::deployment::Metadata::Process(p)) => Some(p.bpmn_process_id.clone()),
-                _ => None,
-            })
-            .context("the deployment holds no process")?,
-    })
+    if let Some(p) = args.process_id.clone().or(process_id) {
+        return Ok(p);
+    }
+    deployed
+        .deployments
+        .iter()
+        .find_map(|d| match &d.metadata {
+            Some(proto::deployment::Metadata::Process(p)) => Some(p.bpmn_process_id.clone()),
+            _ => None,
+        })
+        .context("the deployment holds no process")
 }
 
 pub fn print_report(r: &Report) {
@@ -538,6 +599,12 @@ pub fn print_report(r: &Report) {
         "   job activation (create->first job activated): p50 {:.2} ms | p99 {:.2} ms | jobs completed {:.1}/s",
         r.job_activation.p50_ms, r.job_activation.p99_ms, r.jobs_completed_per_s
     );
+    if r.messages_rejected_per_s > 0.0 {
+        println!(
+            "   worker publishes refused by backpressure (and tried again): {:.1}/s",
+            r.messages_rejected_per_s
+        );
+    }
     if let Some(pid) = r.server_pid {
         println!(
             "   server pid {pid}: peak RSS {} | CPU {} s ({} cores)",
@@ -606,6 +673,8 @@ struct Starter {
     shared: Arc<Shared>,
     process_id: String,
     prefix: Arc<String>,
+    /// The payload variable set to the instance's number.
+    business_key: &'static str,
     slots: Arc<Semaphore>,
 }
 
@@ -657,8 +726,9 @@ impl Starter {
 
     async fn create(mut self, n: u64) {
         let variables = format!(
-            "{}\"businessKey\":{n},\"zestBenchStart\":{}}}",
+            "{}\"{}\":{n},\"zestBenchStart\":{}}}",
             self.prefix,
+            self.business_key,
             epoch_micros()
         );
         let request = proto::CreateProcessInstanceWithResultRequest {
@@ -724,6 +794,9 @@ struct Worker {
     delay: Duration,
     poll_timeout_ms: i64,
     poll_interval: Duration,
+    /// A message to publish before completing, correlated by the job's `correlationKey`
+    /// (the realistic scenario).
+    publish: Option<&'static str>,
 }
 
 impl Worker {
@@ -828,9 +901,13 @@ impl Worker {
         let mut client = self.client.clone();
         let shared = self.shared.clone();
         let delay = self.delay;
+        let publish = self.publish;
         tokio::spawn(async move {
             if !delay.is_zero() {
                 tokio::time::sleep(delay).await;
+            }
+            if let Some(name) = publish {
+                publish_for(&mut client, &shared, name, &job.variables).await;
             }
             let r = client
                 .complete_job(proto::CompleteJobRequest {
@@ -850,6 +927,42 @@ impl Worker {
             }
             drop(permit);
         });
+    }
+}
+
+/// Publishes `name` with the job's `correlationKey` (the realistic scenario's notification
+/// workers). A refusal by backpressure is tried again after a pause, as a worker would (the
+/// instance waits for this message); refusals are counted (`messages_rejected_per_s`).
+async fn publish_for(
+    client: &mut GatewayClient<Channel>,
+    shared: &Shared,
+    name: &str,
+    variables: &str,
+) {
+    let request = proto::PublishMessageRequest {
+        name: name.into(),
+        correlation_key: crate::bench_realistic::correlation_key(variables).unwrap_or_default(),
+        time_to_live: crate::bench_realistic::MESSAGE_TTL_MS,
+        ..Default::default()
+    };
+    for attempt in 1..=100u64 {
+        match client.publish_message(request.clone()).await {
+            Ok(_) => return,
+            Err(e) if e.code() == Code::ResourceExhausted => {
+                shared.all.messages_rejected.fetch_add(1, Ordering::Relaxed);
+                if shared.in_window(Instant::now()) {
+                    shared
+                        .window
+                        .messages_rejected
+                        .fetch_add(1, Ordering::Relaxed);
+                }
+                tokio::time::sleep(Duration::from_millis((10 * attempt).min(200))).await;
+            }
+            Err(e) => {
+                shared.record_error(&e);
+                return;
+            }
+        }
     }
 }
 
@@ -906,16 +1019,16 @@ mod tests {
 
     #[test]
     fn payload_prefix_appends_variables() {
-        let p = payload_prefix(TYPICAL_PAYLOAD).unwrap();
+        let p = payload_prefix(TYPICAL_PAYLOAD, "businessKey").unwrap();
         let doc = format!("{p}\"businessKey\":7,\"zestBenchStart\":123}}");
         let v: serde_json::Value = serde_json::from_str(&doc).unwrap();
         assert_eq!(v["businessKey"], 7);
         assert_eq!(v["var2"], true);
         assert_eq!(bench_start(&doc), Some(123));
-        let empty = payload_prefix("{}").unwrap();
+        let empty = payload_prefix("{}", "businessKey").unwrap();
         let v: serde_json::Value = serde_json::from_str(&format!("{empty}\"a\":1}}")).unwrap();
         assert_eq!(v["a"], 1);
-        assert!(payload_prefix("[1]").is_err());
+        assert!(payload_prefix("[1]", "businessKey").is_err());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! load tester.
 
 mod bench;
+mod bench_realistic;
 mod bench_state;
 mod cli;
 mod config;
