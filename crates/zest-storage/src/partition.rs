@@ -275,6 +275,19 @@ fn is_number(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// The first key after every key that starts with `prefix` (None: no such key, the prefix is
+/// empty or all 0xFF).
+fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xFF {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
+}
+
 fn scan_from(
     keyspace: &Keyspace,
     ks: Ks,
@@ -283,7 +296,14 @@ fn scan_from(
     f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
 ) -> Option<Vec<u8>> {
     let mut first = None;
-    for guard in keyspace.range(from.to_vec()..) {
+    // Bounded by the prefix's end: an open range made the store skip every deleted key after
+    // the prefix's last live one before it could tell there was nothing more to see (a publish
+    // spent most of its time there behind short-lived message subscriptions).
+    let range: Box<dyn Iterator<Item = fjall::Guard>> = match prefix_end(prefix) {
+        Some(end) => Box::new(keyspace.range(from.to_vec()..end)),
+        None => Box::new(keyspace.range(from.to_vec()..)),
+    };
+    for guard in range {
         match guard.into_inner() {
             Ok((k, v)) => {
                 if !k.starts_with(prefix) {

@@ -146,6 +146,34 @@ fn queue_scans_from_hints_see_exactly_the_live_keys() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A prefix scan ends where the prefix does (the range is bounded, not open), also for
+/// prefixes that end in 0xFF bytes, and passes over deleted keys of the prefix.
+#[test]
+fn prefix_scans_see_exactly_their_prefix() {
+    let dir = temp_dir("prefix-scan");
+    let store = Store::open(&dir, &StoreConfig::default()).unwrap();
+    let p = store.partition(1).unwrap();
+    let ks = Ks::MessageSubscriptionNames;
+    let keys: [&[u8]; 7] = [
+        b"a",
+        b"a\x00",
+        b"a\xff",
+        b"a\xff\xff",
+        b"a\xff\xffz",
+        b"b",
+        b"\xff\xff",
+    ];
+    write(&p, ks, &keys, &[]);
+    write(&p, ks, &[], &[b"a\xff\xff"]);
+    assert_eq!(scan(&p, ks, b"a\xff"), [&b"a\xff"[..], b"a\xff\xffz"]);
+    assert_eq!(scan(&p, ks, b"a").len(), 4);
+    assert_eq!(scan(&p, ks, b"\xff"), [b"\xff\xff"]);
+    assert_eq!(scan(&p, ks, b"").len(), 6);
+    assert!(scan(&p, ks, b"c").is_empty());
+    drop(store);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Randomised: a queue keyspace scanned from hints agrees with a model after every step.
 #[test]
 fn queue_scans_agree_with_a_model_under_random_operations() {
