@@ -196,6 +196,12 @@ impl Expression {
         &self.inner.source
     }
 
+    /// The variables the expression reads (the names [`Expression::evaluate`] looks up): a
+    /// caller that collects variables needs no others.
+    pub fn variable_names(&self) -> impl Iterator<Item = &str> {
+        self.inner.names.iter().map(|n| n.as_str())
+    }
+
     /// Evaluates the expression with `vars` visible by name.
     ///
     /// # Null, missing variables and failures

@@ -17,7 +17,17 @@ pub(crate) fn evaluate(
 ) -> Result<Value, String> {
     match expr {
         Expression::Static(s) => Ok(Value::String(s.clone())),
-        Expression::Feel(_) => evaluate_with(expr, &variables::visible(ctx, scope_key)),
+        Expression::Feel(e) => {
+            // only what the expression reads: parsing every visible variable (a large payload
+            // in the scope) for each evaluation was most of an instance's processing
+            let names: Vec<String> = e.variable_names().map(str::to_string).collect();
+            let vars = if names.is_empty() {
+                serde_json::Map::new()
+            } else {
+                variables::visible_selected(ctx, scope_key, &names)
+            };
+            evaluate_with(expr, &vars)
+        }
     }
 }
 
