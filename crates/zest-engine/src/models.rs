@@ -72,7 +72,15 @@ pub struct Models {
     by_key: Lru<Arc<Process>>,
     /// Parsed DMN by decision requirements key.
     decisions: Lru<Arc<DecisionRequirements>>,
+    /// Evaluated input collections of multi-instance bodies (see [`Models::collection`]).
+    collections: Lru<(u128, Arc<Vec<serde_json::Value>>)>,
 }
+
+/// Bodies whose input collection is kept.
+const COLLECTIONS: usize = 256;
+/// Input collections larger than this (as JSON text) are evaluated each time, not kept: 256 of
+/// them stay within some tens of MiB.
+pub const MAX_KEPT_COLLECTION: usize = 32 << 10;
 
 impl Default for Models {
     fn default() -> Self {
@@ -86,6 +94,7 @@ impl Models {
         Models {
             by_key: Lru::new(capacity),
             decisions: Lru::new(capacity),
+            collections: Lru::new(COLLECTIONS),
         }
     }
 
@@ -162,6 +171,32 @@ impl Models {
     pub fn clear(&mut self) {
         self.by_key.clear();
         self.decisions.clear();
+        self.collections.clear();
+    }
+
+    /// The input collection of the multi-instance body `body_key`, as last evaluated from
+    /// inputs whose fingerprint was `fingerprint` (the expression and the JSON texts of the
+    /// variables it reads). Zeebe evaluates the input collection again for each inner instance
+    /// and each completion; from the same inputs it gives the same list, so this only saves
+    /// the work (parsing a large payload variable and converting it to FEEL and back).
+    pub fn collection(
+        &mut self,
+        body_key: i64,
+        fingerprint: u128,
+    ) -> Option<Arc<Vec<serde_json::Value>>> {
+        self.collections
+            .get(&body_key)
+            .filter(|(f, _)| *f == fingerprint)
+            .map(|(_, items)| items)
+    }
+
+    pub fn keep_collection(
+        &mut self,
+        body_key: i64,
+        fingerprint: u128,
+        items: Arc<Vec<serde_json::Value>>,
+    ) {
+        self.collections.insert(body_key, (fingerprint, items));
     }
 }
 

@@ -246,3 +246,46 @@ fn modification_activates_inside_the_inner_instance_its_ancestor_names() {
     assert_eq!(job.variables, r#"{"item":2,"loopCounter":2}"#);
     h.assert_state_consistent();
 }
+
+/// A sequential body reads its input collection again for each item: a collection changed
+/// while it runs gives the next items from the new list (Zeebe's behaviour), also when the
+/// engine kept the earlier evaluation.
+#[test]
+fn a_sequential_body_follows_its_input_collection_when_it_changes() {
+    let xml = r#"<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d">
+  <bpmn:process id="seq" isExecutable="true">
+    <bpmn:startEvent id="s" />
+    <bpmn:serviceTask id="t">
+      <bpmn:extensionElements><zeebe:taskDefinition type="work" /></bpmn:extensionElements>
+      <bpmn:multiInstanceLoopCharacteristics isSequential="true">
+        <bpmn:extensionElements><zeebe:loopCharacteristics inputCollection="=items" inputElement="item" /></bpmn:extensionElements>
+      </bpmn:multiInstanceLoopCharacteristics>
+    </bpmn:serviceTask>
+    <bpmn:endEvent id="e" />
+    <bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="t" />
+    <bpmn:sequenceFlow id="f2" sourceRef="t" targetRef="e" />
+  </bpmn:process>
+</bpmn:definitions>"#;
+    let mut h = Harness::new();
+    h.deploy_ok(xml);
+    let pik = h.create_ok("seq", r#"{"items":[1,2]}"#);
+    let mut seen = Vec::new();
+    for round in 0..4 {
+        let jobs = job_items(&mut h, "work");
+        if jobs.is_empty() {
+            break;
+        }
+        assert_eq!(jobs.len(), 1, "one item at a time");
+        seen.push(jobs[0].1["item"].as_i64().unwrap());
+        if round == 0 {
+            // the list grows while the body runs
+            h.set_variables(pik, r#"{"items":[1,20,30]}"#, false)
+                .accepted();
+        }
+        h.complete(jobs[0].0, "").accepted();
+    }
+    assert_eq!(seen, vec![1, 20, 30]);
+    assert!(h.element_instance(pik).is_none(), "the instance completed");
+    h.settle();
+}

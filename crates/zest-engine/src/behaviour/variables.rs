@@ -125,6 +125,28 @@ pub fn visible_for_copy(ctx: &Ctx<'_, '_, '_>, scope_key: i64) -> Map<String, Va
     out
 }
 
+/// The JSON texts of the variables named in `names` visible from `scope_key` (None for a
+/// name that no scope has), as stored: what an evaluation of an expression reading them
+/// depends on.
+pub fn visible_texts(
+    ctx: &Ctx<'_, '_, '_>,
+    scope_key: i64,
+    names: &[String],
+) -> Vec<Option<String>> {
+    let docs: Vec<Vec<u8>> = scope_chain(ctx, scope_key)
+        .into_iter()
+        .map(|scope| scope_doc(ctx, scope, false))
+        .collect();
+    names
+        .iter()
+        .map(|name| {
+            docs.iter()
+                .find_map(|d| scope_variables::find(d, name))
+                .map(|var| var.value.to_string())
+        })
+        .collect()
+}
+
 /// The variables named in `names` visible from `scope_key` (all of them when `names` is empty).
 pub fn visible_selected(
     ctx: &Ctx<'_, '_, '_>,

@@ -48,22 +48,72 @@ fn counters(ctx: &Ctx<'_, '_, '_>, key: i64) -> MultiInstanceCounters {
         .unwrap_or_default()
 }
 
-/// Evaluates the input collection in the scope `scope_key`; it must be a list.
+/// Evaluates the input collection of the body `body_key` in the scope `scope_key`; it must be
+/// a list. Evaluated again for each inner instance and completion, as Zeebe does (the
+/// collection may change while the body runs); the last result from the same inputs is kept
+/// (`Models::collection`), so a large collection is not parsed again for each of its items.
 fn input_collection(
-    ctx: &Ctx<'_, '_, '_>,
+    ctx: &mut Ctx<'_, '_, '_>,
     mi: &MultiInstance,
     scope_key: i64,
-) -> Result<Vec<Value>, String> {
-    match evaluate(ctx, &mi.input_collection, scope_key)? {
-        Value::Array(items) => Ok(items),
-        other => Err(wrong_type(
-            ctx,
-            scope_key,
-            &mi.input_collection,
-            "'ARRAY'",
-            &other,
-        )),
+    body_key: i64,
+) -> Result<Arc<Vec<Value>>, String> {
+    let kept = match &mi.input_collection {
+        zest_model::Expression::Feel(e) => {
+            let names: Vec<String> = e.variable_names().map(str::to_string).collect();
+            let texts = variables::visible_texts(ctx, scope_key, &names);
+            let size: usize = texts.iter().flatten().map(String::len).sum();
+            (size <= crate::models::MAX_KEPT_COLLECTION)
+                .then(|| fingerprint(e.source(), &names, &texts))
+        }
+        zest_model::Expression::Static(_) => None,
+    };
+    if let Some(f) = kept {
+        if let Some(items) = ctx.models.collection(body_key, f) {
+            return Ok(items);
+        }
     }
+    let items = match evaluate(ctx, &mi.input_collection, scope_key)? {
+        Value::Array(items) => Arc::new(items),
+        other => {
+            return Err(wrong_type(
+                ctx,
+                scope_key,
+                &mi.input_collection,
+                "'ARRAY'",
+                &other,
+            ))
+        }
+    };
+    if let Some(f) = kept {
+        ctx.models.keep_collection(body_key, f, items.clone());
+    }
+    Ok(items)
+}
+
+/// A 128-bit fingerprint of an expression and the texts of the variables it reads (two
+/// independent 64-bit hashes, fixed keys: the same inputs give the same fingerprint in every
+/// process).
+fn fingerprint(source: &str, names: &[String], texts: &[Option<String>]) -> u128 {
+    use std::hash::{Hash, Hasher};
+    let mut a = std::hash::DefaultHasher::new();
+    let mut b: u64 = 0xcbf29ce484222325;
+    let mut feed = |bytes: &[u8]| {
+        bytes.hash(&mut a);
+        for x in bytes {
+            b ^= *x as u64;
+            b = b.wrapping_mul(0x100000001b3);
+        }
+    };
+    feed(source.as_bytes());
+    for (name, text) in names.iter().zip(texts) {
+        feed(name.as_bytes());
+        match text {
+            Some(t) => feed(t.as_bytes()),
+            None => feed(&[0xFF]),
+        }
+    }
+    ((a.finish() as u128) << 64) | b as u128
 }
 
 /// The body's activation after ELEMENT_ACTIVATING: reads the input collection, opens the
@@ -75,7 +125,7 @@ pub(crate) fn activate_body(
     idx: ElementIdx,
     mi: &MultiInstance,
 ) -> ProcResult {
-    let items = match input_collection(ctx, mi, inst.key) {
+    let items = match input_collection(ctx, mi, inst.key, inst.key) {
         Ok(items) => items,
         Err(msg) => return raise_incident(ctx, inst, ErrorType::ExtractValueError, msg, -1),
     };
@@ -169,7 +219,7 @@ pub(crate) fn set_loop_variables(
     mi: &MultiInstance,
 ) -> Result<(), String> {
     let loop_counter = counters(ctx, inst.key).loop_counter;
-    let items = input_collection(ctx, mi, inst.key)?;
+    let items = input_collection(ctx, mi, inst.key, inst.parent_key)?;
     let index = (loop_counter - 1).max(0) as usize;
     let Some(item) = items.get(index) else {
         return Err(format!("Expected to read item at index {index} of the multiInstanceBody input collection but it contains only {} elements. The input collection might be modified while iterating over it.", items.len()));
@@ -264,7 +314,7 @@ pub(crate) fn after_inner_completed(
         }
         return Ok(());
     }
-    let items = match input_collection(ctx, mi, body.key) {
+    let items = match input_collection(ctx, mi, body.key, body.key) {
         Ok(items) => items,
         Err(msg) => return raise_incident(ctx, &body, ErrorType::ExtractValueError, msg, -1),
     };
