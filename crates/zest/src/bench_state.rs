@@ -82,7 +82,7 @@ struct Server {
 }
 
 /// A server the bench started never outlives it, whatever ends the run: an error here, a
-/// signal through `--exit-with-parent`.
+/// signal through `--parent-pid` (the bench's own pid).
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -99,7 +99,8 @@ fn spawn_server(data_dir: &Path, extra: &[String]) -> anyhow::Result<Server> {
         .args(["--management-address", "127.0.0.1:0"])
         .args(["--rest-address", "127.0.0.1:0"])
         // a bench killed by a signal (SIGKILL included) does not leave its server behind
-        .arg("--exit-with-parent")
+        .arg("--parent-pid")
+        .arg(std::process::id().to_string())
         .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

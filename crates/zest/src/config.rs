@@ -90,6 +90,10 @@ pub struct StartArgs {
     /// (a SIGKILL included): for nodes run by `zest bench` and other launchers
     #[arg(long, hide = true)]
     pub exit_with_parent: bool,
+    /// Stop when the process PID, which started this one, ends: a launcher passes its own pid,
+    /// so that an end before this process began to watch counts too
+    #[arg(long, hide = true, value_name = "PID")]
+    pub parent_pid: Option<u32>,
 }
 
 #[derive(Deserialize, Default, Debug)]
@@ -138,6 +142,7 @@ pub struct Resolved {
     pub max_message_size: usize,
     pub log_filter: String,
     pub exit_with_parent: bool,
+    pub parent_pid: Option<u32>,
 }
 
 fn backpressure(
@@ -296,6 +301,7 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
     broker.advertised_address = gateway_address.clone();
     Ok(Resolved {
         exit_with_parent: args.exit_with_parent,
+        parent_pid: args.parent_pid,
         broker,
         gateway_address,
         management_address,

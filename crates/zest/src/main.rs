@@ -111,7 +111,14 @@ fn restore(args: RestoreArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The process that started this one, read first thing: `--exit-with-parent` watches for it
+/// to end, also when it ends while the node is still starting.
+#[cfg(unix)]
+static PARENT: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+
 fn main() {
+    #[cfg(unix)]
+    let _ = PARENT.set(std::os::unix::process::parent_id());
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -285,7 +292,18 @@ async fn start(args: config::StartArgs) -> anyhow::Result<()> {
     tracing::info!(
         "ready: gateway on {gateway_addr}, REST API on {rest_addr}, management on {management_addr}"
     );
-    wait_for_signal(cfg.exit_with_parent).await;
+    #[cfg(unix)]
+    let watched = cfg.parent_pid.or_else(|| {
+        cfg.exit_with_parent.then(|| {
+            PARENT
+                .get()
+                .copied()
+                .unwrap_or_else(std::os::unix::process::parent_id)
+        })
+    });
+    #[cfg(not(unix))]
+    let watched: Option<u32> = None;
+    wait_for_signal(watched).await;
     tracing::info!("shutting down");
     let _ = shutdown_tx.send(true);
     // Streams and long polls end on the signal; a client that does not close its connection
@@ -303,14 +321,13 @@ async fn start(args: config::StartArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Waits for SIGTERM or Ctrl-C, and with `exit_with_parent` also for the end of the process
-/// that started this one (its parent changes when it ends: the node is re-parented).
-async fn wait_for_signal(exit_with_parent: bool) {
+/// Waits for SIGTERM or Ctrl-C, and with a `parent` to watch also for its end (this process's
+/// parent changes when it ends: the node is re-parented).
+async fn wait_for_signal(parent: Option<u32>) {
     let parent_gone = async move {
-        if exit_with_parent {
-            parent_ended().await
-        } else {
-            std::future::pending().await
+        match parent {
+            Some(pid) => parent_ended(pid).await,
+            None => std::future::pending().await,
         }
     };
     tokio::select! {
@@ -331,19 +348,20 @@ async fn terminated() {
     std::future::pending::<()>().await
 }
 
-/// Resolves when the parent process has ended (checked twice a second).
-async fn parent_ended() {
+/// Resolves when `parent`, the process that started this one, has ended: this process's parent
+/// is no longer it (checked at once, then twice a second).
+async fn parent_ended(parent: u32) {
     #[cfg(unix)]
-    {
-        let parent = std::os::unix::process::parent_id();
-        loop {
-            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-            if std::os::unix::process::parent_id() != parent {
-                tracing::warn!("the process that started this node ended; stopping");
-                return;
-            }
+    loop {
+        if std::os::unix::process::parent_id() != parent {
+            tracing::warn!("the process that started this node ended; stopping");
+            return;
         }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     }
     #[cfg(not(unix))]
-    std::future::pending::<()>().await
+    {
+        let _ = parent;
+        std::future::pending::<()>().await
+    }
 }

@@ -368,3 +368,57 @@ fn a_node_stops_when_the_process_that_started_it_is_killed() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The same when the launcher ends at once, maybe before the node even runs: with the
+/// launcher's pid given (`--parent-pid`, as `zest bench` gives it) the node stops once started,
+/// for that reason (it says so), instead of missing an end it did not see.
+#[cfg(unix)]
+#[test]
+fn a_node_whose_parent_ends_while_it_starts_stops_too() {
+    let dir = std::env::temp_dir().join(format!("zest-test-parent-gone-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("node.log");
+    let mut parent = Command::new("sh")
+        .arg("-c")
+        .arg(r#""$0" start --parent-pid $$ --data-dir "$1/data" --gateway-address 127.0.0.1:0 --management-address 127.0.0.1:0 --rest-address 127.0.0.1:0 >/dev/null 2>"$1/node.log" & echo $!; wait"#)
+        .arg(env!("CARGO_BIN_EXE_zest"))
+        .arg(&dir)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(parent.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let node: u32 = line.trim().parse().unwrap();
+    parent.kill().unwrap();
+    parent.wait().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let running = || {
+        std::fs::read_to_string(format!("/proc/{node}/stat"))
+            .map(|s| {
+                !s.rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z')
+            })
+            .unwrap_or(false)
+    };
+    while running() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(
+        !running(),
+        "node {node} outlived the process that started it"
+    );
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        text.contains("the process that started this node ended"),
+        "the node stopped for another reason: {text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
