@@ -48,6 +48,33 @@ pub(crate) fn evaluate_with(expr: &Expression, vars: &Map<String, Value>) -> Res
     }
 }
 
+/// The variables visible from `key` that `mappings` read: the names their expressions look up
+/// and the roots of their targets (a path target merges into the variable's present value).
+/// Parsing only these, not every visible variable, is what keeps a mapping cheap beside a
+/// large payload.
+pub(crate) fn mapping_variables(
+    ctx: &Ctx<'_, '_, '_>,
+    key: i64,
+    mappings: &[Mapping],
+) -> Map<String, Value> {
+    let mut names: Vec<String> = Vec::new();
+    let mut add = |name: &str| {
+        if !names.iter().any(|n| n == name) {
+            names.push(name.to_string());
+        }
+    };
+    for m in mappings {
+        if let Expression::Feel(e) = &m.source {
+            e.variable_names().for_each(&mut add);
+        }
+        add(m.target.split('.').next().unwrap_or(&m.target));
+    }
+    if names.is_empty() {
+        return Map::new();
+    }
+    variables::visible_selected(ctx, key, &names)
+}
+
 /// Evaluates `zeebe:input` or `zeebe:output` mappings into one variables document. As in
 /// Zeebe (which evaluates them as one FEEL context), a mapping sees the targets of the mappings
 /// before it, e.g. `a = 1` then `b = a + 1`.

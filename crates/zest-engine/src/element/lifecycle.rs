@@ -22,6 +22,7 @@ use crate::behaviour::event_scopes::take_event_sub_process_trigger;
 use crate::behaviour::event_scopes::unsubscribe_events;
 use crate::behaviour::events;
 use crate::behaviour::expressions::evaluate_mappings;
+use crate::behaviour::expressions::mapping_variables;
 use crate::behaviour::incidents::raise_incident;
 use crate::behaviour::listeners;
 use crate::behaviour::terminate::continue_batch;
@@ -204,7 +205,7 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
         // input mappings: evaluated in the element's scope (which sees an inner multi-instance
         // instance's item), stored as local variables
         if !el.inputs.is_empty() {
-            match evaluate_mappings(&el.inputs, &variables::visible(ctx, key)) {
+            match evaluate_mappings(&el.inputs, &mapping_variables(ctx, key, &el.inputs)) {
                 Ok(doc) => variables::set_local_document(ctx, key, &doc, None),
                 Err(msg) => return raise_incident(ctx, &inst, ErrorType::IoMappingError, msg, -1),
             }
@@ -387,7 +388,7 @@ fn apply_completion_variables(
         }
     }
     if !el.outputs.is_empty() {
-        let doc = match evaluate_mappings(&el.outputs, &variables::visible(ctx, key)) {
+        let doc = match evaluate_mappings(&el.outputs, &mapping_variables(ctx, key, &el.outputs)) {
             Ok(doc) => doc,
             Err(msg) => {
                 raise_incident(ctx, inst, ErrorType::IoMappingError, msg, -1)?;
