@@ -190,6 +190,75 @@ async fn a_backup_restores_into_a_node_that_continues_from_it() {
     let _ = std::fs::remove_dir_all(&backups);
 }
 
+/// A node of 3 partitions: the backup holds every partition, the restored directory keeps the
+/// partition count (a start with another count is refused), and the instances of every
+/// partition complete after the restore.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_backup_of_three_partitions_restores_all_of_them() {
+    let backups = temp("store-3p");
+    let node = start_with(
+        "backup-source-3p",
+        &[
+            "--partitions",
+            "3",
+            "--backup-dir",
+            backups.to_str().unwrap(),
+        ],
+    );
+    let mut c = connect(&node.gateway).await;
+    common::deploy_one_task(&mut c).await;
+    let mut before = Vec::new();
+    for _ in 0..9 {
+        before.push(create(&mut c).await);
+    }
+    let mut partitions: Vec<u32> = before
+        .iter()
+        .map(|k| zest_protocol::partition_of_key(*k))
+        .collect();
+    partitions.sort();
+    partitions.dedup();
+    assert_eq!(partitions, vec![1, 2, 3]);
+    let m = node.management.clone();
+    let (code, body) = http(
+        &m,
+        "POST",
+        "/actuator/backupRuntime",
+        Some(serde_json::json!({"backupId": 1})),
+    );
+    assert_eq!(code, 202, "{body}");
+    let status = wait_until_done(&m, 1);
+    assert_eq!(status["state"], "COMPLETED", "{status}");
+    assert_eq!(
+        status["details"].as_array().map(|d| d.len()),
+        Some(3),
+        "{status}"
+    );
+    drop(c);
+    let source_dir = node.kill();
+    let _ = std::fs::remove_dir_all(&source_dir);
+
+    let restored = temp("restored-3p");
+    let out = restore(&backups, 1, &restored);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let count = std::fs::read_to_string(restored.join("PARTITIONS")).unwrap();
+    assert_eq!(count.trim(), "3");
+    let node = start_in(restored, &["--partitions", "3"]);
+    let mut c = connect(&node.gateway).await;
+    let mut seen = Vec::new();
+    while let Some(job) = activate_one_within(&mut c, "benchmark-task", 2_000).await {
+        seen.push(job.process_instance_key);
+        complete(&mut c, job.key).await;
+    }
+    seen.sort();
+    before.sort();
+    assert_eq!(seen, before, "the instances of every partition are back");
+    let _ = std::fs::remove_dir_all(&backups);
+}
+
 /// A node killed while it takes a backup loses nothing it acknowledged, and after the restart
 /// the backup is COMPLETED (it finished first) or FAILED, never left IN_PROGRESS.
 #[tokio::test(flavor = "multi_thread")]
