@@ -171,6 +171,10 @@ pub struct Limit {
     /// Vegas: shortest round trip seen (the no-load estimate), microseconds.
     rtt_noload_us: f64,
     samples: u64,
+    /// AIMD: samples still to come from the commands that were in flight at the last decrease;
+    /// they saw the same queue, so they do not shrink the limit again (one decrease per
+    /// window, as TCP does).
+    cooldown: usize,
 }
 
 impl Limit {
@@ -187,6 +191,7 @@ impl Limit {
             limit,
             rtt_noload_us: 0.0,
             samples: 0,
+            cooldown: 0,
         }
     }
 
@@ -208,8 +213,17 @@ impl Limit {
                 backoff_ratio,
                 ..
             } => {
+                // A burst (50 messages published at once on an idle node) queues its own
+                // commands: the last ones are slow, but that is one event. Shrinking once per
+                // slow sample took the limit from 256 to its minimum in one burst of that size
+                // and refused the next burst at 2 instances a second.
+                let waiting = self.cooldown > 0;
+                self.cooldown = self.cooldown.saturating_sub(1);
                 if rtt > expected_rtt {
-                    self.limit = (self.limit * backoff_ratio).floor();
+                    if !waiting {
+                        self.limit = (self.limit * backoff_ratio).floor();
+                        self.cooldown = in_flight.saturating_sub(1);
+                    }
                 } else if in_flight * 2 >= self.limit as usize {
                     self.limit += 1.0;
                 }
@@ -419,8 +433,19 @@ mod tests {
         assert_eq!(l.current(), 50, "capped at max");
         l.on_sample(ms(300), 50);
         assert_eq!(l.current(), 25);
-        for _ in 0..10 {
+        // the other 49 commands of that window were slow for the same reason: no more decrease
+        for _ in 0..49 {
             l.on_sample(ms(300), 50);
+        }
+        assert_eq!(
+            l.current(),
+            25,
+            "one decrease per window of commands in flight"
+        );
+        // slowness that goes on shrinks the limit window after window, down to the minimum
+        for _ in 0..200 {
+            let limit = l.current();
+            l.on_sample(ms(300), limit);
         }
         assert_eq!(l.current(), 2, "floored at min");
     }
