@@ -22,7 +22,8 @@ pub enum LimitAlgorithm {
     /// A constant limit.
     Fixed { limit: usize },
     /// Additive increase, multiplicative decrease: grow by one while the limit is in use and
-    /// round trips stay under `expected_rtt`; shrink by `backoff_ratio` when one exceeds it.
+    /// round trips stay under `expected_rtt`; shrink by `backoff_ratio` when one exceeds it,
+    /// once per window of the commands then in flight.
     Aimd {
         initial: usize,
         min: usize,
