@@ -312,10 +312,7 @@ pub fn restore(
     }
     store.sync()?;
     // the partition count goes with the data (see `check_partition_count`)
-    let tmp = data_dir.join("PARTITIONS.tmp");
-    std::fs::write(&tmp, format!("{}\n", parts.len()))?;
-    std::fs::File::open(&tmp)?.sync_all()?;
-    std::fs::rename(&tmp, data_dir.join("PARTITIONS"))?;
+    zest_storage::write_number_file(data_dir, "PARTITIONS", parts.len() as u32)?;
     Ok(parts.into_values().collect())
 }
 

@@ -112,10 +112,7 @@ fn check_partition_count(config: &BrokerConfig, earlier: Option<u32>) -> anyhow:
         config.partitions
     );
     if !file.exists() {
-        let tmp = config.data_dir.join("PARTITIONS.tmp");
-        std::fs::write(&tmp, format!("{count}\n"))?;
-        std::fs::File::open(&tmp)?.sync_all()?;
-        std::fs::rename(&tmp, &file)?;
+        zest_storage::write_number_file(&config.data_dir, "PARTITIONS", count)?;
     }
     Ok(())
 }

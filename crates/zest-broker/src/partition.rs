@@ -205,7 +205,6 @@ pub(crate) async fn start(
         tokio::spawn(scheduler::run(
             scheduler::Scheduler {
                 pid,
-                partitions: config.partitions,
                 store: pstore,
                 peers: shared.peers.clone(),
                 interval: config.scheduler_interval,

@@ -10,7 +10,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use zest_engine::new_command;
 use zest_engine::state::{key_i64, read_i64, Ks, StateRead};
 use zest_protocol::{
-    codec, Intent, JobRecord, MessageBatchRecord, PartitionId, RecordValue, TimerRecord,
+    codec, Intent, JobRecord, MessageBatchRecord, PartitionId, Record, RecordValue, TimerRecord,
 };
 use zest_storage::PartitionStore;
 
@@ -33,7 +33,6 @@ fn due(store: &PartitionStore, ks: Ks, now: i64, out: &mut Vec<i64>) {
 /// A partition's scheduler.
 pub(crate) struct Scheduler {
     pub pid: PartitionId,
-    pub partitions: u32,
     pub store: PartitionStore,
     /// Every partition's queue of internal commands (`peers[pid - 1]` is this one's).
     pub peers: Arc<[mpsc::Sender<Submission>]>,
@@ -47,7 +46,6 @@ const DISTRIBUTION_RETRY: Duration = Duration::from_secs(5);
 pub(crate) async fn run(s: Scheduler, mut stop_rx: watch::Receiver<bool>) {
     let Scheduler {
         pid,
-        partitions,
         store,
         peers,
         interval,
@@ -62,8 +60,7 @@ pub(crate) async fn run(s: Scheduler, mut stop_rx: watch::Receiver<bool>) {
         }
         if last_redistribution.is_none_or(|t| t.elapsed() >= DISTRIBUTION_RETRY) {
             last_redistribution = Some(std::time::Instant::now());
-            redistribute(pid, partitions, &store, &peers);
-            resend_subscription_commands(pid, &store, &peers);
+            send_again(pid, &store, &peers);
         }
         let now = now_millis();
         let mut commands = Vec::new();
@@ -151,40 +148,17 @@ pub(crate) async fn run(s: Scheduler, mut stop_rx: watch::Receiver<bool>) {
 /// Sends each partition the oldest distribution it has not acknowledged (command distribution
 /// is not durable between partitions until the receiver commits it: after a restart, or when
 /// the acknowledgement was lost, this sends it again; a receiver that has it acknowledges
-/// again). A full queue is tried again at the next round.
-fn redistribute(
-    pid: PartitionId,
-    partitions: u32,
-    store: &PartitionStore,
-    peers: &[mpsc::Sender<Submission>],
-) {
-    if partitions <= 1 {
-        return;
-    }
-    for (target, key, intent, value) in
-        zest_engine::queries::pending_distributions(store, partitions)
-    {
-        let Some(tx) = peers.get((target as usize).wrapping_sub(1)) else {
-            continue;
-        };
-        let mut record = new_command(key, intent, value, -1, -1);
-        record.partition_id = target;
-        tracing::debug!(partition = pid, target, key, "sending a distribution again");
-        let _ = tx.try_send(Submission::internal(record));
-    }
-}
-
-/// Sends the message subscription commands that another partition has not answered for
-/// `DISTRIBUTION_RETRY` again (lost in a crash or a stop; see
-/// `zest_engine::queries::subscription_commands_to_resend`). A full queue is tried again at the
-/// next round.
-fn resend_subscription_commands(
-    pid: PartitionId,
-    store: &PartitionStore,
-    peers: &[mpsc::Sender<Submission>],
-) {
+/// again), and the message subscription commands that another partition has not answered for
+/// `DISTRIBUTION_RETRY` (see `zest_engine::queries::subscription_commands_to_resend`). A full
+/// queue is tried again at the next round.
+fn send_again(pid: PartitionId, store: &PartitionStore, peers: &[mpsc::Sender<Submission>]) {
     if peers.len() <= 1 {
         return;
+    }
+    let distributions = zest_engine::queries::pending_distributions(store, peers.len() as u32);
+    for (target, key, intent, value) in distributions {
+        tracing::debug!(partition = pid, target, key, "sending a distribution again");
+        send_to(peers, target, new_command(key, intent, value, -1, -1));
     }
     let sent_before = now_millis() - DISTRIBUTION_RETRY.as_millis() as i64;
     let commands = zest_engine::queries::subscription_commands_to_resend(
@@ -194,18 +168,22 @@ fn resend_subscription_commands(
         MAX_PER_ROUND,
     );
     for (target, intent, value) in commands {
-        let Some(tx) = peers.get((target as usize).wrapping_sub(1)) else {
-            continue;
-        };
-        let mut record = new_command(-1, intent, value, -1, -1);
-        record.partition_id = target;
         tracing::debug!(
             partition = pid,
             target,
             "sending a message subscription command again"
         );
-        if tx.try_send(Submission::internal(record)).is_err() {
+        if !send_to(peers, target, new_command(-1, intent, value, -1, -1)) {
             break;
         }
     }
+}
+
+/// Puts `record` into partition `target`'s queue of internal commands; false when it is full
+/// (or there is no such partition).
+fn send_to(peers: &[mpsc::Sender<Submission>], target: PartitionId, mut record: Record) -> bool {
+    record.partition_id = target;
+    peers
+        .get((target as usize).wrapping_sub(1))
+        .is_some_and(|tx| tx.try_send(Submission::internal(record)).is_ok())
 }

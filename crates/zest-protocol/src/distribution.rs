@@ -44,12 +44,24 @@ pub struct DistributedDeployment {
 }
 
 impl DistributedDeployment {
+    /// The resources' bytes: the deployment's, and the copies its created records carry.
     pub fn payload_bytes(&self) -> usize {
-        self.deployment
+        let created: usize = self
+            .created
+            .iter()
+            .map(|(_, value)| match value {
+                RecordValue::Process(p) => p.resource.len(),
+                RecordValue::DecisionRequirements(d) => d.resource.len(),
+                RecordValue::Form(f) => f.resource.len(),
+                _ => 0,
+            })
+            .sum();
+        let deployed: usize = self
+            .deployment
             .resources
             .iter()
             .map(|r| r.resource.len())
-            .sum::<usize>()
-            * 2
+            .sum();
+        deployed + created
     }
 }

@@ -117,9 +117,15 @@ fn write_format(dir: &Path) -> Result<()> {
 }
 
 fn write_format_version(dir: &Path, version: u32) -> Result<()> {
-    let file = dir.join("FORMAT");
-    let tmp = dir.join("FORMAT.tmp");
-    std::fs::write(&tmp, format!("{version}\n"))
+    write_number_file(dir, "FORMAT", version)
+}
+
+/// Writes a one-number file of the data directory (`FORMAT`, `PARTITIONS`) durably: a
+/// temporary file, fsync, rename, fsync of the directory.
+pub fn write_number_file(dir: &Path, name: &str, n: u32) -> Result<()> {
+    let file = dir.join(name);
+    let tmp = dir.join(format!("{name}.tmp"));
+    std::fs::write(&tmp, format!("{n}\n"))
         .and_then(|_| std::fs::File::open(&tmp)?.sync_all())
         .and_then(|_| std::fs::rename(&tmp, &file))
         .and_then(|_| std::fs::File::open(dir)?.sync_all())

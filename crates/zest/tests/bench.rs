@@ -318,20 +318,18 @@ fn the_fill_scenario_reports_state_size_figures_across_a_restart() {
     let _ = std::fs::remove_file(json);
 }
 
-/// A node that `zest bench` starts (with `--exit-with-parent`) does not outlive the bench, even
-/// when the bench is killed with SIGKILL and has no chance to stop it.
+/// A shell standing in for a launcher: it starts `zest start WATCH` with its data and log in
+/// `dir`, says the node's pid, and waits. Returns the shell and the node's pid.
 #[cfg(unix)]
-#[test]
-fn a_node_stops_when_the_process_that_started_it_is_killed() {
-    let dir =
-        std::env::temp_dir().join(format!("zest-test-exit-with-parent-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    // a shell stands in for the bench: it starts the node, says its pid, and waits
+fn launch_under_shell(watch: &str, dir: &std::path::Path) -> (std::process::Child, u32) {
+    let script = format!(
+        r#""$0" start {watch} --data-dir "$1/data" --gateway-address 127.0.0.1:0 --management-address 127.0.0.1:0 --rest-address 127.0.0.1:0 >/dev/null 2>"$1/node.log" & echo $!; wait"#
+    );
     let mut parent = Command::new("sh")
         .arg("-c")
-        .arg(r#""$0" start --exit-with-parent --data-dir "$1" --gateway-address 127.0.0.1:0 --management-address 127.0.0.1:0 --rest-address 127.0.0.1:0 >/dev/null 2>&1 & echo $!; wait"#)
+        .arg(script)
         .arg(env!("CARGO_BIN_EXE_zest"))
-        .arg(&dir)
+        .arg(dir)
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -341,29 +339,49 @@ fn a_node_stops_when_the_process_that_started_it_is_killed() {
         &mut line,
     )
     .unwrap();
-    let node: u32 = line.trim().parse().unwrap();
-    let alive = |pid: u32| {
-        // a node that ended but was not reaped yet is a zombie ("Z"): it has stopped
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .map(|s| {
-                !s.rsplit(')')
-                    .next()
-                    .unwrap_or("")
-                    .trim_start()
-                    .starts_with('Z')
-            })
-            .unwrap_or(false)
-    };
-    std::thread::sleep(std::time::Duration::from_secs(1));
-    assert!(alive(node), "the node runs while its parent does");
-    parent.kill().unwrap();
-    parent.wait().unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while alive(node) && std::time::Instant::now() < deadline {
+    (parent, line.trim().parse().unwrap())
+}
+
+/// True while `pid` runs (a process that ended but was not reaped yet, a zombie, has stopped).
+#[cfg(unix)]
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            !s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+        .unwrap_or(false)
+}
+
+/// Waits up to `secs` for `pid` to end; true when it did.
+#[cfg(unix)]
+fn ends_within(pid: u32, secs: u64) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while running(pid) && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
+    !running(pid)
+}
+
+/// A node started with `--exit-with-parent` does not outlive the process that started it,
+/// even when that process is killed with SIGKILL and has no chance to stop it.
+#[cfg(unix)]
+#[test]
+fn a_node_stops_when_the_process_that_started_it_is_killed() {
+    let dir =
+        std::env::temp_dir().join(format!("zest-test-exit-with-parent-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (mut parent, node) = launch_under_shell("--exit-with-parent", &dir);
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    assert!(running(node), "the node runs while its parent does");
+    parent.kill().unwrap();
+    parent.wait().unwrap();
     assert!(
-        !alive(node),
+        ends_within(node, 30),
         "node {node} outlived the process that started it"
     );
     let _ = std::fs::remove_dir_all(&dir);
@@ -378,44 +396,14 @@ fn a_node_whose_parent_ends_while_it_starts_stops_too() {
     let dir = std::env::temp_dir().join(format!("zest-test-parent-gone-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let log = dir.join("node.log");
-    let mut parent = Command::new("sh")
-        .arg("-c")
-        .arg(r#""$0" start --parent-pid $$ --data-dir "$1/data" --gateway-address 127.0.0.1:0 --management-address 127.0.0.1:0 --rest-address 127.0.0.1:0 >/dev/null 2>"$1/node.log" & echo $!; wait"#)
-        .arg(env!("CARGO_BIN_EXE_zest"))
-        .arg(&dir)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(parent.stdout.take().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    let node: u32 = line.trim().parse().unwrap();
+    let (mut parent, node) = launch_under_shell("--parent-pid $$", &dir);
     parent.kill().unwrap();
     parent.wait().unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    let running = || {
-        std::fs::read_to_string(format!("/proc/{node}/stat"))
-            .map(|s| {
-                !s.rsplit(')')
-                    .next()
-                    .unwrap_or("")
-                    .trim_start()
-                    .starts_with('Z')
-            })
-            .unwrap_or(false)
-    };
-    while running() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
     assert!(
-        !running(),
+        ends_within(node, 60),
         "node {node} outlived the process that started it"
     );
-    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let text = std::fs::read_to_string(dir.join("node.log")).unwrap_or_default();
     assert!(
         text.contains("the process that started this node ended"),
         "the node stopped for another reason: {text}"

@@ -156,17 +156,16 @@ pub fn visible_selected(
     if names.is_empty() {
         return visible(ctx, scope_key);
     }
-    let docs: Vec<Vec<u8>> = scope_chain(ctx, scope_key)
-        .into_iter()
-        .map(|scope| scope_doc(ctx, scope, false))
-        .collect();
-    let mut out = Map::new();
-    for name in names {
-        if let Some(var) = docs.iter().find_map(|d| scope_variables::find(d, name)) {
-            out.insert(name.clone(), parse(var.value));
-        }
-    }
-    out
+    parsed(names, visible_texts(ctx, scope_key, names))
+}
+
+/// The variables `names` from their texts (as [`visible_texts`] gives them), those that exist.
+pub fn parsed(names: &[String], texts: Vec<Option<String>>) -> Map<String, Value> {
+    names
+        .iter()
+        .zip(texts)
+        .filter_map(|(name, text)| Some((name.clone(), parse(&text?))))
+        .collect()
 }
 
 /// Context of the process instance a scope belongs to, for the variable records.

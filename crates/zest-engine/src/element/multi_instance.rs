@@ -58,22 +58,25 @@ fn input_collection(
     scope_key: i64,
     body_key: i64,
 ) -> Result<Arc<Vec<Value>>, String> {
-    let kept = match &mi.input_collection {
+    let (result, kept) = match &mi.input_collection {
         zest_model::Expression::Feel(e) => {
             let names: Vec<String> = e.variable_names().map(str::to_string).collect();
             let texts = variables::visible_texts(ctx, scope_key, &names);
             let size: usize = texts.iter().flatten().map(String::len).sum();
-            (size <= crate::models::MAX_KEPT_COLLECTION)
-                .then(|| fingerprint(e.source(), &names, &texts))
+            let kept = (size <= crate::models::MAX_KEPT_COLLECTION)
+                .then(|| fingerprint(e.source(), &names, &texts));
+            if let Some(items) = kept.and_then(|f| ctx.models.collection(body_key, f)) {
+                return Ok(items);
+            }
+            // evaluated from the texts just read, not read again
+            let vars = variables::parsed(&names, texts);
+            (evaluate_with(&mi.input_collection, &vars)?, kept)
         }
-        zest_model::Expression::Static(_) => None,
+        zest_model::Expression::Static(_) => {
+            (evaluate(ctx, &mi.input_collection, scope_key)?, None)
+        }
     };
-    if let Some(f) = kept {
-        if let Some(items) = ctx.models.collection(body_key, f) {
-            return Ok(items);
-        }
-    }
-    let items = match evaluate(ctx, &mi.input_collection, scope_key)? {
+    let items = match result {
         Value::Array(items) => Arc::new(items),
         other => {
             return Err(wrong_type(
