@@ -10,15 +10,17 @@
 # >= 1.21), python3 + venv (a venv in tests/compat/.venv), zbctl (built into tests/compat/bin).
 #
 # Env: ZEST_BIN, ZEEBE_ADDRESS, COMPAT_VERBOSE=1 (go test -v / pytest -v), COMPAT_SUITES (space
-# separated subset of: go official zbctl zest-cli python java crash partitions; crash runs three
+# separated subset of: go official zbctl zest-cli python java crash partitions cluster; crash runs three
 # variants: default, log fsync off, and snapshots/segment deletion/backups during the kills;
-# partitions runs go, python, java and crash against 3 partitions), CRASH_* (see
+# partitions runs go, python, java and crash against 3 partitions; cluster runs go, python and
+# java against `zest cluster` (3 nodes, 3 partitions, replication factor 3) and the crash test
+# with SIGKILLs of random nodes of such a cluster), CRASH_* (see
 # go/crash/crash_test.go).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-SUITES=${COMPAT_SUITES:-go official zbctl zest-cli python java crash partitions}
+SUITES=${COMPAT_SUITES:-go official zbctl zest-cli python java crash partitions cluster}
 VERBOSE=${COMPAT_VERBOSE:-}
 
 log() { printf '\n==== %s\n' "$*"; }
@@ -51,7 +53,7 @@ echo "compat: suites [$SUITES] against $MODE"
 # Tools
 export PATH=$PATH:/usr/local/go/bin:$HOME/go/bin
 go_ok() { command -v go >/dev/null && go version | grep -qE 'go1\.(2[1-9]|[3-9][0-9])'; }
-if want go || want official || want zbctl || want zest-cli || want crash || want partitions; then
+if want go || want official || want zbctl || want zest-cli || want crash || want partitions || want cluster; then
   if ! go_ok; then
     # Debian's golang-go is new enough from trixie on (bookworm has 1.19: use bookworm-backports'
     # golang-1.21+ or the tarball from go.dev into /usr/local/go).
@@ -61,7 +63,7 @@ if want go || want official || want zbctl || want zest-cli || want crash || want
   fi
   echo "compat: $(go version)"
 fi
-if want python || want partitions; then
+if want python || want partitions || want cluster; then
   command -v python3 >/dev/null || apt_install python3
   VENV=$HERE/.venv
   if [ ! -x "$VENV/bin/python" ]; then
@@ -75,7 +77,7 @@ if want python || want partitions; then
   fi
   echo "compat: $("$VENV/bin/python" --version), pyzeebe $("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("pyzeebe"))')"
 fi
-if want java || want partitions; then
+if want java || want partitions || want cluster; then
   # the official Java client (tests/compat/java): needs a JDK >= 17 and Maven
   command -v mvn >/dev/null || apt_install maven
   command -v javac >/dev/null || apt_install default-jdk-headless
@@ -188,6 +190,30 @@ if want partitions && [ -n "${ZEST_BIN:-}" ]; then
   JAVA_TESTS='!InstanceOperationsTest#deleteAProcess+deleteAFormVersion' run_suite java-3-partitions java_suite
   run_suite crash-3-partitions bash -c "cd '$HERE/go' && go test -v -count=1 -timeout 5m -tags crash ./crash -run TestCrash"
   unset ZEST_PARTITIONS
+fi
+
+# The client suites against a 3-node cluster started with `zest cluster` (each node a process,
+# every partition replicated on all three; the clients talk to node 1, so most commands are
+# forwarded to another node's leader), then the crash test killing random nodes of a cluster.
+if want cluster && [ -n "${ZEST_BIN:-}" ]; then
+  CLUSTER_DIR=$(mktemp -d /tmp/zest-cluster-XXXXXX)
+  "$ZEST_BIN" cluster --nodes 3 --partitions 3 --replication-factor 3 --port-offset 1000 \
+    --data-dir "$CLUSTER_DIR/data" >"$CLUSTER_DIR/out.log" 2>"$CLUSTER_DIR/err.log" &
+  CLUSTER_PID=$!
+  for _ in $(seq 1 120); do grep -q "CLUSTER READY" "$CLUSTER_DIR/out.log" 2>/dev/null && break; sleep 0.5; done
+  grep -q "CLUSTER READY" "$CLUSTER_DIR/out.log" || { cat "$CLUSTER_DIR/out.log"; tail -30 "$CLUSTER_DIR/err.log"; kill "$CLUSTER_PID"; die "zest cluster did not start"; }
+  # a failing suite exits: the cluster goes with it (and says why)
+  trap 'kill -TERM "$CLUSTER_PID" 2>/dev/null; wait "$CLUSTER_PID" 2>/dev/null; tail -40 "$CLUSTER_DIR/err.log"' EXIT
+  export ZEEBE_ADDRESS=127.0.0.1:27510 ZEEBE_REST_ADDRESS=http://127.0.0.1:9090
+  run_suite go-cluster bash -c "cd '$HERE/go' && go test ${GOV[*]} -count=1 -timeout 5m ./compat"
+  run_suite python-cluster bash -c "cd '$HERE/python' && '$VENV/bin/python' -m pytest ${PYV[*]} -p no:cacheprovider ."
+  JAVA_TESTS='!InstanceOperationsTest#deleteAProcess+deleteAFormVersion' run_suite java-cluster java_suite
+  unset ZEEBE_ADDRESS ZEEBE_REST_ADDRESS
+  trap - EXIT
+  kill -TERM "$CLUSTER_PID"; wait "$CLUSTER_PID" || true
+  rm -rf "$CLUSTER_DIR"
+  run_suite crash-cluster env CRASH_CLUSTER=3 CRASH_KILLS=4 \
+    bash -c "cd '$HERE/go' && go test -v -count=1 -timeout 5m -tags crash ./crash -run TestCrash"
 fi
 
 echo; printf '%s\n' "${SUMMARY[@]}"

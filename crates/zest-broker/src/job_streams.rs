@@ -18,13 +18,12 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use std::time::Instant;
 
 use tokio::sync::mpsc::{self, OwnedPermit};
 use zest_engine::{new_command, JobStreams, StreamTarget};
 use zest_protocol::{partition_of_key, Intent, JobRecord, RecordValue};
 
-use crate::Submission;
+use crate::router::{Router, Sent};
 
 /// An activated job on its way to a worker: its key and its record, variables included.
 #[derive(Debug, Clone)]
@@ -160,23 +159,13 @@ impl JobStreams for PartitionStreams {
 
 /// Sends JOB YIELD for a pushed job that did not reach its worker. Without room in the
 /// partition's internal queue the job stays activated until its deadline, as before job push.
-pub(crate) fn yield_job(internal: &[mpsc::Sender<Submission>], pushed: PushedJob) {
-    let Some(tx) = internal.get((partition_of_key(pushed.key) as usize).wrapping_sub(1)) else {
-        return;
-    };
+pub(crate) fn yield_job(router: &Router, pushed: PushedJob) {
     let job = JobRecord {
         variables: String::new(),
         ..pushed.job
     };
     let command = new_command(pushed.key, Intent::Yield, RecordValue::Job(job), -1, -1);
-    let submission = Submission {
-        record: command,
-        reply: None,
-        permit: None,
-        queue_bytes: None,
-        received: Instant::now(),
-    };
-    if tx.try_send(submission).is_err() {
+    if router.send(partition_of_key(pushed.key), command) != Sent::Yes {
         tracing::warn!(
             job = pushed.key,
             "could not yield a job its stream did not deliver; it is activated until its deadline"
@@ -192,13 +181,13 @@ pub struct JobStream {
     registry: Arc<Registry>,
     rx: Option<mpsc::Receiver<PushedJob>>,
     tx: mpsc::Sender<PushedJob>,
-    internal: Arc<[mpsc::Sender<Submission>]>,
+    internal: Arc<Router>,
 }
 
 impl JobStream {
     pub(crate) fn open(
         registry: Arc<Registry>,
-        internal: Arc<[mpsc::Sender<Submission>]>,
+        internal: Arc<Router>,
         spec: &JobStreamSpec,
         window: usize,
     ) -> JobStream {
@@ -284,7 +273,7 @@ mod tests {
     #[tokio::test]
     async fn reservations_respect_each_window_and_alternate_between_streams() {
         let registry = Arc::new(Registry::default());
-        let internal: Arc<[mpsc::Sender<Submission>]> = Arc::from(Vec::new());
+        let internal = Router::for_tests(Vec::new());
         let a = JobStream::open(registry.clone(), internal.clone(), &spec("t"), 2);
         let b = JobStream::open(registry.clone(), internal.clone(), &spec("t"), 1);
         let streams = PartitionStreams::new(registry.clone());
@@ -312,7 +301,7 @@ mod tests {
     async fn jobs_a_dropped_stream_did_not_deliver_are_yielded() {
         let registry = Arc::new(Registry::default());
         let (itx, mut irx) = mpsc::channel(16);
-        let internal: Arc<[mpsc::Sender<Submission>]> = Arc::from(vec![itx]);
+        let internal = Router::for_tests(vec![itx]);
         let stream = JobStream::open(registry.clone(), internal, &spec("t"), 4);
         let streams = PartitionStreams::new(registry);
         let key = zest_protocol::encode_key(1, 7);

@@ -6,21 +6,27 @@
 
 mod backpressure;
 pub mod backup;
+mod cluster;
 mod job_streams;
+mod local;
 mod metrics;
 mod partition;
+mod router;
 mod scheduler;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::{broadcast, mpsc, oneshot};
+use zest_cluster::transport::Groups;
 use zest_protocol::{partition_of_key, PartitionId, Record};
 use zest_storage::{Store, StoreConfig};
 
 pub use backpressure::{BackpressureConfig, LimitAlgorithm, DEFAULT_AIMD_RTT};
+pub use cluster::{ClusterConfig, NodeStatus, PartitionStatus};
 pub use job_streams::{JobStream, JobStreamSpec, PushedJob};
 pub use metrics::Metrics;
 pub use zest_cluster::{LogFlush, RaftSettings};
@@ -54,6 +60,8 @@ pub struct BrokerConfig {
     pub memory_bytes: u64,
     /// Parsed models an engine keeps (processes and decision graphs each).
     pub model_cache: usize,
+    /// The cluster this node belongs to (a single node by default).
+    pub cluster: ClusterConfig,
 }
 
 impl Default for BrokerConfig {
@@ -74,6 +82,7 @@ impl Default for BrokerConfig {
             backup_dir: None,
             memory_bytes: 128 << 20,
             model_cache: 128,
+            cluster: ClusterConfig::default(),
         }
     }
 }
@@ -145,17 +154,16 @@ impl Submission {
 pub struct Broker {
     config: BrokerConfig,
     store: Store,
-    partitions: Vec<partition::PartitionHandle>,
-    jobs_available: broadcast::Sender<String>,
+    local: Arc<local::Local>,
     job_streams: Arc<job_streams::Registry>,
-    /// Each partition's queue of internal commands (job yields go there).
-    internal: Arc<[mpsc::Sender<Submission>]>,
     round_robin: AtomicU32,
     /// Where the next job activation starts asking (its own turn: sharing the creations'
     /// would skew where instances go).
     activation_round: AtomicU32,
     pub metrics: Arc<Metrics>,
     backups: Arc<backup::Backups>,
+    /// Stops the internal port's server.
+    internal_stop: Option<tokio::sync::watch::Sender<bool>>,
 }
 
 /// One partition as the topology shows it.
@@ -168,9 +176,28 @@ pub struct PartitionInfo {
     pub processed_position: u64,
 }
 
+/// One broker of the cluster, as the topology shows it.
+#[derive(Debug, Clone)]
+pub struct BrokerTopology {
+    pub node_id: u64,
+    /// Its gateway's address (gRPC).
+    pub address: String,
+    pub version: String,
+    pub partitions: Vec<PartitionInfo>,
+}
+
+/// The cluster as this node sees it: itself and the brokers it heard from lately.
+#[derive(Debug, Clone)]
+pub struct ClusterTopology {
+    pub brokers: Vec<BrokerTopology>,
+    pub cluster_size: u32,
+    pub partitions_count: u32,
+    pub replication_factor: u32,
+}
+
 impl Broker {
-    /// Opens the store, starts every partition (recovering from snapshot and log) and waits
-    /// until each is leader and has replayed its log.
+    /// Opens the store, joins the cluster (when there is one), starts this node's partitions
+    /// and waits until each has a leader and the ones led here have recovered.
     pub async fn start(config: BrokerConfig) -> anyhow::Result<Broker> {
         // a directory of an earlier version (before this file) ran one partition
         let earlier = if config.data_dir.join("FORMAT").exists() {
@@ -178,41 +205,132 @@ impl Broker {
         } else {
             None
         };
+        let fresh = !config.data_dir.join("PARTITIONS").exists();
         let store = Store::open(&config.data_dir, &config.store)?;
         check_partition_count(&config, earlier)?;
         let backups = Arc::new(backup::Backups::open(config.backup_dir.clone())?);
         let metrics = Arc::new(Metrics::new()?);
-        let (jobs_available, _) = broadcast::channel(1024);
         let job_streams = Arc::new(job_streams::Registry::default());
-        // every partition's internal queue exists before the first starts: partitions send
-        // each other commands (command distribution, message subscriptions)
-        let (senders, receivers): (Vec<_>, Vec<_>) = (0..config.partitions)
-            .map(|_| mpsc::channel(partition::INTERNAL_QUEUE))
-            .unzip();
-        let internal: Arc<[mpsc::Sender<Submission>]> = senders.into();
-        let shared = partition::Shared {
+        let listener = match &config.cluster.internal_address {
+            Some(address) => Some(zest_cluster::transport::bind(address).await?),
+            None => None,
+        };
+        let internal_address = match (&config.cluster.advertised_internal_address, &listener) {
+            (Some(a), _) => a.clone(),
+            (None, Some(l)) => zest_cluster::transport::advertised(&l.local_addr()?),
+            (None, None) => String::new(),
+        };
+        let cluster = Arc::new(cluster::Cluster::new(
+            config.node_id,
+            config.cluster.clone(),
+            config.partitions,
+            internal_address,
+        ));
+        // every local partition's queue of internal commands exists before the first starts:
+        // partitions send each other commands (command distribution, message subscriptions)
+        let mut queues = Vec::new();
+        let mut receivers = BTreeMap::new();
+        for pid in 1..=config.partitions {
+            if cluster.local_partitions().contains(&pid) {
+                let (tx, rx) = mpsc::channel(partition::INTERNAL_QUEUE);
+                let leading = Arc::new(AtomicBool::new(false));
+                queues.push(Some(router::LocalQueue {
+                    tx: tx.clone(),
+                    leading: leading.clone(),
+                }));
+                receivers.insert(pid, (tx, rx, leading));
+            } else {
+                queues.push(None);
+            }
+        }
+        let router = Arc::new(router::Router::new(queues, cluster.clone()));
+        let (jobs_available, _) = broadcast::channel(1024);
+        let local = Arc::new(local::Local {
+            node_id: config.node_id,
+            command_address: config.advertised_address.clone(),
+            partitions: std::sync::OnceLock::new(),
+            router: router.clone(),
+            cluster: cluster.clone(),
             jobs_available: jobs_available.clone(),
+        });
+        let groups = Arc::new(Groups::default());
+        let mut internal_stop = None;
+        // the partitions' own notifications: passed on to the other nodes too in a cluster
+        let partition_jobs = if let Some(listener) = listener {
+            let (stop_tx, mut stop_rx) = tokio::sync::watch::channel(false);
+            internal_stop = Some(stop_tx);
+            let handler: Arc<dyn zest_cluster::transport::Handler> = local.clone();
+            tokio::spawn(zest_cluster::transport::serve(
+                listener,
+                groups.clone(),
+                handler,
+                async move {
+                    let _ = stop_rx.changed().await;
+                },
+            ));
+            let status_of = local.clone();
+            tokio::spawn(cluster::exchange_status(cluster.clone(), move || {
+                status_of.status()
+            }));
+            if fresh {
+                wait_for_replicas(&cluster).await;
+            }
+            let (tx, rx) = broadcast::channel(1024);
+            tokio::spawn(local::relay_job_notifications(rx, local.clone()));
+            tx
+        } else {
+            jobs_available.clone()
+        };
+        let shared = partition::Shared {
+            jobs_available: partition_jobs,
             job_streams: job_streams.clone(),
             metrics: metrics.clone(),
-            peers: internal.clone(),
+            router,
+            cluster: cluster.clone(),
+            groups,
         };
-        let mut partitions = Vec::new();
-        for (pid, internal_rx) in (1..=config.partitions).zip(receivers) {
-            let handle = partition::start(pid, &config, &store, &shared, internal_rx).await?;
-            partitions.push(handle);
+        let mut partitions = BTreeMap::new();
+        for (pid, (tx, rx, leading)) in receivers {
+            let handle = partition::start(pid, &config, &store, &shared, (tx, rx), leading).await?;
+            partitions.insert(pid, handle);
         }
-        Ok(Broker {
+        let _ = local.partitions.set(partitions);
+        let broker = Broker {
             config,
             store,
-            partitions,
-            jobs_available,
+            local,
             job_streams,
-            internal,
             round_robin: AtomicU32::new(0),
             activation_round: AtomicU32::new(0),
             metrics,
             backups,
-        })
+            internal_stop,
+        };
+        broker.wait_until_ready().await;
+        Ok(broker)
+    }
+
+    /// Waits until [`Broker::is_ready`], telling what it waits for now and then.
+    async fn wait_until_ready(&self) {
+        let started = std::time::Instant::now();
+        let mut told = started;
+        while !self.is_ready().await {
+            if told.elapsed() >= Duration::from_secs(5) {
+                told = std::time::Instant::now();
+                let waiting: Vec<PartitionId> = self
+                    .local
+                    .partitions()
+                    .keys()
+                    .copied()
+                    .filter(|&pid| self.local.cluster.leader(pid).is_none())
+                    .collect();
+                tracing::info!(
+                    "waiting {:?} for partitions {waiting:?} to elect a leader (a majority of each partition's nodes must be up)",
+                    started.elapsed()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     pub fn config(&self) -> &BrokerConfig {
@@ -238,70 +356,15 @@ impl Broker {
         partition_of_key(key)
     }
 
-    /// Sends a client command and waits until it is processed and committed. Returns the event
-    /// that answers it, or its rejection record.
+    /// Sends a client command to its partition's leader (on this node or another) and waits
+    /// until it is processed and committed. Returns the event that answers it, or its
+    /// rejection record.
     pub async fn submit(
         &self,
         partition: PartitionId,
         record: Record,
     ) -> Result<Record, BrokerError> {
-        let p = self
-            .partitions
-            .get((partition as usize).wrapping_sub(1))
-            .ok_or(BrokerError::NoSuchPartition(partition))?;
-        p.received_requests.inc();
-        // the queue's bytes first: given back by dropping, if the limiter refuses next
-        let Some(queue_bytes) = p.reserve_queue_bytes(&record) else {
-            p.rejected_requests.inc();
-            return Err(BrokerError::Backpressure(partition));
-        };
-        let permit = if backpressure::exempt(record.value_type, record.intent) {
-            None
-        } else {
-            let starts = backpressure::starts_instances(record.value_type, record.intent);
-            match p.limiter.try_acquire(starts) {
-                Ok(permit) => Some(permit),
-                Err(refusal) => {
-                    p.rejected_requests.inc();
-                    return Err(match refusal {
-                        backpressure::Refusal::Limit => BrokerError::Backpressure(partition),
-                        backpressure::Refusal::JobBacklog => BrokerError::JobBacklog(partition),
-                    });
-                }
-            }
-        };
-        let (tx, rx) = oneshot::channel();
-        match p.client_tx.try_send(Submission {
-            record,
-            reply: Some(tx),
-            permit,
-            queue_bytes: Some(queue_bytes),
-            received: std::time::Instant::now(),
-        }) {
-            Ok(()) => {}
-            Err(mpsc::error::TrySendError::Full(s)) => {
-                if let Some(permit) = s.permit {
-                    permit.cancel();
-                }
-                p.rejected_requests.inc();
-                return Err(BrokerError::Backpressure(partition));
-            }
-            Err(mpsc::error::TrySendError::Closed(s)) => {
-                if let Some(permit) = s.permit {
-                    permit.cancel();
-                }
-                return Err(BrokerError::Unavailable(
-                    partition,
-                    "the partition is shutting down".into(),
-                ));
-            }
-        }
-        rx.await.map_err(|_| {
-            BrokerError::Unavailable(
-                partition,
-                "the command was not answered; the partition may have restarted".into(),
-            )
-        })
+        self.local.submit(partition, record).await
     }
 
     /// Opens a job stream (job push): jobs of the type are activated for it as they become
@@ -309,7 +372,7 @@ impl Broker {
     pub fn open_job_stream(&self, spec: &JobStreamSpec, window: usize) -> JobStream {
         JobStream::open(
             self.job_streams.clone(),
-            self.internal.clone(),
+            self.local.router.clone(),
             spec,
             window,
         )
@@ -318,32 +381,52 @@ impl Broker {
     /// Hands back a job that was activated for a worker that went away before it got it
     /// (JOB YIELD): it becomes activatable again at once.
     pub fn yield_job(&self, job: PushedJob) {
-        job_streams::yield_job(&self.internal, job);
+        job_streams::yield_job(&self.local.router, job);
     }
 
-    /// Notifications of job types that became activatable.
+    /// Notifications of job types that became activatable (on any node of the cluster).
     pub fn subscribe_jobs(&self) -> broadcast::Receiver<String> {
-        self.jobs_available.subscribe()
+        self.local.jobs_available.subscribe()
     }
 
+    /// This node's partitions.
     pub async fn topology(&self) -> Vec<PartitionInfo> {
-        let mut out = Vec::new();
-        for p in &self.partitions {
-            out.push(PartitionInfo {
-                partition_id: p.id,
-                is_leader: p.raft.current_leader().await == Some(self.config.node_id),
-                healthy: !p.client_tx.is_closed(),
-                processed_position: p.applied.last_position.load(Ordering::SeqCst),
-            });
+        self.local
+            .status()
+            .partitions
+            .into_iter()
+            .map(partition_info)
+            .collect()
+    }
+
+    /// The brokers of the cluster this node knows to be up, itself included, by node id.
+    pub fn cluster_topology(&self) -> ClusterTopology {
+        let mut nodes = self.local.cluster.live_nodes();
+        if !self.local.partitions().is_empty() {
+            nodes.push(self.local.status());
         }
-        out
+        nodes.sort_by_key(|n| n.node_id);
+        ClusterTopology {
+            brokers: nodes
+                .into_iter()
+                .map(|n| BrokerTopology {
+                    node_id: n.node_id,
+                    address: n.command_address,
+                    version: n.version,
+                    partitions: n.partitions.into_iter().map(partition_info).collect(),
+                })
+                .collect(),
+            cluster_size: self.config.cluster.cluster_size,
+            partitions_count: self.config.partitions,
+            replication_factor: self.config.cluster.replication_factor,
+        }
     }
 
     /// Every open Camunda user task, in key order, read from committed state one at a time
     /// (nothing is collected: a search keeps only its page).
     pub fn visit_open_user_tasks(&self, f: &mut dyn FnMut(zest_engine::types::StoredUserTask)) {
         use zest_engine::state::StateRead;
-        for p in &self.partitions {
+        for p in self.local.partitions().values() {
             p.store
                 .scan_prefix(zest_engine::state::Ks::UserTasks, b"t", &mut |_, v| {
                     match zest_protocol::codec::decode::<zest_engine::types::StoredUserTask>(v) {
@@ -364,7 +447,7 @@ impl Broker {
         f: &mut dyn FnMut(zest_engine::types::ElementInstance, i64),
     ) {
         use zest_engine::state::{key_i64, Ks, StateRead};
-        for p in &self.partitions {
+        for p in self.local.partitions().values() {
             p.store.scan_prefix(Ks::ElementInstances, b"", &mut |_, v| {
                 match zest_protocol::codec::decode::<zest_engine::types::ElementInstance>(v) {
                     Ok(inst) if inst.is_active() => {
@@ -408,23 +491,30 @@ impl Broker {
 
     /// The latest version of the form `form_id` (deployments are processed on partition 1).
     pub fn latest_form(&self, form_id: &str) -> Option<zest_protocol::FormRecord> {
-        zest_engine::queries::latest_form(&self.partitions.first()?.store, form_id)
+        zest_engine::queries::latest_form(&self.local.partition(1)?.store, form_id)
     }
 
     /// The partition that holds `key` (the partition id is in the key's high bits).
     fn partition_for(&self, key: i64) -> Option<&partition::PartitionHandle> {
-        self.partitions
-            .get((self.partition_of(key) as usize).wrapping_sub(1))
+        self.local.partition(self.partition_of(key))
     }
 
-    /// True when every partition has a leader and has recovered.
+    /// True when every partition of this node has a leader, and those led here have recovered
+    /// and process commands (a node without partitions, a standalone gateway: when every
+    /// partition of the cluster has a leader).
     pub async fn is_ready(&self) -> bool {
-        for p in &self.partitions {
-            if p.raft.current_leader().await.is_none() || p.client_tx.is_closed() {
-                return false;
-            }
+        let cluster = &self.local.cluster;
+        if self.local.partitions().is_empty() {
+            return (1..=self.config.partitions).all(|pid| cluster.leader(pid).is_some());
         }
-        true
+        self.local
+            .partitions()
+            .values()
+            .all(|p| match cluster.leader(p.id) {
+                Some(node) if node == self.config.node_id => p.is_leading(),
+                Some(_) => true,
+                None => false,
+            })
     }
 
     /// Brings the gauges that are read rather than counted up to date (before a scrape).
@@ -437,7 +527,7 @@ impl Broker {
             ("model_cache", self.config.model_cache as u64 * (64 << 10)),
             (
                 "command_queues",
-                (self.config.command_queue_bytes * self.partitions.len()) as u64,
+                (self.config.command_queue_bytes * self.local.partitions().len()) as u64,
             ),
         ];
         for (part, bytes) in budget {
@@ -446,7 +536,12 @@ impl Broker {
                 .with_label_values(&[part])
                 .set(bytes as i64);
         }
-        let queued: usize = self.partitions.iter().map(|p| p.queued_bytes()).sum();
+        let queued: usize = self
+            .local
+            .partitions()
+            .values()
+            .map(|p| p.queued_bytes())
+            .sum();
         for (part, bytes) in [
             ("block_cache", cache),
             ("write_buffers", write_buffers),
@@ -457,7 +552,7 @@ impl Broker {
                 .with_label_values(&[part])
                 .set(bytes as i64);
         }
-        for p in &self.partitions {
+        for p in self.local.partitions().values() {
             let label = p.id.to_string();
             self.metrics
                 .state_disk_bytes
@@ -494,9 +589,14 @@ impl Broker {
     /// Schedules backup `id` of every partition; it is taken in the background while the
     /// partitions keep processing.
     pub fn take_backup(&self, id: i64) -> Result<u64, backup::BackupError> {
-        let pids: Vec<u32> = self.partitions.iter().map(|p| p.id).collect();
+        let pids: Vec<u32> = self.local.partitions().keys().copied().collect();
         let id = self.backups.schedule(id, &pids)?;
-        let stores: Vec<_> = self.partitions.iter().map(|p| p.store.clone()).collect();
+        let stores: Vec<_> = self
+            .local
+            .partitions()
+            .values()
+            .map(|p| p.store.clone())
+            .collect();
         let backups = self.backups.clone();
         tokio::task::spawn_blocking(move || backups.take(id, &stores));
         Ok(id)
@@ -504,11 +604,50 @@ impl Broker {
 
     /// Stops accepting commands, lets in-flight groups finish, stops consensus and syncs.
     pub async fn shutdown(&self) {
-        for p in &self.partitions {
+        for p in self.local.partitions().values() {
             p.stop().await;
+        }
+        if let Some(stop) = &self.internal_stop {
+            let _ = stop.send(true);
         }
         if let Err(e) = self.store.sync() {
             tracing::error!("final sync failed: {e}");
         }
+    }
+}
+
+fn partition_info(p: PartitionStatus) -> PartitionInfo {
+    PartitionInfo {
+        partition_id: p.partition_id,
+        is_leader: p.leader,
+        healthy: p.healthy,
+        processed_position: p.processed_position,
+    }
+}
+
+/// A new cluster's groups are formed with every replica's internal address: wait until each
+/// replica of this node's partitions was heard from (or told of by another node).
+async fn wait_for_replicas(cluster: &cluster::Cluster) {
+    let started = std::time::Instant::now();
+    let mut told = started;
+    loop {
+        let missing: std::collections::BTreeSet<u64> = cluster
+            .local_partitions()
+            .iter()
+            .flat_map(|&pid| cluster.replicas(pid))
+            .filter(|&node| cluster.peers.address(node).is_none())
+            .collect();
+        if missing.is_empty() {
+            return;
+        }
+        if told.elapsed() >= Duration::from_secs(5) {
+            told = std::time::Instant::now();
+            tracing::info!(
+                "waiting {:?} for nodes {missing:?} to be reachable through the contact points {:?}",
+                started.elapsed(),
+                cluster.config.contact_points
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }

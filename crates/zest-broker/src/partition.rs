@@ -1,22 +1,26 @@
 //! One partition's runtime: consensus group, processing loop and scheduler.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use openraft::BasicNode;
 use tokio::sync::mpsc::OwnedPermit;
 use tokio::sync::{broadcast, mpsc, oneshot, watch, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
-use zest_cluster::{AppliedInfo, RecordBatch, ZestRaft};
+use zest_cluster::transport::Groups;
+use zest_cluster::{AppliedInfo, GroupMembers, Network, RecordBatch, ZestRaft};
 use zest_engine::state::{Layered, Speculative, Txn};
 use zest_engine::{Engine, SideEffect};
 use zest_protocol::{Intent, PartitionId, Record, RecordType, RecordValue, ValueType};
 use zest_storage::{PartitionStore, Store};
 
 use crate::backpressure::{Limiter, Permit};
+use crate::cluster::Cluster;
 use crate::job_streams::{PartitionStreams, PushedJob, Registry};
 use crate::metrics::{Lifetimes, Metrics};
+use crate::router::{Router, Sent};
 use crate::{scheduler, BrokerConfig, Submission};
 
 pub(crate) struct PartitionHandle {
@@ -31,6 +35,8 @@ pub(crate) struct PartitionHandle {
     pub applied: Arc<AppliedInfo>,
     /// The bytes of the command queue (`BrokerConfig::command_queue_bytes`).
     queue_bytes: QueueBytes,
+    /// True while this node leads the partition and processes its commands.
+    pub leading: Arc<AtomicBool>,
     stop_tx: watch::Sender<bool>,
     /// Taken by the first `stop`.
     tasks: std::sync::Mutex<Vec<JoinHandle<()>>>,
@@ -47,6 +53,10 @@ impl PartitionHandle {
     /// Bytes of the client commands waiting in the queue.
     pub fn queued_bytes(&self) -> usize {
         self.queue_bytes.queued()
+    }
+
+    pub fn is_leading(&self) -> bool {
+        self.leading.load(Ordering::Acquire)
     }
 
     /// Stops the processing loop and scheduler (queued commands are failed), then consensus.
@@ -71,7 +81,7 @@ impl PartitionHandle {
 
 /// Commands that may be answered by a later batch: a create-with-result (when the instance
 /// completes) and user task commands (when their task listeners have run).
-fn answered_later(record: &Record) -> bool {
+pub(crate) fn answered_later(record: &Record) -> bool {
     matches!(
         (record.value_type, record.intent),
         (
@@ -113,118 +123,281 @@ pub(crate) const INTERNAL_QUEUE: usize = 1024;
 /// stay bounded and none is dropped.
 const OUTBOX_LIMIT: usize = 1024;
 
-/// What a partition shares with the node: job notifications and streams, metrics, and every
-/// partition's queue of internal commands (`peers[p - 1]` is partition p's).
+/// What a partition shares with the node: job notifications and streams, metrics, where
+/// commands for other partitions go, and the cluster.
 pub(crate) struct Shared {
     pub jobs_available: broadcast::Sender<String>,
     pub job_streams: Arc<Registry>,
     pub metrics: Arc<Metrics>,
-    pub peers: Arc<[mpsc::Sender<Submission>]>,
+    pub router: Arc<Router>,
+    pub cluster: Arc<Cluster>,
+    pub groups: Arc<Groups>,
 }
 
+/// Who replicates partition `pid`, with their internal addresses (a single node: itself, at
+/// its advertised address, as its one-member group has always recorded).
+fn group_members(config: &BrokerConfig, cluster: &Cluster, pid: PartitionId) -> GroupMembers {
+    let replicas = cluster.replicas(pid);
+    let members = replicas
+        .iter()
+        .map(|&node| {
+            let addr = if cluster.is_multi_node() {
+                cluster.peers.address(node).unwrap_or_default()
+            } else {
+                config.advertised_address.clone()
+            };
+            (node, BasicNode { addr })
+        })
+        .collect();
+    GroupMembers {
+        members,
+        primary: replicas[0],
+        initialize_after: Duration::from_secs(3),
+    }
+}
+
+/// Starts partition `pid`'s consensus group on this node and the task that processes its
+/// commands whenever this node leads it. `internal` is its queue of internal commands,
+/// `leading` the flag the router reads.
 pub(crate) async fn start(
     pid: PartitionId,
     config: &BrokerConfig,
     store: &Store,
     shared: &Shared,
-    internal_rx: mpsc::Receiver<Submission>,
+    internal: (mpsc::Sender<Submission>, mpsc::Receiver<Submission>),
+    leading: Arc<AtomicBool>,
 ) -> anyhow::Result<PartitionHandle> {
-    let jobs_available = shared.jobs_available.clone();
-    let job_streams = shared.job_streams.clone();
-    let metrics = shared.metrics.clone();
-
     let pstore = store.partition(pid)?;
     remove_snapshot_file(&config.data_dir, pid);
-    let started = Instant::now();
     let praft = zest_cluster::start_partition(
         config.node_id,
-        &config.advertised_address,
         pid,
         pstore.clone(),
         &config.raft,
         config.model_cache,
+        group_members(config, &shared.cluster, pid),
+        Network {
+            partition: pid,
+            peers: shared.cluster.peers.clone(),
+        },
     )
     .await?;
-    let raft = praft.raft;
-    // Wait until this node leads and everything committed before is applied (replay).
-    raft.wait(None)
-        .current_leader(config.node_id, "partition leader")
-        .await
-        .map_err(|e| anyhow::anyhow!("partition {pid} did not elect a leader: {e}"))?;
-    raft.ensure_linearizable()
-        .await
-        .map_err(|e| anyhow::anyhow!("partition {pid} did not recover: {e}"))?;
-    tracing::info!(
-        partition = pid,
-        applied_index = praft.applied.last_index.load(Ordering::SeqCst),
-        last_position = praft.applied.last_position.load(Ordering::SeqCst),
-        "partition recovered in {:?}",
-        started.elapsed()
-    );
+    shared.groups.register(pid, praft.raft.clone());
     let (client_tx, client_rx) = mpsc::channel(config.command_queue);
     let (stop_tx, stop_rx) = watch::channel(false);
-    // Identifies this incarnation's requests: answers to requests of an earlier run (e.g. a
-    // create-with-result waiting when the node stopped) are not delivered to anyone.
-    let stream_id = (now_millis() & 0x7fff_ffff) as i32;
     let label = pid.to_string();
-    metrics.init_partition(&label);
-    let received_requests = metrics.received_requests.with_label_values(&[&label]);
-    let rejected_requests = metrics.backpressure_rejections.with_label_values(&[&label]);
+    shared.metrics.init_partition(&label);
+    let received_requests = shared
+        .metrics
+        .received_requests
+        .with_label_values(&[&label]);
+    let rejected_requests = shared
+        .metrics
+        .backpressure_rejections
+        .with_label_values(&[&label]);
     let limiter = Limiter::new(&config.backpressure);
-    let store_for_metrics = pstore.clone();
-    let streams = Arc::new(PartitionStreams::new(job_streams));
-    let processor = Processor {
+    let leading_flag = leading.clone();
+    let supervisor = Supervisor {
         pid,
-        limiter: limiter.clone(),
-        raft: raft.clone(),
+        config: config.clone(),
+        raft: praft.raft.clone(),
         store: pstore.clone(),
         applied: praft.applied.clone(),
-        engine: Engine::new(pid)
-            .with_partition_count(config.partitions)
-            .with_model_cache(config.model_cache)
-            .with_job_streams(streams.clone()),
-        streams,
-        jobs_available,
-        metrics,
-        stream_id,
-        max_group: config.max_group,
-        pipeline_depth: config.pipeline_depth.max(1),
-        pending: HashMap::new(),
-        next_request_id: 1,
-        speculative: Speculative::new(),
-        in_flight: VecDeque::new(),
-        next_seq: 0,
-        records_hint: 0,
-        lifetimes: Lifetimes::default(),
-        next_position: praft.applied.last_position.load(Ordering::SeqCst) + 1,
-        peers: shared.peers.clone(),
-        outbox: VecDeque::new(),
+        limiter: limiter.clone(),
+        leading,
+        internal_tx: internal.0,
+        jobs_available: shared.jobs_available.clone(),
+        job_streams: shared.job_streams.clone(),
+        metrics: shared.metrics.clone(),
+        router: shared.router.clone(),
+        cluster: shared.cluster.clone(),
     };
-    let tasks = vec![
-        tokio::spawn(processor.run(client_rx, internal_rx, stop_rx.clone())),
-        tokio::spawn(scheduler::run(
-            scheduler::Scheduler {
-                pid,
-                store: pstore,
-                peers: shared.peers.clone(),
-                interval: config.scheduler_interval,
-            },
-            stop_rx,
-        )),
-    ];
+    let tasks = vec![tokio::spawn(supervisor.run(client_rx, internal.1, stop_rx))];
     Ok(PartitionHandle {
         id: pid,
         client_tx,
-        raft,
+        raft: praft.raft,
         limiter,
         received_requests,
         rejected_requests,
-        store: store_for_metrics,
-        applied: praft.applied.clone(),
+        store: pstore,
+        applied: praft.applied,
         queue_bytes: QueueBytes::new(config.command_queue_bytes),
+        leading: leading_flag,
         stop_tx,
         tasks: std::sync::Mutex::new(tasks),
     })
+}
+
+/// Runs a partition's processing while this node leads it: waits for leadership, catches up
+/// with everything committed before (replay), processes commands until leadership is lost,
+/// and waits again.
+struct Supervisor {
+    pid: PartitionId,
+    config: BrokerConfig,
+    raft: ZestRaft,
+    store: PartitionStore,
+    applied: Arc<AppliedInfo>,
+    limiter: Arc<Limiter>,
+    leading: Arc<AtomicBool>,
+    internal_tx: mpsc::Sender<Submission>,
+    jobs_available: broadcast::Sender<String>,
+    job_streams: Arc<Registry>,
+    metrics: Arc<Metrics>,
+    router: Arc<Router>,
+    cluster: Arc<Cluster>,
+}
+
+type RaftMetrics = watch::Receiver<openraft::RaftMetrics<u64, BasicNode>>;
+
+impl Supervisor {
+    /// This node's leader id (term, node) when it leads the partition now.
+    fn leads(&self, metrics: &mut RaftMetrics) -> Option<(u64, u64)> {
+        let m = metrics.borrow_and_update();
+        self.cluster
+            .set_leader(self.pid, m.current_leader, m.current_term);
+        let leader = m.vote.leader_id();
+        (m.current_leader == Some(self.config.node_id)
+            && m.state == openraft::ServerState::Leader
+            && m.vote.is_committed())
+        .then_some((leader.term, leader.node_id))
+    }
+
+    async fn run(
+        self,
+        mut client_rx: mpsc::Receiver<Submission>,
+        mut internal_rx: mpsc::Receiver<Submission>,
+        mut stop_rx: watch::Receiver<bool>,
+    ) {
+        let mut metrics = self.raft.metrics();
+        loop {
+            let leader = loop {
+                if let Some(leader) = self.leads(&mut metrics) {
+                    break leader;
+                }
+                // commands that raced with the end of a term were not processed
+                while let Ok(s) = client_rx.try_recv() {
+                    drop(s);
+                }
+                tokio::select! {
+                    _ = stop_rx.changed() => return,
+                    r = metrics.changed() => if r.is_err() { return },
+                }
+            };
+            let started = Instant::now();
+            // everything committed before this term is applied before anything is processed
+            let caught_up = tokio::select! {
+                _ = stop_rx.changed() => return,
+                r = tokio::time::timeout(Duration::from_secs(10), self.raft.ensure_linearizable()) => matches!(r, Ok(Ok(_))),
+            };
+            if !caught_up {
+                continue;
+            }
+            tracing::info!(
+                partition = self.pid,
+                term = leader.0,
+                applied_index = self.applied.last_index.load(Ordering::SeqCst),
+                last_position = self.applied.last_position.load(Ordering::SeqCst),
+                "leading the partition; caught up in {:?}",
+                started.elapsed()
+            );
+            self.run_term(
+                leader,
+                &mut client_rx,
+                &mut internal_rx,
+                &mut metrics,
+                &mut stop_rx,
+            )
+            .await;
+            if *stop_rx.borrow() {
+                return;
+            }
+            tracing::info!(
+                partition = self.pid,
+                term = leader.0,
+                "no longer leading the partition"
+            );
+        }
+    }
+
+    /// Processes commands until this node stops leading (or the node stops).
+    async fn run_term(
+        &self,
+        leader: (u64, u64),
+        client_rx: &mut mpsc::Receiver<Submission>,
+        internal_rx: &mut mpsc::Receiver<Submission>,
+        metrics: &mut RaftMetrics,
+        stop_rx: &mut watch::Receiver<bool>,
+    ) {
+        let (term_tx, term_rx) = watch::channel(false);
+        let processor = self.processor(leader);
+        let scheduler = tokio::spawn(scheduler::run(
+            scheduler::Scheduler {
+                pid: self.pid,
+                store: self.store.clone(),
+                tx: self.internal_tx.clone(),
+                router: self.router.clone(),
+                interval: self.config.scheduler_interval,
+            },
+            term_rx.clone(),
+        ));
+        self.leading.store(true, Ordering::Release);
+        let watch_leadership = async {
+            loop {
+                tokio::select! {
+                    _ = stop_rx.changed() => break,
+                    r = metrics.changed() => {
+                        if r.is_err() || self.leads(metrics) != Some(leader) {
+                            break;
+                        }
+                    }
+                }
+            }
+            self.leading.store(false, Ordering::Release);
+            let _ = term_tx.send(true);
+        };
+        tokio::join!(
+            processor.run(client_rx, internal_rx, term_rx),
+            watch_leadership
+        );
+        let _ = scheduler.await;
+        // batches this term wrote that commit later are applied by the appliers
+        self.applied.clear_precomputed();
+    }
+
+    fn processor(&self, leader: (u64, u64)) -> Processor {
+        let streams = Arc::new(PartitionStreams::new(self.job_streams.clone()));
+        Processor {
+            pid: self.pid,
+            leader,
+            limiter: self.limiter.clone(),
+            raft: self.raft.clone(),
+            store: self.store.clone(),
+            applied: self.applied.clone(),
+            engine: Engine::new(self.pid)
+                .with_partition_count(self.config.partitions)
+                .with_model_cache(self.config.model_cache)
+                .with_job_streams(streams.clone()),
+            streams,
+            jobs_available: self.jobs_available.clone(),
+            metrics: self.metrics.clone(),
+            // identifies this term's requests: answers to requests of an earlier term are not
+            // delivered to anyone
+            stream_id: (now_millis() & 0x7fff_ffff) as i32,
+            max_group: self.config.max_group,
+            pipeline_depth: self.config.pipeline_depth.max(1),
+            pending: HashMap::new(),
+            next_request_id: 1,
+            speculative: Speculative::new(),
+            in_flight: VecDeque::new(),
+            next_seq: 0,
+            records_hint: 0,
+            lifetimes: Lifetimes::default(),
+            next_position: self.applied.last_position.load(Ordering::SeqCst) + 1,
+            router: self.router.clone(),
+            outbox: VecDeque::new(),
+        }
+    }
 }
 
 /// A byte budget for the commands waiting in a queue.
@@ -276,6 +449,9 @@ use zest_cluster::CommitReceiver;
 
 struct Processor {
     pid: PartitionId,
+    /// The term and node of this leadership: the state machine takes the writes computed here
+    /// only for batches this leader wrote.
+    leader: (u64, u64),
     limiter: Arc<Limiter>,
     raft: ZestRaft,
     store: PartitionStore,
@@ -303,8 +479,8 @@ struct Processor {
     /// Position of the next record to write (ahead of the applied position while groups are in
     /// flight).
     next_position: u64,
-    /// Every partition's queue of internal commands, for the commands this one sends them.
-    peers: Arc<[mpsc::Sender<Submission>]>,
+    /// Where the commands for other partitions go.
+    router: Arc<Router>,
     /// Commands for other partitions whose queues were full, in the order sent.
     outbox: VecDeque<(PartitionId, Record)>,
 }
@@ -322,8 +498,8 @@ fn commit_outcome<T, E: std::fmt::Display, R: std::fmt::Display>(
 impl Processor {
     async fn run(
         mut self,
-        mut client_rx: mpsc::Receiver<Submission>,
-        mut internal_rx: mpsc::Receiver<Submission>,
+        client_rx: &mut mpsc::Receiver<Submission>,
+        internal_rx: &mut mpsc::Receiver<Submission>,
         mut stop_rx: watch::Receiver<bool>,
     ) {
         let pid_label = self.pid.to_string();
@@ -375,16 +551,19 @@ impl Processor {
             // read-only groups at the front need no commit
             self.answer_ready(&pid_label);
         }
-        // Let the groups in flight commit and answer them.
+        // Let the groups in flight commit and answer them (a deposed leader's may never
+        // commit here: they are failed after a while, and their clients may retry).
         while let Some(front) = self.in_flight.front_mut() {
             let result = match front.commit.as_mut() {
-                Some(rx) => commit_outcome(rx.await),
+                Some(rx) => match tokio::time::timeout(Duration::from_secs(5), rx).await {
+                    Ok(r) => commit_outcome(r),
+                    Err(_) => Err("this node stopped leading the partition".to_string()),
+                },
                 None => Ok(()),
             };
             self.finish_oldest(result, &pid_label);
         }
         // Fail what is still queued: those commands were never processed.
-        client_rx.close();
         while let Ok(s) = client_rx.try_recv() {
             drop(s);
         }
@@ -485,7 +664,8 @@ impl Processor {
             for (k, v) in &writes.0 {
                 self.speculative.insert(k.clone(), (v.clone(), seq));
             }
-            self.applied.put_precomputed(first_position, writes);
+            self.applied
+                .put_precomputed(self.leader, first_position, writes);
             match self.raft.client_write_ff(RecordBatch { records }).await {
                 Ok(rx) => commit = Some(rx),
                 Err(e) => {
@@ -690,29 +870,23 @@ impl Processor {
         let mut blocked: Vec<PartitionId> = Vec::new();
         let mut kept = VecDeque::new();
         for (partition, record) in self.outbox.drain(..) {
-            let Some(tx) = self.peers.get((partition as usize).wrapping_sub(1)) else {
-                tracing::error!(
-                    partition = self.pid,
-                    target = partition,
-                    "dropping a {} {} command for a partition that does not exist",
-                    record.value_type.name(),
-                    record.intent.name()
-                );
-                continue;
-            };
             if blocked.contains(&partition) {
                 kept.push_back((partition, record));
                 continue;
             }
-            match tx.try_send(Submission::internal(record)) {
-                Ok(()) => {}
-                Err(mpsc::error::TrySendError::Full(s)) => {
+            match self.router.send(partition, record) {
+                Sent::Yes => {}
+                Sent::Full(record) => {
                     blocked.push(partition);
-                    kept.push_back((partition, s.record));
+                    kept.push_back((partition, *record));
                 }
-                // the node is stopping; what was not processed is sent again after the restart
-                // (pending distributions and subscriptions are in state)
-                Err(mpsc::error::TrySendError::Closed(_)) => {}
+                // no leader to take it now (or the node is stopping): pending distributions
+                // and subscription commands are in state and sent again
+                Sent::Dropped => tracing::debug!(
+                    partition = self.pid,
+                    target = partition,
+                    "a command for another partition found no leader; it is sent again later"
+                ),
             }
         }
         self.outbox = kept;

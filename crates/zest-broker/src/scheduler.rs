@@ -15,6 +15,7 @@ use zest_protocol::{
 use zest_storage::PartitionStore;
 
 use crate::partition::now_millis;
+use crate::router::{Router, Sent};
 use crate::Submission;
 
 /// Most commands written per scheduler round.
@@ -34,8 +35,10 @@ fn due(store: &PartitionStore, ks: Ks, now: i64, out: &mut Vec<i64>) {
 pub(crate) struct Scheduler {
     pub pid: PartitionId,
     pub store: PartitionStore,
-    /// Every partition's queue of internal commands (`peers[pid - 1]` is this one's).
-    pub peers: Arc<[mpsc::Sender<Submission>]>,
+    /// This partition's queue of internal commands.
+    pub tx: mpsc::Sender<Submission>,
+    /// Where commands for other partitions go.
+    pub router: Arc<Router>,
     pub interval: Duration,
 }
 
@@ -47,10 +50,10 @@ pub(crate) async fn run(s: Scheduler, mut stop_rx: watch::Receiver<bool>) {
     let Scheduler {
         pid,
         store,
-        peers,
+        tx,
+        router,
         interval,
     } = s;
-    let tx = peers[(pid - 1) as usize].clone();
     // the first round after a start sends what waits at once
     let mut last_redistribution: Option<std::time::Instant> = None;
     loop {
@@ -60,7 +63,7 @@ pub(crate) async fn run(s: Scheduler, mut stop_rx: watch::Receiver<bool>) {
         }
         if last_redistribution.is_none_or(|t| t.elapsed() >= DISTRIBUTION_RETRY) {
             last_redistribution = Some(std::time::Instant::now());
-            send_again(pid, &store, &peers);
+            send_again(pid, &store, &router);
         }
         let now = now_millis();
         let mut commands = Vec::new();
@@ -138,9 +141,13 @@ pub(crate) async fn run(s: Scheduler, mut stop_rx: watch::Receiver<bool>) {
             }
             answers.push(rx);
         }
-        // Wait until they are processed before looking again, so nothing is sent twice.
+        // Wait until they are processed before looking again, so nothing is sent twice (or
+        // until this node stops leading: the commands wait in the queue for its next term).
         for rx in answers {
-            let _ = rx.await;
+            tokio::select! {
+                _ = stop_rx.changed() => return,
+                _ = rx => {}
+            }
         }
     }
 }
@@ -151,14 +158,15 @@ pub(crate) async fn run(s: Scheduler, mut stop_rx: watch::Receiver<bool>) {
 /// again), and the message subscription commands that another partition has not answered for
 /// `DISTRIBUTION_RETRY` (see `zest_engine::queries::subscription_commands_to_resend`). A full
 /// queue is tried again at the next round.
-fn send_again(pid: PartitionId, store: &PartitionStore, peers: &[mpsc::Sender<Submission>]) {
-    if peers.len() <= 1 {
+fn send_again(pid: PartitionId, store: &PartitionStore, router: &Router) {
+    let partitions = router.partition_count();
+    if partitions <= 1 {
         return;
     }
-    let distributions = zest_engine::queries::pending_distributions(store, peers.len() as u32);
+    let distributions = zest_engine::queries::pending_distributions(store, partitions);
     for (target, key, intent, value) in distributions {
         tracing::debug!(partition = pid, target, key, "sending a distribution again");
-        send_to(peers, target, new_command(key, intent, value, -1, -1));
+        send_to(router, target, new_command(key, intent, value, -1, -1));
     }
     let sent_before = now_millis() - DISTRIBUTION_RETRY.as_millis() as i64;
     let commands = zest_engine::queries::subscription_commands_to_resend(
@@ -173,17 +181,15 @@ fn send_again(pid: PartitionId, store: &PartitionStore, peers: &[mpsc::Sender<Su
             target,
             "sending a message subscription command again"
         );
-        if !send_to(peers, target, new_command(-1, intent, value, -1, -1)) {
+        if !send_to(router, target, new_command(-1, intent, value, -1, -1)) {
             break;
         }
     }
 }
 
-/// Puts `record` into partition `target`'s queue of internal commands; false when it is full
-/// (or there is no such partition).
-fn send_to(peers: &[mpsc::Sender<Submission>], target: PartitionId, mut record: Record) -> bool {
+/// Sends `record` to partition `target`'s leader; false when its queue is full (or it has
+/// none now).
+fn send_to(router: &Router, target: PartitionId, mut record: Record) -> bool {
     record.partition_id = target;
-    peers
-        .get((target as usize).wrapping_sub(1))
-        .is_some_and(|tx| tx.try_send(Submission::internal(record)).is_ok())
+    router.send(target, record) == Sent::Yes
 }

@@ -1,10 +1,11 @@
 //! Consensus for partitions: each partition is one openraft group whose log holds batches of
 //! records, and whose state machine applies their events to the partition's fjall state through
-//! the engine's appliers. A single node runs one-member groups, so the replicated path is the
-//! one always in use.
+//! the engine's appliers. The groups of a cluster talk over the internal port ([`transport`],
+//! [`network`]); a single node runs one-member groups, which never call anyone.
 //!
-//! Transport between nodes is the seam for the cluster issue: [`NoPeers`] is the network of a
-//! one-member group (it has nobody to talk to and says so if asked).
+//! Placement ([`placement`]) is Zeebe's round-robin: partition p's replicas are nodes
+//! p-1, p, ... (mod the cluster size), the first being its primary, which starts the group and
+//! so leads it first.
 
 // openraft's trait methods return `StorageError`, a large type we cannot box; our helpers that
 // produce it follow the same signature.
@@ -12,25 +13,21 @@
 
 pub mod backup;
 mod log_store;
+pub mod network;
 mod state_machine;
+pub mod transport;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
-use openraft::error::{
-    Fatal, NetworkError, RPCError, RaftError, ReplicationClosed, StreamingError,
-};
-use openraft::network::{RPCOption, RaftNetwork, RaftNetworkFactory};
-use openraft::raft::{
-    AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, VoteRequest, VoteResponse,
-};
-use openraft::storage::Snapshot;
-use openraft::{BasicNode, Config, OptionalSend, Raft, SnapshotPolicy, Vote};
+use openraft::{BasicNode, Config, Raft, SnapshotPolicy};
 use serde::{Deserialize, Serialize};
 use zest_protocol::Record;
 use zest_storage::PartitionStore;
 
 pub use log_store::{LogFlush, LogStore};
+pub use network::{frame, unframe, Network};
 pub use state_machine::{AppliedInfo, SnapshotData, StateMachine};
 
 pub type NodeId = u64;
@@ -96,21 +93,44 @@ pub struct PartitionRaft {
     pub applied: Arc<AppliedInfo>,
 }
 
-/// Starts the openraft group of a partition on this node; a fresh one-member group initialises
-/// itself and elects this node.
+/// The nodes that replicate partition `partition` (1-based) in a cluster of `cluster_size`
+/// nodes, primary first: Zeebe's round-robin distribution, so that with as many partitions as
+/// nodes every node is the primary of one.
+pub fn placement(partition: u32, cluster_size: u32, replication_factor: u32) -> Vec<NodeId> {
+    let size = cluster_size.max(1);
+    (0..replication_factor.clamp(1, size))
+        .map(|j| u64::from((partition - 1 + j) % size))
+        .collect()
+}
+
+/// Who replicates a partition: every member's internal address, and the primary (which starts
+/// the group at once; the others wait [`GroupMembers::initialize_after`] for it first).
+#[derive(Debug, Clone)]
+pub struct GroupMembers {
+    pub members: BTreeMap<NodeId, BasicNode>,
+    pub primary: NodeId,
+    pub initialize_after: Duration,
+}
+
+/// Starts the openraft group of a partition on this node. A fresh group is initialised with
+/// its members by its primary at once, and by the others if it is still not formed after a
+/// while (the same configuration on several nodes is safe in openraft), so a cluster forms
+/// when its primary is missing too.
 pub async fn start_partition(
     node_id: NodeId,
-    address: &str,
     partition_id: u32,
     store: PartitionStore,
     settings: &RaftSettings,
     model_cache: usize,
+    group: GroupMembers,
+    network: Network,
 ) -> anyhow::Result<PartitionRaft> {
     let config = Config {
         cluster_name: format!("zest-partition-{partition_id}"),
         heartbeat_interval: 100,
-        election_timeout_min: 300,
-        election_timeout_max: 600,
+        election_timeout_min: 400,
+        election_timeout_max: 800,
+        install_snapshot_timeout: 10_000,
         snapshot_policy: SnapshotPolicy::LogsSinceLast(settings.snapshot_every),
         max_in_snapshot_log_to_keep: settings.keep_behind_snapshot,
         max_payload_entries: 64,
@@ -120,16 +140,23 @@ pub async fn start_partition(
     let log = LogStore::new(store.clone(), settings.flush);
     let sm = StateMachine::open(partition_id, store.clone(), model_cache)?;
     let applied = sm.applied_info();
-    let raft = Raft::new(node_id, config, NoPeers, log, sm).await?;
+    let raft = Raft::new(node_id, config, network, log, sm).await?;
     if !raft.is_initialized().await? {
-        let mut members = BTreeMap::new();
-        members.insert(
-            node_id,
-            BasicNode {
-                addr: address.to_string(),
-            },
-        );
-        raft.initialize(members).await?;
+        if group.primary == node_id || group.members.len() <= 1 {
+            raft.initialize(group.members).await?;
+        } else {
+            let raft = raft.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(group.initialize_after).await;
+                if matches!(raft.is_initialized().await, Ok(false)) {
+                    tracing::info!(
+                        partition = partition_id,
+                        "the partition's primary did not form its group: forming it from here"
+                    );
+                    let _ = raft.initialize(group.members).await;
+                }
+            });
+        }
     }
     tokio::spawn(snapshot_on_log_size(
         raft.clone(),
@@ -181,52 +208,5 @@ async fn snapshot_on_log_size(raft: ZestRaft, store: PartitionStore, limit: u64,
         if result.is_err() {
             return;
         }
-    }
-}
-
-/// The network of a one-member group: there are no peers to reach.
-#[derive(Clone, Default)]
-pub struct NoPeers;
-
-#[derive(Debug, thiserror::Error)]
-#[error("node {0} is not reachable: this node runs one-member partition groups")]
-struct NoTransport(NodeId);
-
-impl RaftNetworkFactory<TypeConfig> for NoPeers {
-    type Network = NoPeerConnection;
-    async fn new_client(&mut self, target: NodeId, _node: &BasicNode) -> Self::Network {
-        NoPeerConnection(target)
-    }
-}
-
-pub struct NoPeerConnection(NodeId);
-
-impl RaftNetwork<TypeConfig> for NoPeerConnection {
-    async fn append_entries(
-        &mut self,
-        _rpc: AppendEntriesRequest<TypeConfig>,
-        _option: RPCOption,
-    ) -> Result<AppendEntriesResponse<NodeId>, RPCError<NodeId, BasicNode, RaftError<NodeId>>> {
-        Err(RPCError::Network(NetworkError::new(&NoTransport(self.0))))
-    }
-
-    async fn full_snapshot(
-        &mut self,
-        _vote: Vote<NodeId>,
-        _snapshot: Snapshot<TypeConfig>,
-        _cancel: impl std::future::Future<Output = ReplicationClosed> + OptionalSend + 'static,
-        _option: RPCOption,
-    ) -> Result<SnapshotResponse<NodeId>, StreamingError<TypeConfig, Fatal<NodeId>>> {
-        Err(StreamingError::Network(NetworkError::new(&NoTransport(
-            self.0,
-        ))))
-    }
-
-    async fn vote(
-        &mut self,
-        _rpc: VoteRequest<NodeId>,
-        _option: RPCOption,
-    ) -> Result<VoteResponse<NodeId>, RPCError<NodeId, BasicNode, RaftError<NodeId>>> {
-        Err(RPCError::Network(NetworkError::new(&NoTransport(self.0))))
     }
 }

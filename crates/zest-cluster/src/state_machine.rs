@@ -41,24 +41,39 @@ pub struct AppliedInfo {
     /// the appliers again: processing is deterministic, so they are the writes the appliers
     /// would make (the engine's determinism tests check exactly that). Followers and replay
     /// find nothing here and run the appliers.
-    pub precomputed: std::sync::Mutex<std::collections::HashMap<u64, zest_engine::state::Writes>>,
+    ///
+    /// They are keyed by the leader that wrote the batch (term and node) as well as the
+    /// position: a leader that is deposed before its batch commits leaves writes behind, and
+    /// the next leader writes other batches at the same positions.
+    pub precomputed:
+        std::sync::Mutex<std::collections::HashMap<(u64, u64, u64), zest_engine::state::Writes>>,
     /// Seconds each snapshot took since the metrics last collected them.
     pub snapshot_durations: std::sync::Mutex<Vec<f64>>,
 }
 
 impl AppliedInfo {
-    pub fn take_precomputed(&self, first_position: u64) -> Option<zest_engine::state::Writes> {
+    /// `leader`: the term and node id of the leader that wrote the batch.
+    pub fn take_precomputed(
+        &self,
+        leader: (u64, u64),
+        first_position: u64,
+    ) -> Option<zest_engine::state::Writes> {
         self.precomputed
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .remove(&first_position)
+            .remove(&(leader.0, leader.1, first_position))
     }
 
-    pub fn put_precomputed(&self, first_position: u64, writes: zest_engine::state::Writes) {
+    pub fn put_precomputed(
+        &self,
+        leader: (u64, u64),
+        first_position: u64,
+        writes: zest_engine::state::Writes,
+    ) {
         self.precomputed
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(first_position, writes);
+            .insert((leader.0, leader.1, first_position), writes);
     }
 
     pub fn clear_precomputed(&self) {
@@ -232,10 +247,11 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             self.applied = Some(entry.log_id);
             let writes = match &entry.payload {
                 EntryPayload::Normal(batch) => {
-                    let pre = batch
-                        .records
-                        .first()
-                        .and_then(|r| self.info.take_precomputed(r.position));
+                    let pre = batch.records.first().and_then(|r| {
+                        let leader = &entry.log_id.leader_id;
+                        self.info
+                            .take_precomputed((leader.term, leader.node_id), r.position)
+                    });
                     let writes = match pre {
                         Some(w) => w,
                         None => {

@@ -27,3 +27,11 @@ pub fn server(service: GatewayService) -> proto::gateway_server::GatewayServer<G
         .max_decoding_message_size(limit.saturating_mul(4))
         .max_encoding_message_size(limit.saturating_mul(4))
 }
+
+/// The host and port of a `host:port` address (port 26500 when it has none).
+pub(crate) fn host_and_port(address: &str) -> (String, u16) {
+    match address.rsplit_once(':') {
+        Some((h, p)) => (h.to_string(), p.parse().unwrap_or(26500)),
+        None => (address.to_string(), 26500),
+    }
+}

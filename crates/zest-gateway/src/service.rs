@@ -1023,41 +1023,43 @@ impl Gateway for GatewayService {
         &self,
         _request: Request<proto::TopologyRequest>,
     ) -> Result<Response<proto::TopologyResponse>, Status> {
-        let cfg = self.broker.config();
-        let (host, port) = match cfg.advertised_address.rsplit_once(':') {
-            Some((h, p)) => (h.to_string(), p.parse().unwrap_or(26500)),
-            None => (cfg.advertised_address.clone(), 26500),
-        };
-        let partitions = self
-            .broker
-            .topology()
-            .await
-            .into_iter()
-            .map(|p| proto::Partition {
-                partition_id: p.partition_id as i32,
-                role: if p.is_leader {
-                    proto::partition::PartitionBrokerRole::Leader as i32
-                } else {
-                    proto::partition::PartitionBrokerRole::Follower as i32
-                },
-                health: if p.healthy {
-                    proto::partition::PartitionBrokerHealth::Healthy as i32
-                } else {
-                    proto::partition::PartitionBrokerHealth::Unhealthy as i32
-                },
+        let topology = self.broker.cluster_topology();
+        let brokers = topology
+            .brokers
+            .iter()
+            .map(|b| {
+                let (host, port) = crate::host_and_port(&b.address);
+                let partitions = b
+                    .partitions
+                    .iter()
+                    .map(|p| proto::Partition {
+                        partition_id: p.partition_id as i32,
+                        role: if p.is_leader {
+                            proto::partition::PartitionBrokerRole::Leader as i32
+                        } else {
+                            proto::partition::PartitionBrokerRole::Follower as i32
+                        },
+                        health: if p.healthy {
+                            proto::partition::PartitionBrokerHealth::Healthy as i32
+                        } else {
+                            proto::partition::PartitionBrokerHealth::Unhealthy as i32
+                        },
+                    })
+                    .collect();
+                proto::BrokerInfo {
+                    node_id: b.node_id as i32,
+                    host,
+                    port: port as i32,
+                    partitions,
+                    version: self.config.version.clone(),
+                }
             })
             .collect();
         Ok(Response::new(proto::TopologyResponse {
-            brokers: vec![proto::BrokerInfo {
-                node_id: cfg.node_id as i32,
-                host,
-                port,
-                partitions,
-                version: self.config.version.clone(),
-            }],
-            cluster_size: 1,
-            partitions_count: cfg.partitions as i32,
-            replication_factor: 1,
+            brokers,
+            cluster_size: topology.cluster_size as i32,
+            partitions_count: topology.partitions_count as i32,
+            replication_factor: topology.replication_factor as i32,
             gateway_version: self.config.version.clone(),
         }))
     }

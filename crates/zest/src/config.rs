@@ -33,6 +33,28 @@ pub struct StartArgs {
     /// the partition of their correlation key. Fixed when the data directory is created
     #[arg(long, env = "ZEST_PARTITIONS")]
     pub partitions: Option<u32>,
+    /// This node's id in a cluster, 0 to cluster-size - 1 (default 0; Zeebe's
+    /// ZEEBE_BROKER_CLUSTER_NODEID)
+    #[arg(long, env = "ZEST_NODE_ID")]
+    pub node_id: Option<u64>,
+    /// Nodes in the cluster (default 1; Zeebe's ZEEBE_BROKER_CLUSTER_CLUSTERSIZE)
+    #[arg(long, env = "ZEST_CLUSTER_SIZE")]
+    pub cluster_size: Option<u32>,
+    /// Nodes that replicate each partition (default 1, at most cluster-size; Zeebe's
+    /// ZEEBE_BROKER_CLUSTER_REPLICATIONFACTOR)
+    #[arg(long, env = "ZEST_REPLICATION_FACTOR")]
+    pub replication_factor: Option<u32>,
+    /// Internal addresses of other nodes, comma separated, to find the cluster by (Zeebe's
+    /// ZEEBE_BROKER_CLUSTER_INITIALCONTACTPOINTS)
+    #[arg(long, env = "ZEST_CONTACT_POINTS", value_delimiter = ',')]
+    pub contact_points: Option<Vec<String>>,
+    /// Address for the other nodes: consensus and commands between nodes (default
+    /// 127.0.0.1:26502 in a cluster, none for a single node; Zeebe's internal API, port 26502)
+    #[arg(long, env = "ZEST_INTERNAL_ADDRESS")]
+    pub internal_address: Option<String>,
+    /// Address the other nodes reach this one at (default: the internal address)
+    #[arg(long, env = "ZEST_ADVERTISED_INTERNAL_ADDRESS")]
+    pub advertised_internal_address: Option<String>,
     /// Largest accepted request in bytes (default 4194304)
     #[arg(long, env = "ZEST_MAX_MESSAGE_SIZE")]
     pub max_message_size: Option<usize>,
@@ -105,6 +127,12 @@ struct FileConfig {
     management_address: Option<String>,
     rest_address: Option<String>,
     partitions: Option<u32>,
+    node_id: Option<u64>,
+    cluster_size: Option<u32>,
+    replication_factor: Option<u32>,
+    contact_points: Option<Vec<String>>,
+    internal_address: Option<String>,
+    advertised_internal_address: Option<String>,
     max_message_size: Option<usize>,
     command_queue: Option<usize>,
     memory_mb: Option<u64>,
@@ -203,6 +231,51 @@ fn log_flush(enabled: Option<bool>, delay_ms: Option<u64>) -> LogFlush {
     }
 }
 
+struct ClusterArgs {
+    node_id: Option<u64>,
+    cluster_size: Option<u32>,
+    replication_factor: Option<u32>,
+    contact_points: Option<Vec<String>>,
+    internal_address: Option<String>,
+    advertised_internal_address: Option<String>,
+}
+
+fn cluster(broker: &mut BrokerConfig, a: ClusterArgs) -> anyhow::Result<()> {
+    let size = a.cluster_size.unwrap_or(1);
+    anyhow::ensure!(size >= 1, "cluster-size must be at least 1");
+    let node_id = a.node_id.unwrap_or(0);
+    anyhow::ensure!(
+        node_id < u64::from(size),
+        "node-id = {node_id}: expected 0 to {} in a cluster of {size} node(s) (set --cluster-size)",
+        size - 1
+    );
+    let rf = a.replication_factor.unwrap_or(1);
+    anyhow::ensure!(
+        (1..=size).contains(&rf),
+        "replication-factor = {rf}: expected 1 to the cluster size ({size})"
+    );
+    broker.node_id = node_id;
+    let c = &mut broker.cluster;
+    c.cluster_size = size;
+    c.replication_factor = rf;
+    c.contact_points = a
+        .contact_points
+        .unwrap_or_default()
+        .into_iter()
+        .map(|p| p.trim().to_string())
+        .filter(|p| !p.is_empty())
+        .collect();
+    c.internal_address = a
+        .internal_address
+        .or_else(|| (size > 1).then(|| "127.0.0.1:26502".to_string()));
+    c.advertised_internal_address = a.advertised_internal_address;
+    anyhow::ensure!(
+        size == 1 || !c.contact_points.is_empty(),
+        "a node of a cluster of {size} needs --contact-points: the internal addresses of the other nodes (or some of them)"
+    );
+    Ok(())
+}
+
 pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
     let file: FileConfig = match &args.config {
         Some(path) => {
@@ -227,6 +300,19 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
         "partitions = {}: expected 1 to {MAX_PARTITIONS} partitions",
         broker.partitions
     );
+    cluster(
+        &mut broker,
+        ClusterArgs {
+            node_id: args.node_id.or(file.node_id),
+            cluster_size: args.cluster_size.or(file.cluster_size),
+            replication_factor: args.replication_factor.or(file.replication_factor),
+            contact_points: args.contact_points.or(file.contact_points),
+            internal_address: args.internal_address.or(file.internal_address),
+            advertised_internal_address: args
+                .advertised_internal_address
+                .or(file.advertised_internal_address),
+        },
+    )?;
     if let Some(q) = args.command_queue.or(file.command_queue) {
         anyhow::ensure!(q >= 1, "command-queue must be at least 1");
         broker.command_queue = q;

@@ -6,6 +6,7 @@ mod bench;
 mod bench_realistic;
 mod bench_state;
 mod cli;
+mod cluster_cmd;
 mod config;
 mod management;
 
@@ -64,6 +65,12 @@ enum Command {
     /// storage
     #[command(after_help = "Example:\n  zest start --data-dir /var/lib/zest")]
     Start(config::StartArgs),
+    /// Run a local cluster: nodes as child processes on 127.0.0.1, node i with gRPC on
+    /// 26500 + 10i, REST on 8080 + 10i, management on 9600 + 10i, data in ./data/node-i
+    #[command(
+        after_help = "Example:\n  zest cluster --nodes 3 --partitions 3 --replication-factor 3\n  zest status --address 127.0.0.1:26510"
+    )]
+    Cluster(cluster_cmd::ClusterArgs),
     #[command(flatten)]
     Client(cli::ClientCommand),
     /// Load-test a Zeebe-protocol endpoint (Zest or Zeebe): start instances, complete jobs,
@@ -130,6 +137,7 @@ fn main() {
     let result: Result<(), String> = runtime.block_on(async move {
         match cli.command {
             Command::Start(args) => start(args).await.map_err(|e| format!("{e:#}")),
+            Command::Cluster(args) => cluster_cmd::run(args).await.map_err(|e| format!("{e:#}")),
             Command::Client(command) => cli::run(command, &cli.conn)
                 .await
                 .map_err(|e| e.to_string()),
@@ -193,7 +201,14 @@ async fn start(args: config::StartArgs) -> anyhow::Result<()> {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr)
         .init();
-    tracing::info!(data_dir = %cfg.broker.data_dir.display(), partitions = cfg.broker.partitions, "starting Zest");
+    tracing::info!(
+        data_dir = %cfg.broker.data_dir.display(),
+        partitions = cfg.broker.partitions,
+        node_id = cfg.broker.node_id,
+        cluster_size = cfg.broker.cluster.cluster_size,
+        replication_factor = cfg.broker.cluster.replication_factor,
+        "starting Zest"
+    );
     match cfg.broker.raft.flush {
         zest_broker::LogFlush::EveryAppend => {}
         zest_broker::LogFlush::Delayed(d) => tracing::warn!(
@@ -334,6 +349,14 @@ async fn wait_for_signal(parent: Option<u32>) {
         _ = tokio::signal::ctrl_c() => {}
         _ = terminated() => {}
         _ = parent_gone => {}
+    }
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub(crate) async fn stop_signal() {
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = terminated() => {}
     }
 }
 

@@ -120,36 +120,37 @@ async fn not_found(uri: Uri) -> Problem {
 }
 
 async fn topology(State(rest): State<Rest>) -> Json<Value> {
-    let partitions: Vec<Value> = rest
-        .broker
-        .topology()
-        .await
+    let topology = rest.broker.cluster_topology();
+    let brokers: Vec<Value> = topology
+        .brokers
         .iter()
-        .map(|p| {
+        .map(|b| {
+            let (host, port) = crate::host_and_port(&b.address);
+            let partitions: Vec<Value> = b
+                .partitions
+                .iter()
+                .map(|p| {
+                    json!({
+                        "partitionId": p.partition_id,
+                        "role": if p.is_leader { "leader" } else { "follower" },
+                        "health": if p.healthy { "healthy" } else { "unhealthy" },
+                    })
+                })
+                .collect();
             json!({
-                "partitionId": p.partition_id,
-                "role": if p.is_leader { "leader" } else { "follower" },
-                "health": if p.healthy { "healthy" } else { "unhealthy" },
+                "nodeId": b.node_id,
+                "host": host,
+                "port": port,
+                "partitions": partitions,
+                "version": rest.version,
             })
         })
         .collect();
-    let config = rest.broker.config();
-    let (host, port) = config
-        .advertised_address
-        .rsplit_once(':')
-        .map(|(h, p)| (h.to_string(), p.parse::<u16>().unwrap_or(26500)))
-        .unwrap_or_else(|| (config.advertised_address.clone(), 26500));
     Json(json!({
-        "brokers": [{
-            "nodeId": config.node_id,
-            "host": host,
-            "port": port,
-            "partitions": partitions,
-            "version": rest.version,
-        }],
-        "clusterSize": 1,
-        "partitionsCount": rest.broker.partition_count(),
-        "replicationFactor": 1,
+        "brokers": brokers,
+        "clusterSize": topology.cluster_size,
+        "partitionsCount": topology.partitions_count,
+        "replicationFactor": topology.replication_factor,
         "gatewayVersion": rest.version,
     }))
 }

@@ -137,19 +137,38 @@ func TestCrash(t *testing.T) {
 	backups := os.Getenv("CRASH_BACKUP_BEFORE_KILL") == "1"
 	t.Logf("seed %d (CRASH_SEED to replay), load %s, %d kills, %d creators, %d workers, backups %v", seed, loadDur, kills, creators, workers, backups)
 
-	z, err := harness.NewZest(bin, "")
-	if err != nil {
-		t.Fatal(err)
+	// CRASH_CLUSTER=n: a cluster of n nodes (CRASH_PARTITIONS partitions, default n, each on
+	// every node); the clients talk to node 0, and each kill takes a random node, leader or
+	// follower.
+	clusterSize := envInt("CRASH_CLUSTER", 1)
+	var nodes []*harness.Zest
+	if clusterSize > 1 {
+		var err error
+		nodes, err = harness.NewCluster(bin, clusterSize, envInt("CRASH_PARTITIONS", clusterSize), clusterSize)
+		if err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		z, err := harness.NewZest(bin, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes = []*harness.Zest{z}
 	}
+	z := nodes[0]
 	keepLog := true
 	defer func() {
-		z.Kill()
-		z.Cleanup(keepLog)
+		for _, n := range nodes {
+			n.Kill()
+			n.Cleanup(keepLog)
+		}
 	}()
-	if err := z.Start(); err != nil {
+	if err := harness.StartAll(nodes); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("zest %v (log %s)", z.Args(), z.LogPath)
+	for i, n := range nodes {
+		t.Logf("zest node %d: %v (log %s)", i, n.Args(), n.LogPath)
+	}
 
 	client, err := zbc.NewClient(&zbc.ClientConfig{
 		GatewayAddress:         z.GatewayAddr,
@@ -274,10 +293,15 @@ func TestCrash(t *testing.T) {
 		if backups {
 			requestBackup(t, z.MgmtAddr, k+1)
 		}
-		t.Logf("SIGKILL #%d at %s (acked %d, unfinished %d)", k+1, time.Since(start).Round(time.Millisecond), len(l.acked), len(all))
-		z.Kill()
+		victim := nodes[rng.Intn(len(nodes))]
+		role := ""
+		if len(nodes) > 1 {
+			role = fmt.Sprintf(" of node %s (partitions %s)", victim.GatewayAddr, partitionRoles(victim.MgmtAddr))
+		}
+		t.Logf("SIGKILL #%d%s at %s (acked %d, unfinished %d)", k+1, role, time.Since(start).Round(time.Millisecond), len(l.acked), len(all))
+		victim.Kill()
 		down := time.Now()
-		if err := z.Start(); err != nil {
+		if err := victim.Start(); err != nil {
 			t.Fatalf("restart after kill #%d: %v", k+1, err)
 		}
 		t.Logf("restarted after %s", time.Since(down).Round(time.Millisecond))
@@ -384,10 +408,10 @@ func TestCrash(t *testing.T) {
 	}
 
 	// Clean restart: the state is all there, nothing comes back.
-	if err := z.Stop(); err != nil {
+	if err := harness.StopAll(nodes); err != nil {
 		t.Errorf("SIGTERM: %v", err)
 	}
-	if err := z.Start(); err != nil {
+	if err := harness.StartAll(nodes); err != nil {
 		t.Fatalf("start after SIGTERM: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -435,15 +459,38 @@ func TestCrash(t *testing.T) {
 	if backups {
 		checkBackups(t, z.MgmtAddr, kills)
 	}
-	if err := z.Stop(); err != nil {
+	if err := harness.StopAll(nodes); err != nil {
 		t.Errorf("final SIGTERM: %v", err)
 	}
 	if !t.Failed() {
 		keepLog = false
-		fmt.Printf("crash: PASS — %d instances acknowledged and finished across %d SIGKILLs, no double completion\n", nAcked, kills)
+		fmt.Printf("crash: PASS — %d instances acknowledged and finished across %d SIGKILLs of %d node(s), no double completion\n", nAcked, kills, len(nodes))
 	} else {
-		t.Logf("zest log kept at %s; tail:\n%s", z.LogPath, z.LogTail(30))
+		for i, n := range nodes {
+			t.Logf("zest node %d log kept at %s; tail:\n%s", i, n.LogPath, n.LogTail(30))
+		}
 	}
+}
+
+// partitionRoles is what a node's /actuator/partitions says of its roles, for the log.
+func partitionRoles(mgmt string) string {
+	resp, err := http.Get("http://" + mgmt + "/actuator/partitions")
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	var doc map[string]struct {
+		Role string `json:"role"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+		return err.Error()
+	}
+	var out []string
+	for id, p := range doc {
+		out = append(out, id+":"+p.Role)
+	}
+	sort.Strings(out)
+	return strings.Join(out, " ")
 }
 
 // requestBackup asks for backup `id`; the kill that follows lands while it is being taken.

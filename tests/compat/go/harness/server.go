@@ -35,6 +35,7 @@ type Zest struct {
 	GatewayAddr string // 127.0.0.1:port
 	MgmtAddr    string // 127.0.0.1:port
 	LogPath     string // stdout+stderr of all runs, appended
+	Extra       []string // more flags for `zest start` (a cluster node's)
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -100,12 +101,80 @@ func NewZest(bin, dataDir string) (*Zest, error) {
 
 // Args are the exact CLI arguments the harness passes to zest.
 func (z *Zest) Args() []string {
-	return []string{"start",
+	return append([]string{"start",
 		"--data-dir", z.DataDir,
 		"--gateway-address", z.GatewayAddr,
 		"--management-address", z.MgmtAddr,
 		"--rest-address", "127.0.0.1:0",
+	}, z.Extra...)
+}
+
+// NewCluster prepares (does not start) the nodes of a cluster on free ports: node i is started
+// with --node-id i, the cluster's size, partitions and replication factor, its own internal
+// port and the others' as contact points.
+func NewCluster(bin string, nodes, partitions, replication int) ([]*Zest, error) {
+	var zs []*Zest
+	var internal []string
+	for i := 0; i < nodes; i++ {
+		z, err := NewZest(bin, "")
+		if err != nil {
+			return nil, err
+		}
+		p, err := FreePort()
+		if err != nil {
+			return nil, err
+		}
+		zs = append(zs, z)
+		internal = append(internal, fmt.Sprintf("127.0.0.1:%d", p))
 	}
+	for i, z := range zs {
+		var others []string
+		for j, a := range internal {
+			if j != i {
+				others = append(others, a)
+			}
+		}
+		z.Extra = []string{
+			"--node-id", fmt.Sprint(i),
+			"--cluster-size", fmt.Sprint(nodes),
+			"--partitions", fmt.Sprint(partitions),
+			"--replication-factor", fmt.Sprint(replication),
+			"--internal-address", internal[i],
+			"--contact-points", strings.Join(others, ","),
+		}
+	}
+	return zs, nil
+}
+
+// StartAll starts the nodes together (a node is READY once its partitions have leaders, which
+// takes a majority of their nodes) and waits for all.
+func StartAll(zs []*Zest) error {
+	errs := make(chan error, len(zs))
+	for _, z := range zs {
+		go func(z *Zest) { errs <- z.Start() }(z)
+	}
+	var first error
+	for range zs {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// StopAll stops the nodes together (SIGTERM); the first error is returned.
+func StopAll(zs []*Zest) error {
+	errs := make(chan error, len(zs))
+	for _, z := range zs {
+		go func(z *Zest) { errs <- z.Stop() }(z)
+	}
+	var first error
+	for range zs {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // Start launches the process and waits until it prints a line containing READY.

@@ -1,0 +1,320 @@
+//! The internal port: one gRPC service (`proto/internal.proto`) carrying frames between nodes.
+//! Consensus frames (append, vote, snapshot chunks) go to this node's partition groups
+//! ([`Groups`]); the broker's own frames (status, forwarded commands, commands between
+//! partitions, job notifications) go to its [`Handler`].
+//!
+//! Bounds: a connection to a peer is one HTTP/2 channel whose request buffer tonic bounds; every
+//! call has a deadline; a snapshot arrives one chunk at a time, and only one transfer per
+//! partition is kept.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use openraft::raft::{AppendEntriesRequest, VoteRequest};
+use openraft::storage::Snapshot;
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Request, Response, Status};
+
+use crate::network::{decode_append, SnapshotHead};
+use crate::{unframe, NodeId, SnapshotData, ZestRaft};
+
+pub mod proto {
+    tonic::include_proto!("zest.internal");
+}
+
+use proto::internal_client::InternalClient;
+use proto::internal_server::{Internal, InternalServer};
+use proto::Frame;
+
+/// What a frame's body is.
+pub mod kind {
+    pub const APPEND: u32 = 1;
+    pub const VOTE: u32 = 2;
+    pub const SNAPSHOT: u32 = 3;
+    /// From here on, the broker's own frames; its [`super::Handler`] answers them.
+    pub const BROKER: u32 = 100;
+}
+
+/// Largest frame either side accepts (a log entry holds one processing batch; a snapshot chunk
+/// is 1 MiB).
+pub const MAX_FRAME: usize = 64 << 20;
+
+/// Answers the broker's frames (kinds from [`kind::BROKER`]).
+#[tonic::async_trait]
+pub trait Handler: Send + Sync + 'static {
+    async fn handle(&self, kind: u32, partition: u32, body: Vec<u8>) -> Result<Vec<u8>, Status>;
+}
+
+/// A snapshot being received for a partition.
+struct Receiving {
+    session: u64,
+    next: u64,
+    data: Box<SnapshotData>,
+}
+
+/// This node's partition groups, for the consensus frames the internal port receives.
+#[derive(Default)]
+pub struct Groups {
+    rafts: RwLock<HashMap<u32, ZestRaft>>,
+    receiving: Mutex<HashMap<u32, Receiving>>,
+}
+
+impl Groups {
+    pub fn register(&self, partition: u32, raft: ZestRaft) {
+        self.rafts
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(partition, raft);
+    }
+
+    fn raft(&self, partition: u32) -> Result<ZestRaft, Status> {
+        self.rafts
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&partition)
+            .cloned()
+            .ok_or_else(|| {
+                Status::unavailable(format!(
+                    "partition {partition} is not (yet) running on this node"
+                ))
+            })
+    }
+
+    async fn consensus(&self, kind: u32, partition: u32, body: Vec<u8>) -> Result<Vec<u8>, Status> {
+        let raft = self.raft(partition)?;
+        match kind {
+            kind::APPEND => {
+                let rpc: AppendEntriesRequest<crate::TypeConfig> =
+                    decode_append(&body).map_err(Status::invalid_argument)?;
+                let resp = raft
+                    .append_entries(rpc)
+                    .await
+                    .map_err(|e| Status::unavailable(e.to_string()))?;
+                json(&resp)
+            }
+            kind::VOTE => {
+                let rpc: VoteRequest<NodeId> = serde_json::from_slice(&body)
+                    .map_err(|e| Status::invalid_argument(e.to_string()))?;
+                let resp = raft
+                    .vote(rpc)
+                    .await
+                    .map_err(|e| Status::unavailable(e.to_string()))?;
+                json(&resp)
+            }
+            kind::SNAPSHOT => self.snapshot_chunk(partition, raft, &body).await,
+            k => Err(Status::invalid_argument(format!("unknown frame kind {k}"))),
+        }
+    }
+
+    /// One chunk of a snapshot; the last one installs it.
+    async fn snapshot_chunk(
+        &self,
+        partition: u32,
+        raft: ZestRaft,
+        body: &[u8],
+    ) -> Result<Vec<u8>, Status> {
+        let parts = unframe(body).map_err(Status::invalid_argument)?;
+        let [head, data] = parts.as_slice() else {
+            return Err(Status::invalid_argument("a snapshot chunk has two parts"));
+        };
+        let head: SnapshotHead =
+            serde_json::from_slice(head).map_err(|e| Status::invalid_argument(e.to_string()))?;
+        let taken = self
+            .receiving
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&partition);
+        let mut receiving = match taken {
+            Some(r) if r.session == head.session && r.next == head.seq => r,
+            _ if head.seq == 0 => Receiving {
+                session: head.session,
+                next: 0,
+                data: raft
+                    .begin_receiving_snapshot()
+                    .await
+                    .map_err(|e| Status::unavailable(e.to_string()))?,
+            },
+            _ => {
+                return Err(Status::failed_precondition(format!(
+                    "snapshot chunk {} of transfer {} does not follow what this node received; start the transfer again",
+                    head.seq, head.session
+                )))
+            }
+        };
+        if !data.is_empty() {
+            let chunk = data.to_vec();
+            let mut staged = receiving.data;
+            staged = tokio::task::spawn_blocking(move || match staged.as_mut() {
+                SnapshotData::Received(staging) => staging.write_chunk(&chunk).map(|_| staged),
+                SnapshotData::View(_) => Err(zest_storage::StorageError::Other(
+                    "a snapshot is received into a staging generation".into(),
+                )),
+            })
+            .await
+            .map_err(|e| Status::internal(e.to_string()))?
+            .map_err(|e| Status::internal(e.to_string()))?;
+            receiving.data = staged;
+        }
+        let Some(meta) = head.meta.filter(|_| head.done) else {
+            receiving.next += 1;
+            self.receiving
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(partition, receiving);
+            return Ok(Vec::new());
+        };
+        let resp = raft
+            .install_full_snapshot(
+                head.vote,
+                Snapshot {
+                    meta,
+                    snapshot: receiving.data,
+                },
+            )
+            .await
+            .map_err(|e| Status::unavailable(e.to_string()))?;
+        json(&resp)
+    }
+}
+
+fn json<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, Status> {
+    serde_json::to_vec(value).map_err(|e| Status::internal(e.to_string()))
+}
+
+struct Service {
+    groups: Arc<Groups>,
+    handler: Arc<dyn Handler>,
+}
+
+#[tonic::async_trait]
+impl Internal for Service {
+    async fn call(&self, request: Request<Frame>) -> Result<Response<Frame>, Status> {
+        let f = request.into_inner();
+        let body = if f.kind < kind::BROKER {
+            self.groups.consensus(f.kind, f.partition, f.body).await?
+        } else {
+            self.handler.handle(f.kind, f.partition, f.body).await?
+        };
+        Ok(Response::new(Frame {
+            kind: f.kind,
+            partition: f.partition,
+            body,
+        }))
+    }
+}
+
+/// Binds the internal port (so that a taken port fails the start, not a task later).
+pub async fn bind(address: &str) -> anyhow::Result<tokio::net::TcpListener> {
+    tokio::net::TcpListener::bind(address)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on the internal address {address}: {e}"))
+}
+
+/// Serves the internal port until `shutdown` resolves.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    groups: Arc<Groups>,
+    handler: Arc<dyn Handler>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let service = InternalServer::new(Service { groups, handler })
+        .max_decoding_message_size(MAX_FRAME)
+        .max_encoding_message_size(MAX_FRAME);
+    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    tonic::transport::Server::builder()
+        .tcp_nodelay(true)
+        .add_service(service)
+        .serve_with_incoming_shutdown(incoming, shutdown)
+        .await?;
+    Ok(())
+}
+
+/// The other nodes: their internal addresses by node id, and one channel per address.
+#[derive(Default)]
+pub struct Peers {
+    addresses: RwLock<HashMap<NodeId, String>>,
+    channels: Mutex<HashMap<String, Channel>>,
+}
+
+impl Peers {
+    pub fn set_address(&self, node: NodeId, address: &str) {
+        let mut addresses = self.addresses.write().unwrap_or_else(|e| e.into_inner());
+        if addresses.get(&node).map(String::as_str) != Some(address) {
+            addresses.insert(node, address.to_string());
+        }
+    }
+
+    pub fn address(&self, node: NodeId) -> Option<String> {
+        self.addresses
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&node)
+            .cloned()
+    }
+
+    pub fn known(&self) -> Vec<(NodeId, String)> {
+        let mut all: Vec<_> = self
+            .addresses
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|(n, a)| (*n, a.clone()))
+            .collect();
+        all.sort();
+        all
+    }
+
+    fn channel(&self, address: &str) -> Result<Channel, Status> {
+        let mut channels = self.channels.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = channels.get(address) {
+            return Ok(c.clone());
+        }
+        let endpoint = Endpoint::from_shared(format!("http://{address}"))
+            .map_err(|e| Status::invalid_argument(format!("bad address {address}: {e}")))?
+            .connect_timeout(Duration::from_millis(500))
+            .tcp_nodelay(true)
+            .http2_keep_alive_interval(Duration::from_secs(5))
+            .keep_alive_timeout(Duration::from_secs(5));
+        let channel = endpoint.connect_lazy();
+        channels.insert(address.to_string(), channel.clone());
+        Ok(channel)
+    }
+
+    /// Sends a frame to the node at `address` and returns the body of its answer.
+    pub async fn call(
+        &self,
+        address: &str,
+        kind: u32,
+        partition: u32,
+        body: Vec<u8>,
+        timeout: Duration,
+    ) -> Result<Vec<u8>, Status> {
+        let mut client = InternalClient::new(self.channel(address)?)
+            .max_decoding_message_size(MAX_FRAME)
+            .max_encoding_message_size(MAX_FRAME);
+        let mut request = Request::new(Frame {
+            kind,
+            partition,
+            body,
+        });
+        request.set_timeout(timeout);
+        match tokio::time::timeout(timeout, client.call(request)).await {
+            Ok(r) => r.map(|r| r.into_inner().body),
+            Err(_) => Err(Status::deadline_exceeded(format!(
+                "{address} did not answer within {timeout:?}"
+            ))),
+        }
+    }
+}
+
+/// The address other nodes reach this one at, from the address it listens on: a wildcard host
+/// becomes 127.0.0.1.
+pub fn advertised(listen: &SocketAddr) -> String {
+    if listen.ip().is_unspecified() {
+        format!("127.0.0.1:{}", listen.port())
+    } else {
+        listen.to_string()
+    }
+}
