@@ -194,7 +194,8 @@ fi
 
 # The client suites against a 3-node cluster started with `zest cluster` (each node a process,
 # every partition replicated on all three; the clients talk to node 1, so most commands are
-# forwarded to another node's leader), then the crash test killing random nodes of a cluster.
+# forwarded to another node's leader), then the crash test on a cluster: random nodes killed
+# (SIGKILL, restarted) and frozen (SIGSTOP for 3 s, then SIGCONT) in turn.
 if want cluster && [ -n "${ZEST_BIN:-}" ]; then
   CLUSTER_DIR=$(mktemp -d /tmp/zest-cluster-XXXXXX)
   "$ZEST_BIN" cluster --nodes 3 --partitions 3 --replication-factor 3 --port-offset 1000 \
@@ -212,7 +213,7 @@ if want cluster && [ -n "${ZEST_BIN:-}" ]; then
   trap - EXIT
   kill -TERM "$CLUSTER_PID"; wait "$CLUSTER_PID" || true
   rm -rf "$CLUSTER_DIR"
-  run_suite crash-cluster env CRASH_CLUSTER=3 CRASH_KILLS=4 \
+  run_suite crash-cluster env CRASH_CLUSTER=3 CRASH_KILLS=4 CRASH_FAULT=mixed \
     bash -c "cd '$HERE/go' && go test -v -count=1 -timeout 5m -tags crash ./crash -run TestCrash"
 fi
 

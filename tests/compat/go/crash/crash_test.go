@@ -141,6 +141,11 @@ func TestCrash(t *testing.T) {
 	// every node); the clients talk to node 0, and each kill takes a random node, leader or
 	// follower.
 	clusterSize := envInt("CRASH_CLUSTER", 1)
+	// CRASH_FAULT=kill (default): SIGKILL and restart; freeze: SIGSTOP for CRASH_FREEZE_MS
+	// (default 3000) then SIGCONT; mixed: the two in turn.
+	fault := os.Getenv("CRASH_FAULT")
+	freezeFor := time.Duration(envInt("CRASH_FREEZE_MS", 3000)) * time.Millisecond
+	freeze := func(k int) bool { return fault == "freeze" || (fault == "mixed" && k%2 == 1) }
 	var nodes []*harness.Zest
 	if clusterSize > 1 {
 		var err error
@@ -297,6 +302,13 @@ func TestCrash(t *testing.T) {
 		role := ""
 		if len(nodes) > 1 {
 			role = fmt.Sprintf(" of node %s (partitions %s)", victim.GatewayAddr, partitionRoles(victim.MgmtAddr))
+		}
+		if freeze(k) {
+			t.Logf("SIGSTOP #%d%s for %s at %s (acked %d, unfinished %d)", k+1, role, freezeFor, time.Since(start).Round(time.Millisecond), len(l.acked), len(all))
+			victim.Freeze(freezeFor)
+			t.Logf("SIGCONT")
+			restarts = append(restarts, time.Now())
+			continue
 		}
 		t.Logf("SIGKILL #%d%s at %s (acked %d, unfinished %d)", k+1, role, time.Since(start).Round(time.Millisecond), len(l.acked), len(all))
 		victim.Kill()

@@ -236,6 +236,22 @@ func (z *Zest) Kill() {
 	z.signalAndWait(syscall.SIGKILL, 0)
 }
 
+// Freeze stops the process (SIGSTOP) for d, then lets it go on (SIGCONT): a node that hangs,
+// as in a long GC pause or a VM migration, and then comes back.
+func (z *Zest) Freeze(d time.Duration) {
+	z.mu.Lock()
+	cmd := z.cmd
+	z.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGSTOP)
+	fmt.Fprintf(z.logF, "==== frozen (SIGSTOP) for %s\n", d)
+	time.Sleep(d)
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGCONT)
+	fmt.Fprintf(z.logF, "==== thawed (SIGCONT)\n")
+}
+
 // Stop sends SIGTERM and waits up to 20 s for a clean exit, then SIGKILLs. It returns an error
 // when the process did not exit by itself or exited with a non-zero status.
 func (z *Zest) Stop() error {
