@@ -125,11 +125,14 @@ pub async fn start_partition(
     group: GroupMembers,
     network: Network,
 ) -> anyhow::Result<PartitionRaft> {
+    // A follower that heard from its leader starts an election after the leader's lease
+    // (openraft: election_timeout_max) and an election timeout: 0.9 to 1.2 s without
+    // heartbeats, every 100 ms. Zeebe waits 2.5 s.
     let config = Config {
         cluster_name: format!("zest-partition-{partition_id}"),
         heartbeat_interval: 100,
-        election_timeout_min: 400,
-        election_timeout_max: 800,
+        election_timeout_min: 300,
+        election_timeout_max: 600,
         install_snapshot_timeout: 10_000,
         snapshot_policy: SnapshotPolicy::LogsSinceLast(settings.snapshot_every),
         max_in_snapshot_log_to_keep: settings.keep_behind_snapshot,
