@@ -281,7 +281,11 @@ impl Cluster {
     }
 }
 
-fn replicas(node_id: NodeId, config: &ClusterConfig, partition: PartitionId) -> Vec<NodeId> {
+pub(crate) fn replicas(
+    node_id: NodeId,
+    config: &ClusterConfig,
+    partition: PartitionId,
+) -> Vec<NodeId> {
     if config.cluster_size <= 1 {
         vec![node_id]
     } else {

@@ -198,7 +198,16 @@ pub struct ClusterTopology {
 impl Broker {
     /// Opens the store, joins the cluster (when there is one), starts this node's partitions
     /// and waits until each has a leader and the ones led here have recovered.
-    pub async fn start(config: BrokerConfig) -> anyhow::Result<Broker> {
+    pub async fn start(mut config: BrokerConfig) -> anyhow::Result<Broker> {
+        // the memory budget is the node's: the partitions it replicates share it
+        let local_count = (1..=config.partitions)
+            .filter(|&p| {
+                cluster::replicas(config.node_id, &config.cluster, p).contains(&config.node_id)
+            })
+            .count()
+            .max(1);
+        config.store.partitions = local_count as u32;
+        config.raft.recent_bytes = (config.memory_bytes / 8) as usize / local_count;
         // a directory of an earlier version (before this file) ran one partition
         let earlier = if config.data_dir.join("FORMAT").exists() {
             Some(1)
@@ -389,6 +398,18 @@ impl Broker {
         self.local.jobs_available.subscribe()
     }
 
+    /// A node's leader priority for a partition, as Zeebe's topology gives it: the replication
+    /// factor for the partition's primary, one less for each node after it, 0 for a node that
+    /// does not replicate it.
+    pub fn leader_priority(&self, partition: PartitionId, node: u64) -> u32 {
+        let replicas = self.local.cluster.replicas(partition);
+        replicas
+            .iter()
+            .position(|&n| n == node)
+            .map(|i| (replicas.len() - i) as u32)
+            .unwrap_or(0)
+    }
+
     /// This node's partitions.
     pub async fn topology(&self) -> Vec<PartitionInfo> {
         self.local
@@ -525,6 +546,10 @@ impl Broker {
             ("block_cache", self.config.store.cache_bytes),
             ("write_buffers", self.config.store.write_buffer_bytes),
             ("model_cache", self.config.model_cache as u64 * (64 << 10)),
+            (
+                "recent_log_entries",
+                (self.config.raft.recent_bytes * self.local.partitions().len()) as u64,
+            ),
             (
                 "command_queues",
                 (self.config.command_queue_bytes * self.local.partitions().len()) as u64,

@@ -74,6 +74,8 @@ pub struct RaftSettings {
     /// Log on disk above which a snapshot is taken (so that the segments behind it are
     /// deleted), however few entries were written since the last one.
     pub log_tail_bytes: u64,
+    /// Bytes of just-appended entries kept in memory for the state machine (per partition).
+    pub recent_bytes: usize,
 }
 
 impl Default for RaftSettings {
@@ -83,6 +85,7 @@ impl Default for RaftSettings {
             keep_behind_snapshot: 1_000,
             flush: LogFlush::EveryAppend,
             log_tail_bytes: 256 << 20,
+            recent_bytes: log_store::RECENT_MAX_BYTES,
         }
     }
 }
@@ -140,7 +143,7 @@ pub async fn start_partition(
         ..Default::default()
     };
     let config = Arc::new(config.validate()?);
-    let log = LogStore::new(store.clone(), settings.flush);
+    let log = LogStore::new(store.clone(), settings.flush).with_recent_bytes(settings.recent_bytes);
     let sm = StateMachine::open(partition_id, store.clone(), model_cache)?;
     let applied = sm.applied_info();
     let raft = Raft::new(node_id, config, network, log, sm).await?;

@@ -110,16 +110,26 @@ pub enum LogFlush {
 /// Most entries kept in [`LogStore`]'s memory of recent appends.
 const RECENT_MAX: usize = 1024;
 
-/// Most encoded bytes of the entries kept there: groups of large commands fill it before the
-/// count does.
-const RECENT_MAX_BYTES: usize = 16 * 1024 * 1024;
+/// Most encoded bytes of the entries kept there by default (`LogStore::with_recent_bytes`):
+/// groups of large commands fill it before the count does.
+pub const RECENT_MAX_BYTES: usize = 16 * 1024 * 1024;
 
 /// Entries appended and not read back yet, by index, with their encoded sizes; bounded by
-/// [`RECENT_MAX`] entries and [`RECENT_MAX_BYTES`] bytes (the oldest go first).
-#[derive(Default)]
+/// [`RECENT_MAX`] entries and `max_bytes` (the oldest go first).
 struct Recent {
     entries: BTreeMap<u64, (Entry<TypeConfig>, usize)>,
     bytes: usize,
+    max_bytes: usize,
+}
+
+impl Default for Recent {
+    fn default() -> Self {
+        Recent {
+            entries: BTreeMap::new(),
+            bytes: 0,
+            max_bytes: RECENT_MAX_BYTES,
+        }
+    }
 }
 
 impl Recent {
@@ -128,7 +138,7 @@ impl Recent {
             self.bytes -= old;
         }
         self.bytes += size;
-        while self.entries.len() > RECENT_MAX || self.bytes > RECENT_MAX_BYTES {
+        while self.entries.len() > RECENT_MAX || self.bytes > self.max_bytes {
             let Some((_, (_, size))) = self.entries.pop_first() else {
                 break;
             };
@@ -195,6 +205,13 @@ impl LogStore {
             flusher,
             recent: Arc::default(),
         }
+    }
+
+    /// Keeps at most `bytes` of recent appends in memory (default [`RECENT_MAX_BYTES`]): the
+    /// node's budget for them split over its partitions.
+    pub fn with_recent_bytes(self, bytes: usize) -> Self {
+        self.recent().max_bytes = bytes.max(64 * 1024);
+        self
     }
 
     fn recent(&self) -> MutexGuard<'_, Recent> {

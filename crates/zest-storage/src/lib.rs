@@ -71,6 +71,9 @@ pub struct StoreConfig {
     pub write_buffer_bytes: u64,
     /// Size at which the log starts a new segment file ([`journal`]).
     pub segment_bytes: u64,
+    /// Partitions of this node, which share the write buffers: each partition's memtables get
+    /// their share.
+    pub partitions: u32,
 }
 
 impl Default for StoreConfig {
@@ -87,6 +90,7 @@ impl Default for StoreConfig {
             // 3.1's cap on the sum (`max_write_buffer_size`) is hidden and deprecated.
             write_buffer_bytes: 16 * 1024 * 1024,
             segment_bytes: journal::DEFAULT_SEGMENT_BYTES,
+            partitions: 1,
         }
     }
 }
@@ -315,7 +319,8 @@ impl Store {
         // never spins)
         let log_db = open("log", log_cache, 1)?;
         let state_db = open("state", config.cache_bytes - log_cache, FJALL_WORKERS)?;
-        let memtable_bytes = (config.write_buffer_bytes / 8).clamp(256 * 1024, 8 * 1024 * 1024);
+        let memtable_bytes = (config.write_buffer_bytes / 8 / u64::from(config.partitions.max(1)))
+            .clamp(256 * 1024, 8 * 1024 * 1024);
         if format == 6 {
             upgrade_6_to_7(dir, &log_db, config.segment_bytes)?;
         }

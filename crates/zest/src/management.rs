@@ -31,6 +31,7 @@ pub async fn serve(
         .route("/actuator/health/startup", get(actuator_readiness))
         .route("/actuator/info", get(actuator_info))
         .route("/actuator/partitions", get(actuator_partitions))
+        .route("/actuator/cluster", get(actuator_cluster))
         .route(
             "/actuator/backupRuntime",
             post(backup_take).get(backup_list),
@@ -119,6 +120,51 @@ async fn actuator_partitions(State(broker): State<Arc<Broker>>) -> impl IntoResp
         );
     }
     axum::Json(serde_json::Value::Object(doc))
+}
+
+/// Zeebe's `GET /actuator/cluster`: the cluster's brokers (those up, as this node knows them)
+/// with the partitions each replicates, their state and leader priority (the primary highest).
+async fn actuator_cluster(State(broker): State<Arc<Broker>>) -> impl IntoResponse {
+    let topology = broker.cluster_topology();
+    let brokers: Vec<serde_json::Value> = topology
+        .brokers
+        .iter()
+        .map(|b| {
+            let partitions: Vec<serde_json::Value> = b
+                .partitions
+                .iter()
+                .map(|p| {
+                    serde_json::json!({
+                        "id": p.partition_id,
+                        "state": "ACTIVE",
+                        "priority": broker.leader_priority(p.partition_id, b.node_id),
+                        "config": { "exporting": { "exporters": [] } },
+                    })
+                })
+                .collect();
+            serde_json::json!({
+                "id": b.node_id,
+                "state": "ACTIVE",
+                "version": 0,
+                "lastUpdatedAt": serde_json::Value::Null,
+                "partitions": partitions,
+            })
+        })
+        .collect();
+    axum::Json(serde_json::json!({
+        "version": 0,
+        "brokers": brokers,
+        "lastChange": serde_json::Value::Null,
+        "pendingChange": serde_json::Value::Null,
+        "routing": {
+            "version": 0,
+            "activePartitions": (1..=topology.partitions_count).collect::<Vec<_>>(),
+            "messageCorrelation": {
+                "strategy": "HashMod",
+                "partitionCount": topology.partitions_count,
+            },
+        },
+    }))
 }
 
 async fn actuator_info() -> impl IntoResponse {
