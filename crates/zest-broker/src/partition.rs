@@ -118,6 +118,13 @@ fn remove_snapshot_file(data_dir: &std::path::Path, pid: u32) {
 /// from other partitions).
 pub(crate) const INTERNAL_QUEUE: usize = 1024;
 
+/// Most bytes of commands (by their documents and resources) processed into one group.
+const GROUP_BYTES: usize = 1 << 20;
+
+fn command_bytes(s: &Submission) -> usize {
+    256 + s.record.value.payload_bytes()
+}
+
 /// Most commands for other partitions held back while their queues are full; beyond it the
 /// partition takes no client commands until they drain (backpressure), so the held commands
 /// stay bounded and none is dropped.
@@ -248,15 +255,17 @@ struct Supervisor {
     cluster: Arc<Cluster>,
 }
 
-type RaftMetrics = watch::Receiver<openraft::RaftMetrics<u64, BasicNode>>;
+/// The group's server state (vote, role, leader): it changes with leadership only, not with
+/// every applied entry as the full metrics do.
+type RaftMetrics = watch::Receiver<openraft::metrics::RaftServerMetrics<u64, BasicNode>>;
 
 impl Supervisor {
     /// This node's leader id (term, node) when it leads the partition now.
     fn leads(&self, metrics: &mut RaftMetrics) -> Option<(u64, u64)> {
         let m = metrics.borrow_and_update();
-        self.cluster
-            .set_leader(self.pid, m.current_leader, m.current_term);
         let leader = m.vote.leader_id();
+        self.cluster
+            .set_leader(self.pid, m.current_leader, leader.term);
         (m.current_leader == Some(self.config.node_id)
             && m.state == openraft::ServerState::Leader
             && m.vote.is_committed())
@@ -266,18 +275,21 @@ impl Supervisor {
     /// Waits until an entry of this leadership is applied (the one a new leader appends), so
     /// that every entry before it is applied too; false when the leadership ends first.
     async fn applied_own_entry(&self, metrics: &mut RaftMetrics, leader: (u64, u64)) -> bool {
+        let mut data = self.raft.data_metrics();
         loop {
-            {
-                let m = metrics.borrow_and_update();
-                let applied = m
-                    .last_applied
-                    .map(|l| (l.leader_id.term, l.leader_id.node_id));
-                if applied == Some(leader) {
-                    return true;
-                }
+            let applied = data
+                .borrow_and_update()
+                .last_applied
+                .map(|l| (l.leader_id.term, l.leader_id.node_id));
+            if applied == Some(leader) {
+                return true;
             }
-            if self.leads(metrics) != Some(leader) || metrics.changed().await.is_err() {
+            if self.leads(metrics) != Some(leader) {
                 return false;
+            }
+            tokio::select! {
+                r = data.changed() => if r.is_err() { return false },
+                r = metrics.changed() => if r.is_err() { return false },
             }
         }
     }
@@ -288,7 +300,7 @@ impl Supervisor {
         mut internal_rx: mpsc::Receiver<Submission>,
         mut stop_rx: watch::Receiver<bool>,
     ) {
-        let mut metrics = self.raft.metrics();
+        let mut metrics = self.raft.server_metrics();
         loop {
             let leader = loop {
                 if let Some(leader) = self.leads(&mut metrics) {
@@ -549,18 +561,20 @@ impl Processor {
                 // queues closed: the groups in flight are answered below
                 else => break,
             };
+            // Internal commands first (they free work: timeouts, timers), then clients, up to
+            // `max_group` commands and GROUP_BYTES of their documents: a group is one log
+            // entry, replicated whole in one message
+            let mut bytes = command_bytes(&first);
             let mut group = vec![first];
-            // Internal commands first (they free work: timeouts, timers), then clients.
-            while group.len() < self.max_group {
-                match internal_rx.try_recv() {
-                    Ok(s) => group.push(s),
-                    Err(_) => break,
-                }
-            }
-            while group.len() < self.max_group {
-                match client_rx.try_recv() {
-                    Ok(s) => group.push(s),
-                    Err(_) => break,
+            for rx in [&mut *internal_rx, &mut *client_rx] {
+                while group.len() < self.max_group && bytes < GROUP_BYTES {
+                    match rx.try_recv() {
+                        Ok(s) => {
+                            bytes += command_bytes(&s);
+                            group.push(s);
+                        }
+                        Err(_) => break,
+                    }
                 }
             }
             self.metrics

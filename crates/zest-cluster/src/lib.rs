@@ -76,6 +76,11 @@ pub struct RaftSettings {
     pub log_tail_bytes: u64,
     /// Bytes of just-appended entries kept in memory for the state machine (per partition).
     pub recent_bytes: usize,
+    /// A follower that heard nothing from its leader for the leader's lease (twice this) and
+    /// then between this and twice this starts an election.
+    pub election_timeout: std::time::Duration,
+    /// How often a leader tells its followers it is there.
+    pub heartbeat_interval: std::time::Duration,
 }
 
 impl Default for RaftSettings {
@@ -86,6 +91,8 @@ impl Default for RaftSettings {
             flush: LogFlush::EveryAppend,
             log_tail_bytes: 256 << 20,
             recent_bytes: log_store::RECENT_MAX_BYTES,
+            election_timeout: Duration::from_millis(300),
+            heartbeat_interval: Duration::from_millis(100),
         }
     }
 }
@@ -129,17 +136,20 @@ pub async fn start_partition(
     network: Network,
 ) -> anyhow::Result<PartitionRaft> {
     // A follower that heard from its leader starts an election after the leader's lease
-    // (openraft: election_timeout_max) and an election timeout: 0.9 to 1.2 s without
-    // heartbeats, every 100 ms. Zeebe waits 2.5 s.
+    // (openraft: election_timeout_max) and an election timeout: by default 0.9 to 1.2 s
+    // without heartbeats, every 100 ms. Zeebe waits 2.5 s.
+    let election = settings.election_timeout.as_millis() as u64;
     let config = Config {
         cluster_name: format!("zest-partition-{partition_id}"),
-        heartbeat_interval: 100,
-        election_timeout_min: 300,
-        election_timeout_max: 600,
+        heartbeat_interval: settings.heartbeat_interval.as_millis() as u64,
+        election_timeout_min: election,
+        election_timeout_max: election * 2,
         install_snapshot_timeout: 10_000,
         snapshot_policy: SnapshotPolicy::LogsSinceLast(settings.snapshot_every),
         max_in_snapshot_log_to_keep: settings.keep_behind_snapshot,
-        max_payload_entries: 64,
+        // entries are processing groups of up to 1 MiB of commands' documents (and their
+        // follow-up records): an append carries at most 16
+        max_payload_entries: 16,
         ..Default::default()
     };
     let config = Arc::new(config.validate()?);

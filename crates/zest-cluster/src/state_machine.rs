@@ -164,6 +164,58 @@ impl StateMachine {
     }
 }
 
+impl StateMachine {
+    fn apply_entries<I>(&mut self, entries: I) -> Result<Vec<()>, StorageError<NodeId>>
+    where
+        I: IntoIterator<Item = Entry<TypeConfig>>,
+    {
+        let mut out = Vec::new();
+
+        for entry in entries {
+            self.applied = Some(entry.log_id);
+            let writes = match &entry.payload {
+                EntryPayload::Normal(batch) => {
+                    let pre = batch.records.first().and_then(|r| {
+                        let leader = &entry.log_id.leader_id;
+                        self.info
+                            .take_precomputed((leader.term, leader.node_id), r.position)
+                    });
+                    let writes = match pre {
+                        Some(w) => w,
+                        None => {
+                            let mut txn = Txn::new(&self.store);
+                            self.engine.apply(&mut txn, &batch.records);
+                            txn.into_writes()
+                        }
+                    };
+                    if let Some(last) = batch.records.last() {
+                        self.info
+                            .last_position
+                            .store(last.position, Ordering::SeqCst);
+                    }
+                    writes
+                }
+                EntryPayload::Membership(m) => {
+                    self.membership = StoredMembership::new(Some(entry.log_id), m.clone());
+                    Default::default()
+                }
+                EntryPayload::Blank => Default::default(),
+            };
+            let meta = self.sm_meta();
+            let meta_refs: Vec<(&[u8], Vec<u8>)> =
+                meta.iter().map(|(k, v)| (*k, v.clone())).collect();
+            self.store
+                .commit_state(writes, &meta_refs)
+                .map_err(|e| StorageIOError::apply(entry.log_id, any(e)))?;
+            self.info
+                .last_index
+                .store(entry.log_id.index, Ordering::SeqCst);
+            out.push(());
+        }
+        Ok(out)
+    }
+}
+
 pub struct SnapshotBuilder {
     store: PartitionStore,
     info: Arc<AppliedInfo>,
@@ -242,49 +294,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         I: IntoIterator<Item = Entry<TypeConfig>> + OptionalSend,
         I::IntoIter: OptionalSend,
     {
-        let mut out = Vec::new();
-        for entry in entries {
-            self.applied = Some(entry.log_id);
-            let writes = match &entry.payload {
-                EntryPayload::Normal(batch) => {
-                    let pre = batch.records.first().and_then(|r| {
-                        let leader = &entry.log_id.leader_id;
-                        self.info
-                            .take_precomputed((leader.term, leader.node_id), r.position)
-                    });
-                    let writes = match pre {
-                        Some(w) => w,
-                        None => {
-                            let mut txn = Txn::new(&self.store);
-                            self.engine.apply(&mut txn, &batch.records);
-                            txn.into_writes()
-                        }
-                    };
-                    if let Some(last) = batch.records.last() {
-                        self.info
-                            .last_position
-                            .store(last.position, Ordering::SeqCst);
-                    }
-                    writes
-                }
-                EntryPayload::Membership(m) => {
-                    self.membership = StoredMembership::new(Some(entry.log_id), m.clone());
-                    Default::default()
-                }
-                EntryPayload::Blank => Default::default(),
-            };
-            let meta = self.sm_meta();
-            let meta_refs: Vec<(&[u8], Vec<u8>)> =
-                meta.iter().map(|(k, v)| (*k, v.clone())).collect();
-            self.store
-                .commit_state(writes, &meta_refs)
-                .map_err(|e| StorageIOError::apply(entry.log_id, any(e)))?;
-            self.info
-                .last_index
-                .store(entry.log_id.index, Ordering::SeqCst);
-            out.push(());
-        }
-        Ok(out)
+        self.apply_entries(entries)
     }
 
     async fn get_snapshot_builder(&mut self) -> Self::SnapshotBuilder {

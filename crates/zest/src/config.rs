@@ -143,6 +143,8 @@ struct FileConfig {
     snapshot_every: Option<u64>,
     log_segment_mb: Option<u64>,
     log_tail_mb: Option<u64>,
+    election_timeout_ms: Option<u64>,
+    heartbeat_interval_ms: Option<u64>,
     write_buffer_mb: Option<u64>,
     backpressure: Option<String>,
     backpressure_limit: Option<usize>,
@@ -364,6 +366,17 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
     if let Some(mb) = file.log_segment_mb {
         anyhow::ensure!(mb >= 1, "log-segment-mb must be at least 1");
         broker.store.segment_bytes = mb << 20;
+    }
+    if let Some(ms) = file.election_timeout_ms {
+        anyhow::ensure!(ms >= 50, "election-timeout-ms must be at least 50");
+        broker.raft.election_timeout = Duration::from_millis(ms);
+    }
+    if let Some(ms) = file.heartbeat_interval_ms {
+        anyhow::ensure!(
+            ms >= 10 && Duration::from_millis(ms) < broker.raft.election_timeout,
+            "heartbeat-interval-ms must be at least 10 and below the election timeout"
+        );
+        broker.raft.heartbeat_interval = Duration::from_millis(ms);
     }
     if let Some(mb) = file.log_tail_mb {
         anyhow::ensure!(mb >= 1, "log-tail-mb must be at least 1");

@@ -3,7 +3,8 @@
 # R (`zest cluster`, or `zest start` for one node), load on node 0's gateway (so with several
 # nodes most commands are forwarded to another node's leader). Prints zest bench's report and
 # each node's peak RSS (VmHWM).
-#   cluster.sh NODES PARTITIONS RF NAME [extra zest bench flags]
+#   cluster.sh NODES PARTITIONS RF NAME
+# BENCH="..." replaces the one-task flags (e.g. the realistic scenario's).
 set -euo pipefail
 NODES=$1 PARTS=$2 RF=$3 NAME=$4; shift 4
 ZEST_BIN=${ZEST_BIN:-target/release/zest}
@@ -22,9 +23,10 @@ else
 fi
 sleep 2
 PIDS=$(pgrep -f "data-dir[= ]$DIR/data" | tr '\n' ' ')
-"$ZEST_BIN" bench --address 127.0.0.1:26500 --scenario one-task --rate max --in-flight 200 \
-  --workers 2 --streaming --duration 30s --warmup 10s --drain 10s --label "$NAME" \
-  --json "$OUT/$NAME.json" --quiet "$@" | tee "$OUT/$NAME.txt"
+BENCH=${BENCH:---scenario one-task --rate max --in-flight 200 --workers 2 --streaming --duration 30s --warmup 10s --drain 10s}
+# shellcheck disable=SC2086
+"$ZEST_BIN" bench --address 127.0.0.1:26500 $BENCH --label "$NAME" \
+  --json "$OUT/$NAME.json" --quiet | tee "$OUT/$NAME.txt"
 for p in $PIDS; do
   node=$(tr '\0' ' ' </proc/$p/cmdline | grep -o 'node-id[= ][0-9]*' || echo "node-id 0")
   echo "$node: $(grep VmHWM /proc/$p/status)" | tee -a "$OUT/$NAME.txt"
