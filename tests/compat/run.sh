@@ -194,7 +194,8 @@ fi
 
 # The client suites against a 3-node cluster started with `zest cluster` (each node a process,
 # every partition replicated on all three; the clients talk to node 1, so most commands are
-# forwarded to another node's leader), then the crash test on a cluster: random nodes killed
+# forwarded to another node's leader), the Go suite through a standalone `zest gateway`, then
+# the crash test on a cluster: random nodes killed
 # (SIGKILL, restarted) and frozen (SIGSTOP for 3 s, then SIGCONT) in turn.
 if want cluster && [ -n "${ZEST_BIN:-}" ]; then
   CLUSTER_DIR=$(mktemp -d /tmp/zest-cluster-XXXXXX)
@@ -209,6 +210,17 @@ if want cluster && [ -n "${ZEST_BIN:-}" ]; then
   run_suite go-cluster bash -c "cd '$HERE/go' && go test ${GOV[*]} -count=1 -timeout 5m ./compat"
   run_suite python-cluster bash -c "cd '$HERE/python' && '$VENV/bin/python' -m pytest ${PYV[*]} -p no:cacheprovider ."
   JAVA_TESTS='!InstanceOperationsTest#deleteAProcess+deleteAFormVersion' run_suite java-cluster java_suite
+  # and through a standalone gateway, which finds the cluster from one contact point
+  "$ZEST_BIN" gateway --contact-points 127.0.0.1:27502 --gateway-address 127.0.0.1:27600 \
+    --rest-address 127.0.0.1:9180 --management-address 127.0.0.1:10700 \
+    >"$CLUSTER_DIR/gateway.out" 2>"$CLUSTER_DIR/gateway.err" &
+  GATEWAY_PID=$!
+  trap 'kill -TERM "$GATEWAY_PID" "$CLUSTER_PID" 2>/dev/null; wait "$CLUSTER_PID" 2>/dev/null; tail -40 "$CLUSTER_DIR/err.log"' EXIT
+  for _ in $(seq 1 60); do grep -q READY "$CLUSTER_DIR/gateway.out" 2>/dev/null && break; sleep 0.5; done
+  grep -q READY "$CLUSTER_DIR/gateway.out" || { tail -20 "$CLUSTER_DIR/gateway.err"; die "zest gateway did not start"; }
+  export ZEEBE_ADDRESS=127.0.0.1:27600
+  run_suite go-gateway bash -c "cd '$HERE/go' && go test ${GOV[*]} -count=1 -timeout 5m ./compat"
+  kill -TERM "$GATEWAY_PID"; wait "$GATEWAY_PID" || true
   unset ZEEBE_ADDRESS ZEEBE_REST_ADDRESS
   trap - EXIT
   kill -TERM "$CLUSTER_PID"; wait "$CLUSTER_PID" || true

@@ -46,6 +46,8 @@ pub struct ClusterConfig {
     pub contact_points: Vec<String>,
     /// How long a command waits for its partition to have a reachable leader.
     pub request_timeout: Duration,
+    /// A standalone gateway (`zest gateway`): no partitions of its own.
+    pub gateway_only: bool,
 }
 
 impl Default for ClusterConfig {
@@ -57,6 +59,7 @@ impl Default for ClusterConfig {
             advertised_internal_address: None,
             contact_points: Vec::new(),
             request_timeout: Duration::from_secs(15),
+            gateway_only: false,
         }
     }
 }
@@ -82,6 +85,14 @@ pub struct NodeStatus {
     pub partitions: Vec<PartitionStatus>,
     /// The nodes this one knows, by internal address.
     pub peers: Vec<(NodeId, String)>,
+    /// The cluster's shape, as this node was started with it (a standalone gateway learns it
+    /// from the brokers).
+    pub partitions_count: u32,
+    pub cluster_size: u32,
+    pub replication_factor: u32,
+    /// A standalone gateway: no partitions, not a broker of the topology; brokers send it job
+    /// notifications.
+    pub gateway: bool,
 }
 
 /// A message for another node's partitions or gateway.
@@ -140,7 +151,7 @@ impl Cluster {
         internal_address: String,
     ) -> Cluster {
         let members_of = (1..=partitions)
-            .filter(|&p| replicas(node_id, &config, p).contains(&node_id))
+            .filter(|&p| !config.gateway_only && replicas(node_id, &config, p).contains(&node_id))
             .collect();
         let peers = Arc::new(Peers::default());
         if !internal_address.is_empty() {
@@ -216,7 +227,14 @@ impl Cluster {
         }
     }
 
-    /// The other nodes heard from lately, by node id.
+    /// The brokers heard from lately (standalone gateways left out), by node id.
+    pub fn live_brokers(&self) -> Vec<NodeStatus> {
+        let mut nodes = self.live_nodes();
+        nodes.retain(|n| !n.gateway);
+        nodes
+    }
+
+    /// The other nodes heard from lately (standalone gateways included), by node id.
     pub fn live_nodes(&self) -> Vec<NodeStatus> {
         self.nodes
             .read()
@@ -235,7 +253,7 @@ impl Cluster {
         self.peers
             .set_address(status.node_id, &status.internal_address);
         for (node, address) in &status.peers {
-            if *node != self.node_id && self.peers.address(*node).is_none() {
+            if *node != self.node_id && self.peers.address(*node).is_none() && !status.gateway {
                 self.peers.set_address(*node, address);
             }
         }
@@ -351,5 +369,41 @@ pub(crate) async fn exchange_status(
         for node in quiet {
             cluster.forget_leader(node);
         }
+        // a node gone for long (a gateway restarts with a new id) is forgotten
+        cluster
+            .nodes
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|_, (_, seen)| seen.elapsed() < NODE_TIMEOUT * 20);
+    }
+}
+
+/// What a standalone gateway learns before it starts: the cluster's shape, from the first
+/// broker among the contact points that answers.
+pub(crate) async fn discover_shape(contact_points: &[String]) -> NodeStatus {
+    let peers = Peers::default();
+    let started = Instant::now();
+    let mut told = started;
+    loop {
+        for address in contact_points {
+            let answer = peers
+                .call(address, frames::STATUS, 0, Vec::new(), STATUS_INTERVAL * 2)
+                .await;
+            if let Some(status) = answer
+                .ok()
+                .and_then(|b| codec::decode::<NodeStatus>(&b).ok())
+                .filter(|s| !s.gateway && s.partitions_count > 0)
+            {
+                return status;
+            }
+        }
+        if told.elapsed() >= Duration::from_secs(5) {
+            told = Instant::now();
+            tracing::info!(
+                "waiting {:?} for a broker to answer at the contact points {contact_points:?}",
+                started.elapsed()
+            );
+        }
+        tokio::time::sleep(STATUS_INTERVAL).await;
     }
 }

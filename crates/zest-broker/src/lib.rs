@@ -153,7 +153,8 @@ impl Submission {
 
 pub struct Broker {
     config: BrokerConfig,
-    store: Store,
+    /// None for a standalone gateway.
+    store: Option<Store>,
     local: Arc<local::Local>,
     job_streams: Arc<job_streams::Registry>,
     round_robin: AtomicU32,
@@ -199,6 +200,20 @@ impl Broker {
     /// Opens the store, joins the cluster (when there is one), starts this node's partitions
     /// and waits until each has a leader and the ones led here have recovered.
     pub async fn start(mut config: BrokerConfig) -> anyhow::Result<Broker> {
+        if config.cluster.gateway_only {
+            // the cluster's shape comes from its brokers
+            let shape = cluster::discover_shape(&config.cluster.contact_points).await;
+            config.partitions = shape.partitions_count;
+            config.cluster.cluster_size = shape.cluster_size;
+            config.cluster.replication_factor = shape.replication_factor;
+            tracing::info!(
+                partitions = shape.partitions_count,
+                cluster_size = shape.cluster_size,
+                replication_factor = shape.replication_factor,
+                "found the cluster through node {}",
+                shape.node_id
+            );
+        }
         // the memory budget is the node's: the partitions it replicates share it
         let local_count = (1..=config.partitions)
             .filter(|&p| {
@@ -215,8 +230,13 @@ impl Broker {
             None
         };
         let fresh = !config.data_dir.join("PARTITIONS").exists();
-        let store = Store::open(&config.data_dir, &config.store)?;
-        check_partition_count(&config, earlier)?;
+        let store = if config.cluster.gateway_only {
+            None
+        } else {
+            let store = Store::open(&config.data_dir, &config.store)?;
+            check_partition_count(&config, earlier)?;
+            Some(store)
+        };
         let backups = Arc::new(backup::Backups::open(config.backup_dir.clone())?);
         let metrics = Arc::new(Metrics::new()?);
         let job_streams = Arc::new(job_streams::Registry::default());
@@ -300,7 +320,8 @@ impl Broker {
         };
         let mut partitions = BTreeMap::new();
         for (pid, (tx, rx, leading)) in receivers {
-            let handle = partition::start(pid, &config, &store, &shared, (tx, rx), leading).await?;
+            let Some(store) = &store else { break };
+            let handle = partition::start(pid, &config, store, &shared, (tx, rx), leading).await?;
             partitions.insert(pid, handle);
         }
         let _ = local.partitions.set(partitions);
@@ -422,7 +443,7 @@ impl Broker {
 
     /// The brokers of the cluster this node knows to be up, itself included, by node id.
     pub fn cluster_topology(&self) -> ClusterTopology {
-        let mut nodes = self.local.cluster.live_nodes();
+        let mut nodes = self.local.cluster.live_brokers();
         if !self.local.partitions().is_empty() {
             nodes.push(self.local.status());
         }
@@ -540,7 +561,11 @@ impl Broker {
 
     /// Brings the gauges that are read rather than counted up to date (before a scrape).
     pub fn refresh_metrics(&self) {
-        let (cache, write_buffers) = self.store.memory_used();
+        let (cache, write_buffers) = self
+            .store
+            .as_ref()
+            .map(Store::memory_used)
+            .unwrap_or_default();
         let budget = [
             ("total", self.config.memory_bytes),
             ("block_cache", self.config.store.cache_bytes),
@@ -604,7 +629,7 @@ impl Broker {
     }
 
     pub fn disk_space(&self) -> u64 {
-        self.store.disk_space()
+        self.store.as_ref().map(Store::disk_space).unwrap_or(0)
     }
 
     pub fn backups(&self) -> &backup::Backups {
@@ -635,7 +660,7 @@ impl Broker {
         if let Some(stop) = &self.internal_stop {
             let _ = stop.send(true);
         }
-        if let Err(e) = self.store.sync() {
+        if let Some(Err(e)) = self.store.as_ref().map(Store::sync) {
             tracing::error!("final sync failed: {e}");
         }
     }

@@ -66,6 +66,10 @@ impl Local {
             version: env!("CARGO_PKG_VERSION").to_string(),
             partitions,
             peers: self.cluster.peers.known(),
+            partitions_count: self.cluster.partitions,
+            cluster_size: self.cluster.config.cluster_size,
+            replication_factor: self.cluster.config.replication_factor,
+            gateway: self.cluster.config.gateway_only,
         }
     }
 
@@ -286,6 +290,7 @@ pub(crate) async fn relay_job_notifications(
             Err(broadcast::error::RecvError::Closed) => return,
         };
         let _ = local.jobs_available.send(job_type.clone());
+        // brokers and standalone gateways alike
         for node in local.cluster.live_nodes() {
             let _ = local
                 .cluster

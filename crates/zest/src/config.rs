@@ -279,6 +279,26 @@ fn cluster(broker: &mut BrokerConfig, a: ClusterArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A standalone gateway: no partitions, an id of its own outside the brokers' (it changes at
+/// every start), an internal port on a free port unless one is given (brokers send it job
+/// notifications there); the cluster's shape comes from the brokers.
+pub fn as_gateway(broker: &mut BrokerConfig) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        !broker.cluster.contact_points.is_empty(),
+        "a gateway needs --contact-points: the internal addresses of one or more brokers"
+    );
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos() as u64 ^ d.as_secs())
+        .unwrap_or(0);
+    broker.node_id = (1 << 62) | (nanos & 0xffff_ffff);
+    broker.cluster.gateway_only = true;
+    if broker.cluster.internal_address.is_none() {
+        broker.cluster.internal_address = Some("127.0.0.1:0".into());
+    }
+    Ok(())
+}
+
 pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
     let file: FileConfig = match &args.config {
         Some(path) => {

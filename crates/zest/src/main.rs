@@ -71,6 +71,12 @@ enum Command {
         after_help = "Example:\n  zest cluster --nodes 3 --partitions 3 --replication-factor 3\n  zest status --address 127.0.0.1:26510"
     )]
     Cluster(cluster_cmd::ClusterArgs),
+    /// Run a standalone gateway for a cluster: gRPC, REST and management like a node's, no
+    /// partitions; it learns the cluster from --contact-points (brokers' internal addresses)
+    #[command(
+        after_help = "Example:\n  zest gateway --contact-points 127.0.0.1:26502 --gateway-address 127.0.0.1:26600 --rest-address 127.0.0.1:8180 --management-address 127.0.0.1:9700"
+    )]
+    Gateway(config::StartArgs),
     #[command(flatten)]
     Client(cli::ClientCommand),
     /// Load-test a Zeebe-protocol endpoint (Zest or Zeebe): start instances, complete jobs,
@@ -138,6 +144,7 @@ fn main() {
         match cli.command {
             Command::Start(args) => start(args).await.map_err(|e| format!("{e:#}")),
             Command::Cluster(args) => cluster_cmd::run(args).await.map_err(|e| format!("{e:#}")),
+            Command::Gateway(args) => start_gateway(args).await.map_err(|e| format!("{e:#}")),
             Command::Client(command) => cli::run(command, &cli.conn)
                 .await
                 .map_err(|e| e.to_string()),
@@ -187,7 +194,17 @@ async fn run_bench(args: bench::BenchArgs) -> anyhow::Result<()> {
 }
 
 async fn start(args: config::StartArgs) -> anyhow::Result<()> {
-    let cfg = config::resolve(args)?;
+    run_node(config::resolve(args)?).await
+}
+
+/// `zest gateway`: a node without partitions that serves the gateway for a cluster.
+async fn start_gateway(args: config::StartArgs) -> anyhow::Result<()> {
+    let mut cfg = config::resolve(args)?;
+    config::as_gateway(&mut cfg.broker)?;
+    run_node(cfg).await
+}
+
+async fn run_node(cfg: config::Resolved) -> anyhow::Result<()> {
     let filter = tracing_subscriber::EnvFilter::try_new(&cfg.log_filter).with_context(|| {
         format!(
             "--log '{}' is not a log filter (tracing's EnvFilter syntax, e.g. 'info' or \
