@@ -92,7 +92,7 @@ impl Default for RaftSettings {
             log_tail_bytes: 256 << 20,
             recent_bytes: log_store::RECENT_MAX_BYTES,
             election_timeout: Duration::from_millis(300),
-            heartbeat_interval: Duration::from_millis(100),
+            heartbeat_interval: Duration::from_millis(250),
         }
     }
 }
@@ -137,7 +137,8 @@ pub async fn start_partition(
 ) -> anyhow::Result<PartitionRaft> {
     // A follower that heard from its leader starts an election after the leader's lease
     // (openraft: election_timeout_max) and an election timeout: by default 0.9 to 1.2 s
-    // without heartbeats, every 100 ms. Zeebe waits 2.5 s.
+    // without heartbeats, every 250 ms (as Zeebe; openraft 0.9 also gives an append this long
+    // to be taken, and large appends under load take longer than 100 ms). Zeebe waits 2.5 s.
     let election = settings.election_timeout.as_millis() as u64;
     let config = Config {
         cluster_name: format!("zest-partition-{partition_id}"),

@@ -392,12 +392,15 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
         broker.raft.election_timeout = Duration::from_millis(ms);
     }
     if let Some(ms) = file.heartbeat_interval_ms {
-        anyhow::ensure!(
-            ms >= 10 && Duration::from_millis(ms) < broker.raft.election_timeout,
-            "heartbeat-interval-ms must be at least 10 and below the election timeout"
-        );
+        anyhow::ensure!(ms >= 10, "heartbeat-interval-ms must be at least 10");
         broker.raft.heartbeat_interval = Duration::from_millis(ms);
     }
+    anyhow::ensure!(
+        broker.raft.heartbeat_interval < broker.raft.election_timeout,
+        "heartbeat-interval-ms ({} ms) must be below election-timeout-ms ({} ms)",
+        broker.raft.heartbeat_interval.as_millis(),
+        broker.raft.election_timeout.as_millis()
+    );
     if let Some(mb) = file.log_tail_mb {
         anyhow::ensure!(mb >= 1, "log-tail-mb must be at least 1");
         broker.raft.log_tail_bytes = mb << 20;
