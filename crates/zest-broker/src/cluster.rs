@@ -22,6 +22,8 @@ use tokio::sync::mpsc;
 use zest_cluster::transport::{kind, Peers};
 use zest_protocol::{codec, PartitionId, Record};
 
+use crate::BrokerError;
+
 pub type NodeId = u64;
 
 /// Frame kinds of the broker's messages.
@@ -112,6 +114,33 @@ pub(crate) enum SubmitAnswer {
     /// This node does not lead the partition (any more): ask its leader.
     NotLeader,
     NoSuchPartition,
+}
+
+impl From<Result<Record, BrokerError>> for SubmitAnswer {
+    fn from(result: Result<Record, BrokerError>) -> Self {
+        match result {
+            Ok(r) => SubmitAnswer::Done(Box::new(r)),
+            Err(BrokerError::Backpressure(_)) => SubmitAnswer::Backpressure,
+            Err(BrokerError::JobBacklog(_)) => SubmitAnswer::JobBacklog,
+            Err(BrokerError::Unavailable(_, reason)) => SubmitAnswer::Unavailable(reason),
+            Err(BrokerError::NoSuchPartition(_)) => SubmitAnswer::NoSuchPartition,
+        }
+    }
+}
+
+impl SubmitAnswer {
+    /// The answer as the submitter's result; None when the node asked does not lead the
+    /// partition (asking its leader is safe).
+    pub fn into_result(self, partition: PartitionId) -> Option<Result<Record, BrokerError>> {
+        Some(match self {
+            SubmitAnswer::Done(record) => Ok(*record),
+            SubmitAnswer::Backpressure => Err(BrokerError::Backpressure(partition)),
+            SubmitAnswer::JobBacklog => Err(BrokerError::JobBacklog(partition)),
+            SubmitAnswer::Unavailable(reason) => Err(BrokerError::Unavailable(partition, reason)),
+            SubmitAnswer::NoSuchPartition => Err(BrokerError::NoSuchPartition(partition)),
+            SubmitAnswer::NotLeader => return None,
+        })
+    }
 }
 
 /// Most messages waiting for one node.
@@ -268,6 +297,21 @@ impl Cluster {
             .insert(status.node_id, (status, Instant::now()));
     }
 
+    /// Forgets a node not heard from for long, with its queue (whose delivery task then ends).
+    /// Consensus still reaches a forgotten broker at its address in the groups' membership,
+    /// and it is known again as soon as it is heard from.
+    fn forget(&self, node: NodeId) {
+        self.nodes
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&node);
+        self.outgoing
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&node);
+        self.peers.forget(node);
+    }
+
     /// Queues a message for `node`; gives it back when its queue is full.
     pub fn send(&self, node: NodeId, message: Outgoing) -> Result<(), Outgoing> {
         let tx = {
@@ -299,11 +343,7 @@ impl Cluster {
     }
 }
 
-pub(crate) fn replicas(
-    node_id: NodeId,
-    config: &ClusterConfig,
-    partition: PartitionId,
-) -> Vec<NodeId> {
+fn replicas(node_id: NodeId, config: &ClusterConfig, partition: PartitionId) -> Vec<NodeId> {
     if config.cluster_size <= 1 {
         vec![node_id]
     } else {
@@ -369,12 +409,19 @@ pub(crate) async fn exchange_status(
         for node in quiet {
             cluster.forget_leader(node);
         }
-        // a node gone for long (a gateway restarts with a new id) is forgotten
-        cluster
+        // a node gone for long (a gateway restarts with a new id) is forgotten, with its
+        // address, channel and queue
+        let gone: Vec<NodeId> = cluster
             .nodes
-            .write()
+            .read()
             .unwrap_or_else(|e| e.into_inner())
-            .retain(|_, (_, seen)| seen.elapsed() < NODE_TIMEOUT * 20);
+            .iter()
+            .filter(|(_, (_, seen))| seen.elapsed() >= NODE_TIMEOUT * 20)
+            .map(|(n, _)| *n)
+            .collect();
+        for node in gone {
+            cluster.forget(node);
+        }
     }
 }
 

@@ -214,15 +214,6 @@ impl Broker {
                 shape.node_id
             );
         }
-        // the memory budget is the node's: the partitions it replicates share it
-        let local_count = (1..=config.partitions)
-            .filter(|&p| {
-                cluster::replicas(config.node_id, &config.cluster, p).contains(&config.node_id)
-            })
-            .count()
-            .max(1);
-        config.store.partitions = local_count as u32;
-        config.raft.recent_bytes = (config.memory_bytes / 8) as usize / local_count;
         // a directory of an earlier version (before this file) ran one partition
         let earlier = if config.data_dir.join("FORMAT").exists() {
             Some(1)
@@ -230,16 +221,6 @@ impl Broker {
             None
         };
         let fresh = !config.data_dir.join("PARTITIONS").exists();
-        let store = if config.cluster.gateway_only {
-            None
-        } else {
-            let store = Store::open(&config.data_dir, &config.store)?;
-            check_partition_count(&config, earlier)?;
-            Some(store)
-        };
-        let backups = Arc::new(backup::Backups::open(config.backup_dir.clone())?);
-        let metrics = Arc::new(Metrics::new()?);
-        let job_streams = Arc::new(job_streams::Registry::default());
         let listener = match &config.cluster.internal_address {
             Some(address) => Some(zest_cluster::transport::bind(address).await?),
             None => None,
@@ -255,6 +236,20 @@ impl Broker {
             config.partitions,
             internal_address,
         ));
+        // the memory budget is the node's: the partitions it replicates share it
+        let local_count = cluster.local_partitions().len().max(1);
+        config.store.partitions = local_count as u32;
+        config.raft.recent_bytes = (config.memory_bytes / 8) as usize / local_count;
+        let store = if config.cluster.gateway_only {
+            None
+        } else {
+            let store = Store::open(&config.data_dir, &config.store)?;
+            check_partition_count(&config, earlier)?;
+            Some(store)
+        };
+        let backups = Arc::new(backup::Backups::open(config.backup_dir.clone())?);
+        let metrics = Arc::new(Metrics::new()?);
+        let job_streams = Arc::new(job_streams::Registry::default());
         // every local partition's queue of internal commands exists before the first starts:
         // partitions send each other commands (command distribution, message subscriptions)
         let mut queues = Vec::new();

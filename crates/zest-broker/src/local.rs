@@ -215,14 +215,9 @@ impl Local {
                 )))
             }
         };
-        Ok(match answer {
-            SubmitAnswer::Done(record) => Ok(*record),
-            SubmitAnswer::Backpressure => Err(BrokerError::Backpressure(partition)),
-            SubmitAnswer::JobBacklog => Err(BrokerError::JobBacklog(partition)),
-            SubmitAnswer::Unavailable(reason) => Err(BrokerError::Unavailable(partition, reason)),
-            SubmitAnswer::NoSuchPartition => Err(BrokerError::NoSuchPartition(partition)),
-            SubmitAnswer::NotLeader => return Err(format!("node {node} no longer leads it")),
-        })
+        answer
+            .into_result(partition)
+            .ok_or_else(|| format!("node {node} no longer leads it"))
     }
 
     /// A command another node's gateway forwarded here.
@@ -234,13 +229,7 @@ impl Local {
         let Some(p) = self.partition(partition).filter(|p| p.is_leading()) else {
             return SubmitAnswer::NotLeader;
         };
-        match self.submit_here(p, record).await {
-            Ok(r) => SubmitAnswer::Done(Box::new(r)),
-            Err(BrokerError::Backpressure(_)) => SubmitAnswer::Backpressure,
-            Err(BrokerError::JobBacklog(_)) => SubmitAnswer::JobBacklog,
-            Err(BrokerError::Unavailable(_, reason)) => SubmitAnswer::Unavailable(reason),
-            Err(BrokerError::NoSuchPartition(_)) => SubmitAnswer::NoSuchPartition,
-        }
+        SubmitAnswer::from(self.submit_here(p, record).await)
     }
 
     fn take_batch(&self, body: &[u8]) -> Result<(), Status> {

@@ -181,10 +181,9 @@ impl From<Failure> for StreamingError<TypeConfig, Fatal<NodeId>> {
     }
 }
 
-fn undecodable(e: impl std::fmt::Display) -> NetworkError {
-    NetworkError::new(&std::io::Error::other(format!(
-        "an undecodable answer: {e}"
-    )))
+/// A failure of this side: encoding a request, decoding an answer, reading the state to send.
+fn failed(e: impl std::fmt::Display) -> NetworkError {
+    NetworkError::new(&std::io::Error::other(e.to_string()))
 }
 
 impl RaftNetwork<TypeConfig> for Connection {
@@ -206,7 +205,7 @@ impl RaftNetwork<TypeConfig> for Connection {
         let body = self
             .call(kind::APPEND, encode_append(&rpc), option.hard_ttl())
             .await?;
-        serde_json::from_slice(&body).map_err(|e| RPCError::Network(undecodable(e)))
+        serde_json::from_slice(&body).map_err(|e| RPCError::Network(failed(e)))
     }
 
     async fn vote(
@@ -214,9 +213,9 @@ impl RaftNetwork<TypeConfig> for Connection {
         rpc: VoteRequest<NodeId>,
         option: RPCOption,
     ) -> Result<VoteResponse<NodeId>, RPCError<NodeId, BasicNode, RaftError<NodeId>>> {
-        let body = serde_json::to_vec(&rpc).map_err(|e| RPCError::Network(undecodable(e)))?;
+        let body = serde_json::to_vec(&rpc).map_err(|e| RPCError::Network(failed(e)))?;
         let body = self.call(kind::VOTE, body, option.hard_ttl()).await?;
-        serde_json::from_slice(&body).map_err(|e| RPCError::Network(undecodable(e)))
+        serde_json::from_slice(&body).map_err(|e| RPCError::Network(failed(e)))
     }
 
     async fn full_snapshot(
@@ -227,7 +226,7 @@ impl RaftNetwork<TypeConfig> for Connection {
         option: RPCOption,
     ) -> Result<SnapshotResponse<NodeId>, StreamingError<TypeConfig, Fatal<NodeId>>> {
         let SnapshotData::View(view) = *snapshot.snapshot else {
-            return Err(StreamingError::Network(undecodable(
+            return Err(StreamingError::Network(failed(
                 "a snapshot to send is a view of this node's state",
             )));
         };
@@ -242,7 +241,7 @@ impl RaftNetwork<TypeConfig> for Connection {
         loop {
             let next = view
                 .next_chunk(&cursor, CHUNK_BYTES)
-                .map_err(|e| StreamingError::Network(undecodable(e)))?;
+                .map_err(|e| StreamingError::Network(failed(e)))?;
             let (data, done) = match next {
                 Some((data, next)) => {
                     cursor = next;
@@ -257,8 +256,7 @@ impl RaftNetwork<TypeConfig> for Connection {
                 done,
                 meta: done.then(|| snapshot.meta.clone()),
             };
-            let head =
-                serde_json::to_vec(&head).map_err(|e| StreamingError::Network(undecodable(e)))?;
+            let head = serde_json::to_vec(&head).map_err(|e| StreamingError::Network(failed(e)))?;
             let body = frame(&[&head, &data]);
             let answer = tokio::select! {
                 closed = &mut cancel => return Err(StreamingError::Closed(closed)),
@@ -266,7 +264,7 @@ impl RaftNetwork<TypeConfig> for Connection {
             };
             if done {
                 return serde_json::from_slice(&answer)
-                    .map_err(|e| StreamingError::Network(undecodable(e)));
+                    .map_err(|e| StreamingError::Network(failed(e)));
             }
             seq += 1;
         }

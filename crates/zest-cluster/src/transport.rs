@@ -246,6 +246,21 @@ impl Peers {
         }
     }
 
+    /// Forgets a node that is gone (a standalone gateway gets a new id and port at every
+    /// start), with its channel unless another node has the same address.
+    pub fn forget(&self, node: NodeId) {
+        let mut addresses = self.addresses.write().unwrap_or_else(|e| e.into_inner());
+        let Some(address) = addresses.remove(&node) else {
+            return;
+        };
+        if !addresses.values().any(|a| *a == address) {
+            self.channels
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&address);
+        }
+    }
+
     pub fn address(&self, node: NodeId) -> Option<String> {
         self.addresses
             .read()

@@ -430,8 +430,11 @@ fn verify(running: &Running, voters: &[NodeId], acked: &[u64]) -> Result<(), Str
     for n in acked {
         let scope = zest_engine::state::key_i64((n % 20 + 1) as i64);
         let doc = store.get(Ks::Variables, &scope).unwrap_or_default();
-        if !String::from_utf8_lossy(&doc).contains(&format!("w{n}")) {
-            return Err(format!("acknowledged write {n} is not in the state"));
+        let value = zest_engine::scope_variables::find(&doc, &format!("w{n}")).map(|e| e.value);
+        if value != Some(n.to_string().as_str()) {
+            return Err(format!(
+                "acknowledged write {n} is not in the state (found {value:?})"
+            ));
         }
     }
     Ok(())
