@@ -128,14 +128,18 @@ impl Groups {
             .remove(&partition);
         let mut receiving = match taken {
             Some(r) if r.session == head.session && r.next == head.seq => r,
-            _ if head.seq == 0 => Receiving {
-                session: head.session,
-                next: 0,
-                data: raft
-                    .begin_receiving_snapshot()
-                    .await
-                    .map_err(|e| Status::unavailable(e.to_string()))?,
-            },
+            earlier if head.seq == 0 => {
+                // a new transfer replaces an unfinished one (one staging at a time)
+                drop(earlier);
+                Receiving {
+                    session: head.session,
+                    next: 0,
+                    data: raft
+                        .begin_receiving_snapshot()
+                        .await
+                        .map_err(|e| Status::unavailable(e.to_string()))?,
+                }
+            }
             _ => {
                 return Err(Status::failed_precondition(format!(
                     "snapshot chunk {} of transfer {} does not follow what this node received; start the transfer again",

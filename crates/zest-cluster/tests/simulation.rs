@@ -410,6 +410,14 @@ async fn settle(sim: &Arc<Sim>, running: &Running, voters: &[NodeId], last: u64)
     false
 }
 
+/// A scope's variables as `name=value` pairs, for a failure message.
+fn variables_text(doc: &[u8]) -> String {
+    zest_engine::scope_variables::iter(doc)
+        .map(|e| format!("{}={}", e.name, e.value))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// Every voter holds the same state, and every acknowledged write is in it.
 fn verify(running: &Running, voters: &[NodeId], acked: &[u64]) -> Result<(), String> {
     let states: Vec<(NodeId, Contents)> = voters
@@ -418,11 +426,22 @@ fn verify(running: &Running, voters: &[NodeId], acked: &[u64]) -> Result<(), Str
         .collect();
     for (id, state) in &states[1..] {
         if state != &states[0].1 {
+            let first = state.iter().zip(&states[0].1).find(|(a, b)| a != b).map(
+                |((ks, k, v), (_, _, w))| {
+                    format!(
+                        "first difference in {} key {k:?}: {} against {}",
+                        ks.name(),
+                        variables_text(v),
+                        variables_text(w)
+                    )
+                },
+            );
             return Err(format!(
-                "node {id}'s state differs from node {}'s ({} against {} entries)",
+                "node {id}'s state differs from node {}'s ({} against {} entries; {})",
                 states[0].0,
                 state.len(),
-                states[0].1.len()
+                states[0].1.len(),
+                first.unwrap_or_default()
             ));
         }
     }

@@ -131,6 +131,10 @@ pub(crate) struct Inner {
     /// The journal's bytes on disk, published after every change of it.
     pub(crate) log_bytes: std::sync::atomic::AtomicU64,
     pub(crate) raft: Keyspace,
+    /// The numbers of the generations being staged ([`crate::Staging`]): each staging gets a
+    /// number of its own, and removing leftovers spares them (two transfers can overlap, a
+    /// snapshot from a deposed leader and one from the new leader, say).
+    pub(crate) staging: Arc<std::sync::Mutex<std::collections::BTreeSet<u64>>>,
 }
 
 /// One partition's keyspaces. Cheap to clone.
@@ -167,6 +171,7 @@ impl PartitionStore {
                 log_bytes: std::sync::atomic::AtomicU64::new(journal.disk_bytes()),
                 journal: std::sync::Mutex::new(journal),
                 raft: log_db.keyspace(&format!("p{pid}_raft"), opts)?,
+                staging: Arc::default(),
             }),
         };
         store.delete_other_generations()?;
@@ -183,10 +188,20 @@ impl PartitionStore {
 
     /// Deletes the keyspaces of every generation of this partition but the current one.
     pub(crate) fn delete_other_generations(&self) -> Result<()> {
+        let staging = self.inner.staging.lock().unwrap_or_else(|p| p.into_inner());
+        self.delete_generations_but(&staging)
+    }
+
+    /// Deletes every generation but the current one and those in `staging`.
+    pub(crate) fn delete_generations_but(
+        &self,
+        staging: &std::collections::BTreeSet<u64>,
+    ) -> Result<()> {
         let db = &self.inner.state_db;
         let pid = self.inner.pid;
         let current = self.generation().number;
         let keep = prefix_of(pid, current);
+        let staged: Vec<String> = staging.iter().map(|&n| prefix_of(pid, n)).collect();
         let own = |name: &str| {
             let plain = format!("p{pid}_");
             let numbered = format!("p{pid}g");
@@ -197,7 +212,8 @@ impl PartitionStore {
         };
         for name in db.list_keyspace_names() {
             let name: &str = name.as_ref();
-            if own(name) && !name.starts_with(&keep) {
+            if own(name) && !name.starts_with(&keep) && !staged.iter().any(|p| name.starts_with(p))
+            {
                 let ks = db.keyspace(name, KeyspaceCreateOptions::default)?;
                 db.delete_keyspace(ks)?;
                 tracing::info!(keyspace = name, "deleted a replaced state generation");

@@ -324,6 +324,57 @@ fn an_interrupted_installation_leaves_the_old_state() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Two installations that overlap (a snapshot from a deposed leader still arriving while the
+/// new leader's begins) write generations of their own: the one installed holds exactly what
+/// was staged into it, whichever finishes first.
+#[test]
+fn overlapping_installations_do_not_mix() {
+    let dir = temp_dir("overlapping-install");
+    let store = Store::open(&dir, &StoreConfig::default()).unwrap();
+    let p = store.partition(1).unwrap();
+    let chunk_of = |key: &[u8]| {
+        let other = store.partition(2).unwrap();
+        write(&other, Ks::Jobs, &[key], &[]);
+        let (chunk, _) = other
+            .view()
+            .next_chunk(&ChunkCursor::default(), 1 << 20)
+            .unwrap()
+            .unwrap();
+        write(&other, Ks::Jobs, &[], &[key]);
+        chunk
+    };
+    let (old, new) = (chunk_of(b"old"), chunk_of(b"new"));
+    let mut first = p.begin_install().unwrap();
+    first.write_chunk(&old).unwrap();
+    let mut second = p.begin_install().unwrap();
+    first.write_chunk(&old).unwrap();
+    second.write_chunk(&new).unwrap();
+    p.finish_install(second, &[]).unwrap();
+    assert_eq!(
+        all_state(&p),
+        [(Ks::Jobs, b"new".to_vec(), b"new".to_vec())]
+    );
+    // the first goes on and is installed after it
+    first.write_chunk(&old).unwrap();
+    p.finish_install(first, &[]).unwrap();
+    assert_eq!(
+        all_state(&p),
+        [(Ks::Jobs, b"old".to_vec(), b"old".to_vec())]
+    );
+    drop(p);
+    drop(store);
+    // and it is what the partition holds after a restart
+    let store = Store::open(&dir, &StoreConfig::default()).unwrap();
+    let p = store.partition(1).unwrap();
+    assert_eq!(
+        all_state(&p),
+        [(Ks::Jobs, b"old".to_vec(), b"old".to_vec())]
+    );
+    drop(p);
+    drop(store);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A format 6 directory (the log in the fjall keyspace `p1_log`) is upgraded on open: the
 /// entries move into the journal, the keyspace is deleted, FORMAT says 7; the state is kept.
 #[test]

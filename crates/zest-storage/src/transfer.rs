@@ -104,6 +104,8 @@ pub struct Staging {
     gen: Generation,
     db: fjall::Database,
     entries: u64,
+    /// Its place among the partition's generations being staged.
+    _active: StagingFlag,
 }
 
 impl Staging {
@@ -131,6 +133,20 @@ impl Staging {
     }
 }
 
+/// A staging's entry in its partition's set of generations being staged, removed when the
+/// [`Staging`] is dropped (its keyspaces are then leftovers, deleted by the next installation
+/// or start).
+struct StagingFlag(Arc<std::sync::Mutex<std::collections::BTreeSet<u64>>>, u64);
+
+impl Drop for StagingFlag {
+    fn drop(&mut self) {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.1);
+    }
+}
+
 impl PartitionStore {
     /// A consistent view of the state as it is now.
     pub fn view(&self) -> StateView {
@@ -141,21 +157,30 @@ impl PartitionStore {
         }
     }
 
-    /// Starts writing a new generation of the state (see [`Staging`]).
+    /// Starts writing a new generation of the state (see [`Staging`]), numbered after the
+    /// current one and any other being written.
     pub fn begin_install(&self) -> Result<Staging> {
+        let mut staging = self.inner.staging.lock().unwrap_or_else(|p| p.into_inner());
         // leftovers of an interrupted installation go first
-        self.delete_other_generations()?;
-        let number = self.generation().number + 1;
+        self.delete_generations_but(&staging)?;
+        let number = staging
+            .last()
+            .copied()
+            .unwrap_or(0)
+            .max(self.generation().number)
+            + 1;
         let gen = Generation::open(
             &self.inner.state_db,
             self.inner.pid,
             number,
             self.inner.memtable_bytes,
         )?;
+        staging.insert(number);
         Ok(Staging {
             gen,
             db: self.inner.state_db.clone(),
             entries: 0,
+            _active: StagingFlag(self.inner.staging.clone(), number),
         })
     }
 
