@@ -186,8 +186,7 @@ if want partitions && [ -n "${ZEST_BIN:-}" ]; then
   export ZEST_PARTITIONS=3
   run_suite go-3-partitions bash -c "cd '$HERE/go' && go test ${GOV[*]} -count=1 -timeout 5m ./compat"
   run_suite python-3-partitions bash -c "cd '$HERE/python' && '$VENV/bin/python' -m pytest ${PYV[*]} -p no:cacheprovider ."
-  # resource deletion is refused with more than one partition (README, "What is still missing")
-  JAVA_TESTS='!InstanceOperationsTest#deleteAProcess+deleteAFormVersion' run_suite java-3-partitions java_suite
+  run_suite java-3-partitions java_suite
   run_suite crash-3-partitions bash -c "cd '$HERE/go' && go test -v -count=1 -timeout 5m -tags crash ./crash -run TestCrash"
   unset ZEST_PARTITIONS
 fi
@@ -209,7 +208,7 @@ if want cluster && [ -n "${ZEST_BIN:-}" ]; then
   export ZEEBE_ADDRESS=127.0.0.1:27510 ZEEBE_REST_ADDRESS=http://127.0.0.1:9090
   run_suite go-cluster bash -c "cd '$HERE/go' && go test ${GOV[*]} -count=1 -timeout 5m ./compat"
   run_suite python-cluster bash -c "cd '$HERE/python' && '$VENV/bin/python' -m pytest ${PYV[*]} -p no:cacheprovider ."
-  JAVA_TESTS='!InstanceOperationsTest#deleteAProcess+deleteAFormVersion' run_suite java-cluster java_suite
+  run_suite java-cluster java_suite
   # and through a standalone gateway, which finds the cluster from one contact point
   "$ZEST_BIN" gateway --contact-points 127.0.0.1:27502 --gateway-address 127.0.0.1:27600 \
     --rest-address 127.0.0.1:9180 --management-address 127.0.0.1:10700 \

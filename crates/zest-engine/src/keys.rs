@@ -282,3 +282,26 @@ pub mod distribution {
         KeyBuf::new().tag(b'w').i64(origin as i64).build()
     }
 }
+
+/// Keys of the process instances by definition ([`Ks::DefinitionInstances`](crate::state::Ks)).
+pub mod definition_instances {
+    use super::*;
+
+    /// `i` (process definition key, process instance key): an instance of that version runs.
+    pub fn instance_key(definition: i64, instance: i64) -> Vec<u8> {
+        KeyBuf::new()
+            .tag(b'i')
+            .i64(definition)
+            .i64(instance)
+            .build()
+    }
+
+    pub fn instances_prefix(definition: i64) -> Vec<u8> {
+        KeyBuf::new().tag(b'i').i64(definition).build()
+    }
+
+    /// `d` (process definition key): the version is deleted and waits for its last instance.
+    pub fn pending_deletion_key(definition: i64) -> Vec<u8> {
+        KeyBuf::new().tag(b'd').i64(definition).build()
+    }
+}

@@ -30,3 +30,16 @@ pub fn latest_form(state: &dyn StateRead, form_id: &str) -> Option<FormRecord> {
 
 pub use crate::behaviour::distribution::pending_distributions;
 pub use crate::behaviour::subscriptions_in_flight::subscription_commands_to_resend;
+
+/// For the data format upgrade that builds the index of process instances by version
+/// (`Ks::DefinitionInstances`): the index key of the element instance stored as `value` in
+/// `Ks::ElementInstances`, when it is a process instance's own.
+pub fn definition_instance_entry(value: &[u8]) -> Option<Vec<u8>> {
+    let inst: crate::types::ElementInstance = codec::decode(value).ok()?;
+    let process = inst.parent_key <= 0
+        && inst.record.bpmn_element_type == zest_model::BpmnElementType::Process;
+    process.then(|| {
+        let definition = inst.record.process_definition_key;
+        crate::keys::definition_instances::instance_key(definition, inst.key)
+    })
+}

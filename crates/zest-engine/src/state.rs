@@ -115,10 +115,16 @@ pub enum Ks {
     /// time it was sent. The broker sends them again until answered (Zeebe's pending
     /// subscription checkers). Only subscriptions between two partitions are here.
     SubscriptionCommandsInFlight,
+    /// Process instances by definition ([`crate::keys::definition_instances`]): `i` (process
+    /// definition key, process instance key) -> () while the instance runs, so that deleting a
+    /// version finds its running instances without a scan; `d` (process definition key) -> ()
+    /// for a version deleted by a distributed deletion while instances of it still ran here
+    /// (it is deleted when the last one ends, as Zeebe's pending deletion).
+    DefinitionInstances,
 }
 
 impl Ks {
-    pub const ALL: [Ks; 36] = [
+    pub const ALL: [Ks; 37] = [
         Ks::Meta,
         Ks::Processes,
         Ks::ProcessLatest,
@@ -155,6 +161,7 @@ impl Ks {
         Ks::MessageSubscriptionNames,
         Ks::Distributions,
         Ks::SubscriptionCommandsInFlight,
+        Ks::DefinitionInstances,
     ];
 
     /// Position in [`Ks::ALL`] (declaration order), for array-indexed keyspace handles.
@@ -201,6 +208,7 @@ impl Ks {
             Ks::MessageSubscriptionNames => "message_subscription_names",
             Ks::Distributions => "distributions",
             Ks::SubscriptionCommandsInFlight => "subscription_commands_in_flight",
+            Ks::DefinitionInstances => "definition_instances",
         }
     }
 }

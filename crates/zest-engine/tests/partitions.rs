@@ -557,3 +557,119 @@ fn a_lost_close_is_sent_again() {
     }
     ps.settle();
 }
+
+/// The key of the process version that a deployment on partition 1 created, once every
+/// partition has it.
+fn deploy_everywhere(ps: &mut Partitions, xml: &str) -> i64 {
+    let b = ps.run(1, |h| h.deploy("one_task.bpmn", xml));
+    let key = match &b.accepted().value {
+        RecordValue::DeploymentResponse(d) => d.processes_metadata[0].process_definition_key,
+        _ => unreachable!(),
+    };
+    ps.deliver_all();
+    key
+}
+
+#[test]
+fn a_resource_deletion_reaches_every_partition() {
+    let mut ps = Partitions::new(3);
+    let key = deploy_everywhere(&mut ps, ONE_TASK);
+    let b = ps.run(1, |h| h.delete_resource(key));
+    b.accepted();
+    assert_eq!(b.count(ValueType::Process, Intent::Deleted), 1);
+    assert_eq!(
+        b.count(ValueType::CommandDistribution, Intent::Distributing),
+        2
+    );
+    // the network repeats one of them: processed once, acknowledged twice
+    let first = ps.network.front().cloned().unwrap();
+    ps.network.push_back(first);
+    let delivered = ps.deliver_all();
+    for p in [2, 3] {
+        assert_eq!(count(&delivered, p, ValueType::Process, Intent::Deleted), 1);
+        assert_eq!(
+            count(&delivered, p, ValueType::ResourceDeletion, Intent::Deleted),
+            1
+        );
+        assert_eq!(latest_version(ps.on(p), "benchmark"), None);
+        let refused = ps.run(p, |h| h.create("benchmark", "{}"));
+        assert!(refused
+            .rejection(RejectionType::NotFound)
+            .contains("none found"));
+    }
+    assert_eq!(
+        count(
+            &delivered,
+            1,
+            ValueType::CommandDistribution,
+            Intent::Finished
+        ),
+        1
+    );
+    assert_eq!(ps.on(1).count(Ks::Distributions), 0);
+    ps.settle();
+}
+
+#[test]
+fn a_version_deleted_while_another_partition_runs_it_goes_with_its_last_instance() {
+    let mut ps = Partitions::new(2);
+    let v1 = deploy_everywhere(&mut ps, ONE_TASK);
+    let v2_xml = ONE_TASK.replace(r#"name="end""#, r#"name="end v2""#);
+    let v2 = deploy_everywhere(&mut ps, &v2_xml);
+    // an instance of version 2 runs on partition 2; none on partition 1
+    let pik = ps.run(2, |h| h.create("benchmark", "{}")).accepted().key;
+    let b = ps.run(1, |h| h.delete_resource(v2));
+    b.accepted();
+    let delivered = ps.deliver_all();
+    assert_eq!(
+        count(&delivered, 2, ValueType::Process, Intent::Deleting),
+        1
+    );
+    assert_eq!(
+        count(&delivered, 2, ValueType::Process, Intent::Deleted),
+        0,
+        "version 2 waits for its instance on partition 2"
+    );
+    // new instances start from version 1; version 2 by its key starts nothing
+    assert_eq!(latest_version(ps.on(2), "benchmark"), Some(1));
+    let by_key = ps.run(2, |h| {
+        let value =
+            RecordValue::ProcessInstanceCreation(zest_protocol::ProcessInstanceCreationRecord {
+                process_definition_key: v2,
+                ..Default::default()
+            });
+        h.client(-1, Intent::Create, value)
+    });
+    by_key.rejection(RejectionType::NotFound);
+    let other = ps.run(2, |h| h.create("benchmark", "{}")).accepted().key;
+    let created_from = ps.on(2).element_instance(other).unwrap();
+    assert_eq!(created_from.record.process_definition_key, v1);
+    // the running instance of version 2 goes on to its end, and the version with it
+    let jobs = ps.on(2).activate("benchmark-task", 10);
+    let job = jobs
+        .iter()
+        .find(|(_, j)| j.process_instance_key == pik)
+        .map(|(k, _)| *k)
+        .unwrap();
+    let done = ps.run(2, |h| h.complete(job, "{}"));
+    done.accepted();
+    assert_eq!(done.count(ValueType::Process, Intent::Deleted), 1);
+    let other_job = jobs.iter().find(|(_, j)| j.process_instance_key == other);
+    ps.run(2, |h| h.complete(other_job.unwrap().0, "{}"))
+        .accepted();
+    ps.settle();
+    ps.on(2).assert_no_runtime_state();
+}
+
+#[test]
+fn partition_1_refuses_to_delete_a_version_it_runs() {
+    let mut ps = Partitions::new(2);
+    let key = deploy_everywhere(&mut ps, ONE_TASK);
+    ps.run(1, |h| h.create("benchmark", "{}")).accepted();
+    let refused = ps.run(1, |h| h.delete_resource(key));
+    assert!(refused
+        .rejection(RejectionType::InvalidState)
+        .contains("still running instances"));
+    assert!(ps.network.is_empty(), "nothing is distributed");
+    ps.settle();
+}

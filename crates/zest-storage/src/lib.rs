@@ -113,8 +113,11 @@ impl Default for StoreConfig {
 ///   `p{N}_log`; a format 6 directory is upgraded on start ([`upgrade_6_to_7`]);
 /// - 8: the message subscriptions' index by name in a keyspace of its own
 ///   (`message_subscription_names`) instead of the tag `n` of `message_subscriptions`; a
-///   format 7 directory is upgraded on start ([`upgrade_7_to_8`]).
-pub const FORMAT_VERSION: u32 = 8;
+///   format 7 directory is upgraded on start ([`upgrade_7_to_8`]);
+/// - 9: the process instances by version in `definition_instances`, which deleting a
+///   version reads instead of scanning every element instance; a format 8 directory gets it
+///   built on start ([`upgrade_8_to_9`]).
+pub const FORMAT_VERSION: u32 = 9;
 
 fn write_format(dir: &Path) -> Result<()> {
     write_format_version(dir, FORMAT_VERSION)
@@ -246,6 +249,45 @@ fn upgrade_7_to_8(dir: &Path, state_db: &Database, memtable_bytes: u64) -> Resul
             "data format 7 -> 8: the message subscriptions' index by name moved"
         );
     }
+    write_format_version(dir, 8)
+}
+
+/// Format 8 to 9: in every state generation of every partition, the index of the process
+/// instances by version (`definition_instances`) is built from `element_instances`. One pass
+/// over a consistent read view, in batches of 1024; writing an entry twice is harmless, so a
+/// crash before `FORMAT` says 9 only means the next start builds it again.
+fn upgrade_8_to_9(dir: &Path, state_db: &Database, memtable_bytes: u64) -> Result<()> {
+    const FROM: &str = "element_instances";
+    const TO: &str = "definition_instances";
+    for name in state_db.list_keyspace_names() {
+        let name: &str = name.as_ref();
+        let Some(prefix) = name.strip_suffix(FROM) else {
+            continue;
+        };
+        let options = || partition::keyspace_options(memtable_bytes);
+        let from = state_db.keyspace(name, options)?;
+        let to = state_db.keyspace(&format!("{prefix}{TO}"), options)?;
+        let mut indexed = 0u64;
+        let mut batch = state_db.batch();
+        for guard in from.iter() {
+            let (_, v) = guard.into_inner()?;
+            let Some(entry) = zest_engine::queries::definition_instance_entry(&v) else {
+                continue;
+            };
+            batch.insert(&to, entry, b"");
+            indexed += 1;
+            if indexed.is_multiple_of(1024) {
+                std::mem::replace(&mut batch, state_db.batch()).commit()?;
+            }
+        }
+        batch.commit()?;
+        state_db.persist(PersistMode::SyncAll)?;
+        tracing::info!(
+            keyspace = name,
+            instances = indexed,
+            "data format 8 -> 9: the process instances by version indexed"
+        );
+    }
     write_format(dir)
 }
 
@@ -326,6 +368,9 @@ impl Store {
         }
         if format <= 7 {
             upgrade_7_to_8(dir, &state_db, memtable_bytes)?;
+        }
+        if format <= 8 {
+            upgrade_8_to_9(dir, &state_db, memtable_bytes)?;
         }
         Ok(Store {
             dir: dir.to_path_buf(),

@@ -460,7 +460,7 @@ fn a_format_7_directory_is_upgraded_on_open() {
     let store = Store::open(&dir, &StoreConfig::default()).unwrap();
     assert_eq!(
         std::fs::read_to_string(dir.join("FORMAT")).unwrap().trim(),
-        "8"
+        FORMAT_VERSION.to_string()
     );
     let p = store.partition(1).unwrap();
     assert_eq!(scan(&p, Ks::MessageSubscriptionNames, b"n").len(), 3000);
@@ -470,5 +470,80 @@ fn a_format_7_directory_is_upgraded_on_open() {
         p.get(Ks::MessageSubscriptionNames, &name_key(42)),
         Some(vec![])
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_format_8_directory_gets_its_instances_by_version_indexed() {
+    use zest_engine::types::ElementInstance;
+    let dir = temp_dir("upgrade-8");
+    let instance = |key: i64, parent_key: i64, definition: i64| {
+        let record = zest_protocol::ProcessInstanceRecord {
+            process_definition_key: definition,
+            process_instance_key: if parent_key > 0 { 1 } else { key },
+            flow_scope_key: parent_key,
+            bpmn_element_type: if parent_key > 0 {
+                zest_protocol::BpmnElementType::ServiceTask
+            } else {
+                zest_protocol::BpmnElementType::Process
+            },
+            bpmn_process_id: "p".into(),
+            version: 1,
+            element_id: "e".into(),
+            bpmn_event_type: zest_protocol::BpmnEventType::Unspecified,
+            parent_process_instance_key: -1,
+            parent_element_instance_key: -1,
+            tenant_id: "<default>".into(),
+        };
+        let inst = ElementInstance {
+            key,
+            parent_key,
+            state: zest_protocol::Intent::ElementActivated,
+            record,
+            job_key: -1,
+            timer_key: -1,
+            active_children: 0,
+            active_flows: 0,
+            join_tokens: Default::default(),
+        };
+        zest_protocol::codec::encode(&inst)
+    };
+    {
+        let store = Store::open(&dir, &StoreConfig::default()).unwrap();
+        let instances = store
+            .state_db
+            .keyspace(
+                "p1_element_instances",
+                fjall::KeyspaceCreateOptions::default,
+            )
+            .unwrap();
+        // 1500 process instances of version 7, each with one task inside
+        for i in 0..1500i64 {
+            let root = 10 + 2 * i;
+            instances
+                .insert(root.to_be_bytes(), instance(root, -1, 7))
+                .unwrap();
+            let task = root + 1;
+            instances
+                .insert(task.to_be_bytes(), instance(task, root, 7))
+                .unwrap();
+        }
+        store.state_db.persist(PersistMode::SyncAll).unwrap();
+        drop(instances);
+        drop(store);
+        std::fs::write(dir.join("FORMAT"), "8\n").unwrap();
+    }
+    let store = Store::open(&dir, &StoreConfig::default()).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.join("FORMAT")).unwrap().trim(),
+        "9"
+    );
+    let p = store.partition(1).unwrap();
+    let indexed = scan(&p, Ks::DefinitionInstances, b"i");
+    assert_eq!(indexed.len(), 1500, "one entry per process instance");
+    // keys are order-preserving: big-endian with the sign bit flipped
+    let ordered = |n: i64| ((n as u64) ^ (1 << 63)).to_be_bytes();
+    let first = [b"i".as_slice(), &ordered(7), &ordered(10)].concat();
+    assert_eq!(indexed[0], first);
     let _ = std::fs::remove_dir_all(&dir);
 }

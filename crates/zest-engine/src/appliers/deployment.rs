@@ -2,6 +2,7 @@
 //! versions, and their deletion.
 
 use super::*;
+use crate::keys::definition_instances::pending_deletion_key;
 use crate::keys::tagged_key;
 use crate::keys::version_key;
 use crate::models::Models;
@@ -45,35 +46,56 @@ pub(super) fn process(
                 &r.key,
             );
         }
+        Intent::Deleting => {
+            // no new instance starts this version; its instances here run to their end
+            txn.put_raw(
+                Ks::DefinitionInstances,
+                pending_deletion_key(r.key),
+                Vec::new(),
+            );
+            latest_moves_back(txn, r.key, &p.bpmn_process_id);
+        }
         Intent::Deleted => {
             txn.delete(Ks::Processes, key_i64(r.key));
+            txn.delete(Ks::DefinitionInstances, pending_deletion_key(r.key));
             // the version entry stays: version numbers are not given again, and a lookup by
             // version finds no process behind it
-            let latest: Option<LatestVersion> =
-                txn.get(Ks::ProcessLatest, p.bpmn_process_id.as_bytes());
-            if latest.is_some_and(|l| l.key == r.key) {
-                let prefix = KeyBuf::new().str(&p.bpmn_process_id).build();
-                let previous = txn
-                    .scan_prefix(Ks::ProcessVersions, &prefix, usize::MAX)
-                    .into_iter()
-                    .rev()
-                    .filter_map(|(k, v)| {
-                        let key: i64 = zest_protocol::codec::decode(&v).ok()?;
-                        let version = read_i64(&k, prefix.len()) as i32;
-                        (key != r.key && txn.get_raw(Ks::Processes, &key_i64(key)).is_some())
-                            .then_some(LatestVersion { version, key })
-                    })
-                    .next();
-                match previous {
-                    Some(l) => {
-                        txn.put(Ks::ProcessLatest, p.bpmn_process_id.as_bytes().to_vec(), &l)
-                    }
-                    None => txn.delete(Ks::ProcessLatest, p.bpmn_process_id.as_bytes().to_vec()),
-                }
-            }
+            latest_moves_back(txn, r.key, &p.bpmn_process_id);
             models.remove(r.key);
         }
         _ => {}
+    }
+}
+
+/// When the version `key` is the latest of its process id, the latest becomes the version
+/// before it that is neither deleted nor waiting to be (none when none is left).
+fn latest_moves_back(txn: &mut Txn<'_>, key: i64, process_id: &str) {
+    let latest: Option<LatestVersion> = txn.get(Ks::ProcessLatest, process_id.as_bytes());
+    if latest.is_none_or(|l| l.key != key) {
+        return;
+    }
+    let prefix = KeyBuf::new().str(process_id).build();
+    let previous = txn
+        .scan_prefix(Ks::ProcessVersions, &prefix, usize::MAX)
+        .into_iter()
+        .rev()
+        .filter_map(|(k, v)| {
+            let version_key: i64 = zest_protocol::codec::decode(&v).ok()?;
+            let version = read_i64(&k, prefix.len()) as i32;
+            let usable = version_key != key
+                && txn.get_raw(Ks::Processes, &key_i64(version_key)).is_some()
+                && txn
+                    .get_raw(Ks::DefinitionInstances, &pending_deletion_key(version_key))
+                    .is_none();
+            usable.then_some(LatestVersion {
+                version,
+                key: version_key,
+            })
+        })
+        .next();
+    match previous {
+        Some(l) => txn.put(Ks::ProcessLatest, process_id.as_bytes().to_vec(), &l),
+        None => txn.delete(Ks::ProcessLatest, process_id.as_bytes().to_vec()),
     }
 }
 

@@ -25,7 +25,7 @@ pub(super) fn apply(txn: &mut Txn<'_>, r: &Record, d: &CommandDistributionRecord
 }
 
 /// The event that a receiving partition writes for a distributed command (DEPLOYMENT CREATED,
-/// SIGNAL BROADCASTED) carries the distribution's key, which belongs to the origin partition:
+/// SIGNAL BROADCASTED, RESOURCE_DELETION DELETED) carries the distribution's key, which belongs to the origin partition:
 /// the receiver remembers it as the last it processed from there, and takes a command sent
 /// again (the origin retries until it is acknowledged) as done. The origin sends a partition
 /// one distribution at a time, the next once the previous is acknowledged, so every older one
@@ -33,7 +33,9 @@ pub(super) fn apply(txn: &mut Txn<'_>, r: &Record, d: &CommandDistributionRecord
 pub(super) fn note_received(txn: &mut Txn<'_>, r: &Record) {
     let distributed = matches!(
         (r.value_type, r.intent),
-        (ValueType::Deployment, Intent::Created) | (ValueType::Signal, Intent::Broadcasted)
+        (ValueType::Deployment, Intent::Created)
+            | (ValueType::Signal, Intent::Broadcasted)
+            | (ValueType::ResourceDeletion, Intent::Deleted)
     );
     if !distributed || r.record_type != RecordType::Event || r.key <= 0 {
         return;

@@ -14,6 +14,7 @@ pub(crate) mod inputs;
 pub(crate) mod jobs;
 pub(crate) mod listeners;
 pub(crate) mod message_subscriptions;
+pub(crate) mod process_deletion;
 pub(crate) mod signal_subscriptions;
 pub(crate) mod subscriptions_in_flight;
 pub(crate) mod task_listeners;

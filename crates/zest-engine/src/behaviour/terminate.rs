@@ -162,6 +162,10 @@ pub(crate) fn on_terminated(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
     };
     ctx.event(key, Intent::ElementTerminated, pi_value(&inst.record));
     message_subscriptions::on_instance_ended(ctx, lock);
+    if inst.parent_key <= 0 {
+        let definition = inst.record.process_definition_key;
+        crate::behaviour::process_deletion::on_instance_ended(ctx, definition);
+    }
     if let Some(call) = calling_activity(ctx, &inst.record) {
         // a called process was terminated with the call activity waiting for it
         if call.state == Intent::ElementTerminating {

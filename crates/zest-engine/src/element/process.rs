@@ -12,6 +12,7 @@ use crate::behaviour::event_scopes::subscribe_boundaries;
 use crate::behaviour::events;
 use crate::behaviour::incidents::raise_incident;
 use crate::behaviour::message_subscriptions;
+use crate::behaviour::process_deletion;
 use crate::behaviour::terminate::calling_activity;
 use crate::behaviour::variables;
 use crate::context::{Ctx, ProcResult, Rejection};
@@ -39,6 +40,7 @@ impl ElementProcessor for Process {
         compensation::delete_all(ctx, inst, model);
         ctx.event(key, Intent::ElementCompleted, pi_value(&inst.record));
         message_subscriptions::on_instance_ended(ctx, lock);
+        process_deletion::on_instance_ended(ctx, inst.record.process_definition_key);
         if let Some(call) = calling_activity(ctx, &inst.record) {
             // a called process completed: so does the call activity that waits for it
             ctx.command(call.key, Intent::CompleteElement, pi_value(&call.record));

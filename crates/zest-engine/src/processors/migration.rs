@@ -44,7 +44,7 @@ use crate::behaviour::event_scopes::subscribe_catch_events;
 use crate::behaviour::event_scopes::unsubscribe_events_for;
 use crate::context::{Ctx, ProcResult, Rejection};
 use crate::state::{key_i64, read_i64, Ks};
-use crate::types::{ElementInstance, StoredIncident, StoredJob, StoredProcess, StoredUserTask};
+use crate::types::{ElementInstance, StoredIncident, StoredJob, StoredUserTask};
 
 pub fn migrate(
     ctx: &mut Ctx<'_, '_, '_>,
@@ -59,10 +59,8 @@ pub fn migrate(
         )));
     };
     let target_key = m.target_process_definition_key;
-    let target_record = ctx
-        .txn
-        .get::<StoredProcess>(Ks::Processes, &key_i64(target_key))
-        .map(|p| p.record);
+    let target_record =
+        crate::behaviour::process_deletion::deployed(ctx.txn, target_key).map(|p| p.record);
     let target = ctx.models.get(ctx.txn, target_key);
     let (Some(target_record), Some(target)) = (target_record, target) else {
         return Err(Rejection::not_found(format!(

@@ -12,6 +12,7 @@ pub(crate) mod message_subscription;
 pub(crate) mod migration;
 pub(crate) mod modification;
 pub(crate) mod process_instance;
+pub(crate) mod resource_deletion;
 pub(crate) mod signal;
 pub(crate) mod task_listener;
 pub(crate) mod user_task;
@@ -107,7 +108,7 @@ pub(crate) fn dispatch(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
         (RecordValue::DecisionEvaluation(d), Evaluate) => decision::evaluate_command(ctx, cmd, d),
         (RecordValue::ProcessInstanceModification(m), Modify) => modification::modify(ctx, cmd, m),
         (RecordValue::ProcessInstanceMigration(m), Migrate) => migration::migrate(ctx, cmd, m),
-        (RecordValue::ResourceDeletion(r), Delete) => deployment::delete(ctx, cmd, r),
+        (RecordValue::ResourceDeletion(r), Delete) => resource_deletion::delete(ctx, cmd, r),
         (RecordValue::AdHocSubProcessInstruction(a), Activate) => {
             ad_hoc::activate_instruction(ctx, cmd, a)
         }

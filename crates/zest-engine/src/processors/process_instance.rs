@@ -9,6 +9,7 @@ use zest_protocol::{
 use crate::behaviour::element_instance::load;
 use crate::behaviour::event_scopes::trigger_event;
 use crate::behaviour::expressions::evaluate;
+use crate::behaviour::process_deletion;
 use crate::behaviour::variables::{self, ScopeInfoSeed};
 use crate::context::{Ctx, ProcResult, Rejection};
 use crate::element::lifecycle::on_activate;
@@ -25,14 +26,12 @@ pub fn create(
     c: &ProcessInstanceCreationRecord,
 ) -> ProcResult {
     let stored: StoredProcess = if c.process_definition_key > 0 {
-        ctx.txn
-            .get(Ks::Processes, &key_i64(c.process_definition_key))
-            .ok_or_else(|| {
-                Rejection::not_found(format!(
-                    "Expected to find process definition with key '{}', but none found",
-                    c.process_definition_key
-                ))
-            })?
+        process_deletion::deployed(ctx.txn, c.process_definition_key).ok_or_else(|| {
+            Rejection::not_found(format!(
+                "Expected to find process definition with key '{}', but none found",
+                c.process_definition_key
+            ))
+        })?
     } else {
         if c.bpmn_process_id.is_empty() {
             return Err(Rejection::invalid_argument(
@@ -63,9 +62,7 @@ pub fn create(
             }
         };
         let key = key.ok_or_else(not_found)?;
-        ctx.txn
-            .get(Ks::Processes, &key_i64(key))
-            .ok_or_else(not_found)?
+        process_deletion::deployed(ctx.txn, key).ok_or_else(not_found)?
     };
     let has_none_start = ctx
         .models

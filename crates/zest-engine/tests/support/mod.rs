@@ -374,6 +374,7 @@ impl Harness {
                     | ValueType::Decision
                     | ValueType::Form
                     | ValueType::Signal
+                    | ValueType::ResourceDeletion
                     | ValueType::CommandDistribution
             ) && partition_of_key(r.key) == 1;
             if r.key > 0 && !distributed {

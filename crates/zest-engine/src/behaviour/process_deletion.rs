@@ -1,0 +1,50 @@
+//! Deleted process versions and their running instances, as Zeebe's pending deletion: a
+//! version deleted while instances of it still run on a partition (a deletion distributed from
+//! partition 1 reaches partitions it could not check) stops being the latest and starts no new
+//! instance (PROCESS DELETING); it is deleted (PROCESS DELETED) when its last instance there
+//! ends. The instances by version are an index (`Ks::DefinitionInstances`), so none of this
+//! scans the element instances.
+
+use zest_protocol::{Intent, RecordValue};
+
+use crate::context::Ctx;
+use crate::keys::definition_instances::{instances_prefix, pending_deletion_key};
+use crate::state::{key_i64, Ks, Txn};
+use crate::types::StoredProcess;
+
+/// Whether an instance of the process version `definition` runs on this partition.
+pub(crate) fn has_running_instances(txn: &Txn<'_>, definition: i64) -> bool {
+    !txn.scan_prefix(Ks::DefinitionInstances, &instances_prefix(definition), 1)
+        .is_empty()
+}
+
+/// Whether the version `definition` is deleted and waits for its last instance here.
+pub(crate) fn is_pending(txn: &Txn<'_>, definition: i64) -> bool {
+    txn.get_raw(Ks::DefinitionInstances, &pending_deletion_key(definition))
+        .is_some()
+}
+
+/// The process version `definition` when it is deployed and not deleted: what new instances
+/// and migrations may use.
+pub(crate) fn deployed(txn: &Txn<'_>, definition: i64) -> Option<StoredProcess> {
+    let stored = txn.get::<StoredProcess>(Ks::Processes, &key_i64(definition))?;
+    (!is_pending(txn, definition)).then_some(stored)
+}
+
+/// After an instance of `definition` ended: PROCESS DELETED when the version waited for its
+/// last instance and that was it.
+pub(crate) fn on_instance_ended(ctx: &mut Ctx<'_, '_, '_>, definition: i64) {
+    if !is_pending(ctx.txn, definition) || has_running_instances(ctx.txn, definition) {
+        return;
+    }
+    if let Some(stored) = ctx
+        .txn
+        .get::<StoredProcess>(Ks::Processes, &key_i64(definition))
+    {
+        ctx.event(
+            definition,
+            Intent::Deleted,
+            RecordValue::Process(stored.record),
+        );
+    }
+}
