@@ -203,6 +203,30 @@ pub(crate) mod message {
             .str(message_name)
             .build()
     }
+
+    /// A message correlated to a subscription of another partition
+    /// ([`Ks::CorrelatedMessages`](crate::state::Ks)): `c` (element instance key, message name).
+    pub(crate) fn correlation_memory_key(element_instance_key: i64, message_name: &str) -> Vec<u8> {
+        KeyBuf::new()
+            .tag(b'c')
+            .i64(element_instance_key)
+            .str(message_name)
+            .build()
+    }
+
+    /// The same, by the time of the correlation: `t` (time, element instance key, message name).
+    pub(crate) fn correlation_memory_at_key(
+        at: i64,
+        element_instance_key: i64,
+        message_name: &str,
+    ) -> Vec<u8> {
+        KeyBuf::new()
+            .tag(b't')
+            .i64(at)
+            .i64(element_instance_key)
+            .str(message_name)
+            .build()
+    }
 }
 
 /// Keys of signal subscriptions ([`Ks::SignalSubscriptions`](crate::state::Ks)).

@@ -121,10 +121,16 @@ pub enum Ks {
     /// for a version deleted by a distributed deletion while instances of it still ran here
     /// (it is deleted when the last one ends, as Zeebe's pending deletion).
     DefinitionInstances,
+    /// Messages correlated here to a subscription whose message partition is another one
+    /// (`behaviour::correlated_messages`): `c` (element instance key, message name) ->
+    /// CorrelatedMessage, and `t` (time, element instance key, message name) -> () to forget
+    /// them after `CORRELATION_MEMORY_MS`. A correlation sent again because its acknowledgement
+    /// was lost is acknowledged again instead of rejected.
+    CorrelatedMessages,
 }
 
 impl Ks {
-    pub const ALL: [Ks; 37] = [
+    pub const ALL: [Ks; 38] = [
         Ks::Meta,
         Ks::Processes,
         Ks::ProcessLatest,
@@ -162,6 +168,7 @@ impl Ks {
         Ks::Distributions,
         Ks::SubscriptionCommandsInFlight,
         Ks::DefinitionInstances,
+        Ks::CorrelatedMessages,
     ];
 
     /// Position in [`Ks::ALL`] (declaration order), for array-indexed keyspace handles.
@@ -209,6 +216,7 @@ impl Ks {
             Ks::Distributions => "distributions",
             Ks::SubscriptionCommandsInFlight => "subscription_commands_in_flight",
             Ks::DefinitionInstances => "definition_instances",
+            Ks::CorrelatedMessages => "correlated_messages",
         }
     }
 }

@@ -673,3 +673,88 @@ fn partition_1_refuses_to_delete_a_version_it_runs() {
     assert!(ps.network.is_empty(), "nothing is distributed");
     ps.settle();
 }
+
+#[test]
+fn a_correlation_whose_answer_was_lost_is_confirmed_again_and_correlates_once() {
+    let mut ps = Partitions::new(3);
+    ps.run(1, |h| h.deploy("messages.bpmn", MESSAGES))
+        .accepted();
+    ps.deliver_all();
+    // two instances on partition 2 wait for `paid` with the key of partition 3
+    let first = ps
+        .run(2, |h| h.create("pay", r#"{"orderId":"über"}"#))
+        .accepted()
+        .key;
+    let second = ps
+        .run(2, |h| h.create("pay", r#"{"orderId":"über"}"#))
+        .accepted()
+        .key;
+    ps.deliver_all();
+    ps.run(3, |h| h.publish("paid", "über", 60_000, "", "{}"))
+        .accepted();
+    // partition 2 correlates it to the first instance; its answer to partition 3 is lost
+    let (p, b) = ps.deliver_one().unwrap();
+    assert_eq!(p, 2);
+    assert_eq!(
+        b.count(ValueType::ProcessMessageSubscription, Intent::Correlated),
+        1
+    );
+    let ended: Vec<i64> = b
+        .find(ValueType::ProcessInstance, Intent::ElementCompleted)
+        .iter()
+        .map(|r| r.key)
+        .collect();
+    assert!(ended.contains(&first));
+    ps.network.clear();
+    // partition 3 sends the correlation again: partition 2 confirms it instead of rejecting
+    ps.resend_subscription_commands(3);
+    let delivered = ps.deliver_all();
+    let confirmed = delivered
+        .iter()
+        .filter(|(p, _)| *p == 2)
+        .flat_map(|(_, b)| b.records.iter())
+        .any(|r| {
+            r.rejection_type == RejectionType::InvalidState
+                && r.rejection_reason.contains("correlated before")
+        });
+    assert!(confirmed, "{delivered:?}");
+    assert_eq!(
+        count(
+            &delivered,
+            3,
+            ValueType::MessageSubscription,
+            Intent::Correlated
+        ),
+        1
+    );
+    assert_eq!(
+        count(
+            &delivered,
+            3,
+            ValueType::MessageSubscription,
+            Intent::Rejected
+        ),
+        0
+    );
+    assert!(
+        !delivered.iter().any(|(_, b)| b
+            .find(ValueType::ProcessInstance, Intent::ElementCompleted)
+            .iter()
+            .any(|r| r.key == second)),
+        "the message correlated once: the second instance still waits"
+    );
+    assert!(ps.on(2).element_instance(second).is_some());
+    // what partition 2 remembers goes after ten minutes, with later correlations
+    ps.on(2).advance(10 * 60 * 1000 + 1);
+    ps.run(3, |h| h.publish("paid", "über", 0, "", "{}"))
+        .accepted();
+    ps.deliver_all();
+    let remembered = ps
+        .on(2)
+        .entries(Ks::CorrelatedMessages)
+        .into_iter()
+        .filter(|(k, _)| k[0] == b't')
+        .count();
+    assert_eq!(remembered, 1, "only the last correlation is remembered");
+    ps.settle();
+}

@@ -174,8 +174,16 @@ pub(super) fn process_subscription(
         let closing = in_flight_key(b'd', m.element_instance_key, &m.message_name);
         match intent {
             Intent::Creating => txn.put(Ks::SubscriptionCommandsInFlight, opening, &r.timestamp),
-            Intent::Created | Intent::Correlated => {
-                txn.delete(Ks::SubscriptionCommandsInFlight, opening)
+            Intent::Created => txn.delete(Ks::SubscriptionCommandsInFlight, opening),
+            Intent::Correlated => {
+                txn.delete(Ks::SubscriptionCommandsInFlight, opening);
+                crate::behaviour::correlated_messages::remember(
+                    txn,
+                    r.timestamp,
+                    m.element_instance_key,
+                    &m.message_name,
+                    m.message_key,
+                );
             }
             Intent::Deleting => {
                 txn.delete(Ks::SubscriptionCommandsInFlight, opening);

@@ -2,6 +2,7 @@
 //! `BpmnBehaviors`). They sit below the elements and the processors and import neither.
 
 pub(crate) mod compensation;
+pub(crate) mod correlated_messages;
 pub(crate) mod decisions;
 pub(crate) mod distribution;
 pub(crate) mod element_instance;

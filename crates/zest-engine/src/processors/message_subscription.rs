@@ -2,6 +2,7 @@
 //! protocol between the partition of a waiting element instance and the partition of the
 //! message (open, correlate, reject, delete, migrate).
 
+use crate::behaviour::correlated_messages::correlated_before;
 use crate::behaviour::event_scopes::trigger_event;
 use crate::behaviour::message_subscriptions::{
     ms_value, next_buffered_message, pms_value, stored_ms, stored_pms,
@@ -202,6 +203,20 @@ pub fn process_subscription_correlate(
 ) -> ProcResult {
     let back_to = r.subscription_partition_id.max(1);
     let ms_value = ms_value(r);
+    if correlated_before(
+        ctx.txn,
+        r.element_instance_key,
+        &r.message_name,
+        r.message_key,
+    ) {
+        // sent again: the answer was lost (see behaviour::correlated_messages)
+        ctx.reject(cmd, RejectionType::InvalidState, format!(
+            "Expected to correlate the message with key '{}' to the process message subscription with element key '{}' and message name '{}', but it correlated before; its correlation is confirmed again",
+            r.message_key, r.element_instance_key, r.message_name
+        ));
+        ctx.send(back_to, Intent::Correlate, ms_value);
+        return Ok(());
+    }
     let sub = stored_pms(ctx, r);
     let inst = ctx
         .txn

@@ -984,6 +984,8 @@ impl Harness {
                     | Ks::ProcessVersions
                     | Ks::Forms
                     | Ks::Decisions
+                    // remembered for a while after the instance ended (correlated_messages)
+                    | Ks::CorrelatedMessages
             ) {
                 continue;
             }
