@@ -72,7 +72,12 @@ func TestFailover(t *testing.T) {
 	defer func() {
 		for _, n := range nodes {
 			n.Kill()
-			n.Cleanup(t.Failed())
+			// FAILOVER_KEEP_LOGS=1 keeps the nodes' logs (their paths are printed)
+			keep := t.Failed() || os.Getenv("FAILOVER_KEEP_LOGS") != ""
+			if keep {
+				t.Logf("node log: %s", n.LogPath)
+			}
+			n.Cleanup(keep)
 		}
 	}()
 	if err := harness.StartAll(nodes); err != nil {
