@@ -226,6 +226,8 @@ if want cluster && [ -n "${ZEST_BIN:-}" ]; then
   rm -rf "$CLUSTER_DIR"
   run_suite crash-cluster env CRASH_CLUSTER=3 CRASH_KILLS=4 CRASH_FAULT=mixed \
     bash -c "cd '$HERE/go' && go test -v -count=1 -timeout 5m -tags crash ./crash -run TestCrash"
+  # leadership goes back to each partition's primary after a failover
+  run_suite rebalance-cluster bash -c "cd '$HERE/go' && go test -v -count=1 -timeout 3m -tags cluster ./rebalance"
 fi
 
 echo; printf '%s\n' "${SUMMARY[@]}"

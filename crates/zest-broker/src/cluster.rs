@@ -32,6 +32,8 @@ pub(crate) mod frames {
     pub const STATUS: u32 = kind::BROKER;
     pub const SUBMIT: u32 = kind::BROKER + 1;
     pub const BATCH: u32 = kind::BROKER + 2;
+    /// A leader asks its partition's primary to take over (`crate::rebalance`).
+    pub const TAKE_OVER: u32 = kind::BROKER + 3;
 }
 
 #[derive(Debug, Clone)]

@@ -11,6 +11,7 @@ mod job_streams;
 mod local;
 mod metrics;
 mod partition;
+mod rebalance;
 mod router;
 mod scheduler;
 

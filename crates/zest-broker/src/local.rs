@@ -261,6 +261,14 @@ impl Handler for Local {
             }
             frames::SUBMIT => Ok(codec::encode(&self.take_forwarded(partition, &body).await)),
             frames::BATCH => self.take_batch(&body).map(|_| Vec::new()),
+            frames::TAKE_OVER => {
+                let from: crate::cluster::NodeId =
+                    codec::decode(&body).map_err(|e| Status::invalid_argument(e.to_string()))?;
+                if let Some(p) = self.partition(partition) {
+                    crate::rebalance::take_over(&p.raft, partition, from).await;
+                }
+                Ok(Vec::new())
+            }
             k => Err(Status::invalid_argument(format!("unknown frame kind {k}"))),
         }
     }

@@ -17,7 +17,7 @@ use zest_protocol::{Intent, PartitionId, Record, RecordType, RecordValue, ValueT
 use zest_storage::{PartitionStore, Store};
 
 use crate::backpressure::{Limiter, Permit};
-use crate::cluster::Cluster;
+use crate::cluster::{Cluster, NodeId};
 use crate::job_streams::{PartitionStreams, PushedJob, Registry};
 use crate::metrics::{Lifetimes, Metrics};
 use crate::router::{Router, Sent};
@@ -301,6 +301,8 @@ impl Supervisor {
         mut stop_rx: watch::Receiver<bool>,
     ) {
         let mut metrics = self.raft.server_metrics();
+        // the last time this node tried to hand a partition over to its primary
+        let mut handed_over_at: Option<Instant> = None;
         loop {
             let leader = loop {
                 if let Some(leader) = self.leads(&mut metrics) {
@@ -333,16 +335,25 @@ impl Supervisor {
                 "leading the partition; caught up in {:?}",
                 started.elapsed()
             );
-            self.run_term(
-                leader,
-                &mut client_rx,
-                &mut internal_rx,
-                &mut metrics,
-                &mut stop_rx,
-            )
-            .await;
+            let hand_over_to = self
+                .run_term(
+                    leader,
+                    &mut client_rx,
+                    &mut internal_rx,
+                    &mut metrics,
+                    &mut stop_rx,
+                    handed_over_at,
+                )
+                .await;
             if *stop_rx.borrow() {
                 return;
+            }
+            if let Some(primary) = hand_over_to {
+                handed_over_at = Some(Instant::now());
+                let cluster = &self.cluster;
+                if !crate::rebalance::hand_over(&self.raft, cluster, self.pid, primary).await {
+                    continue;
+                }
             }
             tracing::info!(
                 partition = self.pid,
@@ -352,7 +363,9 @@ impl Supervisor {
         }
     }
 
-    /// Processes commands until this node stops leading (or the node stops).
+    /// Processes commands until this node stops leading (or the node stops), or until it
+    /// should hand the partition over to its primary: then Some(primary), with processing
+    /// stopped and the groups in flight answered. `handed_over_at`: the last attempt.
     async fn run_term(
         &self,
         leader: (u64, u64),
@@ -360,7 +373,8 @@ impl Supervisor {
         internal_rx: &mut mpsc::Receiver<Submission>,
         metrics: &mut RaftMetrics,
         stop_rx: &mut watch::Receiver<bool>,
-    ) {
+        handed_over_at: Option<Instant>,
+    ) -> Option<NodeId> {
         let (term_tx, term_rx) = watch::channel(false);
         let processor = self.processor(leader);
         let scheduler = tokio::spawn(scheduler::run(
@@ -374,7 +388,10 @@ impl Supervisor {
             term_rx.clone(),
         ));
         self.leading.store(true, Ordering::Release);
+        let since = Instant::now();
         let watch_leadership = async {
+            let mut check = tokio::time::interval(crate::rebalance::CHECK_EVERY);
+            let mut hand_over_to = None;
             loop {
                 tokio::select! {
                     _ = stop_rx.changed() => break,
@@ -383,18 +400,41 @@ impl Supervisor {
                             break;
                         }
                     }
+                    _ = check.tick() => {
+                        hand_over_to = self.should_hand_over(since, handed_over_at);
+                        if hand_over_to.is_some() {
+                            break;
+                        }
+                    }
                 }
             }
             self.leading.store(false, Ordering::Release);
             let _ = term_tx.send(true);
+            hand_over_to
         };
-        tokio::join!(
+        let (_, hand_over_to) = tokio::join!(
             processor.run(client_rx, internal_rx, term_rx),
             watch_leadership
         );
         let _ = scheduler.await;
         // batches this term wrote that commit later are applied by the appliers
         self.applied.clear_precomputed();
+        hand_over_to
+    }
+
+    /// The primary to hand the partition over to, when this node has led it long enough (and
+    /// did not try within that time).
+    fn should_hand_over(&self, since: Instant, handed_over_at: Option<Instant>) -> Option<NodeId> {
+        let wait = crate::rebalance::HAND_OVER_AFTER;
+        if since.elapsed() < wait || handed_over_at.is_some_and(|t| t.elapsed() < wait) {
+            return None;
+        }
+        crate::rebalance::primary_to_hand_over_to(
+            &self.raft,
+            &self.cluster,
+            self.pid,
+            self.config.node_id,
+        )
     }
 
     fn processor(&self, leader: (u64, u64)) -> Processor {

@@ -17,9 +17,7 @@ package failover
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"sort"
 	"strconv"
@@ -40,25 +38,6 @@ func envInt(name string, def int) int {
 		return v
 	}
 	return def
-}
-
-// leaderOf asks each node which partitions it leads.
-func leaderOf(nodes []*harness.Zest, partition int) int {
-	for i, n := range nodes {
-		resp, err := http.Get("http://" + n.MgmtAddr + "/actuator/partitions")
-		if err != nil {
-			continue
-		}
-		var doc map[string]struct {
-			Role string `json:"role"`
-		}
-		_ = json.NewDecoder(resp.Body).Decode(&doc)
-		resp.Body.Close()
-		if doc[strconv.Itoa(partition)].Role == "LEADER" {
-			return i
-		}
-	}
-	return -1
 }
 
 func TestFailover(t *testing.T) {
@@ -163,7 +142,7 @@ func TestFailover(t *testing.T) {
 	for k := 0; k < kills; k++ {
 		time.Sleep(gap)
 		p := k%3 + 1
-		victim := leaderOf(nodes, p)
+		victim := harness.LeaderOf(nodes, p)
 		if victim < 0 {
 			t.Logf("partition %d has no leader before kill %d; skipped", p, k+1)
 			continue

@@ -11,6 +11,7 @@ package harness
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -18,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,9 +34,9 @@ const ReadyTimeout = 60 * time.Second
 type Zest struct {
 	Bin         string
 	DataDir     string
-	GatewayAddr string // 127.0.0.1:port
-	MgmtAddr    string // 127.0.0.1:port
-	LogPath     string // stdout+stderr of all runs, appended
+	GatewayAddr string   // 127.0.0.1:port
+	MgmtAddr    string   // 127.0.0.1:port
+	LogPath     string   // stdout+stderr of all runs, appended
 	Extra       []string // more flags for `zest start` (a cluster node's)
 
 	mu     sync.Mutex
@@ -144,6 +146,26 @@ func NewCluster(bin string, nodes, partitions, replication int) ([]*Zest, error)
 		}
 	}
 	return zs, nil
+}
+
+// LeaderOf returns the index of the node that leads `partition` (by each node's
+// /actuator/partitions), or -1 when none does.
+func LeaderOf(nodes []*Zest, partition int) int {
+	for i, n := range nodes {
+		resp, err := http.Get("http://" + n.MgmtAddr + "/actuator/partitions")
+		if err != nil {
+			continue
+		}
+		var doc map[string]struct {
+			Role string `json:"role"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&doc)
+		resp.Body.Close()
+		if doc[strconv.Itoa(partition)].Role == "LEADER" {
+			return i
+		}
+	}
+	return -1
 }
 
 // StartAll starts the nodes together (a node is READY once its partitions have leaders, which
