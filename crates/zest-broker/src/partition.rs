@@ -272,16 +272,20 @@ impl Supervisor {
         .then_some((leader.term, leader.node_id))
     }
 
-    /// Waits until an entry of this leadership is applied (the one a new leader appends), so
-    /// that every entry before it is applied too; false when the leadership ends first.
+    /// Waits until an entry of this leadership is applied (the one a new leader appends) and
+    /// with it every entry the log held when the leadership was seen; false when the
+    /// leadership ends first. The second condition matters for a leader that restarted:
+    /// openraft restores it as leader of its old term without a new entry, and entries it
+    /// appended before the crash may be neither committed nor applied yet; processing on the
+    /// state before them would give positions and keys twice.
     async fn applied_own_entry(&self, metrics: &mut RaftMetrics, leader: (u64, u64)) -> bool {
         let mut data = self.raft.data_metrics();
+        let last_log = self.raft.metrics().borrow().last_log_index.unwrap_or(0);
         loop {
-            let applied = data
-                .borrow_and_update()
-                .last_applied
-                .map(|l| (l.leader_id.term, l.leader_id.node_id));
-            if applied == Some(leader) {
+            let applied = data.borrow_and_update().last_applied;
+            let term_and_node = applied.map(|l| (l.leader_id.term, l.leader_id.node_id));
+            let index = applied.map(|l| l.index).unwrap_or(0);
+            if term_and_node == Some(leader) && index >= last_log {
                 return true;
             }
             if self.leads(metrics) != Some(leader) {
