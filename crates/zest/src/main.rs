@@ -28,6 +28,8 @@ use zest_gateway::{GatewayConfig, GatewayService};
 /// a fixed rate. The live heap sampled by jemalloc's profiler under that overload was 21-45 MB.
 /// Its settings come from `_RJEM_MALLOC_CONF` (the crate prefixes jemalloc's symbols), for
 /// example `_RJEM_MALLOC_CONF=dirty_decay_ms:1000`.
+/// (The feature `system-alloc` leaves it out, for heap profilers such as heaptrack.)
+#[cfg(not(feature = "system-alloc"))]
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
