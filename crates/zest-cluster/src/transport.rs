@@ -54,6 +54,41 @@ struct Receiving {
     data: Box<SnapshotData>,
 }
 
+/// A follower takes new entries only while its state machine is at most this many entries
+/// behind its log. openraft 0.9 reads every committed entry not yet applied in one go and
+/// queues them for the state machine, so a follower whose applying falls behind (it runs the
+/// full appliers, the leader reuses its processing's writes) would hold all of them decoded
+/// in memory, without bound under overload. Refused appends wait in the leader's log (on
+/// disk); heartbeats (appends without entries) always pass, so the follower keeps its leader.
+/// A leader that needs this follower for a majority commits more slowly, and its
+/// backpressure answers clients.
+pub const APPLY_LAG_ENTRIES: u64 = 32;
+/// How long an append waits for the applier before it is refused: well inside the heartbeat
+/// interval, which openraft 0.9 gives an append to be answered.
+const APPLY_WAIT: std::time::Duration = std::time::Duration::from_millis(40);
+
+/// Whether the group's applier is (or, within `APPLY_WAIT`, gets) close enough behind its log
+/// to take more entries.
+async fn applier_keeps_up(raft: &ZestRaft) -> bool {
+    let deadline = tokio::time::Instant::now() + APPLY_WAIT;
+    let mut metrics = raft.metrics();
+    loop {
+        let lag = {
+            let m = metrics.borrow_and_update();
+            let applied = m.last_applied.map(|l| l.index).unwrap_or(0);
+            m.last_log_index.unwrap_or(0).saturating_sub(applied)
+        };
+        if lag <= APPLY_LAG_ENTRIES {
+            return true;
+        }
+        match tokio::time::timeout_at(deadline, metrics.changed()).await {
+            Ok(Ok(())) => {}
+            // the wait is over, or the group stopped
+            Err(_) | Ok(Err(_)) => return false,
+        }
+    }
+}
+
 /// This node's partition groups, for the consensus frames the internal port receives.
 #[derive(Default)]
 pub struct Groups {
@@ -88,6 +123,11 @@ impl Groups {
             kind::APPEND => {
                 let rpc: AppendEntriesRequest<crate::TypeConfig> =
                     decode_append(&body).map_err(Status::invalid_argument)?;
+                if !rpc.entries.is_empty() && !applier_keeps_up(&raft).await {
+                    return Err(Status::unavailable(format!(
+                        "partition {partition}: applying is more than {APPLY_LAG_ENTRIES} entries behind the log; try again shortly"
+                    )));
+                }
                 let resp = raft
                     .append_entries(rpc)
                     .await

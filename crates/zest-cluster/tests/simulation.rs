@@ -316,10 +316,13 @@ fn contents(store: &PartitionStore) -> Contents {
 fn leader_of(sim: &Sim) -> Option<ZestRaft> {
     let nodes = sim.nodes.lock().unwrap();
     let cut = sim.cut_off.lock().unwrap();
+    // of the nodes that think they lead, the one of the latest term: a node that left the
+    // group, or one that came back from a restart, may still think it leads an older term
     nodes
         .iter()
         .filter(|(id, _)| !cut.contains(id))
-        .find(|(id, r)| r.metrics().borrow().current_leader == Some(**id))
+        .filter(|(id, r)| r.metrics().borrow().current_leader == Some(**id))
+        .max_by_key(|(_, r)| r.metrics().borrow().current_term)
         .map(|(_, r)| r.clone())
 }
 
@@ -510,7 +513,29 @@ async fn run(seed: u64, steps: u64) -> Result<(), String> {
         acked.len()
     );
     if !settle(&sim, &running, voters, steps).await {
-        return Err(format!("the voters did not converge ({summary})"));
+        let states: Vec<String> = voters
+            .iter()
+            .map(|id| match running.get(id) {
+                Some((r, _)) => {
+                    let m = r.metrics().borrow().clone();
+                    format!(
+                        "node {id}: {:?} term {} leader {:?} last log {:?} applied {:?} snapshot {:?} membership {:?}",
+                        m.state,
+                        m.current_term,
+                        m.current_leader,
+                        m.last_log_index,
+                        m.last_applied.map(|l| l.index),
+                        m.snapshot.map(|l| l.index),
+                        m.membership_config.membership().voter_ids().collect::<Vec<_>>()
+                    )
+                }
+                None => format!("node {id}: not running"),
+            })
+            .collect();
+        return Err(format!(
+            "the voters did not converge ({summary}): {}",
+            states.join("; ")
+        ));
     }
     verify(&running, voters, &acked).map_err(|e| format!("{e} ({summary})"))?;
     for (raft, _) in running.values() {
