@@ -299,6 +299,17 @@ impl Cluster {
             .insert(status.node_id, (status, Instant::now()));
     }
 
+    /// The nodes not heard from for `time`.
+    fn silent_for(&self, time: Duration) -> Vec<NodeId> {
+        self.nodes
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|(_, (_, seen))| seen.elapsed() >= time)
+            .map(|(n, _)| *n)
+            .collect()
+    }
+
     /// Forgets a node not heard from for long, with its queue (whose delivery task then ends).
     /// Consensus still reaches a forgotten broker at its address in the groups' membership,
     /// and it is known again as soon as it is heard from.
@@ -400,28 +411,12 @@ pub(crate) async fn exchange_status(
             }
         });
         futures::future::join_all(asks).await;
-        let quiet: Vec<NodeId> = cluster
-            .nodes
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .filter(|(_, (_, seen))| seen.elapsed() >= NODE_TIMEOUT)
-            .map(|(n, _)| *n)
-            .collect();
-        for node in quiet {
+        for node in cluster.silent_for(NODE_TIMEOUT) {
             cluster.forget_leader(node);
         }
         // a node gone for long (a gateway restarts with a new id) is forgotten, with its
         // address, channel and queue
-        let gone: Vec<NodeId> = cluster
-            .nodes
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .filter(|(_, (_, seen))| seen.elapsed() >= NODE_TIMEOUT * 20)
-            .map(|(n, _)| *n)
-            .collect();
-        for node in gone {
+        for node in cluster.silent_for(NODE_TIMEOUT * 20) {
             cluster.forget(node);
         }
     }

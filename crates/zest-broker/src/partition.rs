@@ -45,9 +45,7 @@ pub(crate) struct PartitionHandle {
 impl PartitionHandle {
     /// Reserves a client command's bytes in the queue; None when the queue holds too many.
     pub fn reserve_queue_bytes(&self, record: &Record) -> Option<OwnedSemaphorePermit> {
-        const RECORD_BYTES: usize = 256;
-        self.queue_bytes
-            .reserve(RECORD_BYTES + record.value.payload_bytes())
+        self.queue_bytes.reserve(record_bytes(record))
     }
 
     /// Bytes of the client commands waiting in the queue.
@@ -121,8 +119,15 @@ pub(crate) const INTERNAL_QUEUE: usize = 1024;
 /// Most bytes of commands (by their documents and resources) processed into one group.
 const GROUP_BYTES: usize = 1 << 20;
 
+/// What a command weighs in the queue's bytes and a group's: its documents and resources, and
+/// a fixed part for the record around them.
+fn record_bytes(record: &Record) -> usize {
+    const RECORD_BYTES: usize = 256;
+    RECORD_BYTES + record.value.payload_bytes()
+}
+
 fn command_bytes(s: &Submission) -> usize {
-    256 + s.record.value.payload_bytes()
+    record_bytes(&s.record)
 }
 
 /// Most commands for other partitions held back while their queues are full; beyond it the

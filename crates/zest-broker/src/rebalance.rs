@@ -53,13 +53,17 @@ pub(crate) fn primary_to_hand_over_to(
     });
     let metrics = raft.metrics().borrow().clone();
     let last = metrics.last_log_index.unwrap_or(0);
-    let matched = metrics
-        .replication
-        .as_ref()
-        .and_then(|r| r.get(&primary).cloned().flatten())
-        .map(|l| l.index)
-        .unwrap_or(0);
+    let matched = matched_index(&metrics, primary).unwrap_or(0);
     (follows && matched + CAUGHT_UP_ENTRIES >= last).then_some(primary)
+}
+
+/// The last log index the leader knows `node` holds (leader's metrics only).
+fn matched_index(
+    metrics: &openraft::RaftMetrics<NodeId, openraft::BasicNode>,
+    node: NodeId,
+) -> Option<u64> {
+    let replication = metrics.replication.as_ref()?;
+    replication.get(&node).cloned().flatten().map(|l| l.index)
 }
 
 /// With processing stopped: waits until `primary` holds the whole log, asks it to take over,
@@ -80,11 +84,7 @@ pub(crate) async fn hand_over(
         if m.state != ServerState::Leader {
             return true;
         }
-        let matched = m
-            .replication
-            .as_ref()
-            .and_then(|r| r.get(&primary).cloned().flatten())
-            .map(|l| l.index);
+        let matched = matched_index(&m, primary);
         if matched.is_some() && matched == m.last_log_index {
             break;
         }

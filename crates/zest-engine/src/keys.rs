@@ -320,6 +320,14 @@ pub mod definition_instances {
             .build()
     }
 
+    /// The index entry of the element instance `key` with record `pi`, when it is a process
+    /// instance's own (its root element, the process).
+    pub fn entry(pi: &zest_protocol::ProcessInstanceRecord, key: i64) -> Option<Vec<u8>> {
+        let process = pi.flow_scope_key <= 0
+            && pi.bpmn_element_type == zest_protocol::BpmnElementType::Process;
+        process.then(|| instance_key(pi.process_definition_key, key))
+    }
+
     pub fn instances_prefix(definition: i64) -> Vec<u8> {
         KeyBuf::new().tag(b'i').i64(definition).build()
     }

@@ -36,10 +36,5 @@ pub use crate::behaviour::subscriptions_in_flight::subscription_commands_to_rese
 /// `Ks::ElementInstances`, when it is a process instance's own.
 pub fn definition_instance_entry(value: &[u8]) -> Option<Vec<u8>> {
     let inst: crate::types::ElementInstance = codec::decode(value).ok()?;
-    let process = inst.parent_key <= 0
-        && inst.record.bpmn_element_type == zest_model::BpmnElementType::Process;
-    process.then(|| {
-        let definition = inst.record.process_definition_key;
-        crate::keys::definition_instances::instance_key(definition, inst.key)
-    })
+    crate::keys::definition_instances::entry(&inst.record, inst.key)
 }

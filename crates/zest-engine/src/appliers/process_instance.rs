@@ -4,7 +4,7 @@
 use super::*;
 use crate::appliers::update_instance;
 use crate::keys::child_key;
-use crate::keys::definition_instances::instance_key;
+use crate::keys::definition_instances;
 use crate::keys::join_token_key;
 use crate::models::Models;
 use crate::state::key_i64;
@@ -43,12 +43,8 @@ pub(super) fn apply(
                 join_tokens: BTreeMap::new(),
             };
             txn.put(Ks::ElementInstances, key_i64(r.key), &inst);
-            if is_process(pi) {
-                txn.put_raw(
-                    Ks::DefinitionInstances,
-                    instance_key(pi.process_definition_key, r.key),
-                    Vec::new(),
-                );
+            if let Some(entry) = definition_instances::entry(pi, r.key) {
+                txn.put_raw(Ks::DefinitionInstances, entry, Vec::new());
             }
             if pi.flow_scope_key > 0 {
                 txn.put_raw(
@@ -81,19 +77,18 @@ pub(super) fn apply(
             update_instance(txn, r.key, |e| e.state = r.intent);
         }
         Intent::ElementMigrated => {
-            if is_process(pi) {
-                let before = txn.get::<ElementInstance>(Ks::ElementInstances, &key_i64(r.key));
-                if let Some(before) = before {
-                    let from = before.record.process_definition_key;
-                    txn.delete(Ks::DefinitionInstances, instance_key(from, r.key));
+            let k = key_i64(r.key);
+            if let Some(mut inst) = txn.get::<ElementInstance>(Ks::ElementInstances, &k) {
+                // a migrated process instance moves to its new version in the index
+                if let Some(from) = definition_instances::entry(&inst.record, r.key) {
+                    txn.delete(Ks::DefinitionInstances, from);
                 }
-                txn.put_raw(
-                    Ks::DefinitionInstances,
-                    instance_key(pi.process_definition_key, r.key),
-                    Vec::new(),
-                );
+                if let Some(to) = definition_instances::entry(pi, r.key) {
+                    txn.put_raw(Ks::DefinitionInstances, to, Vec::new());
+                }
+                inst.record = pi.clone();
+                txn.put(Ks::ElementInstances, k, &inst);
             }
-            update_instance(txn, r.key, |e| e.record = pi.clone())
         }
         Intent::ElementCompleted | Intent::ElementTerminated => {
             if pi.parent_element_instance_key > 0 && pi.flow_scope_key <= 0 {
@@ -103,9 +98,8 @@ pub(super) fn apply(
                 }
             }
             txn.delete(Ks::ElementInstances, key_i64(r.key));
-            if is_process(pi) {
-                let key = instance_key(pi.process_definition_key, r.key);
-                txn.delete(Ks::DefinitionInstances, key);
+            if let Some(entry) = definition_instances::entry(pi, r.key) {
+                txn.delete(Ks::DefinitionInstances, entry);
             }
             let model = models.get(txn, pi.process_definition_key);
             let element = model
@@ -178,11 +172,6 @@ pub(super) fn apply(
         }
         _ => {}
     }
-}
-
-/// Whether the record is a process instance's own (its root element, the process).
-fn is_process(pi: &zest_protocol::ProcessInstanceRecord) -> bool {
-    pi.flow_scope_key <= 0 && pi.bpmn_element_type == zest_model::BpmnElementType::Process
 }
 
 /// PROCESS_INSTANCE_CREATION CREATED: only a create-with-result carries its request on the
