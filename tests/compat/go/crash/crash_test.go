@@ -319,7 +319,13 @@ func TestCrash(t *testing.T) {
 		t.Logf("restarted after %s", time.Since(down).Round(time.Millisecond))
 		restarts = append(restarts, time.Now())
 	}
-	time.Sleep(time.Until(start.Add(loadDur)))
+	// creation goes on until the load's end, and at least 2 s after the last fault (a freeze
+	// near the end outlasts the load): the check below wants an acknowledgement after each
+	end := start.Add(loadDur)
+	if n := len(restarts); n > 0 && restarts[n-1].Add(2*time.Second).After(end) {
+		end = restarts[n-1].Add(2 * time.Second)
+	}
+	time.Sleep(time.Until(end))
 	close(stopCreate)
 	cwg.Wait()
 	l.mu.Lock()
