@@ -7,6 +7,7 @@
 mod backpressure;
 pub mod backup;
 mod cluster;
+mod failover;
 mod job_streams;
 mod local;
 mod metrics;

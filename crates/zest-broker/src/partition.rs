@@ -224,7 +224,21 @@ pub(crate) async fn start(
         router: shared.router.clone(),
         cluster: shared.cluster.clone(),
     };
-    let tasks = vec![tokio::spawn(supervisor.run(client_rx, internal.1, stop_rx))];
+    let mut tasks = Vec::with_capacity(2);
+    if shared.cluster.is_multi_node() {
+        let watch = crate::failover::Watch {
+            pid,
+            node_id: config.node_id,
+            raft: praft.raft.clone(),
+            cluster: shared.cluster.clone(),
+            groups: shared.groups.clone(),
+            heartbeat: config.raft.heartbeat_interval,
+            // openraft's lease is its election_timeout_max, twice the setting
+            lease: config.raft.election_timeout * 2,
+        };
+        tasks.push(tokio::spawn(watch.run(stop_rx.clone())));
+    }
+    tasks.push(tokio::spawn(supervisor.run(client_rx, internal.1, stop_rx)));
     Ok(PartitionHandle {
         id: pid,
         client_tx,

@@ -94,6 +94,8 @@ async fn applier_keeps_up(raft: &ZestRaft) -> bool {
 pub struct Groups {
     rafts: RwLock<HashMap<u32, ZestRaft>>,
     receiving: Mutex<HashMap<u32, Receiving>>,
+    /// When an append (entries or a heartbeat) last arrived for each partition.
+    heard: Mutex<HashMap<u32, std::time::Instant>>,
 }
 
 impl Groups {
@@ -102,6 +104,13 @@ impl Groups {
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .insert(partition, raft);
+    }
+
+    /// When this node last received an append for `partition` from a leader (None before the
+    /// first one).
+    pub fn last_heard(&self, partition: u32) -> Option<std::time::Instant> {
+        let heard = self.heard.lock().unwrap_or_else(|e| e.into_inner());
+        heard.get(&partition).copied()
     }
 
     fn raft(&self, partition: u32) -> Result<ZestRaft, Status> {
@@ -123,6 +132,10 @@ impl Groups {
             kind::APPEND => {
                 let rpc: AppendEntriesRequest<crate::TypeConfig> =
                     decode_append(&body).map_err(Status::invalid_argument)?;
+                self.heard
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(partition, std::time::Instant::now());
                 if !rpc.entries.is_empty() && !applier_keeps_up(&raft).await {
                     return Err(Status::unavailable(format!(
                         "partition {partition}: applying is more than {APPLY_LAG_ENTRIES} entries behind the log; try again shortly"
