@@ -11,6 +11,7 @@
 
 use std::sync::{Arc, RwLock};
 
+use fjall::AbstractTree;
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 use zest_engine::state::{Ks, StateRead, Writes};
 
@@ -58,6 +59,31 @@ fn memtable_for(ks: Ks, base: u64) -> u64 {
         Ks::Variables | Ks::ElementInstances => base * 4,
         _ => base,
     }
+}
+
+/// fjall bounds each memtable (`max_memtable_size`), not their sum (its cap on the sum is
+/// hidden, deprecated and not enforced in 3.1), and with a few dozen keyspaces per partition
+/// the sum went to twice the budget under the realistic benchmark. When the state database's
+/// write buffers pass the limit, this partition's largest active memtable is sealed, and
+/// fjall's flush workers write it out; one that is still small is left alone, so that a flush
+/// that lags behind does not turn into a stream of tiny tables.
+fn bound_write_buffers(inner: &Inner, gen: &Generation) -> Result<()> {
+    if inner.write_buffer_limit == 0
+        || inner.state_db.write_buffer_size() <= inner.write_buffer_limit
+    {
+        return Ok(());
+    }
+    let largest = gen
+        .state
+        .iter()
+        .map(|ks| (ks.tree.active_memtable().size(), ks))
+        .max_by_key(|(size, _)| *size);
+    if let Some((size, ks)) = largest {
+        if size >= inner.memtable_bytes / 4 {
+            ks.rotate_memtable()?;
+        }
+    }
+    Ok(())
 }
 
 fn prefix_of(pid: u32, generation: u64) -> String {
@@ -125,6 +151,9 @@ pub(crate) struct Inner {
     /// holds the generations of the state and `gen`
     pub(crate) state_db: Database,
     pub(crate) memtable_bytes: u64,
+    /// The state database's write buffers (every partition's memtables, active and sealed)
+    /// above which a commit seals this partition's largest memtable ([`bound_write_buffers`]).
+    pub(crate) write_buffer_limit: u64,
     pub(crate) current: RwLock<Arc<Generation>>,
     pub(crate) gen: Keyspace,
     pub(crate) journal: std::sync::Mutex<crate::journal::Journal>,
@@ -150,6 +179,7 @@ impl PartitionStore {
         journal: crate::journal::Journal,
         pid: u32,
         memtable_bytes: u64,
+        write_buffer_limit: u64,
     ) -> Result<PartitionStore> {
         let opts = || keyspace_options(memtable_bytes);
         let gen = state_db.keyspace(&format!("p{pid}_gen"), opts)?;
@@ -166,6 +196,7 @@ impl PartitionStore {
                 log_db: log_db.clone(),
                 state_db: state_db.clone(),
                 memtable_bytes,
+                write_buffer_limit,
                 current: RwLock::new(Arc::new(current)),
                 gen,
                 log_bytes: std::sync::atomic::AtomicU64::new(journal.disk_bytes()),
@@ -269,6 +300,7 @@ impl PartitionStore {
                 h.inserted(&k);
             }
         }
+        bound_write_buffers(&self.inner, &gen)?;
         Ok(())
     }
 

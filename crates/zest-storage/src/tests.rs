@@ -547,3 +547,50 @@ fn a_format_8_directory_gets_its_instances_by_version_indexed() {
     assert_eq!(indexed[0], first);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// fjall bounds each memtable, not their sum: writes spread over many keyspaces, each below
+/// its own memtable size, are flushed once all of them together pass the write buffers'
+/// share (`bound_write_buffers`).
+#[test]
+fn write_buffers_stay_within_their_share_across_keyspaces() {
+    let dir = temp_dir("write-buffers");
+    let config = StoreConfig {
+        write_buffer_bytes: 8 << 20,
+        ..StoreConfig::default()
+    };
+    let store = Store::open(&dir, &config).unwrap();
+    let limit = store.write_buffer_bytes;
+    let p = store.partition(1).unwrap();
+    // 12 keyspaces x 800 KiB: under each one's memtable size (1 MiB), over the sum's limit
+    let value = vec![7u8; 1024];
+    for (n, ks) in Ks::ALL.into_iter().skip(1).take(12).enumerate() {
+        for chunk in 0..8u32 {
+            let mut txn = Txn::new(&p);
+            for i in 0..100u32 {
+                let key = [
+                    (n as u32).to_be_bytes(),
+                    chunk.to_be_bytes(),
+                    i.to_be_bytes(),
+                ]
+                .concat();
+                txn.put_raw(ks, key, value.clone());
+            }
+            p.commit_state(txn.into_writes(), &[]).unwrap();
+        }
+    }
+    // the sealed memtables are written out by fjall's workers
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while store.state_db.write_buffer_size() > limit && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let held = store.state_db.write_buffer_size();
+    assert!(
+        held <= limit,
+        "write buffers hold {held} bytes, over {limit}"
+    );
+    // and nothing was lost on the way
+    assert_eq!(scan(&p, Ks::ALL[5], &[]).len(), 800);
+    drop(p);
+    drop(store);
+    let _ = std::fs::remove_dir_all(&dir);
+}
