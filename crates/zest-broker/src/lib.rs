@@ -101,6 +101,14 @@ pub enum BrokerError {
     NoSuchPartition(PartitionId),
 }
 
+impl BrokerConfig {
+    /// Memory each local partition keeps evaluated multi-instance input collections in: a
+    /// thirty-second of the budget, shared by the partitions.
+    pub(crate) fn collection_cache_bytes(&self) -> usize {
+        (self.memory_bytes / 32) as usize / self.store.partitions.max(1) as usize
+    }
+}
+
 /// The partition count is fixed when the data directory is created (`data/PARTITIONS`): keys,
 /// message routing by correlation key and the distribution of deployments all depend on it.
 fn check_partition_count(config: &BrokerConfig, earlier: Option<u32>) -> anyhow::Result<()> {
@@ -568,6 +576,10 @@ impl Broker {
             ("block_cache", self.config.store.cache_bytes),
             ("write_buffers", self.config.store.write_buffer_bytes),
             ("model_cache", self.config.model_cache as u64 * (64 << 10)),
+            (
+                "input_collections",
+                (self.config.collection_cache_bytes() * self.local.partitions().len()) as u64,
+            ),
             (
                 "recent_log_entries",
                 (self.config.raft.recent_bytes * self.local.partitions().len()) as u64,

@@ -472,6 +472,7 @@ impl Supervisor {
             engine: Engine::new(self.pid)
                 .with_partition_count(self.config.partitions)
                 .with_model_cache(self.config.model_cache)
+                .with_collection_cache(self.config.collection_cache_bytes())
                 .with_job_streams(streams.clone()),
             streams,
             jobs_available: self.jobs_available.clone(),
@@ -763,6 +764,11 @@ impl Processor {
             }
             self.applied
                 .put_precomputed(self.leader, first_position, writes);
+            // the entry is held until applied (and counted by its capacity): a buffer that
+            // grew by doubling can be twice as large as its records
+            if records.capacity() > records.len() + records.len() / 8 {
+                records.shrink_to_fit();
+            }
             match self.raft.client_write_ff(RecordBatch { records }).await {
                 Ok(rx) => commit = Some(rx),
                 Err(e) => {

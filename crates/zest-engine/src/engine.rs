@@ -41,6 +41,12 @@ impl Engine {
         self
     }
 
+    /// Keeps evaluated multi-instance input collections within about `bytes` of memory.
+    pub fn with_collection_cache(mut self, bytes: usize) -> Engine {
+        self.models = std::mem::take(&mut self.models).with_collection_bytes(bytes);
+        self
+    }
+
     /// Parsed models held: (processes, decision graphs).
     pub fn cached_models(&self) -> (usize, usize) {
         self.models.len()

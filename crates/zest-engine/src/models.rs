@@ -15,53 +15,70 @@ use crate::types::StoredProcess;
 /// Parsed models kept by default (processes and decision graphs each).
 pub const DEFAULT_CAPACITY: usize = 1024;
 
-/// At most `capacity` values by key; the least recently used goes first.
+/// Values by key within a total weight (a count when each weighs 1, or bytes); the least
+/// recently used go first.
 struct Lru<V> {
-    map: HashMap<i64, (V, u64)>,
+    map: HashMap<i64, (V, u64, usize)>,
     tick: u64,
-    capacity: usize,
+    weight: usize,
+    max_weight: usize,
 }
 
 impl<V: Clone> Lru<V> {
-    fn new(capacity: usize) -> Self {
+    fn new(max_weight: usize) -> Self {
         Lru {
             map: HashMap::new(),
             tick: 0,
-            capacity: capacity.max(1),
+            weight: 0,
+            max_weight: max_weight.max(1),
         }
     }
 
     fn get(&mut self, key: &i64) -> Option<V> {
         self.tick += 1;
         let tick = self.tick;
-        self.map.get_mut(key).map(|(v, used)| {
+        self.map.get_mut(key).map(|(v, used, _)| {
             *used = tick;
             v.clone()
         })
     }
 
     fn insert(&mut self, key: i64, value: V) {
-        if self.map.len() >= self.capacity && !self.map.contains_key(&key) {
-            // a scan, but only when full and a model is not cached: rare, and bounded
-            if let Some(oldest) = self
+        self.insert_weighing(key, value, 1);
+    }
+
+    /// Keeps `value` unless it alone weighs more than the whole; makes room by dropping the
+    /// least recently used (a scan, but only when full: rare, and bounded by the capacity).
+    fn insert_weighing(&mut self, key: i64, value: V, weight: usize) {
+        self.remove(&key);
+        if weight > self.max_weight {
+            return;
+        }
+        while self.weight + weight > self.max_weight {
+            let Some(oldest) = self
                 .map
                 .iter()
-                .min_by_key(|(_, (_, t))| *t)
+                .min_by_key(|(_, (_, t, _))| *t)
                 .map(|(k, _)| *k)
-            {
-                self.map.remove(&oldest);
-            }
+            else {
+                break;
+            };
+            self.remove(&oldest);
         }
         self.tick += 1;
-        self.map.insert(key, (value, self.tick));
+        self.weight += weight;
+        self.map.insert(key, (value, self.tick, weight));
     }
 
     fn remove(&mut self, key: &i64) {
-        self.map.remove(key);
+        if let Some((_, _, w)) = self.map.remove(key) {
+            self.weight -= w;
+        }
     }
 
     fn clear(&mut self) {
         self.map.clear();
+        self.weight = 0;
     }
 }
 
@@ -76,11 +93,19 @@ pub struct Models {
     collections: Lru<(u128, Arc<Vec<serde_json::Value>>)>,
 }
 
-/// Bodies whose input collection is kept.
-const COLLECTIONS: usize = 256;
-/// Input collections larger than this (as JSON text) are evaluated each time, not kept: 256 of
-/// them stay within some tens of MiB.
+/// Memory for kept input collections by default (`Models::with_collection_bytes` sets it
+/// from the memory budget).
+const COLLECTION_BYTES: usize = 4 << 20;
+/// Input collections larger than this (as JSON text) are evaluated each time, not kept.
 pub const MAX_KEPT_COLLECTION: usize = 32 << 10;
+
+/// What a kept collection holds in memory, from the length of the JSON texts it was evaluated
+/// from: parsed JSON takes several times its text (a node is 32 bytes, strings and maps are
+/// allocations of their own). 256 kept collections of the realistic benchmark's 11 KB took
+/// 17-25 MB (jemalloc's heap profile), about 5 times their text.
+fn collection_weight(text_bytes: usize) -> usize {
+    text_bytes * 5 + 256
+}
 
 impl Default for Models {
     fn default() -> Self {
@@ -94,8 +119,14 @@ impl Models {
         Models {
             by_key: Lru::new(capacity),
             decisions: Lru::new(capacity),
-            collections: Lru::new(COLLECTIONS),
+            collections: Lru::new(COLLECTION_BYTES),
         }
+    }
+
+    /// Keeps input collections within about `bytes` of memory.
+    pub fn with_collection_bytes(mut self, bytes: usize) -> Models {
+        self.collections = Lru::new(bytes);
+        self
     }
 
     /// Models held: (processes, decision graphs).
@@ -190,13 +221,17 @@ impl Models {
             .map(|(_, items)| items)
     }
 
+    /// Keeps the collection evaluated from `text_bytes` of JSON texts for [`Models::collection`].
     pub fn keep_collection(
         &mut self,
         body_key: i64,
         fingerprint: u128,
         items: Arc<Vec<serde_json::Value>>,
+        text_bytes: usize,
     ) {
-        self.collections.insert(body_key, (fingerprint, items));
+        let weight = collection_weight(text_bytes);
+        self.collections
+            .insert_weighing(body_key, (fingerprint, items), weight);
     }
 }
 
@@ -214,5 +249,25 @@ mod tests {
         assert_eq!(lru.get(&2), None);
         assert_eq!((lru.get(&1), lru.get(&3)), (Some("a"), Some("c")));
         assert_eq!(lru.map.len(), 2);
+    }
+
+    #[test]
+    fn kept_collections_stay_within_their_memory() {
+        let item = serde_json::json!({"id": 1, "text": "x".repeat(100)});
+        let text = 11 << 10;
+        let budget = collection_weight(text) * 3;
+        let mut models = Models::default().with_collection_bytes(budget);
+        for body in 0..10 {
+            let items = Arc::new(vec![item.clone(); 80]);
+            models.keep_collection(body, 7, items, text);
+            assert!(models.collections.weight <= budget);
+        }
+        // the three most recent are kept, the others went first
+        assert_eq!(models.collections.map.len(), 3);
+        assert!(models.collection(9, 7).is_some() && models.collection(6, 7).is_none());
+        // a collection that alone weighs more than the whole is not kept
+        models.keep_collection(10, 7, Arc::new(vec![]), budget);
+        assert!(models.collection(10, 7).is_none());
+        assert!(models.collections.weight <= budget);
     }
 }

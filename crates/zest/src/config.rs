@@ -64,8 +64,8 @@ pub struct StartArgs {
     /// Memory budget in MiB (default 128): a quarter for the store's block cache, an eighth
     /// for its write buffers, an eighth for client commands waiting in the partitions' queues
     /// (by their variables and resources; beyond it RESOURCE_EXHAUSTED), a sixteenth for parsed
-    /// models, an eighth for log entries waiting to be applied; the partitions of the node share
-    /// each part; the rest is left to the runtime, connections and commands being processed.
+    /// models, a thirty-second for evaluated multi-instance input collections, an eighth for
+    /// log entries waiting to be applied; the partitions of the node share each part; the rest is left to the runtime, connections and commands being processed.
     /// /metrics shows the split (zest_memory_budget_bytes)
     #[arg(long, env = "ZEST_MEMORY_MB")]
     pub memory_mb: Option<u64>,

@@ -64,8 +64,8 @@ fn input_collection(
             let texts = variables::visible_texts(ctx, scope_key, &names);
             let size: usize = texts.iter().flatten().map(String::len).sum();
             let kept = (size <= crate::models::MAX_KEPT_COLLECTION)
-                .then(|| fingerprint(e.source(), &names, &texts));
-            if let Some(items) = kept.and_then(|f| ctx.models.collection(body_key, f)) {
+                .then(|| (fingerprint(e.source(), &names, &texts), size));
+            if let Some(items) = kept.and_then(|(f, _)| ctx.models.collection(body_key, f)) {
                 return Ok(items);
             }
             // evaluated from the texts just read, not read again
@@ -88,8 +88,8 @@ fn input_collection(
             ))
         }
     };
-    if let Some(f) = kept {
-        ctx.models.keep_collection(body_key, f, items.clone());
+    if let Some((f, size)) = kept {
+        ctx.models.keep_collection(body_key, f, items.clone(), size);
     }
     Ok(items)
 }
