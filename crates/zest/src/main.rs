@@ -26,12 +26,20 @@ use zest_gateway::{GatewayConfig, GatewayService};
 /// each (docs/benchmarks.md): peak RSS at max rate 56 MiB against 82-84 MiB, at 3x the max
 /// rate 80-89 MiB against 115-125 MiB, with throughput equal or higher and the same latency at
 /// a fixed rate. The live heap sampled by jemalloc's profiler under that overload was 21-45 MB.
-/// Its settings come from `_RJEM_MALLOC_CONF` (the crate prefixes jemalloc's symbols), for
-/// example `_RJEM_MALLOC_CONF=dirty_decay_ms:1000`.
 /// (The feature `system-alloc` leaves it out, for heap profilers such as heaptrack.)
 #[cfg(not(feature = "system-alloc"))]
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+/// jemalloc's settings, which `_RJEM_MALLOC_CONF` overrides (the crate prefixes jemalloc's
+/// symbols). By default jemalloc keeps 4 arenas per core and a freed page for 10 s; each arena
+/// holds pages of its own, partly used. Under the realistic benchmark on 2 partitions (20
+/// PI/s, live heap 75-85 MB) that took peak RSS to 153 MiB; an arena per core and freed pages
+/// returned after 1 s: 134-144 MiB, at the same throughput and CPU (docs/benchmarks.md).
+#[cfg(not(feature = "system-alloc"))]
+#[allow(non_upper_case_globals)]
+#[export_name = "_rjem_malloc_conf"]
+pub static malloc_conf: &[u8; 57] = b"percpu_arena:percpu,dirty_decay_ms:1000,muzzy_decay_ms:0\0";
 
 const EXAMPLES: &str = "\
 Examples:
