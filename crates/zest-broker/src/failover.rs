@@ -100,13 +100,10 @@ impl Watch {
         if heard.elapsed() < self.heartbeat * SUSPECT_AFTER_HEARTBEATS {
             return Some(silence);
         }
-        let Some(turn) = self.turn(silence.leader) else {
-            return Some(silence);
-        };
-        // the first in turn asks once: when refused, its log is the shorter one
-        let requests = if turn == 0 { 1 } else { 2 };
-        let at = silence.heard + self.lease + ELECT_AFTER_LEASE + STAGGER * (turn + silence.asked);
-        if silence.asked >= requests || Instant::now() < at {
+        let replicas = self.cluster.replicas(self.pid);
+        let due = turn(&replicas, silence.leader, self.node_id)
+            .and_then(|turn| next_request(silence.heard, self.lease, turn, silence.asked));
+        if due.is_none_or(|at| Instant::now() < at) {
             return Some(silence);
         }
         if !self.leader_is_gone(silence.leader).await {
@@ -123,13 +120,6 @@ impl Watch {
         Some(silence)
     }
 
-    /// This node's place among the partition's other replicas, primary first.
-    fn turn(&self, leader: NodeId) -> Option<u32> {
-        let replicas = self.cluster.replicas(self.pid);
-        let mut others = replicas.iter().filter(|&&n| n != leader);
-        others.position(|&n| n == self.node_id).map(|p| p as u32)
-    }
-
     /// Whether the leader's internal port refuses connections: its process is gone.
     async fn leader_is_gone(&self, leader: NodeId) -> bool {
         let Some(address) = self.cluster.peers.address(leader) else {
@@ -139,5 +129,53 @@ impl Watch {
             Ok(Err(e)) => e.kind() == std::io::ErrorKind::ConnectionRefused,
             Ok(Ok(_)) | Err(_) => false,
         }
+    }
+}
+
+/// `node`'s place among the partition's `replicas` (primary first) other than `leader`.
+fn turn(replicas: &[NodeId], leader: NodeId, node: NodeId) -> Option<u32> {
+    let mut others = replicas.iter().filter(|&&n| n != leader);
+    others.position(|&n| n == node).map(|p| p as u32)
+}
+
+/// When a follower whose leader was last heard at `heard` asks for votes next, having asked
+/// `asked` times already; None when it has asked enough. The first in turn asks once: when it
+/// is refused, its log is the shorter one.
+fn next_request(heard: Instant, lease: Duration, turn: u32, asked: u32) -> Option<Instant> {
+    let requests = if turn == 0 { 1 } else { 2 };
+    (asked < requests).then(|| heard + lease + ELECT_AFTER_LEASE + STAGGER * (turn + asked))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_followers_take_turns_in_priority_order_without_the_leader() {
+        let replicas = [1, 2, 0];
+        assert_eq!(turn(&replicas, 1, 2), Some(0));
+        assert_eq!(turn(&replicas, 1, 0), Some(1));
+        assert_eq!(turn(&replicas, 2, 1), Some(0));
+        assert_eq!(turn(&replicas, 2, 0), Some(1));
+        // the leader itself, and a node that does not replicate the partition, have no turn
+        assert_eq!(turn(&replicas, 1, 1), None);
+        assert_eq!(turn(&replicas, 1, 3), None);
+    }
+
+    #[test]
+    fn requests_come_after_the_lease_staggered_by_turn() {
+        let heard = Instant::now();
+        let lease = Duration::from_millis(600);
+        let at = |turn, asked| next_request(heard, lease, turn, asked).map(|t| t - heard);
+        let ms = |m| Some(Duration::from_millis(m));
+        // the first in turn asks once, 100 ms after the lease
+        assert_eq!(at(0, 0), ms(700));
+        assert_eq!(at(0, 1), None);
+        // the second asks a stagger later, and once more a stagger after that
+        assert_eq!(at(1, 0), ms(950));
+        assert_eq!(at(1, 1), ms(1200));
+        assert_eq!(at(1, 2), None);
+        // never within the lease, which the other voters still honour
+        assert!((0..3).all(|t| at(t, 0).is_some_and(|d| d > lease)));
     }
 }

@@ -233,8 +233,7 @@ pub(crate) async fn start(
             cluster: shared.cluster.clone(),
             groups: shared.groups.clone(),
             heartbeat: config.raft.heartbeat_interval,
-            // openraft's lease is its election_timeout_max, twice the setting
-            lease: config.raft.election_timeout * 2,
+            lease: config.raft.lease(),
         };
         tasks.push(tokio::spawn(watch.run(stop_rx.clone())));
     }

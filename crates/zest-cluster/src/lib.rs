@@ -83,6 +83,14 @@ pub struct RaftSettings {
     pub heartbeat_interval: std::time::Duration,
 }
 
+impl RaftSettings {
+    /// openraft's election_timeout_max, which is also the leader's lease: a voter that heard
+    /// its leader within it refuses to vote for another.
+    pub fn lease(&self) -> std::time::Duration {
+        self.election_timeout * 2
+    }
+}
+
 impl Default for RaftSettings {
     fn default() -> Self {
         RaftSettings {
@@ -144,7 +152,7 @@ pub async fn start_partition(
         cluster_name: format!("zest-partition-{partition_id}"),
         heartbeat_interval: settings.heartbeat_interval.as_millis() as u64,
         election_timeout_min: election,
-        election_timeout_max: election * 2,
+        election_timeout_max: settings.lease().as_millis() as u64,
         install_snapshot_timeout: 10_000,
         snapshot_policy: SnapshotPolicy::LogsSinceLast(settings.snapshot_every),
         max_in_snapshot_log_to_keep: settings.keep_behind_snapshot,

@@ -310,6 +310,18 @@ pub fn dir_bytes(path: &Path) -> u64 {
         .sum()
 }
 
+/// fjall counts the keys and values in its memtables, not the skiplist's nodes around them:
+/// the memory they held was 1.6-1.7 times the count (jemalloc's heap profile under the
+/// realistic benchmark). The memory that `counted` bytes of fjall's count hold:
+fn memory_for_counted(counted: u64) -> u64 {
+    counted * 8 / 5
+}
+
+/// and the count that holds `memory` bytes.
+fn counted_for_memory(memory: u64) -> u64 {
+    memory * 5 / 8
+}
+
 /// The node's databases: the log's and the state's (see the module docs).
 #[derive(Clone)]
 pub struct Store {
@@ -317,7 +329,8 @@ pub struct Store {
     log_db: Database,
     state_db: Database,
     memtable_bytes: u64,
-    write_buffer_bytes: u64,
+    /// fjall's count of the state's write buffers above which a commit seals a memtable.
+    write_buffer_limit: u64,
     segment_bytes: u64,
     /// The partitions opened, so that [`Store::sync`] reaches their logs.
     opened: std::sync::Arc<std::sync::Mutex<Vec<PartitionStore>>>,
@@ -378,10 +391,7 @@ impl Store {
             log_db,
             state_db,
             memtable_bytes,
-            // fjall counts the keys and values in its memtables, not the skiplist's nodes
-            // around them: the memory they held was 1.6-1.7 times the count (jemalloc's heap
-            // profile under the realistic benchmark)
-            write_buffer_bytes: config.write_buffer_bytes * 5 / 8,
+            write_buffer_limit: counted_for_memory(config.write_buffer_bytes),
             segment_bytes: config.segment_bytes,
             opened: Default::default(),
         })
@@ -396,7 +406,7 @@ impl Store {
             journal,
             partition_id,
             self.memtable_bytes,
-            self.write_buffer_bytes,
+            self.write_buffer_limit,
         )?;
         let mut opened = self.opened.lock().unwrap_or_else(|p| p.into_inner());
         opened.retain(|p| p.partition_id() != partition_id);
@@ -411,13 +421,13 @@ impl Store {
             + self.state_db.disk_space().unwrap_or(0)
     }
 
-    /// Memory the store uses now: (block cache, write buffers), both databases. The write
-    /// buffers are fjall's count of their keys and values times 1.6, for the skiplist around
-    /// them (see `Store::open`).
+    /// Memory the store uses now: (block cache, write buffers), both databases; the write
+    /// buffers as [`memory_for_counted`] of fjall's count.
     pub fn memory_used(&self) -> (u64, u64) {
+        let counted = self.log_db.write_buffer_size() + self.state_db.write_buffer_size();
         (
             self.log_db.cache_size() + self.state_db.cache_size(),
-            (self.log_db.write_buffer_size() + self.state_db.write_buffer_size()) * 8 / 5,
+            memory_for_counted(counted),
         )
     }
 

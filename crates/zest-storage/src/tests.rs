@@ -559,7 +559,7 @@ fn write_buffers_stay_within_their_share_across_keyspaces() {
         ..StoreConfig::default()
     };
     let store = Store::open(&dir, &config).unwrap();
-    let limit = store.write_buffer_bytes;
+    let limit = store.write_buffer_limit;
     let p = store.partition(1).unwrap();
     // 12 keyspaces x 800 KiB: under each one's memtable size (1 MiB), over the sum's limit
     let value = vec![7u8; 1024];
