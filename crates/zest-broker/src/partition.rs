@@ -768,7 +768,7 @@ impl Processor {
             if records.capacity() > records.len() + records.len() / 8 {
                 records.shrink_to_fit();
             }
-            match self.raft.client_write_ff(RecordBatch { records }).await {
+            match self.raft.client_write_ff(RecordBatch::new(records)).await {
                 Ok(rx) => commit = Some(rx),
                 Err(e) => {
                     for p in permits {

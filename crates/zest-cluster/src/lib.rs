@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use openraft::{BasicNode, Config, Raft, SnapshotPolicy};
 use serde::{Deserialize, Serialize};
-use zest_protocol::Record;
+use zest_protocol::{codec, Record};
 use zest_storage::PartitionStore;
 
 pub use log_store::{LogFlush, LogStore};
@@ -32,15 +32,85 @@ pub use state_machine::{AppliedInfo, SnapshotData, StateMachine};
 
 pub type NodeId = u64;
 
-/// The application data of a log entry: one processing batch.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RecordBatch {
-    pub records: Vec<Record>,
+/// The application data of a log entry: one processing batch, as the records a leader's
+/// processing wrote or as their encoding read from a log or received from a leader.
+///
+/// An entry read back is decoded only where its records are needed: by the state machine that
+/// applies it. Replication sends the encoding it read as it is, and a follower writes the
+/// encoding it received as it is, so an entry is decoded once on each follower and never on
+/// the leader (which applies its own writes), and what waits in memory on its way is the
+/// compact encoding, not the decoded records (about 5x larger).
+#[derive(Debug, Clone)]
+pub enum RecordBatch {
+    Records(Vec<Record>),
+    /// `codec::encode(&Stored { records })`, not checked until decoded.
+    Encoded(Vec<u8>),
+}
+
+/// How a batch is encoded: a struct of one field, as the batch was before it could stay
+/// encoded (so logs written before read alike).
+#[derive(Serialize, Deserialize)]
+struct StoredBatch<'a> {
+    records: std::borrow::Cow<'a, [Record]>,
+}
+
+impl RecordBatch {
+    pub fn new(records: Vec<Record>) -> Self {
+        RecordBatch::Records(records)
+    }
+
+    /// The batch's records, decoded if it holds their encoding.
+    pub fn records(&self) -> Result<std::borrow::Cow<'_, [Record]>, String> {
+        match self {
+            RecordBatch::Records(r) => Ok(std::borrow::Cow::Borrowed(r)),
+            RecordBatch::Encoded(bytes) => codec::decode::<StoredBatch<'static>>(bytes)
+                .map(|b| b.records)
+                .map_err(|e| format!("a log entry's records do not decode: {e}")),
+        }
+    }
+
+    /// The batch's encoding (borrowed when it holds it).
+    pub fn encoded(&self) -> std::borrow::Cow<'_, [u8]> {
+        match self {
+            RecordBatch::Records(r) => std::borrow::Cow::Owned(codec::encode(&StoredBatch {
+                records: std::borrow::Cow::Borrowed(r),
+            })),
+            RecordBatch::Encoded(bytes) => std::borrow::Cow::Borrowed(bytes),
+        }
+    }
+
+    /// What the batch holds in memory, given its encoded size: a decoded record takes
+    /// `size_of::<Record>()` (576 bytes) whatever it carries, which for most records is several
+    /// times their encoding, and the encoding stands for what the records point to (variables,
+    /// names).
+    pub fn memory_bytes(&self, encoded: usize) -> usize {
+        match self {
+            RecordBatch::Records(r) => encoded + r.capacity() * std::mem::size_of::<Record>(),
+            RecordBatch::Encoded(bytes) => bytes.capacity(),
+        }
+    }
+}
+
+impl Serialize for RecordBatch {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let records = self.records().map_err(serde::ser::Error::custom)?;
+        StoredBatch { records }.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for RecordBatch {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let b = StoredBatch::<'static>::deserialize(d)?;
+        Ok(RecordBatch::Records(b.records.into_owned()))
+    }
 }
 
 impl std::fmt::Display for RecordBatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "RecordBatch({} records)", self.records.len())
+        match self {
+            RecordBatch::Records(r) => write!(f, "RecordBatch({} records)", r.len()),
+            RecordBatch::Encoded(b) => write!(f, "RecordBatch({} bytes encoded)", b.len()),
+        }
     }
 }
 
@@ -157,7 +227,8 @@ pub async fn start_partition(
         snapshot_policy: SnapshotPolicy::LogsSinceLast(settings.snapshot_every),
         max_in_snapshot_log_to_keep: settings.keep_behind_snapshot,
         // entries are processing groups of up to 1 MiB of commands' documents (and their
-        // follow-up records): an append carries at most 16
+        // follow-up records): an append carries at most 16, and at most
+        // `log_store::MAX_APPEND_BYTES` of them
         max_payload_entries: 16,
         ..Default::default()
     };

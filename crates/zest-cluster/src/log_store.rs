@@ -3,6 +3,7 @@
 //! so many client commands share one fsync (group commit). [`LogFlush`] can delay or turn off
 //! that fsync, as Zeebe's `cluster.raft.flush` does.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::ops::{Bound, RangeBounds};
@@ -19,23 +20,17 @@ use zest_storage::PartitionStore;
 use crate::{NodeId, RecordBatch, TypeConfig};
 
 /// How an entry is kept on disk: its log id and payload kind as JSON (small, rare types), the
-/// record batch in the binary codec.
+/// record batch in the binary codec ([`RecordBatch::encoded`]). Read borrowing from the
+/// stored bytes (a `Vec<u8>` field is decoded byte by byte, much slower).
 #[derive(Serialize, Deserialize)]
-struct StoredEntry {
-    log_id: String,
+struct StoredEntry<'a> {
+    log_id: &'a str,
     kind: u8,
-    data: Vec<u8>,
-}
-
-/// [`StoredEntry`] as it is written: the same encoding, with the payload written as one byte
-/// string (a `Vec<u8>` field is encoded byte by byte, to the same bytes, much slower).
-#[derive(Serialize)]
-struct StoredEntryOut<'a> {
-    log_id: String,
-    kind: u8,
+    #[serde(borrow)]
     data: Bytes<'a>,
 }
 
+/// A byte string field, borrowed when read.
 struct Bytes<'a>(&'a [u8]);
 
 impl Serialize for Bytes<'_> {
@@ -44,28 +39,35 @@ impl Serialize for Bytes<'_> {
     }
 }
 
+impl<'de: 'a, 'a> Deserialize<'de> for Bytes<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        <&'de [u8]>::deserialize(d).map(Bytes)
+    }
+}
+
 pub(crate) fn encode_entry(e: &Entry<TypeConfig>) -> Vec<u8> {
     let (kind, data) = match &e.payload {
-        EntryPayload::Blank => (0, Vec::new()),
-        EntryPayload::Normal(b) => (1, codec::encode(b)),
-        EntryPayload::Membership(m) => (2, serde_json::to_vec(m).unwrap_or_default()),
+        EntryPayload::Blank => (0, Cow::Borrowed(&[][..])),
+        EntryPayload::Normal(b) => (1, b.encoded()),
+        EntryPayload::Membership(m) => (2, Cow::Owned(serde_json::to_vec(m).unwrap_or_default())),
     };
-    codec::encode(&StoredEntryOut {
-        log_id: serde_json::to_string(&e.log_id).unwrap_or_default(),
+    let log_id = serde_json::to_string(&e.log_id).unwrap_or_default();
+    codec::encode(&StoredEntry {
+        log_id: &log_id,
         kind,
         data: Bytes(&data),
     })
 }
 
+/// An entry as [`encode_entry`] wrote it; its records stay encoded until they are applied
+/// ([`RecordBatch::records`]).
 pub(crate) fn decode_entry(bytes: &[u8]) -> Result<Entry<TypeConfig>, String> {
-    let s: StoredEntry = codec::decode(bytes).map_err(|e| e.to_string())?;
-    let log_id: LogId<NodeId> = serde_json::from_str(&s.log_id).map_err(|e| e.to_string())?;
+    let s: StoredEntry = codec::decode_borrowed(bytes).map_err(|e| e.to_string())?;
+    let log_id: LogId<NodeId> = serde_json::from_str(s.log_id).map_err(|e| e.to_string())?;
     let payload = match s.kind {
         0 => EntryPayload::Blank,
-        1 => {
-            EntryPayload::Normal(codec::decode::<RecordBatch>(&s.data).map_err(|e| e.to_string())?)
-        }
-        2 => EntryPayload::Membership(serde_json::from_slice(&s.data).map_err(|e| e.to_string())?),
+        1 => EntryPayload::Normal(RecordBatch::Encoded(s.data.0.to_vec())),
+        2 => EntryPayload::Membership(serde_json::from_slice(s.data.0).map_err(|e| e.to_string())?),
         k => return Err(format!("unknown log entry kind {k}")),
     };
     Ok(Entry { log_id, payload })
@@ -114,17 +116,14 @@ const RECENT_MAX: usize = 1024;
 /// groups of many records fill it before the count does.
 pub const RECENT_MAX_BYTES: usize = 16 * 1024 * 1024;
 
-/// What an entry holds in memory, from its encoded size: a decoded record takes
-/// `size_of::<Record>()` (576 bytes) whatever it carries, which for most records is several
-/// times their encoding, and the encoding stands for what the records point to (variables,
-/// names). Counted by encoded bytes alone, the default 16 MiB held over 100 MB of records
+/// What an entry holds in memory, from its encoded size ([`RecordBatch::memory_bytes`]).
+/// Counted by encoded bytes alone, the default 16 MiB held over 100 MB of decoded records
 /// under the realistic benchmark's load (heaptrack).
 fn memory_bytes(entry: &Entry<TypeConfig>, encoded: usize) -> usize {
-    let records = match &entry.payload {
-        EntryPayload::Normal(batch) => batch.records.capacity(),
-        EntryPayload::Blank | EntryPayload::Membership(_) => 0,
-    };
-    encoded + records * std::mem::size_of::<zest_protocol::Record>()
+    match &entry.payload {
+        EntryPayload::Normal(batch) => batch.memory_bytes(encoded),
+        EntryPayload::Blank | EntryPayload::Membership(_) => encoded,
+    }
 }
 
 /// Entries appended and not read back yet, by index, with what they hold in memory
@@ -286,10 +285,51 @@ impl RaftLogReader<TypeConfig> for LogStore {
             .store
             .log_range(from, to)
             .map_err(|e| StorageIOError::read_logs(io_err(e)))?;
-        raw.into_iter()
-            .map(|(_, b)| decode_entry(&b).map_err(|e| StorageIOError::read_logs(io_err(e)).into()))
-            .collect()
+        decode_all(raw)
     }
+
+    /// Replication's read: from the log itself, not the recent appends (the leader's applier
+    /// takes those), each entry's records as read (sent on as they are), and at most
+    /// [`MAX_APPEND_BYTES`] of them (at least one entry).
+    async fn limited_get_log_entries(
+        &mut self,
+        start: u64,
+        end: u64,
+    ) -> Result<Vec<Entry<TypeConfig>>, StorageError<NodeId>> {
+        let mut raw = self
+            .store
+            .log_range(start, end)
+            .map_err(|e| StorageIOError::read_logs(io_err(e)))?;
+        raw.truncate(within_bytes(
+            raw.iter().map(|(_, b)| b.len()),
+            MAX_APPEND_BYTES,
+        ));
+        decode_all(raw)
+    }
+}
+
+/// Most bytes of entries one append carries (but always one entry): what a follower holds of
+/// one append while it takes it.
+pub const MAX_APPEND_BYTES: usize = 4 << 20;
+
+/// How many of the leading sizes fit within `limit` together (at least one).
+fn within_bytes(sizes: impl Iterator<Item = usize>, limit: usize) -> usize {
+    let mut total = 0;
+    let mut n = 0;
+    for size in sizes {
+        total += size;
+        if n > 0 && total > limit {
+            break;
+        }
+        n += 1;
+    }
+    n
+}
+
+fn decode_all(raw: Vec<(u64, Vec<u8>)>) -> Result<Vec<Entry<TypeConfig>>, StorageError<NodeId>> {
+    raw.into_iter()
+        .map(|(_, b)| decode_entry(&b).map_err(|e| StorageIOError::read_logs(io_err(e)).into()))
+        .collect()
 }
 
 impl RaftLogStorage<TypeConfig> for LogStore {
@@ -448,8 +488,22 @@ mod tests {
         }
     }
 
-    /// The written form is byte for byte what `StoredEntry` encodes to (so logs written before
-    /// and after read alike), and it decodes back to the entry.
+    /// How entries were written before a batch could stay encoded.
+    #[derive(Serialize)]
+    struct OldStoredEntry {
+        log_id: String,
+        kind: u8,
+        data: Vec<u8>,
+    }
+
+    #[derive(Serialize)]
+    struct OldBatch {
+        records: Vec<Record>,
+    }
+
+    /// The written form is byte for byte what entries were written as before (so logs written
+    /// before and after read alike), it decodes back to the entry, and an entry read back is
+    /// written again as the same bytes.
     #[test]
     fn entries_encode_as_stored_entries_and_decode_back() {
         let record = Record {
@@ -475,18 +529,21 @@ mod tests {
                 tenant_id: "<default>".into(),
             }),
         };
-        let batch = RecordBatch {
-            records: vec![record.clone(), record],
-        };
+        let records = vec![record.clone(), record];
         for e in [
-            entry(5, EntryPayload::Normal(batch.clone())),
+            entry(5, EntryPayload::Normal(RecordBatch::new(records.clone()))),
             entry(6, EntryPayload::Blank),
         ] {
             let (kind, data) = match &e.payload {
-                EntryPayload::Normal(b) => (1, codec::encode(b)),
+                EntryPayload::Normal(_) => (
+                    1,
+                    codec::encode(&OldBatch {
+                        records: records.clone(),
+                    }),
+                ),
                 _ => (0, Vec::new()),
             };
-            let old = codec::encode(&StoredEntry {
+            let old = codec::encode(&OldStoredEntry {
                 log_id: serde_json::to_string(&e.log_id).unwrap(),
                 kind,
                 data,
@@ -495,14 +552,31 @@ mod tests {
             assert_eq!(new, old);
             let back = decode_entry(&new).unwrap();
             assert_eq!(back.log_id, e.log_id);
+            assert_eq!(
+                encode_entry(&back),
+                old,
+                "an entry read back is sent as read"
+            );
             match (back.payload, e.payload) {
                 (EntryPayload::Normal(a), EntryPayload::Normal(b)) => {
-                    assert_eq!(a.records, b.records)
+                    assert!(matches!(a, RecordBatch::Encoded(_)));
+                    assert_eq!(a.records().unwrap(), b.records().unwrap())
                 }
                 (EntryPayload::Blank, EntryPayload::Blank) => {}
                 _ => panic!("payload kind changed"),
             }
         }
+        let cut = RecordBatch::Encoded(codec::encode(&OldBatch { records })[..40].to_vec());
+        let err = cut.records().unwrap_err();
+        assert!(err.contains("do not decode"), "{err}");
+    }
+
+    #[test]
+    fn appends_are_bounded_by_bytes_but_carry_at_least_one_entry() {
+        assert_eq!(within_bytes([3, 3, 3].into_iter(), 7), 2);
+        assert_eq!(within_bytes([3, 3, 3].into_iter(), 9), 3);
+        assert_eq!(within_bytes([10, 1].into_iter(), 7), 1);
+        assert_eq!(within_bytes(std::iter::empty(), 7), 0);
     }
 
     /// The memory of recent appends keeps at most RECENT_MAX_BYTES of entries, dropping the

@@ -74,8 +74,8 @@ pub(crate) fn encode_append(rpc: &AppendEntriesRequest<TypeConfig>) -> Vec<u8> {
     frame(&parts)
 }
 
-pub(crate) fn decode_append(bytes: &[u8]) -> Result<AppendEntriesRequest<TypeConfig>, String> {
-    let parts = unframe(bytes)?;
+/// An append request from the parts of its frame ([`unframe`]): a head and one part per entry.
+pub(crate) fn decode_append(parts: &[&[u8]]) -> Result<AppendEntriesRequest<TypeConfig>, String> {
     let (head, entries) = parts.split_first().ok_or("an empty append request")?;
     let head: AppendHead = serde_json::from_slice(head).map_err(|e| e.to_string())?;
     Ok(AppendEntriesRequest {

@@ -175,7 +175,10 @@ impl StateMachine {
             self.applied = Some(entry.log_id);
             let writes = match &entry.payload {
                 EntryPayload::Normal(batch) => {
-                    let pre = batch.records.first().and_then(|r| {
+                    let records = batch
+                        .records()
+                        .map_err(|e| StorageIOError::apply(entry.log_id, any(e)))?;
+                    let pre = records.first().and_then(|r| {
                         let leader = &entry.log_id.leader_id;
                         self.info
                             .take_precomputed((leader.term, leader.node_id), r.position)
@@ -184,11 +187,11 @@ impl StateMachine {
                         Some(w) => w,
                         None => {
                             let mut txn = Txn::new(&self.store);
-                            self.engine.apply(&mut txn, &batch.records);
+                            self.engine.apply(&mut txn, &records);
                             txn.into_writes()
                         }
                     };
-                    if let Some(last) = batch.records.last() {
+                    if let Some(last) = records.last() {
                         self.info
                             .last_position
                             .store(last.position, Ordering::SeqCst);

@@ -291,12 +291,10 @@ fn write(n: u64) -> RecordBatch {
             tenant_id: "<default>".into(),
         }),
     };
-    RecordBatch {
-        records: vec![
-            event((n % 20 + 1) as i64, format!("w{n}"), n.to_string()),
-            event(0, "last".into(), n.to_string()),
-        ],
-    }
+    RecordBatch::new(vec![
+        event((n % 20 + 1) as i64, format!("w{n}"), n.to_string()),
+        event(0, "last".into(), n.to_string()),
+    ])
 }
 
 /// Everything a node's state holds.

@@ -31,4 +31,12 @@ pub mod codec {
     pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, CodecError> {
         Ok(postcard::from_bytes(bytes)?)
     }
+
+    /// Like [`decode`], for types that borrow from `bytes` (`&str`, `&[u8]` fields are not
+    /// copied).
+    pub fn decode_borrowed<'a, T: serde::Deserialize<'a>>(
+        bytes: &'a [u8],
+    ) -> Result<T, CodecError> {
+        Ok(postcard::from_bytes(bytes)?)
+    }
 }
