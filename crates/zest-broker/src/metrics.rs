@@ -17,6 +17,8 @@ pub struct Metrics {
     pub commit_latency: HistogramVec,
     /// Commands per log entry.
     pub group_size: HistogramVec,
+    /// Records per log entry.
+    pub group_records: HistogramVec,
     /// Client commands waiting in the partition's queue.
     pub queued_commands: IntGaugeVec,
     /// zeebe_received_request_count_total: client commands received.
@@ -76,6 +78,7 @@ impl Metrics {
             &self.processing_latency,
             &self.commit_latency,
             &self.group_size,
+            &self.group_records,
             &self.command_latency,
             &self.job_activation_time,
             &self.pi_execution_time,
@@ -284,6 +287,16 @@ impl Metrics {
             ]),
             &["partition"],
         )?;
+        let group_records = HistogramVec::new(
+            HistogramOpts::new(
+                "zest_records_per_log_entry",
+                "Records written into one log entry (a group stops taking commands at 4096)",
+            )
+            .buckets(vec![
+                16.0, 64.0, 256.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0, 65536.0,
+            ]),
+            &["partition"],
+        )?;
         let queued_commands = IntGaugeVec::new(
             Opts::new(
                 "zest_queued_commands",
@@ -394,6 +407,7 @@ impl Metrics {
         registry.register(Box::new(processing_latency.clone()))?;
         registry.register(Box::new(commit_latency.clone()))?;
         registry.register(Box::new(group_size.clone()))?;
+        registry.register(Box::new(group_records.clone()))?;
         registry.register(Box::new(queued_commands.clone()))?;
         Ok(Metrics {
             registry,
@@ -402,6 +416,7 @@ impl Metrics {
             processing_latency,
             commit_latency,
             group_size,
+            group_records,
             queued_commands,
             received_requests,
             backpressure_limit,
