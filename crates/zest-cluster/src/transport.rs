@@ -89,6 +89,23 @@ async fn applier_keeps_up(raft: &ZestRaft) -> bool {
     }
 }
 
+/// An append with entries that took longer than this here is reported (at most every
+/// [`SLOW_REPORT_EVERY`]): its leader waits for an answer for the heartbeat interval (250 ms by
+/// default), then gives up and sends the entries again; under overload these timeouts come
+/// before elections.
+const SLOW_APPEND: Duration = Duration::from_millis(200);
+const SLOW_REPORT_EVERY: Duration = Duration::from_secs(10);
+
+/// Where the time of an append with entries went, on this node.
+struct AppendTimes {
+    /// Waiting for the partition's permit (an earlier append being taken).
+    permit: Duration,
+    /// Waiting for the applier to come close enough to the log.
+    applier: Duration,
+    /// openraft taking it (its queue, the log write and its fsync).
+    raft: Duration,
+}
+
 /// A partition group on this node, with the permit to take an append with entries: one at a
 /// time.
 struct Group {
@@ -111,6 +128,8 @@ pub struct Groups {
     receiving: Mutex<HashMap<u32, Receiving>>,
     /// When an append (entries or a heartbeat) last arrived for each partition.
     heard: Mutex<HashMap<u32, std::time::Instant>>,
+    /// When a slow append was last reported.
+    slow_reported: Mutex<Option<std::time::Instant>>,
 }
 
 impl Groups {
@@ -187,6 +206,7 @@ impl Groups {
                 .map_err(|e| Status::unavailable(e.to_string()))?;
             return json(&resp);
         }
+        let arrived = std::time::Instant::now();
         let permit = match tokio::time::timeout(APPLY_WAIT, taking.acquire_owned()).await {
             Ok(Ok(permit)) => permit,
             Ok(Err(_)) | Err(_) => {
@@ -195,23 +215,56 @@ impl Groups {
             )))
             }
         };
+        let permitted = std::time::Instant::now();
+        let (entries, bytes) = (parts.len() - 1, body.len());
         let rpc = decode_append(&parts).map_err(Status::invalid_argument)?;
         drop(parts);
         drop(body);
         // a task of its own, holding the permit: it finishes even if the caller gives up
         let taken = tokio::spawn(async move {
             let _permit = permit;
+            let waited = std::time::Instant::now();
             if !applier_keeps_up(&raft).await {
                 return Err(Status::unavailable(format!(
                     "partition {partition}: applying is more than {APPLY_LAG_ENTRIES} entries behind the log; try again shortly"
                 )));
             }
-            raft.append_entries(rpc)
+            let applier = waited.elapsed();
+            let started = std::time::Instant::now();
+            let resp = raft
+                .append_entries(rpc)
                 .await
-                .map_err(|e| Status::unavailable(e.to_string()))
+                .map_err(|e| Status::unavailable(e.to_string()))?;
+            Ok((resp, applier, started.elapsed()))
         });
-        let resp = taken.await.map_err(|e| Status::internal(e.to_string()))??;
+        let (resp, applier, raft) = taken.await.map_err(|e| Status::internal(e.to_string()))??;
+        if arrived.elapsed() > SLOW_APPEND {
+            let times = AppendTimes {
+                permit: permitted - arrived,
+                applier,
+                raft,
+            };
+            self.report_slow(partition, entries, bytes, &times);
+        }
         json(&resp)
+    }
+
+    /// Logs where a slow append's time went, at most every [`SLOW_REPORT_EVERY`].
+    fn report_slow(&self, partition: u32, entries: usize, bytes: usize, times: &AppendTimes) {
+        let mut last = self.slow_reported.lock().unwrap_or_else(|e| e.into_inner());
+        if last.is_some_and(|l| l.elapsed() < SLOW_REPORT_EVERY) {
+            return;
+        }
+        *last = Some(std::time::Instant::now());
+        tracing::warn!(
+            partition,
+            entries,
+            bytes,
+            permit_ms = times.permit.as_millis() as u64,
+            applier_ms = times.applier.as_millis() as u64,
+            raft_ms = times.raft.as_millis() as u64,
+            "an append took longer than its leader waits for an answer (it sends the entries again); this node is overloaded"
+        );
     }
 
     /// One chunk of a snapshot; the last one installs it.
