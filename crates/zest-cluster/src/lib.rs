@@ -17,6 +17,7 @@ pub mod network;
 mod state_machine;
 pub mod transport;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -43,7 +44,7 @@ pub type NodeId = u64;
 #[derive(Debug, Clone)]
 pub enum RecordBatch {
     Records(Vec<Record>),
-    /// `codec::encode(&Stored { records })`, not checked until decoded.
+    /// `codec::encode(&StoredBatch { records })`, not checked until decoded.
     Encoded(Vec<u8>),
 }
 
@@ -51,7 +52,7 @@ pub enum RecordBatch {
 /// encoded (so logs written before read alike).
 #[derive(Serialize, Deserialize)]
 struct StoredBatch<'a> {
-    records: std::borrow::Cow<'a, [Record]>,
+    records: Cow<'a, [Record]>,
 }
 
 impl RecordBatch {
@@ -60,9 +61,9 @@ impl RecordBatch {
     }
 
     /// The batch's records, decoded if it holds their encoding.
-    pub fn records(&self) -> Result<std::borrow::Cow<'_, [Record]>, String> {
+    pub fn records(&self) -> Result<Cow<'_, [Record]>, String> {
         match self {
-            RecordBatch::Records(r) => Ok(std::borrow::Cow::Borrowed(r)),
+            RecordBatch::Records(r) => Ok(Cow::Borrowed(r)),
             RecordBatch::Encoded(bytes) => codec::decode::<StoredBatch<'static>>(bytes)
                 .map(|b| b.records)
                 .map_err(|e| format!("a log entry's records do not decode: {e}")),
@@ -70,12 +71,12 @@ impl RecordBatch {
     }
 
     /// The batch's encoding (borrowed when it holds it).
-    pub fn encoded(&self) -> std::borrow::Cow<'_, [u8]> {
+    pub fn encoded(&self) -> Cow<'_, [u8]> {
         match self {
-            RecordBatch::Records(r) => std::borrow::Cow::Owned(codec::encode(&StoredBatch {
-                records: std::borrow::Cow::Borrowed(r),
+            RecordBatch::Records(r) => Cow::Owned(codec::encode(&StoredBatch {
+                records: Cow::Borrowed(r),
             })),
-            RecordBatch::Encoded(bytes) => std::borrow::Cow::Borrowed(bytes),
+            RecordBatch::Encoded(bytes) => Cow::Borrowed(bytes),
         }
     }
 
