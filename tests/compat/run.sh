@@ -209,6 +209,10 @@ if want cluster && [ -n "${ZEST_BIN:-}" ]; then
   run_suite go-cluster bash -c "cd '$HERE/go' && go test ${GOV[*]} -count=1 -timeout 5m ./compat"
   run_suite python-cluster bash -c "cd '$HERE/python' && '$VENV/bin/python' -m pytest ${PYV[*]} -p no:cacheprovider ."
   run_suite java-cluster java_suite
+  # the Go client's own tests too, but for its topology test and zbctl's `status` cases,
+  # whose golden files describe Zeebe's one-broker test container
+  run_suite official-cluster env OFFICIAL_SKIP='TestIntegration/TestTopology$|TestZbctlWithInsecureGateway/TestCommonCommands/using_(insecure_env_var|json_flag|json_flag_and_host_and_port_arguments)$' \
+    "$HERE/official/run.sh"
   # and through a standalone gateway, which finds the cluster from one contact point
   "$ZEST_BIN" gateway --contact-points 127.0.0.1:27502 --gateway-address 127.0.0.1:27600 \
     --rest-address 127.0.0.1:9180 --management-address 127.0.0.1:10700 \
