@@ -36,10 +36,16 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// holds pages of its own, partly used. Under the realistic benchmark on 2 partitions (20
 /// PI/s, live heap 75-85 MB) that took peak RSS to 153 MiB; an arena per core and freed pages
 /// returned after 1 s: 134-144 MiB, at the same throughput and CPU (docs/benchmarks.md).
+/// One arena for the whole process instead of one per core took less again, with no cost
+/// that showed on two cores (thread caches take most calls without the arena's lock), in runs
+/// alternated with the arena per core (2026-11-26, night): 2 partitions at 20 PI/s 120.9 MiB
+/// against 126.4-135.0 MiB; a 3-node cluster at 10 PI/s 108-116 MiB per node against
+/// 119-133 MiB, and at 20 PI/s (overload) 140-178 MiB against 156-204 MiB; one-task at max
+/// rate 4298-4810 PI/s and 75-76 MiB against 3718-4555 PI/s and 80-86 MiB.
 #[cfg(not(feature = "system-alloc"))]
 #[allow(non_upper_case_globals)]
 #[export_name = "_rjem_malloc_conf"]
-pub static malloc_conf: &[u8; 57] = b"percpu_arena:percpu,dirty_decay_ms:1000,muzzy_decay_ms:0\0";
+pub static malloc_conf: &[u8; 47] = b"narenas:1,dirty_decay_ms:1000,muzzy_decay_ms:0\0";
 
 const EXAMPLES: &str = "\
 Examples:
