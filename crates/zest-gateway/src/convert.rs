@@ -52,11 +52,12 @@ pub fn expect_event(r: Record) -> Result<Record, Status> {
 }
 
 /// Validates a variables document: empty, or a JSON object. Returns it normalised.
-pub fn variables_document(text: &str, property: &str) -> Result<String, Status> {
-    match zest_protocol::json::parse_document(text) {
+pub fn variables_document(text: String, property: &str) -> Result<String, Status> {
+    match zest_protocol::json::parse_document(&text) {
         // blank text and `null` are no document; an object (even `{}`) goes through as sent
+        // (the request's own text: a call waiting for its answer holds no copy of it)
         Ok(_) if text.trim().is_empty() || text.trim() == "null" => Ok(String::new()),
-        Ok(_) => Ok(text.to_string()),
+        Ok(_) => Ok(text),
         Err(e) => Err(Status::invalid_argument(format!(
             "Property '{property}' is invalid: {e}"
         ))),

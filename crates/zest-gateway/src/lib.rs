@@ -2,6 +2,7 @@
 //! semantics and status codes) and the Camunda 8 REST API v2 (`rest`), translating requests
 //! into commands for the broker's partitions and records back into responses.
 
+pub mod admission;
 mod convert;
 pub mod rest;
 mod service;
@@ -19,13 +20,16 @@ pub const FILE_DESCRIPTOR_SET: &[u8] =
     include_bytes!(concat!(env!("OUT_DIR"), "/gateway_descriptor.bin"));
 
 /// The tonic server of the gateway service, with the message size limit applied.
-pub fn server(service: GatewayService) -> proto::gateway_server::GatewayServer<GatewayService> {
+pub fn server(
+    service: GatewayService,
+) -> admission::Admitted<proto::gateway_server::GatewayServer<GatewayService>> {
     let limit = service.config().max_message_size;
-    proto::gateway_server::GatewayServer::new(service)
+    let server = proto::gateway_server::GatewayServer::new(service)
         // Requests up to 4x the limit are decoded so that the handler can answer with a clear
         // RESOURCE_EXHAUSTED naming the limit; beyond that tonic refuses them itself.
         .max_decoding_message_size(limit.saturating_mul(4))
-        .max_encoding_message_size(limit.saturating_mul(4))
+        .max_encoding_message_size(limit.saturating_mul(4));
+    admission::Admitted::new(server, admission::MAX_CALLS_IN_PROGRESS)
 }
 
 /// The host and port of a `host:port` address (port 26500 when it has none).

@@ -187,7 +187,7 @@ impl GatewayService {
 
     fn creation_record(
         &self,
-        r: &proto::CreateProcessInstanceRequest,
+        r: &mut proto::CreateProcessInstanceRequest,
     ) -> Result<ProcessInstanceCreationRecord, Status> {
         if !r.start_instructions.is_empty() {
             return Err(Status::invalid_argument(
@@ -203,7 +203,7 @@ impl GatewayService {
             bpmn_process_id: r.bpmn_process_id.clone(),
             version: if r.version == 0 { -1 } else { r.version },
             process_definition_key: r.process_definition_key,
-            variables: variables_document(&r.variables, "variables")?,
+            variables: variables_document(std::mem::take(&mut r.variables), "variables")?,
             process_instance_key: -1,
             fetch_variables: Vec::new(),
             tenant_id: tenant(&r.tenant_id),
@@ -282,7 +282,7 @@ fn job_result(r: proto::JobResult) -> Result<zest_protocol::JobResult, Status> {
                     )));
                 }
                 let variables = variables_document(
-                    &e.variables,
+                    e.variables,
                     &format!("result.activateElements[{i}].variables"),
                 )?;
                 activate_elements.push(AdHocActivateElement {
@@ -582,11 +582,11 @@ impl Gateway for GatewayService {
         request: Request<proto::CompleteJobRequest>,
     ) -> Result<Response<proto::CompleteJobResponse>, Status> {
         self.check_size(request.get_ref())?;
-        let r = request.into_inner();
+        let mut r = request.into_inner();
         let key = r.job_key;
         let p = self.route(key, || format!("Command 'COMPLETE' rejected with code 'NOT_FOUND': Expected to complete job with key '{key}', but no such job was found"))?;
         let job = JobRecord {
-            variables: variables_document(&r.variables, "variables")?,
+            variables: variables_document(std::mem::take(&mut r.variables), "variables")?,
             result: r.result.map(job_result).transpose()?.unwrap_or_default(),
             ..Default::default()
         };
@@ -600,8 +600,8 @@ impl Gateway for GatewayService {
         request: Request<proto::CreateProcessInstanceRequest>,
     ) -> Result<Response<proto::CreateProcessInstanceResponse>, Status> {
         self.check_size(request.get_ref())?;
-        let r = request.into_inner();
-        let creation = self.creation_record(&r)?;
+        let mut r = request.into_inner();
+        let creation = self.creation_record(&mut r)?;
         let partition = self.broker.next_partition();
         let event = self
             .submit_creation(
@@ -636,12 +636,12 @@ impl Gateway for GatewayService {
     ) -> Result<Response<proto::CreateProcessInstanceWithResultResponse>, Status> {
         self.check_size(request.get_ref())?;
         let r = request.into_inner();
-        let Some(inner) = r.request else {
+        let Some(mut inner) = r.request else {
             return Err(Status::invalid_argument(
                 "Expected a 'request' to create a process instance, but none was given",
             ));
         };
-        let mut creation = self.creation_record(&inner)?;
+        let mut creation = self.creation_record(&mut inner)?;
         creation.fetch_variables = r.fetch_variables.clone();
         let timeout = if r.request_timeout > 0 {
             Duration::from_millis(r.request_timeout as u64)
@@ -687,7 +687,7 @@ impl Gateway for GatewayService {
         request: Request<proto::EvaluateDecisionRequest>,
     ) -> Result<Response<proto::EvaluateDecisionResponse>, Status> {
         self.check_size(request.get_ref())?;
-        let r = request.into_inner();
+        let mut r = request.into_inner();
         if r.decision_key <= 0 && r.decision_id.trim().is_empty() {
             return Err(Status::invalid_argument(
                 "Expected either a decision id or a valid decision key, but none provided",
@@ -706,7 +706,7 @@ impl Gateway for GatewayService {
                 -1
             },
             decision_id: r.decision_id.trim().to_string(),
-            variables: variables_document(&r.variables, "variables")?,
+            variables: variables_document(std::mem::take(&mut r.variables), "variables")?,
             tenant_id: DEFAULT_TENANT.into(),
             ..Default::default()
         };
@@ -881,14 +881,14 @@ impl Gateway for GatewayService {
         request: Request<proto::FailJobRequest>,
     ) -> Result<Response<proto::FailJobResponse>, Status> {
         self.check_size(request.get_ref())?;
-        let r = request.into_inner();
+        let mut r = request.into_inner();
         let key = r.job_key;
         let p = self.route(key, || format!("Command 'FAIL' rejected with code 'NOT_FOUND': Expected to fail job with key '{key}', but no such job was found"))?;
         let job = JobRecord {
             retries: r.retries,
             error_message: r.error_message,
             retry_backoff: r.retry_back_off,
-            variables: variables_document(&r.variables, "variables")?,
+            variables: variables_document(std::mem::take(&mut r.variables), "variables")?,
             ..Default::default()
         };
         self.submit(p, job_command(key, Intent::Fail, job)).await?;
@@ -900,7 +900,7 @@ impl Gateway for GatewayService {
         request: Request<proto::ThrowErrorRequest>,
     ) -> Result<Response<proto::ThrowErrorResponse>, Status> {
         self.check_size(request.get_ref())?;
-        let r = request.into_inner();
+        let mut r = request.into_inner();
         let key = r.job_key;
         let p = self.route(key, || format!("Command 'THROW_ERROR' rejected with code 'NOT_FOUND': Expected to throw an error for job with key '{key}', but no such job was found"))?;
         if r.error_code.trim().is_empty() {
@@ -911,7 +911,7 @@ impl Gateway for GatewayService {
         let job = JobRecord {
             error_code: r.error_code,
             error_message: r.error_message,
-            variables: variables_document(&r.variables, "variables")?,
+            variables: variables_document(std::mem::take(&mut r.variables), "variables")?,
             ..Default::default()
         };
         self.submit(p, job_command(key, Intent::ThrowError, job))
@@ -924,7 +924,7 @@ impl Gateway for GatewayService {
         request: Request<proto::PublishMessageRequest>,
     ) -> Result<Response<proto::PublishMessageResponse>, Status> {
         self.check_size(request.get_ref())?;
-        let r = request.into_inner();
+        let mut r = request.into_inner();
         if r.name.trim().is_empty() {
             return Err(Status::invalid_argument(
                 "Expected to publish a message with a name, but the name is empty",
@@ -938,7 +938,7 @@ impl Gateway for GatewayService {
         }
         let message = MessageRecord {
             name: r.name,
-            variables: variables_document(&r.variables, "variables")?,
+            variables: variables_document(std::mem::take(&mut r.variables), "variables")?,
             // routed like Zeebe: the message partition is the correlation key's hash
             correlation_key: r.correlation_key,
             time_to_live: r.time_to_live,
@@ -994,10 +994,10 @@ impl Gateway for GatewayService {
         request: Request<proto::SetVariablesRequest>,
     ) -> Result<Response<proto::SetVariablesResponse>, Status> {
         self.check_size(request.get_ref())?;
-        let r = request.into_inner();
+        let mut r = request.into_inner();
         let key = r.element_instance_key;
         let p = self.route(key, || format!("Command 'UPDATE' rejected with code 'NOT_FOUND': Expected to update variables for element with key '{key}', but no such element was found"))?;
-        let variables = variables_document(&r.variables, "variables")?;
+        let variables = variables_document(std::mem::take(&mut r.variables), "variables")?;
         if variables.is_empty() {
             return Err(Status::invalid_argument("Property 'variables' is invalid: Expected a document with at least one variable, but it was empty"));
         }
@@ -1093,7 +1093,7 @@ impl Gateway for GatewayService {
             let mut variable_instructions = Vec::new();
             for v in &a.variable_instructions {
                 variable_instructions.push(zest_protocol::VariableInstruction {
-                    variables: variables_document(&v.variables, "variables")?,
+                    variables: variables_document(v.variables.clone(), "variables")?,
                     element_id: v.scope_id.clone(),
                 });
             }
@@ -1195,7 +1195,7 @@ impl Gateway for GatewayService {
         request: Request<proto::BroadcastSignalRequest>,
     ) -> Result<Response<proto::BroadcastSignalResponse>, Status> {
         self.check_size(request.get_ref())?;
-        let r = request.into_inner();
+        let mut r = request.into_inner();
         if r.signal_name.trim().is_empty() {
             return Err(Status::invalid_argument(
                 "Expected to broadcast a signal with a name, but the name is empty",
@@ -1209,7 +1209,7 @@ impl Gateway for GatewayService {
         }
         let signal = zest_protocol::SignalRecord {
             signal_name: r.signal_name,
-            variables: variables_document(&r.variables, "variables")?,
+            variables: variables_document(std::mem::take(&mut r.variables), "variables")?,
             tenant_id: DEFAULT_TENANT.into(),
         };
         // like a deployment, a broadcast is processed by the first partition (with one
