@@ -51,6 +51,9 @@ pub struct BrokerConfig {
     pub max_group: usize,
     /// Most groups processed ahead of their commit (1 = process, commit, then the next).
     pub pipeline_depth: usize,
+    /// Most bytes the groups processed ahead of their commit hold (their records, answers and
+    /// writes, see `partition::group_bytes`), per partition; one group always goes ahead.
+    pub pipeline_bytes: usize,
     /// How often the scheduler looks for due timers, job deadlines and backoffs.
     pub scheduler_interval: Duration,
     pub store: StoreConfig,
@@ -77,6 +80,7 @@ impl Default for BrokerConfig {
             command_queue_bytes: 16 << 20,
             max_group: 512,
             pipeline_depth: 4,
+            pipeline_bytes: 8 << 20,
             scheduler_interval: Duration::from_millis(100),
             store: StoreConfig::default(),
             raft: RaftSettings::default(),
@@ -587,6 +591,10 @@ impl Broker {
             (
                 "command_queues",
                 (self.config.command_queue_bytes * self.local.partitions().len()) as u64,
+            ),
+            (
+                "pipelines",
+                (self.config.pipeline_bytes * self.local.partitions().len()) as u64,
             ),
         ];
         for (part, bytes) in budget {

@@ -11,7 +11,7 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch, OwnedSemaphorePermit, Semapho
 use tokio::task::JoinHandle;
 use zest_cluster::transport::Groups;
 use zest_cluster::{AppliedInfo, GroupMembers, Network, RecordBatch, ZestRaft};
-use zest_engine::state::{Layered, Speculative, Txn};
+use zest_engine::state::{Layered, Speculative, Txn, Writes};
 use zest_engine::{Engine, SideEffect};
 use zest_protocol::{Intent, PartitionId, Record, RecordType, RecordValue, ValueType};
 use zest_storage::{PartitionStore, Store};
@@ -137,6 +137,27 @@ fn command_bytes(s: &Submission) -> usize {
     record_bytes(&s.record)
 }
 
+/// What a processed group holds until it is committed: its records (in the log entry), its
+/// answers, and its writes (twice: the next groups read them, and the state machine commits
+/// them).
+fn group_bytes(records: &[Record], responses: &[zest_engine::Response], writes: &Writes) -> usize {
+    let records: usize = records.iter().map(record_bytes).sum();
+    let answers: usize = responses.iter().map(|r| record_bytes(&r.record)).sum();
+    let writes: usize = writes
+        .0
+        .iter()
+        .map(|((_, k), v)| k.len() + v.as_ref().map_or(0, Vec::len))
+        .sum();
+    records + answers + 2 * writes
+}
+
+/// Whether another group may be processed while `(groups, bytes)` are processed and not yet
+/// committed, within `(depth, max_bytes)`: one group always may, whatever it holds.
+fn may_process_more(in_flight: (usize, usize), limits: (usize, usize)) -> bool {
+    let ((groups, bytes), (depth, max_bytes)) = (in_flight, limits);
+    groups == 0 || (groups < depth && bytes < max_bytes)
+}
+
 /// Most commands for other partitions held back while their queues are full; beyond it the
 /// partition takes no client commands until they drain (backpressure), so the held commands
 /// stay bounded and none is dropped.
@@ -201,7 +222,13 @@ pub(crate) async fn start(
         },
     )
     .await?;
-    shared.groups.register(pid, praft.raft.clone());
+    // a follower's entries not yet applied stay within its share of recent log entries
+    shared.groups.register(
+        pid,
+        praft.raft.clone(),
+        praft.applied.clone(),
+        config.raft.recent_bytes,
+    );
     let (client_tx, client_rx) = mpsc::channel(config.command_queue);
     let (stop_tx, stop_rx) = watch::channel(false);
     let label = pid.to_string();
@@ -488,6 +515,8 @@ impl Supervisor {
             stream_id: (now_millis() & 0x7fff_ffff) as i32,
             max_group: self.config.max_group,
             pipeline_depth: self.config.pipeline_depth.max(1),
+            pipeline_bytes: self.config.pipeline_bytes,
+            in_flight_bytes: 0,
             pending: HashMap::new(),
             next_request_id: 1,
             speculative: Speculative::new(),
@@ -538,6 +567,8 @@ struct InFlight {
     commit: Option<CommitReceiver>,
     waiting: Vec<(i64, oneshot::Sender<Record>, bool)>,
     responses: Vec<zest_engine::Response>,
+    /// What it holds until committed ([`group_bytes`]).
+    bytes: usize,
     effects: Vec<SideEffect>,
     /// Places reserved in job streams for the jobs this group pushes, by job key.
     pushes: Vec<(i64, OwnedPermit<PushedJob>)>,
@@ -568,6 +599,9 @@ struct Processor {
     max_group: usize,
     /// Most groups processed but not yet committed.
     pipeline_depth: usize,
+    /// Most bytes those groups hold (but one group always goes ahead), and what they hold.
+    pipeline_bytes: usize,
+    in_flight_bytes: usize,
     /// Requests answered later than their own group (create-with-result).
     pending: HashMap<i64, oneshot::Sender<Record>>,
     next_request_id: i64,
@@ -610,7 +644,10 @@ impl Processor {
     ) {
         let pid_label = self.pid.to_string();
         loop {
-            let can_process = self.in_flight.len() < self.pipeline_depth;
+            let can_process = may_process_more(
+                (self.in_flight.len(), self.in_flight_bytes),
+                (self.pipeline_depth, self.pipeline_bytes),
+            );
             let oldest_commits = self.in_flight.front().is_some_and(|f| f.commit.is_some());
             let carried = if can_process && !*stop_rx.borrow() {
                 self.carried.pop_front()
@@ -795,6 +832,7 @@ impl Processor {
             self.lifetimes.observe(&self.metrics, pid_label, &records);
         }
         self.feed_job_backlog_gate(&activated, &effects);
+        let bytes = group_bytes(&records, &responses, &writes);
         if !records.is_empty() {
             // The state machine commits these writes instead of applying the records again;
             // the next groups read them until then.
@@ -825,12 +863,14 @@ impl Processor {
             commit,
             waiting,
             responses,
+            bytes,
             effects,
             pushes,
             permits,
             received,
             appended: Instant::now(),
         });
+        self.in_flight_bytes += bytes;
         self.report_limiter(pid_label);
     }
 
@@ -910,6 +950,7 @@ impl Processor {
         let Some(mut done) = self.in_flight.pop_front() else {
             return;
         };
+        self.in_flight_bytes -= done.bytes;
         if let Err(e) = result {
             tracing::error!(
                 partition = self.pid,
@@ -1048,6 +1089,7 @@ impl Processor {
                 p.cancel();
             }
         }
+        self.in_flight_bytes = 0;
         self.speculative.clear();
         self.applied.clear_precomputed();
         // Cached models may come from uncommitted deployments.
@@ -1058,7 +1100,55 @@ impl Processor {
 
 #[cfg(test)]
 mod tests {
-    use super::QueueBytes;
+    use super::{group_bytes, may_process_more, QueueBytes};
+    use zest_engine::state::{Ks, Writes};
+    use zest_protocol::{Intent, JobBatchRecord, JobRecord, RecordValue};
+
+    /// Groups ahead of their commit are bounded by count and by bytes, and one always goes.
+    #[test]
+    fn the_pipeline_is_bounded_by_groups_and_bytes() {
+        let limits = (4, 1000);
+        assert!(may_process_more((0, 0), limits));
+        assert!(may_process_more((3, 999), limits));
+        assert!(!may_process_more((4, 0), limits), "depth reached");
+        assert!(!may_process_more((1, 1000), limits), "bytes reached");
+        assert!(
+            may_process_more((0, 0), (4, 0)),
+            "with nothing in flight a group goes, however small the bound"
+        );
+    }
+
+    /// A group counts the variables its activated jobs carry (in its records and answers) and
+    /// its writes twice (read by the next groups, and committed by the state machine).
+    #[test]
+    fn a_group_counts_its_jobs_variables_and_its_writes_twice() {
+        let job = |n: usize| JobRecord {
+            variables: "x".repeat(n),
+            ..Default::default()
+        };
+        let batch = zest_engine::new_command(
+            1,
+            Intent::Activated,
+            RecordValue::JobBatch(JobBatchRecord {
+                jobs: vec![job(10_000), job(5_000)],
+                ..Default::default()
+            }),
+            -1,
+            -1,
+        );
+        let answer = zest_engine::Response {
+            request_id: 1,
+            request_stream_id: 1,
+            record: batch.clone(),
+        };
+        let mut writes = Writes(Default::default());
+        writes
+            .0
+            .insert((Ks::ALL[0], vec![0; 10]), Some(vec![0; 1_000]));
+        writes.0.insert((Ks::ALL[0], vec![1; 10]), None);
+        let bytes = group_bytes(&[batch], &[answer], &writes);
+        assert_eq!(bytes, 2 * (256 + 15_000) + 2 * (10 + 1_000 + 10));
+    }
 
     /// Commands wait in the queue up to its byte budget; a taken command gives its bytes back;
     /// one larger than the budget gets in once the queue is empty.

@@ -856,6 +856,7 @@ impl RecordValue {
             RecordValue::DistributedDeployment(d) => d.payload_bytes(),
             RecordValue::ProcessInstanceCreation(c) => c.variables.len(),
             RecordValue::Job(j) => j.variables.len() + j.error_message.len(),
+            RecordValue::JobBatch(b) => b.jobs.iter().map(|j| j.variables.len()).sum(),
             RecordValue::VariableDocument(v) => v.variables.len(),
             RecordValue::Message(m) => m.variables.len(),
             RecordValue::Signal(s) => s.variables.len(),

@@ -353,6 +353,8 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
     // commands waiting in the partitions' queues, by their documents and resources
     broker.command_queue_bytes =
         (broker.memory_bytes / 8 / broker.partitions.max(1) as u64) as usize;
+    // groups processed and not yet committed, by their records, answers and writes
+    broker.pipeline_bytes = (broker.memory_bytes / 16 / broker.partitions.max(1) as u64) as usize;
     if let Some(mb) = args.cache_mb.or(file.cache_mb) {
         broker.store.cache_bytes = mb * 1024 * 1024;
     }
