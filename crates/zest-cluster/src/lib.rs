@@ -234,9 +234,11 @@ pub async fn start_partition(
         ..Default::default()
     };
     let config = Arc::new(config.validate()?);
-    let log = LogStore::new(store.clone(), settings.flush).with_recent_bytes(settings.recent_bytes);
     let sm = StateMachine::open(partition_id, store.clone(), model_cache)?;
     let applied = sm.applied_info();
+    let log = LogStore::new(store.clone(), settings.flush)
+        .with_recent_bytes(settings.recent_bytes)
+        .with_applied(applied.clone());
     let raft = Raft::new(node_id, config, network, log, sm).await?;
     if !raft.is_initialized().await? {
         if group.primary == node_id || group.members.len() <= 1 {

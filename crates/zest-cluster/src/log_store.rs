@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use zest_protocol::codec;
 use zest_storage::PartitionStore;
 
-use crate::{NodeId, RecordBatch, TypeConfig};
+use crate::{AppliedInfo, NodeId, RecordBatch, TypeConfig};
 
 /// How an entry is kept on disk: its log id and payload kind as JSON (small, rare types), the
 /// record batch in the binary codec ([`RecordBatch::encoded`]). Read borrowing from the
@@ -199,6 +199,8 @@ pub struct LogStore {
     /// reads the log; past [`RECENT_MAX`] entries or [`RECENT_MAX_BYTES`] the oldest are
     /// dropped and read from the log too.
     recent: Arc<Mutex<Recent>>,
+    /// Where appends are counted until applied (`AppliedInfo::unapplied`).
+    applied: Option<Arc<AppliedInfo>>,
 }
 
 impl LogStore {
@@ -217,6 +219,7 @@ impl LogStore {
             flush,
             flusher,
             recent: Arc::default(),
+            applied: None,
         }
     }
 
@@ -224,6 +227,12 @@ impl LogStore {
     /// node's budget for them split over its partitions.
     pub fn with_recent_bytes(self, bytes: usize) -> Self {
         self.recent().max_bytes = bytes.max(64 * 1024);
+        self
+    }
+
+    /// Counts each append in `applied`'s entries not yet applied.
+    pub fn with_applied(mut self, applied: Arc<AppliedInfo>) -> Self {
+        self.applied = Some(applied);
         self
     }
 
@@ -417,6 +426,12 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         };
         if res.is_ok() {
             // before openraft hears of the write: applying them reads them back
+            if let Some(applied) = &self.applied {
+                let mut unapplied = applied.unapplied();
+                for (entry, size) in entries.iter().zip(&sizes) {
+                    unapplied.appended(entry.log_id.index, *size);
+                }
+            }
             let mut recent = self.recent();
             for (entry, size) in entries.into_iter().zip(sizes) {
                 recent.push(entry, size);
@@ -437,6 +452,9 @@ impl RaftLogStorage<TypeConfig> for LogStore {
 
     async fn truncate(&mut self, log_id: LogId<NodeId>) -> Result<(), StorageError<NodeId>> {
         self.recent().retain(|index| index < log_id.index);
+        if let Some(applied) = &self.applied {
+            applied.unapplied().truncated(log_id.index);
+        }
         self.store
             .log_truncate(log_id.index)
             .map_err(|e| StorageIOError::write_logs(io_err(e)).into())

@@ -49,6 +49,43 @@ pub struct AppliedInfo {
         std::sync::Mutex<std::collections::HashMap<(u64, u64, u64), zest_engine::state::Writes>>,
     /// Seconds each snapshot took since the metrics last collected them.
     pub snapshot_durations: std::sync::Mutex<Vec<f64>>,
+    /// The log entries appended here and not yet applied, by what they hold in memory.
+    pub unapplied: std::sync::Mutex<Unapplied>,
+}
+
+/// What the log entries appended and not yet applied hold in memory (`log_store`'s estimate of
+/// a decoded entry), by index. openraft hands the state machine every committed entry not yet
+/// applied at once, so this is what applying them will hold: a follower takes new entries
+/// only while it stays within its share (`transport::Groups`).
+#[derive(Default)]
+pub struct Unapplied {
+    sizes: std::collections::BTreeMap<u64, usize>,
+    bytes: usize,
+}
+
+impl Unapplied {
+    pub fn appended(&mut self, index: u64, size: usize) {
+        if let Some(old) = self.sizes.insert(index, size) {
+            self.bytes -= old;
+        }
+        self.bytes += size;
+    }
+
+    /// The entries up to `index` were applied (or replaced by a snapshot).
+    pub fn applied(&mut self, index: u64) {
+        let rest = self.sizes.split_off(&index.saturating_add(1));
+        self.bytes -= self.sizes.values().sum::<usize>();
+        self.sizes = rest;
+    }
+
+    /// The entries from `index` on were removed from the log.
+    pub fn truncated(&mut self, index: u64) {
+        self.bytes -= self.sizes.split_off(&index).values().sum::<usize>();
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
 }
 
 impl AppliedInfo {
@@ -74,6 +111,10 @@ impl AppliedInfo {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert((leader.0, leader.1, first_position), writes);
+    }
+
+    pub fn unapplied(&self) -> std::sync::MutexGuard<'_, Unapplied> {
+        self.unapplied.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub fn clear_precomputed(&self) {
@@ -213,6 +254,7 @@ impl StateMachine {
             self.info
                 .last_index
                 .store(entry.log_id.index, Ordering::SeqCst);
+            self.info.unapplied().applied(entry.log_id.index);
             out.push(());
         }
         Ok(out)
@@ -352,6 +394,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         self.info.clear_precomputed();
         if let Some(l) = meta.last_log_id {
             self.info.last_index.store(l.index, Ordering::SeqCst);
+            self.info.unapplied().applied(l.index);
         }
         Ok(())
     }
@@ -379,6 +422,26 @@ mod tests {
         let store = Store::open(&dir, &StoreConfig::default()).unwrap();
         let sm = StateMachine::open(1, store.partition(1).unwrap(), 16).unwrap();
         (dir, store, sm)
+    }
+
+    /// A follower's lag by memory: appends count until applied, a truncation or a snapshot
+    /// takes theirs away, and an entry appended again counts once.
+    #[test]
+    fn entries_not_yet_applied_count_until_applied_truncated_or_snapshotted() {
+        let mut u = Unapplied::default();
+        for index in 1..=10 {
+            u.appended(index, 100);
+        }
+        u.appended(10, 300);
+        assert_eq!(u.bytes(), 1200);
+        u.applied(4);
+        assert_eq!(u.bytes(), 800);
+        u.truncated(9);
+        assert_eq!(u.bytes(), 400);
+        u.applied(100);
+        assert_eq!(u.bytes(), 0);
+        u.appended(101, 5);
+        assert_eq!(u.bytes(), 5);
     }
 
     fn contents(store: &PartitionStore) -> Vec<(Ks, Vec<u8>, Vec<u8>)> {

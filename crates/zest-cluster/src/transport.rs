@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use openraft::raft::VoteRequest;
 use openraft::storage::Snapshot;
@@ -18,7 +18,7 @@ use tonic::transport::{Channel, Endpoint};
 use tonic::{Request, Response, Status};
 
 use crate::network::{decode_append, SnapshotHead};
-use crate::{unframe, NodeId, SnapshotData, ZestRaft};
+use crate::{unframe, AppliedInfo, NodeId, SnapshotData, ZestRaft};
 
 pub mod proto {
     tonic::include_proto!("zest.internal");
@@ -55,7 +55,9 @@ struct Receiving {
 }
 
 /// A follower takes new entries only while its state machine is at most this many entries
-/// behind its log. openraft 0.9 reads every committed entry not yet applied in one go and
+/// behind its log, and those entries hold at most the group's share of memory
+/// ([`Groups::register`]; entries are groups of up to 4096 records, so a count alone allowed
+/// hundreds of MB). openraft 0.9 reads every committed entry not yet applied in one go and
 /// queues them for the state machine, so a follower whose applying falls behind (it runs the
 /// full appliers, the leader reuses its processing's writes) would hold all of them decoded
 /// in memory, without bound under overload. Refused appends wait in the leader's log (on
@@ -65,11 +67,11 @@ struct Receiving {
 pub const APPLY_LAG_ENTRIES: u64 = 32;
 /// How long an append waits for the applier before it is refused: well inside the heartbeat
 /// interval, which openraft 0.9 gives an append to be answered.
-const APPLY_WAIT: std::time::Duration = std::time::Duration::from_millis(40);
+const APPLY_WAIT: Duration = Duration::from_millis(40);
 
 /// Whether the group's applier is (or, within `APPLY_WAIT`, gets) close enough behind its log
-/// to take more entries.
-async fn applier_keeps_up(raft: &ZestRaft) -> bool {
+/// to take more entries: by count and by the memory those entries hold.
+async fn applier_keeps_up(raft: &ZestRaft, applied: &AppliedInfo, lag_bytes: usize) -> bool {
     let deadline = tokio::time::Instant::now() + APPLY_WAIT;
     let mut metrics = raft.metrics();
     loop {
@@ -78,7 +80,7 @@ async fn applier_keeps_up(raft: &ZestRaft) -> bool {
             let applied = m.last_applied.map(|l| l.index).unwrap_or(0);
             m.last_log_index.unwrap_or(0).saturating_sub(applied)
         };
-        if lag <= APPLY_LAG_ENTRIES {
+        if lag <= APPLY_LAG_ENTRIES && applied.unapplied().bytes() <= lag_bytes {
             return true;
         }
         match tokio::time::timeout_at(deadline, metrics.changed()).await {
@@ -108,9 +110,13 @@ struct AppendTimes {
 
 /// A partition group on this node, with the permit to take an append with entries: one at a
 /// time.
+#[derive(Clone)]
 struct Group {
     raft: ZestRaft,
     taking: Arc<tokio::sync::Semaphore>,
+    applied: Arc<AppliedInfo>,
+    /// Most memory its entries not yet applied may hold when it takes an append.
+    lag_bytes: usize,
 }
 
 /// This node's partition groups, for the consensus frames the internal port receives.
@@ -127,13 +133,21 @@ pub struct Groups {
     rafts: RwLock<HashMap<u32, Group>>,
     receiving: Mutex<HashMap<u32, Receiving>>,
     /// When an append (entries or a heartbeat) last arrived for each partition.
-    heard: Mutex<HashMap<u32, std::time::Instant>>,
+    heard: Mutex<HashMap<u32, Instant>>,
     /// When a slow append was last reported.
-    slow_reported: Mutex<Option<std::time::Instant>>,
+    slow_reported: Mutex<Option<Instant>>,
 }
 
 impl Groups {
-    pub fn register(&self, partition: u32, raft: ZestRaft) {
+    /// A partition's group on this node: it takes an append with entries while its entries
+    /// not yet applied hold at most `lag_bytes` (and are at most [`APPLY_LAG_ENTRIES`]).
+    pub fn register(
+        &self,
+        partition: u32,
+        raft: ZestRaft,
+        applied: Arc<AppliedInfo>,
+        lag_bytes: usize,
+    ) {
         self.rafts
             .write()
             .unwrap_or_else(|e| e.into_inner())
@@ -142,23 +156,25 @@ impl Groups {
                 Group {
                     raft,
                     taking: Arc::new(tokio::sync::Semaphore::new(1)),
+                    applied,
+                    lag_bytes,
                 },
             );
     }
 
     /// When this node last received an append for `partition` from a leader (None before the
     /// first one).
-    pub fn last_heard(&self, partition: u32) -> Option<std::time::Instant> {
+    pub fn last_heard(&self, partition: u32) -> Option<Instant> {
         let heard = self.heard.lock().unwrap_or_else(|e| e.into_inner());
         heard.get(&partition).copied()
     }
 
-    fn group(&self, partition: u32) -> Result<(ZestRaft, Arc<tokio::sync::Semaphore>), Status> {
+    fn group(&self, partition: u32) -> Result<Group, Status> {
         self.rafts
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .get(&partition)
-            .map(|g| (g.raft.clone(), g.taking.clone()))
+            .cloned()
             .ok_or_else(|| {
                 Status::unavailable(format!(
                     "partition {partition} is not (yet) running on this node"
@@ -167,9 +183,10 @@ impl Groups {
     }
 
     async fn consensus(&self, kind: u32, partition: u32, body: Vec<u8>) -> Result<Vec<u8>, Status> {
-        let (raft, taking) = self.group(partition)?;
+        let group = self.group(partition)?;
+        let raft = group.raft.clone();
         match kind {
-            kind::APPEND => self.append(partition, raft, taking, body).await,
+            kind::APPEND => self.append(partition, group, body).await,
             kind::VOTE => {
                 let rpc: VoteRequest<NodeId> = serde_json::from_slice(&body)
                     .map_err(|e| Status::invalid_argument(e.to_string()))?;
@@ -185,19 +202,20 @@ impl Groups {
     }
 
     /// An append: a heartbeat (no entries) at once, entries one append at a time
-    /// ([`Groups`]) and only while the applier keeps up ([`APPLY_LAG_ENTRIES`]).
-    async fn append(
-        &self,
-        partition: u32,
-        raft: ZestRaft,
-        taking: Arc<tokio::sync::Semaphore>,
-        body: Vec<u8>,
-    ) -> Result<Vec<u8>, Status> {
+    /// ([`Groups`]) and only while the applier keeps up ([`APPLY_LAG_ENTRIES`], and the
+    /// group's share of memory).
+    async fn append(&self, partition: u32, group: Group, body: Vec<u8>) -> Result<Vec<u8>, Status> {
+        let Group {
+            raft,
+            taking,
+            applied,
+            lag_bytes,
+        } = group;
         let parts = unframe(&body).map_err(Status::invalid_argument)?;
         self.heard
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(partition, std::time::Instant::now());
+            .insert(partition, Instant::now());
         if parts.len() <= 1 {
             let rpc = decode_append(&parts).map_err(Status::invalid_argument)?;
             let resp = raft
@@ -206,7 +224,7 @@ impl Groups {
                 .map_err(|e| Status::unavailable(e.to_string()))?;
             return json(&resp);
         }
-        let arrived = std::time::Instant::now();
+        let arrived = Instant::now();
         let permit = match tokio::time::timeout(APPLY_WAIT, taking.acquire_owned()).await {
             Ok(Ok(permit)) => permit,
             Ok(Err(_)) | Err(_) => {
@@ -215,7 +233,7 @@ impl Groups {
             )))
             }
         };
-        let permitted = std::time::Instant::now();
+        let permitted = Instant::now();
         let (entries, bytes) = (parts.len() - 1, body.len());
         let rpc = decode_append(&parts).map_err(Status::invalid_argument)?;
         drop(parts);
@@ -223,26 +241,28 @@ impl Groups {
         // a task of its own, holding the permit: it finishes even if the caller gives up
         let taken = tokio::spawn(async move {
             let _permit = permit;
-            let waited = std::time::Instant::now();
-            if !applier_keeps_up(&raft).await {
+            let waited = Instant::now();
+            if !applier_keeps_up(&raft, &applied, lag_bytes).await {
                 return Err(Status::unavailable(format!(
-                    "partition {partition}: applying is more than {APPLY_LAG_ENTRIES} entries behind the log; try again shortly"
+                    "partition {partition}: applying is more than {APPLY_LAG_ENTRIES} entries or {} MiB behind the log; try again shortly",
+                    lag_bytes >> 20
                 )));
             }
             let applier = waited.elapsed();
-            let started = std::time::Instant::now();
+            let started = Instant::now();
             let resp = raft
                 .append_entries(rpc)
                 .await
                 .map_err(|e| Status::unavailable(e.to_string()))?;
             Ok((resp, applier, started.elapsed()))
         });
-        let (resp, applier, raft) = taken.await.map_err(|e| Status::internal(e.to_string()))??;
+        let (resp, applier, raft_time) =
+            taken.await.map_err(|e| Status::internal(e.to_string()))??;
         if arrived.elapsed() > SLOW_APPEND {
             let times = AppendTimes {
                 permit: permitted - arrived,
                 applier,
-                raft,
+                raft: raft_time,
             };
             self.report_slow(partition, entries, bytes, &times);
         }
@@ -255,7 +275,7 @@ impl Groups {
         if last.is_some_and(|l| l.elapsed() < SLOW_REPORT_EVERY) {
             return;
         }
-        *last = Some(std::time::Instant::now());
+        *last = Some(Instant::now());
         tracing::warn!(
             partition,
             entries,
