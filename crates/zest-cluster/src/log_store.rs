@@ -382,6 +382,12 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     ) -> Result<(), StorageError<NodeId>> {
         // Not fsynced on its own: the next append or vote persists it; after a crash openraft
         // re-establishes the commit index from the log.
+        if let Some(applied) = &self.applied {
+            let end = committed.map_or(0, |c| c.index + 1);
+            applied
+                .committed_end
+                .store(end, std::sync::atomic::Ordering::SeqCst);
+        }
         let bytes = serde_json::to_vec(&committed).map_err(|e| StorageIOError::write(io_err(e)))?;
         self.store
             .raft_put_nosync("committed", bytes)

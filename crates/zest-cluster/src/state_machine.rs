@@ -51,12 +51,17 @@ pub struct AppliedInfo {
     pub snapshot_durations: std::sync::Mutex<Vec<f64>>,
     /// The log entries appended here and not yet applied, by what they hold in memory.
     pub unapplied: std::sync::Mutex<Unapplied>,
+    /// The index of the last entry known committed here, plus one (0: none yet); the log
+    /// store sets it when openraft saves the commit index.
+    pub committed_end: AtomicU64,
 }
 
 /// What the log entries appended and not yet applied hold in memory (`log_store`'s estimate of
 /// a decoded entry), by index. openraft hands the state machine every committed entry not yet
-/// applied at once, so this is what applying them will hold: a follower takes new entries
-/// only while it stays within its share (`transport::Groups`).
+/// applied at once, so the committed ones are what applying will hold: a follower takes new
+/// entries only while they stay within its share (`transport::Groups`). Entries not known
+/// committed do not count: they cannot be applied before the leader hears that this node
+/// has them, which may be from the very append a follower would refuse.
 #[derive(Default)]
 pub struct Unapplied {
     sizes: std::collections::BTreeMap<u64, usize>,
@@ -85,6 +90,11 @@ impl Unapplied {
 
     pub fn bytes(&self) -> usize {
         self.bytes
+    }
+
+    /// What the entries up to `index` hold (none: nothing).
+    pub fn bytes_through(&self, index: Option<u64>) -> usize {
+        index.map_or(0, |i| self.sizes.range(..=i).map(|(_, s)| s).sum())
     }
 }
 
@@ -115,6 +125,22 @@ impl AppliedInfo {
 
     pub fn unapplied(&self) -> std::sync::MutexGuard<'_, Unapplied> {
         self.unapplied.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The index of the last entry known committed here.
+    pub fn committed(&self) -> Option<u64> {
+        self.committed_end.load(Ordering::SeqCst).checked_sub(1)
+    }
+
+    /// What the committed entries not yet applied hold, and how many there are.
+    pub fn committed_lag(&self, last_applied: Option<u64>) -> (u64, usize) {
+        let committed = self.committed();
+        let entries = match (committed, last_applied) {
+            (Some(c), Some(a)) => c.saturating_sub(a),
+            (Some(c), None) => c + 1,
+            (None, _) => 0,
+        };
+        (entries, self.unapplied().bytes_through(committed))
     }
 
     pub fn clear_precomputed(&self) {
@@ -442,6 +468,25 @@ mod tests {
         assert_eq!(u.bytes(), 0);
         u.appended(101, 5);
         assert_eq!(u.bytes(), 5);
+        u.appended(102, 7);
+        assert_eq!(u.bytes_through(Some(101)), 5, "only the committed ones");
+        assert_eq!(u.bytes_through(None), 0);
+    }
+
+    /// A follower's lag counts only what it knows committed: entries it cannot apply yet
+    /// (the leader has not heard it has them) never make it refuse the append that would
+    /// commit them.
+    #[test]
+    fn the_lag_counts_committed_entries_only() {
+        let info = AppliedInfo::default();
+        for index in 0..10 {
+            info.unapplied().appended(index, 1000);
+        }
+        assert_eq!(info.committed_lag(None), (0, 0), "nothing known committed");
+        info.committed_end.store(5, Ordering::SeqCst); // entries 0..=4
+        assert_eq!(info.committed_lag(None), (5, 5000));
+        info.unapplied().applied(2);
+        assert_eq!(info.committed_lag(Some(2)), (2, 2000));
     }
 
     fn contents(store: &PartitionStore) -> Vec<(Ks, Vec<u8>, Vec<u8>)> {

@@ -54,10 +54,14 @@ struct Receiving {
     data: Box<SnapshotData>,
 }
 
-/// A follower takes new entries only while its state machine is at most this many entries
-/// behind its log, and those entries hold at most the group's share of memory
+/// A follower takes new entries only while its state machine is at most this many committed
+/// entries behind, and those entries hold at most the group's share of memory
 /// ([`Groups::register`]; entries are groups of up to 4096 records, so a count alone allowed
-/// hundreds of MB). openraft 0.9 reads every committed entry not yet applied in one go and
+/// hundreds of MB). Entries not known committed do not count: they wait for the leader to
+/// hear that this node has them, maybe from the very append it would refuse (a new leader
+/// commits its predecessor's entries only with its own first one); the leader sends at most
+/// one append beyond what it knows a follower has. openraft 0.9 reads every committed entry
+/// not yet applied in one go and
 /// queues them for the state machine, so a follower whose applying falls behind (it runs the
 /// full appliers, the leader reuses its processing's writes) would hold all of them decoded
 /// in memory, without bound under overload. Refused appends wait in the leader's log (on
@@ -69,18 +73,15 @@ pub const APPLY_LAG_ENTRIES: u64 = 32;
 /// interval, which openraft 0.9 gives an append to be answered.
 const APPLY_WAIT: Duration = Duration::from_millis(40);
 
-/// Whether the group's applier is (or, within `APPLY_WAIT`, gets) close enough behind its log
-/// to take more entries: by count and by the memory those entries hold.
+/// Whether the group's applier is (or, within `APPLY_WAIT`, gets) close enough behind the
+/// committed entries to take more: by count and by the memory those entries hold.
 async fn applier_keeps_up(raft: &ZestRaft, applied: &AppliedInfo, lag_bytes: usize) -> bool {
     let deadline = tokio::time::Instant::now() + APPLY_WAIT;
     let mut metrics = raft.metrics();
     loop {
-        let lag = {
-            let m = metrics.borrow_and_update();
-            let applied = m.last_applied.map(|l| l.index).unwrap_or(0);
-            m.last_log_index.unwrap_or(0).saturating_sub(applied)
-        };
-        if lag <= APPLY_LAG_ENTRIES && applied.unapplied().bytes() <= lag_bytes {
+        let last_applied = metrics.borrow_and_update().last_applied.map(|l| l.index);
+        let (entries, bytes) = applied.committed_lag(last_applied);
+        if entries <= APPLY_LAG_ENTRIES && bytes <= lag_bytes {
             return true;
         }
         match tokio::time::timeout_at(deadline, metrics.changed()).await {
@@ -244,7 +245,7 @@ impl Groups {
             let waited = Instant::now();
             if !applier_keeps_up(&raft, &applied, lag_bytes).await {
                 return Err(Status::unavailable(format!(
-                    "partition {partition}: applying is more than {APPLY_LAG_ENTRIES} entries or {} MiB behind the log; try again shortly",
+                    "partition {partition}: applying is more than {APPLY_LAG_ENTRIES} committed entries or {} MiB behind; try again shortly",
                     lag_bytes >> 20
                 )));
             }
