@@ -92,28 +92,32 @@ fn listener_event_type(
     }
 }
 
-pub fn activated_job(key: i64, j: &JobRecord) -> proto::ActivatedJob {
+/// The job as a worker gets it, taking the record's texts (the variables are the instance's,
+/// often the largest part of the answer) instead of copying them.
+pub fn activated_job(key: i64, j: JobRecord) -> proto::ActivatedJob {
+    let custom_headers = serde_json::to_string(&j.custom_headers).unwrap_or_else(|_| "{}".into());
+    let user_task = (j.kind == zest_protocol::JobKind::TaskListener)
+        .then(|| user_task_properties(&j.custom_headers));
     proto::ActivatedJob {
         key,
-        r#type: j.job_type.clone(),
+        r#type: j.job_type,
         process_instance_key: j.process_instance_key,
-        bpmn_process_id: j.bpmn_process_id.clone(),
+        bpmn_process_id: j.bpmn_process_id,
         process_definition_version: j.process_definition_version,
         process_definition_key: j.process_definition_key,
-        element_id: j.element_id.clone(),
+        element_id: j.element_id,
         element_instance_key: j.element_instance_key,
-        custom_headers: serde_json::to_string(&j.custom_headers).unwrap_or_else(|_| "{}".into()),
-        worker: j.worker.clone(),
+        custom_headers,
+        worker: j.worker,
         retries: j.retries,
         deadline: j.deadline,
         variables: if j.variables.is_empty() {
             "{}".into()
         } else {
-            j.variables.clone()
+            j.variables
         },
-        tenant_id: j.tenant_id.clone(),
-        user_task: (j.kind == zest_protocol::JobKind::TaskListener)
-            .then(|| user_task_properties(&j.custom_headers)),
+        tenant_id: j.tenant_id,
+        user_task,
         kind: job_kind(j.kind) as i32,
         listener_event_type: listener_event_type(j.listener_event_type) as i32,
         tags: Vec::new(),

@@ -389,7 +389,7 @@ impl Gateway for GatewayService {
                     match this.activate(partition, &wanted, remaining).await {
                         Ok(activated) => {
                             remaining -= activated.len() as i32;
-                            jobs.extend(activated.iter().map(|j| activated_job(j.key, &j.job)));
+                            jobs.extend(activated.into_iter().map(|j| activated_job(j.key, j.job)));
                         }
                         Err(status) => {
                             let _ = tx.send(Err(status)).await;
@@ -1271,7 +1271,7 @@ impl Stream for PushedJobs {
         }
         self.jobs
             .poll_recv(cx)
-            .map(|job| job.map(|j| Ok(activated_job(j.key, &j.job))))
+            .map(|job| job.map(|j| Ok(activated_job(j.key, j.job))))
     }
 }
 
