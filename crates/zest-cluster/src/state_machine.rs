@@ -65,31 +65,21 @@ pub struct AppliedInfo {
 #[derive(Default)]
 pub struct Unapplied {
     sizes: std::collections::BTreeMap<u64, usize>,
-    bytes: usize,
 }
 
 impl Unapplied {
     pub fn appended(&mut self, index: u64, size: usize) {
-        if let Some(old) = self.sizes.insert(index, size) {
-            self.bytes -= old;
-        }
-        self.bytes += size;
+        self.sizes.insert(index, size);
     }
 
     /// The entries up to `index` were applied (or replaced by a snapshot).
     pub fn applied(&mut self, index: u64) {
-        let rest = self.sizes.split_off(&index.saturating_add(1));
-        self.bytes -= self.sizes.values().sum::<usize>();
-        self.sizes = rest;
+        self.sizes = self.sizes.split_off(&index.saturating_add(1));
     }
 
     /// The entries from `index` on were removed from the log.
     pub fn truncated(&mut self, index: u64) {
-        self.bytes -= self.sizes.split_off(&index).values().sum::<usize>();
-    }
-
-    pub fn bytes(&self) -> usize {
-        self.bytes
+        self.sizes.split_off(&index);
     }
 
     /// What the entries up to `index` hold (none: nothing).
@@ -459,15 +449,15 @@ mod tests {
             u.appended(index, 100);
         }
         u.appended(10, 300);
-        assert_eq!(u.bytes(), 1200);
+        assert_eq!(u.bytes_through(Some(u64::MAX)), 1200);
         u.applied(4);
-        assert_eq!(u.bytes(), 800);
+        assert_eq!(u.bytes_through(Some(u64::MAX)), 800);
         u.truncated(9);
-        assert_eq!(u.bytes(), 400);
+        assert_eq!(u.bytes_through(Some(u64::MAX)), 400);
         u.applied(100);
-        assert_eq!(u.bytes(), 0);
+        assert_eq!(u.bytes_through(Some(u64::MAX)), 0);
         u.appended(101, 5);
-        assert_eq!(u.bytes(), 5);
+        assert_eq!(u.bytes_through(Some(u64::MAX)), 5);
         u.appended(102, 7);
         assert_eq!(u.bytes_through(Some(101)), 5, "only the committed ones");
         assert_eq!(u.bytes_through(None), 0);
