@@ -65,7 +65,9 @@ pub struct StartArgs {
     /// for its write buffers, an eighth for client commands waiting in the partitions' queues
     /// (by their variables and resources; beyond it RESOURCE_EXHAUSTED), a sixteenth for parsed
     /// models, a thirty-second for evaluated multi-instance input collections, an eighth for
-    /// log entries waiting to be applied; the partitions of the node share each part; the rest is left to the runtime, connections and commands being processed.
+    /// log entries waiting to be applied, a sixteenth for groups processed ahead of their
+    /// commit; the partitions of the node share each part; the rest is left to the runtime,
+    /// connections and commands being processed.
     /// /metrics shows the split (zest_memory_budget_bytes)
     #[arg(long, env = "ZEST_MEMORY_MB")]
     pub memory_mb: Option<u64>,

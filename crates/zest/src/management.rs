@@ -60,7 +60,43 @@ async fn metrics(State(broker): State<Arc<Broker>>) -> impl IntoResponse {
         broker.disk_space(),
     );
     buf.extend_from_slice(extra.as_bytes());
+    buf.extend_from_slice(allocator_metrics().as_bytes());
     ([("content-type", "text/plain; version=0.0.4")], buf)
+}
+
+/// jemalloc's own figures, so that the resident memory can be told apart: what the program
+/// holds (`allocated`), the pages that hold it (`active`, the difference being partly used
+/// pages), the pages jemalloc keeps resident (`resident`: active, freed pages not yet returned,
+/// and its `metadata`) and address space kept unmapped for reuse (`retained`).
+#[cfg(not(feature = "system-alloc"))]
+fn allocator_metrics() -> String {
+    use tikv_jemalloc_ctl::{epoch, stats};
+    if epoch::advance().is_err() {
+        return String::new();
+    }
+    let kinds = [
+        ("allocated", stats::allocated::read()),
+        ("active", stats::active::read()),
+        ("resident", stats::resident::read()),
+        ("metadata", stats::metadata::read()),
+        ("retained", stats::retained::read()),
+    ];
+    let mut out = String::from(
+        "# HELP zest_allocator_bytes Memory of the allocator (jemalloc) by kind\n# TYPE zest_allocator_bytes gauge\n",
+    );
+    for (kind, bytes) in kinds {
+        if let Ok(bytes) = bytes {
+            out.push_str(&format!(
+                "zest_allocator_bytes{{kind=\"{kind}\"}} {bytes}\n"
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(feature = "system-alloc")]
+fn allocator_metrics() -> String {
+    String::new()
 }
 
 async fn health() -> impl IntoResponse {

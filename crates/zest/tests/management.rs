@@ -179,6 +179,12 @@ fn the_memory_budget_split_and_disk_sizes_are_in_the_metrics() {
         get("zest_log_disk_bytes{partition=\"1\"}") > 0.0,
         "the log holds the first entries"
     );
+    // the allocator's own figures, to tell what the program holds from what the pages hold
+    let allocated = get("zest_allocator_bytes{kind=\"allocated\"}");
+    let active = get("zest_allocator_bytes{kind=\"active\"}");
+    let resident = get("zest_allocator_bytes{kind=\"resident\"}");
+    assert!(allocated > 0.0 && allocated <= active && active <= resident);
+    assert!(resident <= get("process_resident_memory_bytes"));
     drop(node);
     // too small a budget is refused with the reason
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_zest"))
