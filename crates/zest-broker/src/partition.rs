@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use openraft::BasicNode;
-use tokio::sync::mpsc::OwnedPermit;
 use tokio::sync::{broadcast, mpsc, oneshot, watch, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 use zest_cluster::transport::Groups;
@@ -18,7 +17,7 @@ use zest_storage::{PartitionStore, Store};
 
 use crate::backpressure::{Limiter, Permit};
 use crate::cluster::{Cluster, NodeId};
-use crate::job_streams::{PartitionStreams, PushedJob, Registry};
+use crate::job_streams::{PartitionStreams, Place, PushedJob, Registry};
 use crate::metrics::{Lifetimes, Metrics};
 use crate::router::{Router, Sent};
 use crate::{scheduler, BrokerConfig, Submission};
@@ -571,7 +570,7 @@ struct InFlight {
     bytes: usize,
     effects: Vec<SideEffect>,
     /// Places reserved in job streams for the jobs this group pushes, by job key.
-    pushes: Vec<(i64, OwnedPermit<PushedJob>)>,
+    pushes: Vec<(i64, Place)>,
     /// Backpressure permits of the group's commands, released when it is answered.
     permits: Vec<Permit>,
     /// When each command of the group arrived.

@@ -242,7 +242,8 @@ fn jobs_a_stream_did_not_deliver_go_back_to_workers_when_its_client_leaves() {
         deploy_one_task(&mut c).await;
         // a stream that reads nothing
         let stream = slow_stream(&node.gateway, "leaves", 600_000).await;
-        // jobs of 64 KiB: the transport's buffers hold a few, the stream's window 32
+        // jobs of 64 KiB: the transport's buffers hold a few, the stream's window 16 (its
+        // 1 MiB, before its 32 jobs)
         let pad = "x".repeat(64 * 1024);
         let total = 50u64;
         for _ in 0..total {
@@ -251,7 +252,7 @@ fn jobs_a_stream_did_not_deliver_go_back_to_workers_when_its_client_leaves() {
                 .expect("created");
         }
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while records_written(&node.management, "JOB_BATCH", "ACTIVATED") < 32 {
+        while records_written(&node.management, "JOB_BATCH", "ACTIVATED") < 16 {
             assert!(
                 std::time::Instant::now() < deadline,
                 "the stream's window fills"
@@ -273,8 +274,9 @@ fn jobs_a_stream_did_not_deliver_go_back_to_workers_when_its_client_leaves() {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         let yielded = records_written(&node.management, "JOB", "YIELDED");
+        // (a place or two may be between a job the transport took and the one refilling it)
         assert!(
-            yielded >= 32,
+            yielded >= 14,
             "the jobs in the stream's window are yielded: {yielded}"
         );
         assert!(
