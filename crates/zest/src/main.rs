@@ -301,6 +301,7 @@ async fn run_node(cfg: config::Resolved) -> anyhow::Result<()> {
     let mut grpc_shutdown = shutdown_rx.clone();
     let grpc = tokio::spawn(
         tonic::transport::Server::builder()
+            .max_concurrent_streams(zest_gateway::admission::MAX_STREAMS_PER_CONNECTION)
             .add_service(zest_gateway::server(service))
             .serve_with_incoming_shutdown(
                 // Nagle's algorithm would hold back the small frames of a response (headers,
