@@ -104,14 +104,13 @@ impl Held {
     }
 
     /// A job enters the channel (in place of an estimate, if it fills a reserved place).
-    fn sent(&self, job: &PushedJob, estimate: usize) -> usize {
+    fn sent(&self, job: &PushedJob, estimate: usize) {
         let bytes = job_bytes(&job.job);
         self.last.store(bytes, Ordering::Relaxed);
         self.add(bytes);
         if estimate > 0 {
             self.sub(estimate);
         }
-        bytes
     }
 }
 
@@ -384,7 +383,8 @@ impl JobStream {
     }
 
     /// Bytes the stream holds ahead of its client (jobs in the channel, places reserved).
-    pub fn held_bytes(&self) -> usize {
+    #[cfg(test)]
+    fn held_bytes(&self) -> usize {
         self.held.bytes()
     }
 
