@@ -16,6 +16,7 @@
 //! soak.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -61,11 +62,13 @@ struct Sim {
     rng: Mutex<Rng>,
     nodes: Mutex<BTreeMap<NodeId, ZestRaft>>,
     cut_off: Mutex<BTreeSet<NodeId>>,
+    /// Set once the writes are done: the network drops, duplicates and loses nothing more.
+    healed: AtomicBool,
 }
 
 impl Sim {
     fn roll(&self, percent: u64) -> bool {
-        self.rng.lock().unwrap().chance(percent)
+        !self.healed.load(Ordering::Relaxed) && self.rng.lock().unwrap().chance(percent)
     }
     fn delay(&self) -> Duration {
         Duration::from_millis(self.rng.lock().unwrap().below(30))
@@ -222,7 +225,10 @@ fn config() -> Arc<Config> {
             heartbeat_interval: 50,
             election_timeout_min: 200,
             election_timeout_max: 400,
-            install_snapshot_timeout: 2000,
+            // as the nodes' own (`start_partition`): with 2 s, a loaded machine
+            // (CI's two cores) streamed and installed a grown state too slowly, and each
+            // timed-out transfer started again from its first chunk
+            install_snapshot_timeout: 10_000,
             snapshot_policy: SnapshotPolicy::LogsSinceLast(40),
             max_in_snapshot_log_to_keep: 10,
             max_payload_entries: 16,
@@ -385,8 +391,14 @@ async fn leave(sim: &Arc<Sim>) -> bool {
 }
 
 /// Heals the network and waits until every voter applied what the leader committed (a write
-/// in the leader's term commits everything before it).
+/// in the leader's term commits everything before it). Healed means no cut-off node and no
+/// message lost any more: with 1 % of a snapshot's chunks lost, a transfer of a state grown to
+/// hundreds of chunks almost never got through, and under a loaded CI machine a lagging voter
+/// could stay behind for the whole wait (its elections, at every timeout, restarting the
+/// transfer). Convergence is asked of a healed network; the faults before it are what the
+/// replicas must survive.
 async fn settle(sim: &Arc<Sim>, running: &Running, voters: &[NodeId], last: u64) -> bool {
+    sim.healed.store(true, Ordering::Relaxed);
     sim.cut_off.lock().unwrap().clear();
     for _ in 0..600 {
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -468,6 +480,7 @@ async fn run(seed: u64, steps: u64) -> Result<(), String> {
         rng: Mutex::new(Rng(seed)),
         nodes: Mutex::new(BTreeMap::new()),
         cut_off: Mutex::new(BTreeSet::new()),
+        healed: AtomicBool::new(false),
     });
     let nodes: Vec<Node> = (0..4)
         .map(|i| Node {
