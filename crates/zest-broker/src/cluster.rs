@@ -34,6 +34,8 @@ pub(crate) mod frames {
     pub const BATCH: u32 = kind::BROKER + 2;
     /// A leader asks its partition's primary to take over (`crate::rebalance`).
     pub const TAKE_OVER: u32 = kind::BROKER + 3;
+    /// A read of a partition's committed state for the REST API (`crate::reads`).
+    pub const READ: u32 = kind::BROKER + 4;
 }
 
 #[derive(Debug, Clone)]

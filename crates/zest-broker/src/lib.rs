@@ -12,6 +12,7 @@ mod job_streams;
 mod local;
 mod metrics;
 mod partition;
+pub mod reads;
 mod rebalance;
 mod router;
 mod scheduler;
@@ -473,81 +474,109 @@ impl Broker {
         }
     }
 
-    /// Every open Camunda user task, in key order, read from committed state one at a time
-    /// (nothing is collected: a search keeps only its page).
-    pub fn visit_open_user_tasks(&self, f: &mut dyn FnMut(zest_engine::types::StoredUserTask)) {
-        use zest_engine::state::StateRead;
-        for p in self.local.partitions().values() {
-            p.store
-                .scan_prefix(zest_engine::state::Ks::UserTasks, b"t", &mut |_, v| {
-                    match zest_protocol::codec::decode::<zest_engine::types::StoredUserTask>(v) {
-                        Ok(t) => f(t),
-                        Err(e) => tracing::error!("undecodable user task in state: {e}"),
-                    }
-                    true
-                });
-        }
-    }
-
-    /// The element instances that are still active (process instances included), each with
-    /// the key of its open incident (-1 without one), read from committed state one at a
-    /// time, in key order: what the REST API's element instance search shows. Like the user
-    /// task queries it trails the log a little.
-    pub fn visit_active_element_instances(
+    /// A page of a search over every partition's committed state, in key order: `from`
+    /// matches passed over, at most `limit` returned, and the count of all matches. Each
+    /// partition is read here when this node replicates it, else by a node that does
+    /// (`reads`); `filter` holds equalities on the fields of the results' JSON.
+    pub async fn search(
         &self,
-        f: &mut dyn FnMut(zest_engine::types::ElementInstance, i64),
-    ) {
-        use zest_engine::state::{key_i64, Ks, StateRead};
-        for p in self.local.partitions().values() {
-            p.store.scan_prefix(Ks::ElementInstances, b"", &mut |_, v| {
-                match zest_protocol::codec::decode::<zest_engine::types::ElementInstance>(v) {
-                    Ok(inst) if inst.is_active() => {
-                        // an incident is indexed by its element instance, or by its job
-                        let incident = [inst.key, inst.job_key]
-                            .into_iter()
-                            .filter(|&k| k > 0)
-                            .find_map(|k| p.store.get(Ks::IncidentIndex, &key_i64(k)))
-                            .and_then(|b| zest_protocol::codec::decode::<i64>(&b).ok())
-                            .unwrap_or(-1);
-                        f(inst, incident)
-                    }
-                    Ok(_) => {}
-                    Err(e) => tracing::error!("undecodable element instance in state: {e}"),
-                }
-                true
-            });
+        kind: reads::SearchKind,
+        filter: &serde_json::Map<String, serde_json::Value>,
+        from: u64,
+        limit: u64,
+    ) -> Result<reads::Page, BrokerError> {
+        let filter = serde_json::Value::Object(filter.clone()).to_string();
+        let mut page = reads::Page::default();
+        for partition in 1..=self.config.partitions {
+            let search = reads::Search {
+                filter: filter.clone(),
+                skip: from.saturating_sub(page.total),
+                limit: limit - page.items.len() as u64,
+            };
+            let read = match kind {
+                reads::SearchKind::UserTasks => reads::Read::UserTasks(search),
+                reads::SearchKind::ElementInstances => reads::Read::ElementInstances(search),
+            };
+            let reads::Answer::Page { items, total } = self.read(partition, read).await? else {
+                return Err(unexpected_answer(partition));
+            };
+            let items: Vec<serde_json::Value> = serde_json::from_str(&items)
+                .map_err(|e| BrokerError::Unavailable(partition, e.to_string()))?;
+            page.items.extend(items);
+            page.total += total;
         }
+        Ok(page)
     }
 
     /// The open Camunda user task `key`, read from its partition's committed state.
-    pub fn open_user_task(&self, key: i64) -> Option<zest_engine::types::StoredUserTask> {
-        use zest_engine::state::StateRead;
-        let p = self.partition_for(key)?;
-        let bytes = p.store.get(
-            zest_engine::state::Ks::UserTasks,
-            &zest_engine::user_task_key(b't', key),
-        )?;
-        zest_protocol::codec::decode(&bytes).ok()
+    pub async fn open_user_task(
+        &self,
+        key: i64,
+    ) -> Result<Option<zest_engine::types::StoredUserTask>, BrokerError> {
+        let partition = self.partition_of(key);
+        match self.read(partition, reads::Read::UserTask(key)).await? {
+            reads::Answer::UserTask(t) => Ok(t.map(|t| *t)),
+            _ => Err(unexpected_answer(partition)),
+        }
     }
 
     /// The deployed process version `key`, from its partition's committed state.
-    pub fn process_definition(&self, key: i64) -> Option<zest_protocol::ProcessRecord> {
-        zest_engine::queries::process(&self.partition_for(key)?.store, key)
+    pub async fn process_definition(
+        &self,
+        key: i64,
+    ) -> Result<Option<zest_protocol::ProcessRecord>, BrokerError> {
+        let partition = self.partition_of(key);
+        match self.read(partition, reads::Read::Process(key)).await? {
+            reads::Answer::Process(p) => Ok(p),
+            _ => Err(unexpected_answer(partition)),
+        }
     }
 
     /// The deployed form version `key`, from its partition's committed state.
-    pub fn form(&self, key: i64) -> Option<zest_protocol::FormRecord> {
-        zest_engine::queries::form(&self.partition_for(key)?.store, key)
+    pub async fn form(&self, key: i64) -> Result<Option<zest_protocol::FormRecord>, BrokerError> {
+        self.form_read(self.partition_of(key), reads::Read::Form(key))
+            .await
     }
 
     /// The latest version of the form `form_id` (deployments are processed on partition 1).
-    pub fn latest_form(&self, form_id: &str) -> Option<zest_protocol::FormRecord> {
-        zest_engine::queries::latest_form(&self.local.partition(1)?.store, form_id)
+    pub async fn latest_form(
+        &self,
+        form_id: &str,
+    ) -> Result<Option<zest_protocol::FormRecord>, BrokerError> {
+        self.form_read(1, reads::Read::LatestForm(form_id.to_string()))
+            .await
     }
 
-    /// The partition that holds `key` (the partition id is in the key's high bits).
-    fn partition_for(&self, key: i64) -> Option<&partition::PartitionHandle> {
-        self.local.partition(self.partition_of(key))
+    async fn form_read(
+        &self,
+        partition: PartitionId,
+        read: reads::Read,
+    ) -> Result<Option<zest_protocol::FormRecord>, BrokerError> {
+        match self.read(partition, read).await? {
+            reads::Answer::Form(f) => Ok(f),
+            _ => Err(unexpected_answer(partition)),
+        }
+    }
+
+    /// Reads partition `partition`'s committed state: here when this node replicates it (on a
+    /// blocking thread: a search scans), else on a node that does.
+    async fn read(
+        &self,
+        partition: PartitionId,
+        read: reads::Read,
+    ) -> Result<reads::Answer, BrokerError> {
+        if partition == 0 || partition > self.config.partitions {
+            return Err(BrokerError::NoSuchPartition(partition));
+        }
+        match self.local.partition(partition) {
+            Some(p) => {
+                let store = p.store.clone();
+                tokio::task::spawn_blocking(move || reads::read_local(&store, &read))
+                    .await
+                    .map_err(|e| BrokerError::Unavailable(partition, e.to_string()))
+            }
+            None => self.local.read_remote(partition, &read).await,
+        }
     }
 
     /// True when every partition of this node has a leader, and those led here have recovered
@@ -690,6 +719,15 @@ fn partition_info(p: PartitionStatus) -> PartitionInfo {
         healthy: p.healthy,
         processed_position: p.processed_position,
     }
+}
+
+/// A read answered with what another read asks for: a node that does not speak this one's
+/// protocol.
+fn unexpected_answer(partition: PartitionId) -> BrokerError {
+    BrokerError::Unavailable(
+        partition,
+        "a node answered the read with something else (is it another version of Zest?)".into(),
+    )
 }
 
 /// A new cluster's groups are formed with every replica's internal address: wait until each

@@ -13,8 +13,12 @@ use zest_protocol::{codec, PartitionId, Record};
 
 use crate::cluster::{frames, Cluster, NodeStatus, Outgoing, PartitionStatus, SubmitAnswer};
 use crate::partition::{answered_later, PartitionHandle};
+use crate::reads::{read_local, Answer, Read};
 use crate::router::Router;
 use crate::{backpressure, BrokerError, Submission};
+
+/// How long a read of another node's partition may take (a search scans its state).
+const READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub(crate) struct Local {
     pub node_id: u64,
@@ -232,6 +236,71 @@ impl Local {
         SubmitAnswer::from(self.submit_here(p, record).await)
     }
 
+    /// Reads partition `partition`'s committed state on a node that replicates it: its leader
+    /// first, then the others. Err when none of them answered.
+    pub(crate) async fn read_remote(
+        &self,
+        partition: PartitionId,
+        read: &Read,
+    ) -> Result<Answer, BrokerError> {
+        let mut nodes: Vec<u64> = self.cluster.leader(partition).into_iter().collect();
+        for node in self.cluster.replicas(partition) {
+            if !nodes.contains(&node) {
+                nodes.push(node);
+            }
+        }
+        nodes.retain(|&n| n != self.node_id);
+        let body = codec::encode(read);
+        let mut reasons = Vec::new();
+        for node in nodes {
+            let Some(address) = self.cluster.peers.address(node) else {
+                reasons.push(format!("node {node}'s address is not known"));
+                continue;
+            };
+            let peers = &self.cluster.peers;
+            match peers
+                .call(
+                    &address,
+                    frames::READ,
+                    partition,
+                    body.clone(),
+                    READ_TIMEOUT,
+                )
+                .await
+            {
+                Ok(bytes) => match codec::decode::<Answer>(&bytes) {
+                    Ok(answer) => return Ok(answer),
+                    Err(e) => reasons.push(format!("node {node} answered unreadably: {e}")),
+                },
+                Err(status) => reasons.push(format!("node {node}: {}", status.message())),
+            }
+        }
+        Err(BrokerError::Unavailable(
+            partition,
+            format!(
+                "no node that replicates it answered the read ({}); retry later",
+                reasons.join("; ")
+            ),
+        ))
+    }
+
+    /// A read another node asks of a partition replicated here.
+    async fn read_here(&self, partition: PartitionId, body: &[u8]) -> Result<Vec<u8>, Status> {
+        let read: Read =
+            codec::decode(body).map_err(|e| Status::invalid_argument(e.to_string()))?;
+        let Some(p) = self.partition(partition) else {
+            return Err(Status::not_found(format!(
+                "partition {partition} is not replicated on node {}",
+                self.node_id
+            )));
+        };
+        let store = p.store.clone();
+        let answer = tokio::task::spawn_blocking(move || read_local(&store, &read))
+            .await
+            .map_err(|e| Status::internal(e.to_string()))?;
+        Ok(codec::encode(&answer))
+    }
+
     fn take_batch(&self, body: &[u8]) -> Result<(), Status> {
         let batch: Vec<Outgoing> =
             codec::decode(body).map_err(|e| Status::invalid_argument(e.to_string()))?;
@@ -269,6 +338,7 @@ impl Handler for Local {
                 }
                 Ok(Vec::new())
             }
+            frames::READ => self.read_here(partition, &body).await,
             k => Err(Status::invalid_argument(format!("unknown frame kind {k}"))),
         }
     }

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use zest_model::StartForm;
 use zest_protocol::FormRecord;
 
-use super::{parse_named_key, Problem, Rest};
+use super::{broker_problem, parse_named_key, Problem, Rest};
 
 fn not_found(what: &str, key: i64, uri: &Uri) -> Problem {
     Problem::new(
@@ -33,6 +33,8 @@ pub(super) async fn process_xml(
     let process = rest
         .broker
         .process_definition(key)
+        .await
+        .map_err(|e| broker_problem(e, &uri))?
         .ok_or_else(|| not_found("Process definition", key, &uri))?;
     Ok((
         [("content-type", "text/xml; charset=utf-8")],
@@ -63,6 +65,8 @@ pub(super) async fn start_form(
     let record = rest
         .broker
         .process_definition(key)
+        .await
+        .map_err(|e| broker_problem(e, &uri))?
         .ok_or_else(|| not_found("Process definition", key, &uri))?;
     let process = zest_model::parse_bpmn(&record.resource_name, &record.resource)
         .ok()
@@ -71,7 +75,12 @@ pub(super) async fn start_form(
         return Ok(StatusCode::NO_CONTENT.into_response());
     };
     let body = match &process.start_form {
-        Some(StartForm::Linked(form_id)) => rest.broker.latest_form(form_id).map(|f| form_json(&f)),
+        Some(StartForm::Linked(form_id)) => rest
+            .broker
+            .latest_form(form_id)
+            .await
+            .map_err(|e| broker_problem(e, &uri))?
+            .map(|f| form_json(&f)),
         Some(StartForm::Key(form_key)) => process.embedded_form(form_key).map(|f| {
             json!({
                 "formKey": form_key,
@@ -96,18 +105,29 @@ pub(super) async fn user_task_form(
     uri: Uri,
 ) -> Result<Response, Problem> {
     let key = parse_named_key(&key, "userTaskKey", &uri)?;
-    let task = rest.broker.open_user_task(key).ok_or_else(|| {
-        Problem::new(
-            StatusCode::NOT_FOUND,
-            format!("User task with key '{key}' not found (Zest keeps open user tasks only)"),
-            &uri,
-        )
-    })?;
+    let task = rest
+        .broker
+        .open_user_task(key)
+        .await
+        .map_err(|e| broker_problem(e, &uri))?
+        .ok_or_else(|| {
+            Problem::new(
+                StatusCode::NOT_FOUND,
+                format!("User task with key '{key}' not found (Zest keeps open user tasks only)"),
+                &uri,
+            )
+        })?;
     let form_key = task.record.form_key;
-    Ok(
-        match (form_key > 0).then(|| rest.broker.form(form_key)).flatten() {
-            Some(f) => Json(form_json(&f)).into_response(),
-            None => StatusCode::NO_CONTENT.into_response(),
-        },
-    )
+    let form = match form_key > 0 {
+        true => rest
+            .broker
+            .form(form_key)
+            .await
+            .map_err(|e| broker_problem(e, &uri))?,
+        false => None,
+    };
+    Ok(match form {
+        Some(f) => Json(form_json(&f)).into_response(),
+        None => StatusCode::NO_CONTENT.into_response(),
+    })
 }

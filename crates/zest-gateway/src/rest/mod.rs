@@ -13,9 +13,9 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
+use zest_broker::reads::{user_task_json, SearchKind};
 use zest_broker::{Broker, BrokerError};
 use zest_engine::new_command;
-use zest_engine::types::StoredUserTask;
 use zest_protocol::{Intent, Record, RecordType, RecordValue, RejectionType, UserTaskRecord};
 
 mod definitions;
@@ -470,39 +470,6 @@ async fn update_user_task(
     user_task_command(&rest, key, Intent::Update, value, &uri).await
 }
 
-/// A user task as the REST API shows it (keys as strings, as Camunda 8.8 writes them).
-fn user_task_json(t: &StoredUserTask) -> Value {
-    let r = &t.record;
-    let opt = |s: &str| {
-        if s.is_empty() {
-            Value::Null
-        } else {
-            Value::String(s.to_string())
-        }
-    };
-    json!({
-        "userTaskKey": r.user_task_key.to_string(),
-        "state": "CREATED",
-        "assignee": opt(&r.assignee),
-        "elementId": r.element_id,
-        "candidateGroups": r.candidate_groups,
-        "candidateUsers": r.candidate_users,
-        "processDefinitionId": r.bpmn_process_id,
-        "creationDate": zest_model::time::format_date_time_utc(r.creation_timestamp),
-        "dueDate": opt(&r.due_date),
-        "followUpDate": opt(&r.follow_up_date),
-        "tenantId": r.tenant_id,
-        "externalFormReference": opt(&r.external_form_reference),
-        "processDefinitionVersion": r.process_definition_version,
-        "customHeaders": r.custom_headers,
-        "priority": r.priority,
-        "elementInstanceKey": r.element_instance_key.to_string(),
-        "processInstanceKey": r.process_instance_key.to_string(),
-        "processDefinitionKey": r.process_definition_key.to_string(),
-        "formKey": if r.form_key > 0 { Value::String(r.form_key.to_string()) } else { Value::Null },
-    })
-}
-
 async fn get_user_task(
     State(rest): State<Rest>,
     Path(key): Path<String>,
@@ -511,6 +478,8 @@ async fn get_user_task(
     let key = parse_key(&key, &uri)?;
     rest.broker
         .open_user_task(key)
+        .await
+        .map_err(|e| broker_problem(e, &uri))?
         .map(|t| Json(user_task_json(&t)))
         .ok_or_else(|| {
             Problem::new(
@@ -549,20 +518,6 @@ const FILTERS: [&str; 10] = [
     "priority",
 ];
 
-/// Whether the JSON field `field` of `item` equals the filter value `want` (keys are strings in
-/// responses and may be numbers or strings in filters).
-fn field_matches(item: &Value, field: &str, want: &Value) -> bool {
-    let want_text = match want {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    };
-    match &item[field] {
-        Value::String(s) => *s == want_text,
-        Value::Null => want.is_null(),
-        other => serde_json::from_str::<Value>(&want_text).ok().as_ref() == Some(other),
-    }
-}
-
 /// The filters the element instance search understands.
 const ELEMENT_INSTANCE_FILTERS: [&str; 9] = [
     "elementInstanceKey",
@@ -585,24 +540,7 @@ async fn search_element_instances(
 ) -> Result<Json<Value>, Problem> {
     let (filter, page) =
         search_request(&text, &uri, "element instance", &ELEMENT_INSTANCE_FILTERS)?;
-    let broker = rest.broker.clone();
-    // a scan of the state: on a blocking thread, keeping only the page
-    let found = tokio::task::spawn_blocking(move || {
-        let mut window = PageWindow::new(page);
-        broker.visit_active_element_instances(&mut |inst, incident| {
-            let item = element_instance_json(&inst, incident);
-            if filter
-                .iter()
-                .all(|(name, want)| field_matches(&item, name, want))
-            {
-                window.offer(item);
-            }
-        });
-        window.into_json()
-    })
-    .await
-    .map_err(|e| Problem::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string(), &uri))?;
-    Ok(Json(found))
+    search(&rest, SearchKind::ElementInstances, &filter, page, &uri).await
 }
 
 /// A search request's filter and page; a filter field outside `allowed` is a 400 naming the
@@ -628,60 +566,36 @@ fn search_request(
     Ok((filter, req.page))
 }
 
-/// One page of search results (`from`, `limit` 100 by default) with the total count, filled
-/// from matches offered one at a time: it holds the page, never every match.
-struct PageWindow {
-    from: usize,
-    limit: usize,
-    total: usize,
-    items: Vec<Value>,
-}
+/// Most results one search page holds (Camunda's page limit).
+const MAX_PAGE: u64 = 10_000;
 
-impl PageWindow {
-    fn new(page: Option<PageRequest>) -> PageWindow {
-        let page = page.unwrap_or_default();
-        PageWindow {
-            from: page.from.unwrap_or(0),
-            limit: page.limit.unwrap_or(100),
-            total: 0,
-            items: Vec::new(),
-        }
+/// One page of search results (`from`, `limit` 100 by default) with the total count, over
+/// every partition of the cluster (`Broker::search`).
+async fn search(
+    rest: &Rest,
+    kind: SearchKind,
+    filter: &Map<String, Value>,
+    page: Option<PageRequest>,
+    uri: &Uri,
+) -> Result<Json<Value>, Problem> {
+    let page = page.unwrap_or_default();
+    let limit = page.limit.unwrap_or(100) as u64;
+    if limit > MAX_PAGE {
+        return Err(Problem::new(
+            StatusCode::BAD_REQUEST,
+            format!("Expected a page limit of at most {MAX_PAGE}, but got {limit}"),
+            uri,
+        ));
     }
-
-    fn offer(&mut self, item: Value) {
-        if self.total >= self.from && self.items.len() < self.limit {
-            self.items.push(item);
-        }
-        self.total += 1;
-    }
-
-    fn into_json(self) -> Value {
-        json!({
-            "items": self.items,
-            "page": { "totalItems": self.total },
-        })
-    }
-}
-
-/// An element instance as Camunda's REST API shows it (keys as strings).
-fn element_instance_json(inst: &zest_engine::types::ElementInstance, incident: i64) -> Value {
-    let r = &inst.record;
-    let element_type = serde_json::to_value(r.bpmn_element_type).unwrap_or(Value::Null);
-    let mut item = json!({
-        "elementInstanceKey": inst.key.to_string(),
-        "processInstanceKey": r.process_instance_key.to_string(),
-        "processDefinitionKey": r.process_definition_key.to_string(),
-        "processDefinitionId": r.bpmn_process_id,
-        "elementId": r.element_id,
-        "type": element_type,
-        "state": "ACTIVE",
-        "hasIncident": incident > 0,
-        "tenantId": r.tenant_id,
-    });
-    if incident > 0 {
-        item["incidentKey"] = Value::String(incident.to_string());
-    }
-    item
+    let found = rest
+        .broker
+        .search(kind, filter, page.from.unwrap_or(0) as u64, limit)
+        .await
+        .map_err(|e| broker_problem(e, uri))?;
+    Ok(Json(json!({
+        "items": found.items,
+        "page": { "totalItems": found.total },
+    })))
 }
 
 async fn search_user_tasks(
@@ -692,36 +606,5 @@ async fn search_user_tasks(
     let mut allowed = FILTERS.to_vec();
     allowed.extend(["candidateGroup", "candidateUser"]);
     let (filter, page) = search_request(&text, &uri, "user task", &allowed)?;
-    let wanted = move |task: &Value| -> bool {
-        filter.iter().all(|(name, want)| {
-            let want_text = match want {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            match name.as_str() {
-                "candidateGroup" => task["candidateGroups"]
-                    .as_array()
-                    .is_some_and(|l| l.iter().any(|g| g.as_str() == Some(&want_text))),
-                "candidateUser" => task["candidateUsers"]
-                    .as_array()
-                    .is_some_and(|l| l.iter().any(|u| u.as_str() == Some(&want_text))),
-                field => field_matches(task, field, want),
-            }
-        })
-    };
-    let broker = rest.broker.clone();
-    // a scan of the state: on a blocking thread, keeping only the page
-    let found = tokio::task::spawn_blocking(move || {
-        let mut window = PageWindow::new(page);
-        broker.visit_open_user_tasks(&mut |task| {
-            let item = user_task_json(&task);
-            if wanted(&item) {
-                window.offer(item);
-            }
-        });
-        window.into_json()
-    })
-    .await
-    .map_err(|e| Problem::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string(), &uri))?;
-    Ok(Json(found))
+    search(&rest, SearchKind::UserTasks, &filter, page, &uri).await
 }

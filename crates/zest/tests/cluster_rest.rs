@@ -1,0 +1,305 @@
+//! The REST API's reads over a cluster whose partitions are not all on the node asked:
+//! `zest cluster --nodes 3 --partitions 3 --replication-factor 1` puts one partition on each
+//! node, and a standalone `zest gateway` holds none. Searches, user tasks, forms and process
+//! XML must show what every partition holds, from any of them, in key order, paged across
+//! partitions.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use common::{connect, http};
+use serde_json::{json, Value};
+use zest_gateway::proto;
+
+/// A child process killed (with its nodes, which watch its pid) when the test ends.
+struct Killed(Child, Option<std::path::PathBuf>);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.0.id().to_string()])
+            .status();
+        let _ = self.0.wait();
+        if let Some(dir) = &self.1 {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// Starts `zest` with `args` and returns it with the READY lines it printed (`count` of them).
+fn start(args: &[String], count: usize, dir: Option<std::path::PathBuf>) -> (Killed, Vec<String>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_zest"))
+        .args(args)
+        .env("ZEST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("zest starts");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let child = Killed(child, dir);
+    let mut ready = Vec::new();
+    while ready.len() < count {
+        let line = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("zest prints READY");
+        if line.contains("READY ") && !line.starts_with("CLUSTER READY") {
+            ready.push(line);
+        }
+    }
+    (child, ready)
+}
+
+fn field(ready: &str, name: &str) -> String {
+    ready
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix(&format!("{name}=")))
+        .unwrap_or_else(|| panic!("no {name}= in {ready}"))
+        .to_string()
+}
+
+fn search(rest: &str, what: &str, body: Value) -> Value {
+    let (status, page) = http(rest, "POST", &format!("/v2/{what}/search"), Some(body));
+    assert_eq!(status, 200, "{page}");
+    page
+}
+
+fn keys(page: &Value, name: &str) -> Vec<i64> {
+    page["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|i| i[name].as_str().unwrap().parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
+    // ports below the ephemeral range, apart for test runs beside this one
+    let offset = 1000 + (std::process::id() % 130) * 30;
+    let dir = std::env::temp_dir().join(format!("zest-test-cluster-rest-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (_cluster, nodes) = start(
+        &[
+            "cluster".into(),
+            "--nodes=3".into(),
+            "--partitions=3".into(),
+            "--replication-factor=1".into(),
+            format!("--port-offset={offset}"),
+            format!("--data-dir={}", dir.display()),
+            "--".into(),
+            "--memory-mb=64".into(),
+        ],
+        3,
+        Some(dir),
+    );
+    let node0 = nodes
+        .iter()
+        .find(|l| l.starts_with("node 0 "))
+        .expect("node 0 is ready");
+    let (gateway, rest0) = (field(node0, "gateway"), field(node0, "rest"));
+    let internal0 = format!("127.0.0.1:{}", 26502 + offset);
+    let (_gw, standalone) = start(
+        &[
+            "gateway".into(),
+            format!("--contact-points={internal0}"),
+            "--gateway-address=127.0.0.1:0".into(),
+            "--rest-address=127.0.0.1:0".into(),
+            "--management-address=127.0.0.1:0".into(),
+        ],
+        1,
+        None,
+    );
+    let rest_gw = field(&standalone[0], "rest");
+
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut c = rt.block_on(connect(&gateway));
+    rt.block_on(c.deploy_resource(proto::DeployResourceRequest {
+        resources: vec![
+            proto::Resource {
+                name: "user_tasks.bpmn".into(),
+                content: include_bytes!("../../../tests/compat/testdata/user_tasks.bpmn").to_vec(),
+            },
+            proto::Resource {
+                name: "review.form".into(),
+                content: include_bytes!("../../../tests/compat/testdata/review.form").to_vec(),
+            },
+        ],
+        tenant_id: String::new(),
+    }))
+    .expect("the model and its form deploy");
+    // round-robin: two instances on each partition
+    let mut instances = Vec::new();
+    for _ in 0..6 {
+        let created = rt
+            .block_on(
+                c.create_process_instance(proto::CreateProcessInstanceRequest {
+                    bpmn_process_id: "user_tasks".into(),
+                    version: -1,
+                    variables: r#"{"owner":"demo"}"#.into(),
+                    ..Default::default()
+                }),
+            )
+            .expect("an instance starts")
+            .into_inner();
+        instances.push(created.process_instance_key);
+    }
+    instances.sort();
+    let partitions: std::collections::BTreeSet<i64> = instances.iter().map(|k| k >> 51).collect();
+    assert_eq!(
+        partitions.len(),
+        3,
+        "instances on every partition: {instances:?}"
+    );
+
+    // every task shows up, from node 0 and from the gateway without partitions
+    let all = json!({"filter": {"processDefinitionId": "user_tasks"}});
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let page = search(&rest0, "user-tasks", all.clone());
+        if page["page"]["totalItems"] == 6 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the 6 user tasks show up: {page}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for rest in [&rest0, &rest_gw] {
+        let page = search(rest, "user-tasks", all.clone());
+        assert_eq!(page["page"]["totalItems"], 6, "{page}");
+        let tasks = keys(&page, "userTaskKey");
+        let mut sorted = tasks.clone();
+        sorted.sort();
+        assert_eq!(tasks, sorted, "key order across partitions");
+        let of: Vec<i64> = keys(&page, "processInstanceKey");
+        let mut of_sorted = of.clone();
+        of_sorted.sort();
+        assert_eq!(of_sorted, instances);
+
+        // a page that starts in one partition and ends in the next
+        let paged = search(
+            rest,
+            "user-tasks",
+            json!({"filter": {"processDefinitionId": "user_tasks"}, "page": {"from": 1, "limit": 3}}),
+        );
+        assert_eq!(paged["page"]["totalItems"], 6);
+        assert_eq!(keys(&paged, "userTaskKey"), tasks[1..4].to_vec());
+
+        // a filter that only the last partition matches
+        let last = *instances.last().unwrap();
+        let one = search(
+            rest,
+            "user-tasks",
+            json!({"filter": {"processInstanceKey": last.to_string()}}),
+        );
+        assert_eq!(keys(&one, "processInstanceKey"), vec![last], "{one}");
+
+        // element instances: each process instance and its task (and the incident of none)
+        let elements = search(
+            rest,
+            "element-instances",
+            json!({"filter": {"processDefinitionId": "user_tasks"}, "page": {"limit": 100}}),
+        );
+        assert_eq!(elements["page"]["totalItems"], 12, "{elements}");
+        assert!(elements["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["hasIncident"] == false));
+        let processes = search(
+            rest,
+            "element-instances",
+            json!({"filter": {"type": "PROCESS"}}),
+        );
+        assert_eq!(keys(&processes, "elementInstanceKey"), instances);
+
+        // one task of another node's partition, its form, and its process's XML
+        let task = &page["items"][5];
+        let key = task["userTaskKey"].as_str().unwrap();
+        let (status, got) = http(rest, "GET", &format!("/v2/user-tasks/{key}"), None);
+        assert_eq!((status, &got["userTaskKey"]), (200, &task["userTaskKey"]));
+        // its form is kept elsewhere (an external reference)
+        let (status, _) = http(rest, "GET", &format!("/v2/user-tasks/{key}/form"), None);
+        assert_eq!(status, 204);
+        let definition = task["processDefinitionKey"].as_str().unwrap();
+        let (status, _) = http(
+            rest,
+            "GET",
+            &format!("/v2/process-definitions/{definition}/xml"),
+            None,
+        );
+        assert_eq!(status, 200);
+    }
+
+    // a task completed over the gateway leaves every search
+    let page = search(&rest_gw, "user-tasks", all.clone());
+    let key = page["items"][5]["userTaskKey"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (status, body) = http(
+        &rest_gw,
+        "POST",
+        &format!("/v2/user-tasks/{key}/completion"),
+        Some(json!({})),
+    );
+    assert_eq!(status, 204, "{body}");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let remaining = search(
+            &rest0,
+            "user-tasks",
+            json!({"filter": {"elementId": "review"}}),
+        );
+        if remaining["page"]["totalItems"] == 5 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the completed task leaves: {remaining}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // the next task of that instance, on node 2's partition, has a form deployed on node 0's
+    let instance = page["items"][5]["processInstanceKey"].clone();
+    let approve = json!({"filter": {"processInstanceKey": instance, "elementId": "approve"}});
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let approve = loop {
+        let found = search(&rest_gw, "user-tasks", approve.clone());
+        if let Some(task) = found["items"].get(0) {
+            break task["userTaskKey"].as_str().unwrap().to_string();
+        }
+        assert!(Instant::now() < deadline, "the approve task shows up");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    for rest in [&rest0, &rest_gw] {
+        let path = format!("/v2/user-tasks/{approve}/form");
+        let (status, form) = http(rest, "GET", &path, None);
+        assert_eq!(
+            (status, &form["formId"]),
+            (200, &json!("review-form")),
+            "{form}"
+        );
+    }
+    // a page too large for one answer is refused
+    let (status, body) = http(
+        &rest0,
+        "POST",
+        "/v2/user-tasks/search",
+        Some(json!({"page": {"limit": 100_000}})),
+    );
+    assert_eq!(status, 400, "{body}");
+}
