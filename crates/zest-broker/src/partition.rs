@@ -123,6 +123,10 @@ const GROUP_BYTES: usize = 1 << 20;
 /// the leader, the followers' appliers and the exporters each hold an entry whole: under
 /// overload, 512 commands of the realistic benchmark wrote 30,000 records (30 MB decoded on
 /// each node).
+/// A group also stops taking commands once its records and answers hold the pipeline's bytes
+/// (`BrokerConfig::pipeline_bytes`, by their documents): a job activation writes each job's
+/// variables twice (the JOB_BATCH record and its answer), and 40 job streams' backlogs
+/// activating 32 jobs of 11 KB each put 30 MB into one group of the realistic benchmark.
 const GROUP_RECORDS: usize = 4096;
 
 /// What a command weighs in the queue's bytes and a group's: its documents and resources, and
@@ -619,8 +623,8 @@ struct Processor {
     router: Arc<Router>,
     /// Commands for other partitions whose queues were full, in the order sent.
     outbox: VecDeque<(PartitionId, Record)>,
-    /// Commands taken from the queues but left out of a group that wrote [`GROUP_RECORDS`]:
-    /// they lead the next group (at most one group's worth, `max_group`).
+    /// Commands taken from the queues but left out of a group that wrote [`GROUP_RECORDS`],
+    /// or records and answers holding `pipeline_bytes`: they lead the next group (at most one group's worth, `max_group`).
     carried: VecDeque<Submission>,
 }
 
@@ -749,6 +753,8 @@ impl Processor {
                 base: &self.store,
             };
             let mut txn = Txn::new(&base);
+            // what the group's records and answers hold (their documents, as `record_bytes`)
+            let mut held = 0;
             let mut group = group.into_iter();
             while let Some(sub) = group.next() {
                 // out of the queue: its bytes are the group's now, bounded by `max_group`
@@ -770,6 +776,7 @@ impl Processor {
                     }
                 }
                 let before = next_position;
+                let (written, answered) = (records.len(), responses.len());
                 let result =
                     self.engine
                         .process(&mut txn, record, now_millis(), &mut next_position);
@@ -789,7 +796,12 @@ impl Processor {
                     }
                 }
                 effects.extend(result.side_effects);
-                if records.len() >= GROUP_RECORDS {
+                held += records[written..].iter().map(record_bytes).sum::<usize>()
+                    + responses[answered..]
+                        .iter()
+                        .map(|r| record_bytes(&r.record))
+                        .sum::<usize>();
+                if records.len() >= GROUP_RECORDS || held >= self.pipeline_bytes {
                     // the rest lead the next group, in their order
                     for (i, sub) in group.by_ref().enumerate() {
                         self.carried.insert(i, sub);

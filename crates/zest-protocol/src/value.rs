@@ -858,6 +858,7 @@ impl RecordValue {
             RecordValue::Job(j) => j.variables.len() + j.error_message.len(),
             RecordValue::JobBatch(b) => b.jobs.iter().map(|j| j.variables.len()).sum(),
             RecordValue::VariableDocument(v) => v.variables.len(),
+            RecordValue::Variable(v) => v.value.len(),
             RecordValue::Message(m) => m.variables.len(),
             RecordValue::Signal(s) => s.variables.len(),
             RecordValue::UserTask(u) => u.variables.len(),

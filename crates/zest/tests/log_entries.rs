@@ -1,6 +1,8 @@
 //! A log entry is one processing group, replicated and applied whole: a group stops taking
-//! commands once it wrote 4096 records, and the commands it left lead the next group, in
-//! order, so that commands whose follow-ups write many records never make one huge entry.
+//! commands once it wrote 4096 records, or once its records and answers hold the pipeline's
+//! bytes (a sixteenth of `--memory-mb`), and the commands it left lead the next group, in
+//! order, so that commands whose follow-ups write many records, or large ones, never make one
+//! huge entry.
 
 mod common;
 
@@ -74,5 +76,74 @@ fn commands_that_write_many_records_are_split_over_log_entries() {
     assert!(
         entries >= records / 8192.0,
         "{entries} entries for {records} records"
+    );
+}
+
+/// A process that copies its variable `blob` four times (script tasks) and ends: its creation
+/// writes the blob six times (the creation record, then a VARIABLE record for it and for each
+/// copy), while the command in the queue holds it once.
+const COPIES: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="defs" targetNamespace="http://bpmn.io/schema/bpmn">
+  <bpmn:process id="copies" isExecutable="true">
+    <bpmn:startEvent id="start" />
+    <bpmn:scriptTask id="c1"><bpmn:extensionElements><zeebe:script expression="=blob" resultVariable="b1" /></bpmn:extensionElements></bpmn:scriptTask>
+    <bpmn:scriptTask id="c2"><bpmn:extensionElements><zeebe:script expression="=blob" resultVariable="b2" /></bpmn:extensionElements></bpmn:scriptTask>
+    <bpmn:scriptTask id="c3"><bpmn:extensionElements><zeebe:script expression="=blob" resultVariable="b3" /></bpmn:extensionElements></bpmn:scriptTask>
+    <bpmn:scriptTask id="c4"><bpmn:extensionElements><zeebe:script expression="=blob" resultVariable="b4" /></bpmn:extensionElements></bpmn:scriptTask>
+    <bpmn:endEvent id="end" />
+    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="c1" />
+    <bpmn:sequenceFlow id="f2" sourceRef="c1" targetRef="c2" />
+    <bpmn:sequenceFlow id="f3" sourceRef="c2" targetRef="c3" />
+    <bpmn:sequenceFlow id="f4" sourceRef="c3" targetRef="c4" />
+    <bpmn:sequenceFlow id="f5" sourceRef="c4" targetRef="end" />
+  </bpmn:process>
+</bpmn:definitions>"#;
+
+#[test]
+fn commands_whose_records_hold_much_are_split_over_log_entries() {
+    // 32 MiB: groups ahead of their commit hold 2 MiB, and so may one group
+    let node = start_with(
+        "log-entry-bytes",
+        &["--memory-mb", "32", "--pipeline-depth", "1"],
+    );
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut c = connect(&node.gateway).await;
+        c.deploy_resource(proto::DeployResourceRequest {
+            resources: vec![proto::Resource {
+                name: "copies.bpmn".into(),
+                content: COPIES.as_bytes().to_vec(),
+            }],
+            tenant_id: String::new(),
+        })
+        .await
+        .expect("the model deploys");
+        // 120 KB each, at once (3.6 MB: within the queue's 4 MiB): a group would take up to
+        // 16 of those that queued behind the first
+        let variables = serde_json::json!({ "blob": "x".repeat(120_000) }).to_string();
+        let created: Vec<_> = (0..30)
+            .map(|_| {
+                tokio::spawn(create_with_result(
+                    c.clone(),
+                    "copies".into(),
+                    variables.clone(),
+                ))
+            })
+            .collect();
+        for instance in created {
+            instance.await.unwrap().expect("every instance completes");
+        }
+    });
+    let name = "zest_commands_per_log_entry";
+    let entries = metric(&node.management, &format!("{name}_count"), None);
+    let within = metric(&node.management, &format!("{name}_bucket"), Some("4"));
+    let commands = metric(&node.management, &format!("{name}_sum"), None);
+    assert!(commands >= 30.0, "{commands} commands processed");
+    assert_eq!(
+        within,
+        entries,
+        "a group stops once its records hold 2 MiB (3 creations writing 720 KB each): {} of \
+         {entries} entries took more than 4 commands",
+        entries - within
     );
 }
