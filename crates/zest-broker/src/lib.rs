@@ -30,7 +30,7 @@ use zest_storage::{Store, StoreConfig};
 
 pub use backpressure::{BackpressureConfig, LimitAlgorithm, DEFAULT_AIMD_RTT};
 pub use cluster::{ClusterConfig, NodeStatus, PartitionStatus};
-pub use job_streams::{JobStream, JobStreamSpec, PushedJob, StreamSender, STREAM_WINDOW_BYTES};
+pub use job_streams::{JobStream, JobStreamSpec, PushedJob, StreamSender};
 pub use metrics::Metrics;
 pub use zest_cluster::{LogFlush, RaftSettings};
 

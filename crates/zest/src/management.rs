@@ -10,7 +10,7 @@ use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::Router;
-use prometheus::Encoder;
+use prometheus::{Encoder, IntGauge, IntGaugeVec, Opts};
 use zest_broker::backup::BackupError;
 use zest_broker::Broker;
 
@@ -19,8 +19,12 @@ pub async fn serve(
     broker: Arc<Broker>,
     mut shutdown: tokio::sync::watch::Receiver<bool>,
 ) {
+    let gauges = Gauges::register(&broker.metrics.registry)
+        .map_err(|e| tracing::warn!("the disk and allocator gauges are not exposed: {e}"))
+        .ok();
+    let metrics = move |State(broker): State<Arc<Broker>>| metrics(broker, gauges.clone());
     let app = Router::new()
-        .route("/metrics", get(metrics))
+        .route("/metrics", get(metrics.clone()))
         .route("/health", get(health))
         .route("/ready", get(ready))
         .route("/startup", get(ready))
@@ -48,19 +52,43 @@ pub async fn serve(
         .await;
 }
 
-async fn metrics(State(broker): State<Arc<Broker>>) -> impl IntoResponse {
+/// The gauges this binary adds to the broker's registry: the store's size on disk and the
+/// figures of the allocator it links.
+#[derive(Clone)]
+struct Gauges {
+    disk: IntGauge,
+    allocator: IntGaugeVec,
+}
+
+impl Gauges {
+    fn register(registry: &prometheus::Registry) -> prometheus::Result<Gauges> {
+        let disk = IntGauge::new("zest_disk_bytes", "Bytes on disk of the embedded store")?;
+        let allocator = IntGaugeVec::new(
+            Opts::new(
+                "zest_allocator_bytes",
+                "Memory of the allocator (jemalloc) by kind",
+            ),
+            &["kind"],
+        )?;
+        registry.register(Box::new(disk.clone()))?;
+        registry.register(Box::new(allocator.clone()))?;
+        Ok(Gauges { disk, allocator })
+    }
+}
+
+async fn metrics(broker: Arc<Broker>, gauges: Option<Gauges>) -> impl IntoResponse {
     broker.refresh_metrics();
+    if let Some(g) = gauges {
+        g.disk.set(broker.disk_space() as i64);
+        for (kind, bytes) in allocator_figures() {
+            g.allocator.with_label_values(&[kind]).set(bytes as i64);
+        }
+    }
     // one registry holds every family (the process collector included), so each family is
     // exposed once, as strict Prometheus parsers require
     let families = broker.metrics.registry.gather();
     let mut buf = Vec::new();
     let _ = prometheus::TextEncoder::new().encode(&families, &mut buf);
-    let extra = format!(
-        "# HELP zest_disk_bytes Bytes on disk of the embedded store\n# TYPE zest_disk_bytes gauge\nzest_disk_bytes {}\n",
-        broker.disk_space(),
-    );
-    buf.extend_from_slice(extra.as_bytes());
-    buf.extend_from_slice(allocator_metrics().as_bytes());
     ([("content-type", "text/plain; version=0.0.4")], buf)
 }
 
@@ -69,34 +97,26 @@ async fn metrics(State(broker): State<Arc<Broker>>) -> impl IntoResponse {
 /// pages), the pages jemalloc keeps resident (`resident`: active, freed pages not yet returned,
 /// and its `metadata`) and address space kept unmapped for reuse (`retained`).
 #[cfg(not(feature = "system-alloc"))]
-fn allocator_metrics() -> String {
+fn allocator_figures() -> Vec<(&'static str, usize)> {
     use tikv_jemalloc_ctl::{epoch, stats};
     if epoch::advance().is_err() {
-        return String::new();
+        return Vec::new();
     }
-    let kinds = [
+    [
         ("allocated", stats::allocated::read()),
         ("active", stats::active::read()),
         ("resident", stats::resident::read()),
         ("metadata", stats::metadata::read()),
         ("retained", stats::retained::read()),
-    ];
-    let mut out = String::from(
-        "# HELP zest_allocator_bytes Memory of the allocator (jemalloc) by kind\n# TYPE zest_allocator_bytes gauge\n",
-    );
-    for (kind, bytes) in kinds {
-        if let Ok(bytes) = bytes {
-            out.push_str(&format!(
-                "zest_allocator_bytes{{kind=\"{kind}\"}} {bytes}\n"
-            ));
-        }
-    }
-    out
+    ]
+    .into_iter()
+    .filter_map(|(kind, bytes)| Some((kind, bytes.ok()?)))
+    .collect()
 }
 
 #[cfg(feature = "system-alloc")]
-fn allocator_metrics() -> String {
-    String::new()
+fn allocator_figures() -> Vec<(&'static str, usize)> {
+    Vec::new()
 }
 
 async fn health() -> impl IntoResponse {
