@@ -179,6 +179,7 @@ fn the_memory_budget_split_and_disk_sizes_are_in_the_metrics() {
         get("zest_log_disk_bytes{partition=\"1\"}") > 0.0,
         "the log holds the first entries"
     );
+    assert!(get("zest_disk_bytes") > 0.0, "the store is on disk");
     // the allocator's own figures, to tell what the program holds from what the pages hold
     let allocated = get("zest_allocator_bytes{kind=\"allocated\"}");
     let active = get("zest_allocator_bytes{kind=\"active\"}");
