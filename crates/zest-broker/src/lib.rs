@@ -107,10 +107,22 @@ pub enum BrokerError {
 }
 
 impl BrokerConfig {
+    /// What of the budget is left to what is not counted: the program's code (its binary's
+    /// pages take some 19 MiB of resident memory), the runtime, connections and the gateway's
+    /// calls, and the allocator's spare pages. A quarter of the budget, at most 48 MiB.
+    pub fn memory_reserve(memory_bytes: u64) -> u64 {
+        (memory_bytes / 4).min(48 << 20)
+    }
+
+    /// The part of the budget the counted parts are sized from (see [`Self::memory_reserve`]).
+    pub fn sized_bytes(memory_bytes: u64) -> u64 {
+        memory_bytes - Self::memory_reserve(memory_bytes)
+    }
+
     /// Memory each local partition keeps evaluated multi-instance input collections in: a
-    /// thirty-second of the budget, shared by the partitions.
+    /// thirty-second of the sized budget, shared by the partitions.
     pub(crate) fn collection_cache_bytes(&self) -> usize {
-        (self.memory_bytes / 32) as usize / self.store.partitions.max(1) as usize
+        (Self::sized_bytes(self.memory_bytes) / 32) as usize / self.store.partitions.max(1) as usize
     }
 }
 
@@ -254,7 +266,8 @@ impl Broker {
         // the memory budget is the node's: the partitions it replicates share it
         let local_count = cluster.local_partitions().len().max(1);
         config.store.partitions = local_count as u32;
-        config.raft.recent_bytes = (config.memory_bytes / 8) as usize / local_count;
+        config.raft.recent_bytes =
+            (BrokerConfig::sized_bytes(config.memory_bytes) / 8) as usize / local_count;
         let store = if config.cluster.gateway_only {
             None
         } else {
@@ -606,6 +619,10 @@ impl Broker {
             .unwrap_or_default();
         let budget = [
             ("total", self.config.memory_bytes),
+            (
+                "reserve",
+                BrokerConfig::memory_reserve(self.config.memory_bytes),
+            ),
             ("block_cache", self.config.store.cache_bytes),
             ("write_buffers", self.config.store.write_buffer_bytes),
             ("model_cache", self.config.model_cache as u64 * (64 << 10)),

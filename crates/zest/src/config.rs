@@ -61,21 +61,22 @@ pub struct StartArgs {
     /// Capacity of each partition's command queue; beyond it requests get RESOURCE_EXHAUSTED
     #[arg(long, env = "ZEST_COMMAND_QUEUE")]
     pub command_queue: Option<usize>,
-    /// Memory budget in MiB (default 128): a quarter for the store's block cache, an eighth
-    /// for its write buffers, an eighth for client commands waiting in the partitions' queues
-    /// (by their variables and resources; beyond it RESOURCE_EXHAUSTED), a sixteenth for parsed
-    /// models, a thirty-second for evaluated multi-instance input collections, an eighth for
-    /// log entries waiting to be applied, a sixteenth for groups processed ahead of their
-    /// commit; the partitions of the node share each part; the rest is left to the runtime,
-    /// connections and commands being processed.
-    /// /metrics shows the split (zest_memory_budget_bytes)
+    /// Memory budget in MiB (default 128). A quarter of it (at most 48 MiB) is kept for the
+    /// program's code, the runtime, connections and the allocator; of the rest, a quarter for
+    /// the store's block cache, an eighth for its write buffers, an eighth for client commands
+    /// waiting in the partitions' queues (by their variables and resources; beyond it
+    /// RESOURCE_EXHAUSTED), a sixteenth for parsed models, a thirty-second for evaluated
+    /// multi-instance input collections, an eighth for log entries waiting to be applied, a
+    /// sixteenth for groups processed ahead of their commit; the partitions of the node share
+    /// each part. /metrics shows the split (zest_memory_budget_bytes)
     #[arg(long, env = "ZEST_MEMORY_MB")]
     pub memory_mb: Option<u64>,
-    /// Block cache of the embedded store in MiB (default: a quarter of --memory-mb)
+    /// Block cache of the embedded store in MiB (default: a quarter of --memory-mb less its
+    /// reserve, 24 of 128)
     #[arg(long, env = "ZEST_CACHE_MB")]
     pub cache_mb: Option<u64>,
     /// Memory for write buffers (memtables) of the embedded store in MiB (default: an eighth
-    /// of --memory-mb)
+    /// of --memory-mb less its reserve, 12 of 128)
     #[arg(long, env = "ZEST_WRITE_BUFFER_MB")]
     pub write_buffer_mb: Option<u64>,
     /// Backpressure algorithm: aimd (default), vegas, fixed, or off
@@ -348,15 +349,16 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
         "memory-mb = {memory_mb}: Zest needs at least 32 MiB (the default is 128)"
     );
     broker.memory_bytes = memory_mb << 20;
-    broker.store.cache_bytes = broker.memory_bytes / 4;
-    broker.store.write_buffer_bytes = broker.memory_bytes / 8;
+    // the parts are sized from what the reserve (code, runtime, connections) leaves
+    let sized = zest_broker::BrokerConfig::sized_bytes(broker.memory_bytes);
+    broker.store.cache_bytes = sized / 4;
+    broker.store.write_buffer_bytes = sized / 8;
     // a parsed model takes some tens of KiB; 64 KiB each is a safe bound
-    broker.model_cache = ((broker.memory_bytes / 16) / (64 << 10)) as usize;
+    broker.model_cache = ((sized / 16) / (64 << 10)) as usize;
     // commands waiting in the partitions' queues, by their documents and resources
-    broker.command_queue_bytes =
-        (broker.memory_bytes / 8 / broker.partitions.max(1) as u64) as usize;
+    broker.command_queue_bytes = (sized / 8 / broker.partitions.max(1) as u64) as usize;
     // groups processed and not yet committed, by their records, answers and writes
-    broker.pipeline_bytes = (broker.memory_bytes / 16 / broker.partitions.max(1) as u64) as usize;
+    broker.pipeline_bytes = (sized / 16 / broker.partitions.max(1) as u64) as usize;
     if let Some(mb) = args.cache_mb.or(file.cache_mb) {
         broker.store.cache_bytes = mb * 1024 * 1024;
     }

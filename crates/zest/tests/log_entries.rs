@@ -1,8 +1,8 @@
 //! A log entry is one processing group, replicated and applied whole: a group stops taking
 //! commands once it wrote 4096 records, or once its records and answers hold the pipeline's
-//! bytes (a sixteenth of `--memory-mb`), and the commands it left lead the next group, in
-//! order, so that commands whose follow-ups write many records, or large ones, never make one
-//! huge entry.
+//! bytes (a sixteenth of `--memory-mb` less its reserve), and the commands it left lead the
+//! next group, in order, so that commands whose follow-ups write many records, or large ones,
+//! never make one huge entry.
 
 mod common;
 
@@ -101,10 +101,11 @@ const COPIES: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 
 #[test]
 fn commands_whose_records_hold_much_are_split_over_log_entries() {
-    // 32 MiB: groups ahead of their commit hold 2 MiB, and so may one group
+    // 48 MiB: the parts share 36 MiB; groups ahead of their commit hold 2.25 MiB, and so may
+    // one group, and the queue 4.5 MiB
     let node = start_with(
         "log-entry-bytes",
-        &["--memory-mb", "32", "--pipeline-depth", "1"],
+        &["--memory-mb", "48", "--pipeline-depth", "1"],
     );
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
@@ -118,7 +119,7 @@ fn commands_whose_records_hold_much_are_split_over_log_entries() {
         })
         .await
         .expect("the model deploys");
-        // 120 KB each, at once (3.6 MB: within the queue's 4 MiB): a group would take up to
+        // 120 KB each, at once (3.6 MB: within the queue): a group would take up to
         // 16 of those that queued behind the first
         let variables = serde_json::json!({ "blob": "x".repeat(120_000) }).to_string();
         let created: Vec<_> = (0..30)
@@ -142,8 +143,8 @@ fn commands_whose_records_hold_much_are_split_over_log_entries() {
     assert_eq!(
         within,
         entries,
-        "a group stops once its records hold 2 MiB (3 creations writing 720 KB each): {} of \
-         {entries} entries took more than 4 commands",
+        "a group stops once its records hold 2.25 MiB (4 creations writing 720 KB each): {} \
+         of {entries} entries took more than 4 commands",
         entries - within
     );
 }

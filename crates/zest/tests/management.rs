@@ -156,22 +156,31 @@ fn the_memory_budget_split_and_disk_sizes_are_in_the_metrics() {
     };
     let mib = 1024.0 * 1024.0;
     assert_eq!(get("zest_memory_budget_bytes{part=\"total\"}"), 64.0 * mib);
+    // a quarter is kept for code, runtime and connections; the parts share the rest, 48 MiB
     assert_eq!(
-        get("zest_memory_budget_bytes{part=\"block_cache\"}"),
+        get("zest_memory_budget_bytes{part=\"reserve\"}"),
         16.0 * mib
     );
     assert_eq!(
-        get("zest_memory_budget_bytes{part=\"write_buffers\"}"),
-        8.0 * mib
+        get("zest_memory_budget_bytes{part=\"block_cache\"}"),
+        12.0 * mib
     );
-    assert!(get("zest_memory_budget_bytes{part=\"model_cache\"}") <= 4.0 * mib);
+    assert_eq!(
+        get("zest_memory_budget_bytes{part=\"write_buffers\"}"),
+        6.0 * mib
+    );
+    assert!(get("zest_memory_budget_bytes{part=\"model_cache\"}") <= 3.0 * mib);
     assert_eq!(
         get("zest_memory_budget_bytes{part=\"command_queues\"}"),
-        8.0 * mib
+        6.0 * mib
     );
-    assert!(get("zest_memory_used_bytes{part=\"command_queues\"}") <= 8.0 * mib);
-    assert!(get("zest_memory_used_bytes{part=\"block_cache\"}") <= 16.0 * mib);
-    assert!(get("zest_memory_used_bytes{part=\"write_buffers\"}") <= 8.0 * mib);
+    assert_eq!(
+        get("zest_memory_budget_bytes{part=\"pipelines\"}"),
+        3.0 * mib
+    );
+    assert!(get("zest_memory_used_bytes{part=\"command_queues\"}") <= 6.0 * mib);
+    assert!(get("zest_memory_used_bytes{part=\"block_cache\"}") <= 12.0 * mib);
+    assert!(get("zest_memory_used_bytes{part=\"write_buffers\"}") <= 6.0 * mib);
     // exposed (get panics otherwise); its tables are written at the first flush, so it may
     // still be 0 here
     get("zest_state_disk_bytes{partition=\"1\"}");
