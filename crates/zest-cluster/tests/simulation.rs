@@ -73,11 +73,16 @@ impl Sim {
     fn delay(&self) -> Duration {
         Duration::from_millis(self.rng.lock().unwrap().below(30))
     }
-    /// The target, when a message from `from` reaches it.
+    /// The target, when a message from `from` reaches it. The cut-off lock is let go before
+    /// the nodes' is taken: `leader_of` takes the nodes' lock first, and holding both here in
+    /// the other order deadlocked a run (seed 1795763411777382435) with the runtime's two
+    /// worker threads blocked.
     fn reach(&self, from: NodeId, to: NodeId) -> Option<ZestRaft> {
-        let cut = self.cut_off.lock().unwrap();
-        if cut.contains(&from) || cut.contains(&to) {
-            return None;
+        {
+            let cut = self.cut_off.lock().unwrap();
+            if cut.contains(&from) || cut.contains(&to) {
+                return None;
+            }
         }
         self.nodes.lock().unwrap().get(&to).cloned()
     }
@@ -186,12 +191,20 @@ impl RaftNetwork<TypeConfig> for SimConn {
         let SnapshotData::Received(staging) = received.as_mut() else {
             return Err(streaming("a follower receives into staging"));
         };
+        // a read or write that fails (the target restarted mid-transfer and its store closed)
+        // ends the transfer as a lost chunk does: a panic here would end the leader's
+        // replication to the target for good
         let mut cursor = ChunkCursor::default();
-        while let Some((chunk, next)) = view.next_chunk(&cursor, 4096).unwrap() {
+        while let Some((chunk, next)) = view
+            .next_chunk(&cursor, 4096)
+            .map_err(|_| streaming("the leader's view failed"))?
+        {
             if self.sim.roll(1) {
                 return Err(streaming("chunk lost"));
             }
-            staging.write_chunk(&chunk).unwrap();
+            staging
+                .write_chunk(&chunk)
+                .map_err(|_| streaming("the target's staging failed"))?;
             cursor = next;
         }
         tokio::time::sleep(self.sim.delay()).await;
