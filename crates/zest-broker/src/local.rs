@@ -275,6 +275,9 @@ impl Local {
                 Err(status) => reasons.push(format!("node {node}: {}", status.message())),
             }
         }
+        if reasons.is_empty() {
+            reasons.push("none is known here yet".into());
+        }
         Err(BrokerError::Unavailable(
             partition,
             format!(

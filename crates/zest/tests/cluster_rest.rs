@@ -302,4 +302,30 @@ fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
         Some(json!({"page": {"limit": 100_000}})),
     );
     assert_eq!(status, 400, "{body}");
+
+    // with node 2 killed, its partition cannot be read: 503, naming the partition
+    let node2 = nodes
+        .iter()
+        .find(|l| l.starts_with("node 2 "))
+        .expect("node 2 is ready");
+    let pid = node2
+        .split("(pid ")
+        .nth(1)
+        .and_then(|r| r.split(')').next())
+        .expect("node 2's pid");
+    Command::new("kill").args(["-KILL", pid]).status().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (status, body) = http(&rest_gw, "POST", "/v2/user-tasks/search", Some(all.clone()));
+        if status == 503 {
+            let detail = body["detail"].as_str().unwrap_or_default();
+            assert!(detail.contains("partition 3"), "{body}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the search fails once node 2 is gone: {body}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
