@@ -498,7 +498,6 @@ impl Broker {
         from: u64,
         limit: u64,
     ) -> Result<reads::Page, BrokerError> {
-        let filter = serde_json::Value::Object(filter.clone()).to_string();
         let mut page = reads::Page::default();
         for partition in 1..=self.config.partitions {
             let search = reads::Search {
@@ -513,8 +512,6 @@ impl Broker {
             let reads::Answer::Page { items, total } = self.read(partition, read).await? else {
                 return Err(unexpected_answer(partition));
             };
-            let items: Vec<serde_json::Value> = serde_json::from_str(&items)
-                .map_err(|e| BrokerError::Unavailable(partition, e.to_string()))?;
             page.items.extend(items);
             page.total += total;
         }
@@ -582,12 +579,9 @@ impl Broker {
             return Err(BrokerError::NoSuchPartition(partition));
         }
         match self.local.partition(partition) {
-            Some(p) => {
-                let store = p.store.clone();
-                tokio::task::spawn_blocking(move || reads::read_local(&store, &read))
-                    .await
-                    .map_err(|e| BrokerError::Unavailable(partition, e.to_string()))
-            }
+            Some(p) => reads::read_blocking(&p.store, read)
+                .await
+                .map_err(|e| BrokerError::Unavailable(partition, e)),
             None => self.local.read_remote(partition, &read).await,
         }
     }

@@ -13,7 +13,7 @@ use zest_protocol::{codec, PartitionId, Record};
 
 use crate::cluster::{frames, Cluster, NodeStatus, Outgoing, PartitionStatus, SubmitAnswer};
 use crate::partition::{answered_later, PartitionHandle};
-use crate::reads::{read_local, Answer, Read};
+use crate::reads::{read_blocking, Answer, Read};
 use crate::router::Router;
 use crate::{backpressure, BrokerError, Submission};
 
@@ -297,10 +297,9 @@ impl Local {
                 self.node_id
             )));
         };
-        let store = p.store.clone();
-        let answer = tokio::task::spawn_blocking(move || read_local(&store, &read))
+        let answer = read_blocking(&p.store, read)
             .await
-            .map_err(|e| Status::internal(e.to_string()))?;
+            .map_err(Status::internal)?;
         Ok(codec::encode(&answer))
     }
 

@@ -140,18 +140,23 @@ fn command_bytes(s: &Submission) -> usize {
     record_bytes(&s.record)
 }
 
-/// What a processed group holds until it is committed: its records (in the log entry), its
-/// answers, and its writes (twice: the next groups read them, and the state machine commits
-/// them).
-fn group_bytes(records: &[Record], responses: &[zest_engine::Response], writes: &Writes) -> usize {
+/// What records and answers hold (their documents, as [`record_bytes`]).
+fn output_bytes(records: &[Record], responses: &[zest_engine::Response]) -> usize {
     let records: usize = records.iter().map(record_bytes).sum();
     let answers: usize = responses.iter().map(|r| record_bytes(&r.record)).sum();
+    records + answers
+}
+
+/// What a processed group holds until it is committed: its records (in the log entry) and
+/// answers (`output`, from [`output_bytes`]), and its writes (twice: the next groups read
+/// them, and the state machine commits them).
+fn group_bytes(output: usize, writes: &Writes) -> usize {
     let writes: usize = writes
         .0
         .iter()
         .map(|((_, k), v)| k.len() + v.as_ref().map_or(0, Vec::len))
         .sum();
-    records + answers + 2 * writes
+    output + 2 * writes
 }
 
 /// Whether another group may be processed while `(groups, bytes)` are processed and not yet
@@ -624,7 +629,8 @@ struct Processor {
     /// Commands for other partitions whose queues were full, in the order sent.
     outbox: VecDeque<(PartitionId, Record)>,
     /// Commands taken from the queues but left out of a group that wrote [`GROUP_RECORDS`],
-    /// or records and answers holding `pipeline_bytes`: they lead the next group (at most one group's worth, `max_group`).
+    /// or whose records and answers hold `pipeline_bytes`: they lead the next group (at most
+    /// one group's worth, `max_group`).
     carried: VecDeque<Submission>,
 }
 
@@ -747,14 +753,14 @@ impl Processor {
         let mut waiting = Vec::new();
         let mut permits = Vec::new();
         let mut received = Vec::with_capacity(group.len());
+        // what the group's records and answers hold (their documents, as `record_bytes`)
+        let mut held = 0;
         let writes = {
             let base = Layered {
                 top: &self.speculative,
                 base: &self.store,
             };
             let mut txn = Txn::new(&base);
-            // what the group's records and answers hold (their documents, as `record_bytes`)
-            let mut held = 0;
             let mut group = group.into_iter();
             while let Some(sub) = group.next() {
                 // out of the queue: its bytes are the group's now, bounded by `max_group`
@@ -796,11 +802,7 @@ impl Processor {
                     }
                 }
                 effects.extend(result.side_effects);
-                held += records[written..].iter().map(record_bytes).sum::<usize>()
-                    + responses[answered..]
-                        .iter()
-                        .map(|r| record_bytes(&r.record))
-                        .sum::<usize>();
+                held += output_bytes(&records[written..], &responses[answered..]);
                 if records.len() >= GROUP_RECORDS || held >= self.pipeline_bytes {
                     // the rest lead the next group, in their order
                     for (i, sub) in group.by_ref().enumerate() {
@@ -843,7 +845,7 @@ impl Processor {
             self.lifetimes.observe(&self.metrics, pid_label, &records);
         }
         self.feed_job_backlog_gate(&activated, &effects);
-        let bytes = group_bytes(&records, &responses, &writes);
+        let bytes = group_bytes(held, &writes);
         if !records.is_empty() {
             // The state machine commits these writes instead of applying the records again;
             // the next groups read them until then.
@@ -1111,7 +1113,7 @@ impl Processor {
 
 #[cfg(test)]
 mod tests {
-    use super::{group_bytes, may_process_more, QueueBytes};
+    use super::{group_bytes, may_process_more, output_bytes, QueueBytes};
     use zest_engine::state::{Ks, Writes};
     use zest_protocol::{Intent, JobBatchRecord, JobRecord, RecordValue};
 
@@ -1157,7 +1159,7 @@ mod tests {
             .0
             .insert((Ks::ALL[0], vec![0; 10]), Some(vec![0; 1_000]));
         writes.0.insert((Ks::ALL[0], vec![1; 10]), None);
-        let bytes = group_bytes(&[batch], &[answer], &writes);
+        let bytes = group_bytes(output_bytes(&[batch], &[answer]), &writes);
         assert_eq!(bytes, 2 * (256 + 15_000) + 2 * (10 + 1_000 + 10));
     }
 

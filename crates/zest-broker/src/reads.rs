@@ -41,7 +41,8 @@ pub(crate) enum Read {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Search {
     /// The filter, a JSON object of field equalities (checked by the gateway).
-    pub filter: String,
+    #[serde(with = "json_text")]
+    pub filter: Map<String, Value>,
     /// Matches to pass over before the first one returned.
     pub skip: u64,
     /// Most matches to return.
@@ -50,9 +51,10 @@ pub(crate) struct Search {
 
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) enum Answer {
-    /// A search's matches (a JSON array, in key order) and how many matched in all.
+    /// A search's matches (in key order) and how many matched in all.
     Page {
-        items: String,
+        #[serde(with = "json_text")]
+        items: Vec<Value>,
         total: u64,
     },
     UserTask(Option<Box<StoredUserTask>>),
@@ -74,8 +76,34 @@ pub struct Page {
     pub total: u64,
 }
 
+/// JSON values cross the internal port as JSON text: the binary codec cannot carry a
+/// self-describing value. Only the wire pays for it; a local read keeps the values.
+mod json_text {
+    use serde::{de::DeserializeOwned, Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<T: Serialize, S: Serializer>(value: &T, s: S) -> Result<S::Ok, S::Error> {
+        let text = serde_json::to_string(value).map_err(serde::ser::Error::custom)?;
+        s.serialize_str(&text)
+    }
+
+    pub fn deserialize<'de, T: DeserializeOwned, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<T, D::Error> {
+        let text = String::deserialize(d)?;
+        serde_json::from_str(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Runs `read` on a partition's committed state, here, on a blocking thread (a search scans).
+pub(crate) async fn read_blocking(store: &PartitionStore, read: Read) -> Result<Answer, String> {
+    let store = store.clone();
+    tokio::task::spawn_blocking(move || read_local(&store, &read))
+        .await
+        .map_err(|e| e.to_string())
+}
+
 /// Runs `read` on a partition's committed state, here.
-pub(crate) fn read_local(store: &PartitionStore, read: &Read) -> Answer {
+fn read_local(store: &PartitionStore, read: &Read) -> Answer {
     match read {
         Read::UserTasks(s) => search_local(store, SearchKind::UserTasks, s),
         Read::ElementInstances(s) => search_local(store, SearchKind::ElementInstances, s),
@@ -94,11 +122,11 @@ pub(crate) fn read_local(store: &PartitionStore, read: &Read) -> Answer {
 /// One partition's matches, read from its state one at a time: it keeps only its part of the
 /// page.
 fn search_local(store: &PartitionStore, kind: SearchKind, search: &Search) -> Answer {
-    let filter: Map<String, Value> = serde_json::from_str(&search.filter).unwrap_or_default();
+    let filter = &search.filter;
     let mut items = Vec::new();
     let mut total = 0u64;
     let mut offer = |item: Value| {
-        if !matches(kind, &item, &filter) {
+        if !matches(kind, &item, filter) {
             return;
         }
         if total >= search.skip && (items.len() as u64) < search.limit {
@@ -112,10 +140,7 @@ fn search_local(store: &PartitionStore, kind: SearchKind, search: &Search) -> An
             offer(element_instance_json(&inst, inc))
         }),
     }
-    Answer::Page {
-        items: Value::Array(items).to_string(),
-        total,
-    }
+    Answer::Page { items, total }
 }
 
 /// Every open Camunda user task of the partition, in key order.
@@ -247,6 +272,33 @@ pub fn element_instance_json(inst: &ElementInstance, incident: i64) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A page and a filter cross the internal port as JSON text and come back as the values.
+    #[test]
+    fn pages_and_filters_cross_the_wire_whole() {
+        let items = vec![json!({"userTaskKey": "1", "customHeaders": {"a": [1, null]}})];
+        let wire = codec::encode(&Answer::Page {
+            items: items.clone(),
+            total: 7,
+        });
+        match codec::decode::<Answer>(&wire).unwrap() {
+            Answer::Page { items: back, total } => assert_eq!((back, total), (items, 7)),
+            other => panic!("unexpected {other:?}"),
+        }
+        let filter = json!({"priority": 50, "assignee": null});
+        let read = Read::UserTasks(Search {
+            filter: filter.as_object().cloned().unwrap(),
+            skip: 3,
+            limit: 10,
+        });
+        match codec::decode::<Read>(&codec::encode(&read)).unwrap() {
+            Read::UserTasks(s) => {
+                assert_eq!(Value::Object(s.filter), filter);
+                assert_eq!((s.skip, s.limit), (3, 10));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
 
     #[test]
     fn filters_compare_keys_as_text_and_candidates_by_membership() {

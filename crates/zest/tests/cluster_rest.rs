@@ -84,10 +84,27 @@ fn keys(page: &Value, name: &str) -> Vec<i64> {
         .collect()
 }
 
+/// A `--port-offset` under which every port `zest cluster --nodes N` takes is free now: below
+/// the ephemeral range, starting apart for test runs beside this one.
+fn free_port_offset(nodes: u32) -> u32 {
+    let free = |offset: u32| {
+        (0..nodes).all(|i| {
+            [8080, 9600, 26500, 26502].iter().all(|base| {
+                let port = (base + 10 * i + offset) as u16;
+                std::net::TcpListener::bind(("127.0.0.1", port)).is_ok()
+            })
+        })
+    };
+    let start = std::process::id() % 130;
+    (0..130)
+        .map(|k| 1000 + ((start + k) % 130) * 30)
+        .find(|&offset| free(offset))
+        .expect("a free block of ports")
+}
+
 #[test]
 fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
-    // ports below the ephemeral range, apart for test runs beside this one
-    let offset = 1000 + (std::process::id() % 130) * 30;
+    let offset = free_port_offset(3);
     let dir = std::env::temp_dir().join(format!("zest-test-cluster-rest-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let (_cluster, nodes) = start(
