@@ -12,21 +12,31 @@ use crate::types::{ElementInstance, StoredVariable};
 
 pub use crate::scope_variables::sort_like_zeebe;
 
-/// The scope chain from `scope_key` outwards: (scope key, its element instance if it exists).
+/// The scope chain from `scope_key` outwards: the scope, its flow scope, ... up to the
+/// process instance.
 fn scope_chain(ctx: &Ctx<'_, '_, '_>, scope_key: i64) -> Vec<i64> {
     let mut chain = Vec::with_capacity(4);
-    let mut scope = scope_key;
-    while scope > 0 {
-        chain.push(scope);
-        match ctx
-            .txn
-            .get::<ElementInstance>(Ks::ElementInstances, &key_i64(scope))
-        {
-            Some(inst) => scope = inst.parent_key,
-            None => break,
-        }
+    let mut scope = (scope_key > 0).then_some(scope_key);
+    while let Some(s) = scope {
+        chain.push(s);
+        scope = parent_scope(ctx, s);
     }
     chain
+}
+
+/// The leading fields of [`ElementInstance`], in its order: postcard decodes a prefix of a
+/// struct's fields from its encoding and leaves the rest unread.
+#[derive(serde::Deserialize)]
+struct InstanceHead {
+    _key: i64,
+    parent_key: i64,
+}
+
+/// The flow scope of `scope_key` (None for a process instance, or a scope not in state). Only
+/// the element instance's first fields are decoded: the walk needs no more.
+fn parent_scope(ctx: &Ctx<'_, '_, '_>, scope_key: i64) -> Option<i64> {
+    let head: InstanceHead = ctx.txn.get(Ks::ElementInstances, &key_i64(scope_key))?;
+    (head.parent_key > 0).then_some(head.parent_key)
 }
 
 /// The stored document of `scope_key`'s own variables (see `scope_variables`); empty if it has
@@ -133,18 +143,23 @@ pub fn visible_texts(
     scope_key: i64,
     names: &[String],
 ) -> Vec<Option<String>> {
-    let docs: Vec<Vec<u8>> = scope_chain(ctx, scope_key)
-        .into_iter()
-        .map(|scope| scope_doc(ctx, scope, false))
-        .collect();
-    names
-        .iter()
-        .map(|name| {
-            docs.iter()
-                .find_map(|d| scope_variables::find(d, name))
-                .map(|var| var.value.to_string())
-        })
-        .collect()
+    // outwards, and only as far as a name is still missing: most are found near the scope
+    let mut texts: Vec<Option<String>> = vec![None; names.len()];
+    let mut missing = names.len();
+    let mut scope = (scope_key > 0).then_some(scope_key);
+    while let (Some(s), true) = (scope, missing > 0) {
+        let doc = scope_doc(ctx, s, false);
+        for (name, text) in names.iter().zip(texts.iter_mut()) {
+            if text.is_none() {
+                if let Some(var) = scope_variables::find(&doc, name) {
+                    *text = Some(var.value.to_string());
+                    missing -= 1;
+                }
+            }
+        }
+        scope = parent_scope(ctx, s);
+    }
+    texts
 }
 
 /// The variables named in `names` visible from `scope_key` (all of them when `names` is empty).
@@ -288,17 +303,29 @@ pub fn set_local_document(
 /// Merges a document starting at `scope_key`: each variable is set where it is already
 /// defined (nearest scope first), else in the outermost scope (the process instance).
 pub fn merge_propagate(ctx: &mut Ctx<'_, '_, '_>, scope_key: i64, doc: &Map<String, Value>) {
+    if doc.is_empty() {
+        return;
+    }
     let chain = scope_chain(ctx, scope_key);
     let Some(&root) = chain.last() else { return };
-    // a document's names are unique: where each one goes does not depend on the others
-    let docs: Vec<Vec<u8>> = chain.iter().map(|&s| scope_doc(ctx, s, false)).collect();
-    for (name, value) in doc {
-        let target = chain
-            .iter()
-            .zip(&docs)
-            .find(|(_, d)| scope_variables::find(d, name).is_some())
-            .map_or(root, |(&s, _)| s);
-        set_local(ctx, target, name, value, None);
+    // a document's names are unique: where each one goes does not depend on the others, so
+    // every target is found first, reading scopes outwards only while a name is not placed
+    let mut targets: Vec<Option<i64>> = vec![None; doc.len()];
+    let mut missing = doc.len();
+    for &scope in &chain {
+        if missing == 0 {
+            break;
+        }
+        let held = scope_doc(ctx, scope, false);
+        for (name, target) in doc.keys().zip(targets.iter_mut()) {
+            if target.is_none() && scope_variables::find(&held, name).is_some() {
+                *target = Some(scope);
+                missing -= 1;
+            }
+        }
+    }
+    for ((name, value), target) in doc.iter().zip(targets) {
+        set_local(ctx, target.unwrap_or(root), name, value, None);
     }
 }
 
@@ -343,4 +370,42 @@ pub fn set_path(
         cur = entry;
     }
     doc.insert(first.to_string(), root);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::InstanceHead;
+    use crate::types::ElementInstance;
+    use zest_protocol::{codec, BpmnElementType, BpmnEventType, Intent, ProcessInstanceRecord};
+
+    /// The scope walk decodes only an element instance's first fields: they must stay its
+    /// key and its flow scope's key, in that order.
+    #[test]
+    fn an_element_instances_head_is_its_key_and_its_flow_scope() {
+        let inst = ElementInstance {
+            key: 2251799813685301,
+            parent_key: 2251799813685249,
+            state: Intent::ElementActivated,
+            record: ProcessInstanceRecord {
+                bpmn_process_id: "dispute".into(),
+                version: 3,
+                process_definition_key: 2251799813685248,
+                process_instance_key: 2251799813685249,
+                element_id: "review".into(),
+                flow_scope_key: 2251799813685249,
+                bpmn_element_type: BpmnElementType::ServiceTask,
+                bpmn_event_type: BpmnEventType::Unspecified,
+                parent_process_instance_key: -1,
+                parent_element_instance_key: -1,
+                tenant_id: "<default>".into(),
+            },
+            job_key: -1,
+            timer_key: -1,
+            active_children: 0,
+            active_flows: 0,
+            join_tokens: [("join\u{0}flow".to_string(), 2)].into(),
+        };
+        let head: InstanceHead = codec::decode(&codec::encode(&inst)).unwrap();
+        assert_eq!((head._key, head.parent_key), (inst.key, inst.parent_key));
+    }
 }
