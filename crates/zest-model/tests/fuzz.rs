@@ -237,7 +237,20 @@ proptest! {
             Ok(processes) => {
                 for p in &processes {
                     prop_assert!(matches!(p.element(0).kind, ElementKind::Process));
-                    prop_assert!(!p.element(0).start_events.is_empty(), "an executable process has a start");
+                    // a none, timer, message or signal start event in the process itself (a
+                    // process whose only start is a timer is valid: `start_events` lists the
+                    // none start events only)
+                    prop_assert!(
+                        p.elements.iter().any(|e| e.flow_scope == Some(0)
+                            && matches!(
+                                e.kind,
+                                ElementKind::NoneStartEvent
+                                    | ElementKind::TimerStartEvent
+                                    | ElementKind::MessageStartEvent
+                                    | ElementKind::SignalStartEvent
+                            )),
+                        "an executable process has a start"
+                    );
                     for f in &p.flows {
                         prop_assert!(f.source < p.elements.len() && f.target < p.elements.len());
                         prop_assert!(p.element(f.source).outgoing.iter().any(|&o| p.flows[o].id == f.id));
