@@ -44,21 +44,51 @@ impl<'a> Iterator for Iter<'a> {
 
 /// The entry at the start of `bytes` and its encoded length.
 fn parse(bytes: &[u8]) -> Option<(Entry<'_>, usize)> {
+    let (raw, len) = parse_raw(bytes)?;
+    Some((raw.checked()?, len))
+}
+
+/// An entry whose value's UTF-8 is not checked yet: walking past a value (a search for a
+/// later name, a write) need not check it, and a kept collection can be kilobytes.
+struct RawEntry<'a> {
+    name: &'a [u8],
+    key: i64,
+    value: &'a [u8],
+}
+
+impl<'a> RawEntry<'a> {
+    fn checked(&self) -> Option<Entry<'a>> {
+        Some(Entry {
+            name: std::str::from_utf8(self.name).ok()?,
+            key: self.key,
+            value: std::str::from_utf8(self.value).ok()?,
+        })
+    }
+}
+
+/// The entry at the start of `bytes`, its text unchecked, and its encoded length.
+fn parse_raw(bytes: &[u8]) -> Option<(RawEntry<'_>, usize)> {
     let take = |at: usize, n: usize| bytes.get(at..at.checked_add(n)?);
     let name_len = u32::from_le_bytes(take(0, 4)?.try_into().ok()?) as usize;
-    let name = std::str::from_utf8(take(4, name_len)?).ok()?;
+    let name = take(4, name_len)?;
     let at = 4 + name_len;
     let key = i64::from_le_bytes(take(at, 8)?.try_into().ok()?);
     let value_len = u32::from_le_bytes(take(at + 8, 4)?.try_into().ok()?) as usize;
-    let value = std::str::from_utf8(take(at + 12, value_len)?).ok()?;
-    Some((Entry { name, key, value }, at + 12 + value_len))
+    let value = take(at + 12, value_len)?;
+    Some((RawEntry { name, key, value }, at + 12 + value_len))
 }
 
 /// The variable `name` of the document.
 pub fn find<'a>(doc: &'a [u8], name: &str) -> Option<Entry<'a>> {
-    iter(doc)
-        .take_while(|e| e.name.as_bytes() <= name.as_bytes())
-        .find(|e| e.name == name)
+    let mut rest = doc;
+    while let Some((raw, len)) = parse_raw(rest) {
+        match raw.name.cmp(name.as_bytes()) {
+            std::cmp::Ordering::Less => rest = &rest[len..],
+            std::cmp::Ordering::Equal => return raw.checked(),
+            std::cmp::Ordering::Greater => return None,
+        }
+    }
+    None
 }
 
 /// The document with `name` set to (`key`, `value`): replaced where it is, else inserted in
@@ -66,8 +96,8 @@ pub fn find<'a>(doc: &'a [u8], name: &str) -> Option<Entry<'a>> {
 pub fn upsert(doc: &[u8], name: &str, key: i64, value: &str) -> Vec<u8> {
     let mut at = 0;
     let mut replaced = 0;
-    while let Some((e, len)) = parse(&doc[at..]) {
-        match e.name.as_bytes().cmp(name.as_bytes()) {
+    while let Some((e, len)) = parse_raw(&doc[at..]) {
+        match e.name.cmp(name.as_bytes()) {
             std::cmp::Ordering::Less => at += len,
             std::cmp::Ordering::Equal => {
                 replaced = len;
@@ -137,5 +167,26 @@ mod tests {
             assert!(n <= 1, "cut at {cut} gave {n} entries");
         }
         assert_eq!(iter(&doc).count(), 2);
+    }
+
+    /// `find` walks past other entries without reading their values, and a found value
+    /// that is not UTF-8 (never written by `upsert`) is not returned.
+    #[test]
+    fn find_stops_at_the_name_and_checks_only_its_value() {
+        let doc = upsert(
+            &upsert(&upsert(&[], "a", 1, "1"), "m", 2, "\"xx\""),
+            "z",
+            3,
+            "3",
+        );
+        assert_eq!(find(&doc, "z").map(|e| (e.key, e.value)), Some((3, "3")));
+        assert_eq!(find(&doc, "b"), None);
+        assert_eq!(find(&doc, "zz"), None);
+        let mut broken = doc.clone();
+        let at = broken.windows(4).position(|w| w == b"\"xx\"").unwrap();
+        broken[at + 1] = 0xFF;
+        assert_eq!(find(&broken, "m"), None);
+        assert_eq!(find(&broken, "z").map(|e| e.key), Some(3));
+        assert_eq!(find(&broken, "a").map(|e| e.key), Some(1));
     }
 }
