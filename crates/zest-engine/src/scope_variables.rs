@@ -78,34 +78,30 @@ fn parse_raw(bytes: &[u8]) -> Option<(RawEntry<'_>, usize)> {
     Some((RawEntry { name, key, value }, at + 12 + value_len))
 }
 
-/// The variable `name` of the document.
-pub fn find<'a>(doc: &'a [u8], name: &str) -> Option<Entry<'a>> {
-    let mut rest = doc;
-    while let Some((raw, len)) = parse_raw(rest) {
+/// Where `name`'s entry is in the document, or would go (name order): its offset, and its
+/// entry when there is one. Values are passed over unchecked.
+fn locate<'a>(doc: &'a [u8], name: &str) -> (usize, Option<(RawEntry<'a>, usize)>) {
+    let mut at = 0;
+    while let Some((raw, len)) = parse_raw(&doc[at..]) {
         match raw.name.cmp(name.as_bytes()) {
-            std::cmp::Ordering::Less => rest = &rest[len..],
-            std::cmp::Ordering::Equal => return raw.checked(),
-            std::cmp::Ordering::Greater => return None,
+            std::cmp::Ordering::Less => at += len,
+            std::cmp::Ordering::Equal => return (at, Some((raw, len))),
+            std::cmp::Ordering::Greater => break,
         }
     }
-    None
+    (at, None)
+}
+
+/// The variable `name` of the document.
+pub fn find<'a>(doc: &'a [u8], name: &str) -> Option<Entry<'a>> {
+    locate(doc, name).1?.0.checked()
 }
 
 /// The document with `name` set to (`key`, `value`): replaced where it is, else inserted in
 /// name order.
 pub fn upsert(doc: &[u8], name: &str, key: i64, value: &str) -> Vec<u8> {
-    let mut at = 0;
-    let mut replaced = 0;
-    while let Some((e, len)) = parse_raw(&doc[at..]) {
-        match e.name.cmp(name.as_bytes()) {
-            std::cmp::Ordering::Less => at += len,
-            std::cmp::Ordering::Equal => {
-                replaced = len;
-                break;
-            }
-            std::cmp::Ordering::Greater => break,
-        }
-    }
+    let (at, found) = locate(doc, name);
+    let replaced = found.map_or(0, |(_, len)| len);
     let mut out = Vec::with_capacity(doc.len() + 16 + name.len() + value.len());
     out.extend_from_slice(&doc[..at]);
     out.extend_from_slice(&(name.len() as u32).to_le_bytes());
