@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand"
 	"net"
 	"net/http"
 	"os"
@@ -46,15 +47,33 @@ type Zest struct {
 	starts int
 }
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago and that this process
+// has not handed out before. It lies below the kernel's ephemeral range (32768 and up), so an
+// outgoing connection of a node (which takes its source port from that range) cannot hold it
+// when a node binds it, or binds it again after a restart.
 func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	for try := 0; try < 1000; try++ {
+		port := 10000 + rand.Intn(22000)
+		if portsGiven[port] {
+			continue
+		}
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		portsGiven[port] = true
+		return port, nil
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, fmt.Errorf("no free port below the ephemeral range after 1000 tries")
 }
+
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{}
+)
 
 // NewZest prepares (does not start) a zest server on free ports. dataDir "" => a new temp dir.
 func NewZest(bin, dataDir string) (*Zest, error) {
@@ -81,11 +100,6 @@ func NewZest(bin, dataDir string) (*Zest, error) {
 	mp, err := FreePort()
 	if err != nil {
 		return nil, err
-	}
-	if mp == gp {
-		if mp, err = FreePort(); err != nil {
-			return nil, err
-		}
 	}
 	logF, err := os.CreateTemp("", "zest-compat-log-*.txt")
 	if err != nil {
