@@ -33,6 +33,23 @@ pub use state_machine::{AppliedInfo, SnapshotData, StateMachine};
 
 pub type NodeId = u64;
 
+/// Runs blocking storage work (an fsync, file deletions, a snapshot's install) away from the
+/// async worker threads: on tokio's blocking pool under a multi-thread runtime (the broker's),
+/// inline under a current-thread runtime. The deterministic simulation runs every node on one
+/// current-thread runtime with a paused clock; work finishing on another thread would wake its
+/// task at a moment set by the OS, and a seed would no longer replay the same run.
+pub(crate) async fn offload<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, String> {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    if Handle::current().runtime_flavor() == RuntimeFlavor::CurrentThread {
+        return Ok(work());
+    }
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| e.to_string())
+}
+
 /// The application data of a log entry: one processing batch, as the records a leader's
 /// processing wrote or as their encoding read from a log or received from a leader.
 ///

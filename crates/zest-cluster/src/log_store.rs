@@ -82,11 +82,9 @@ fn io_err(e: impl std::fmt::Display) -> AnyError {
 }
 
 /// The result of a write on a blocking thread, as the `std::io::Result` openraft wants.
-fn blocking_io<E: std::fmt::Display>(
-    joined: Result<Result<(), E>, tokio::task::JoinError>,
-) -> std::io::Result<()> {
+fn blocking_io<E: std::fmt::Display>(joined: Result<Result<(), E>, String>) -> std::io::Result<()> {
     joined
-        .map_err(|e| std::io::Error::other(e.to_string()))
+        .map_err(std::io::Error::other)
         .and_then(|r| r.map_err(|e| std::io::Error::other(e.to_string())))
 }
 
@@ -422,7 +420,7 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         let res = if self.flush == LogFlush::EveryAppend {
             let store = self.store.clone();
             // the fsync off the async runtime's worker threads
-            blocking_io(tokio::task::spawn_blocking(move || store.log_append(batch, true)).await)
+            blocking_io(crate::offload(move || store.log_append(batch, true)).await)
         } else {
             // a write to the OS, like the state machine's own writes: no hand-over to another
             // thread (each one costs a wake-up on the path of every command)
@@ -473,10 +471,7 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         // fsyncs and file deletions: on a blocking thread, not a runtime worker (openraft's core
         // still waits for it)
         blocking_io(
-            tokio::task::spawn_blocking(move || {
-                store.log_purge(log_id.index, ("last_purged", marker))
-            })
-            .await,
+            crate::offload(move || store.log_purge(log_id.index, ("last_purged", marker))).await,
         )
         .map_err(|e| StorageIOError::write_logs(io_err(e)).into())
     }
@@ -492,7 +487,7 @@ async fn delayed_flusher(
     while appended.recv().await.is_some() {
         tokio::time::sleep(delay).await;
         let s = store.clone();
-        if let Err(e) = blocking_io(tokio::task::spawn_blocking(move || s.sync_log()).await) {
+        if let Err(e) = blocking_io(crate::offload(move || s.sync_log()).await) {
             tracing::error!("delayed flush of the log failed: {e}");
         }
     }

@@ -323,7 +323,7 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
         let started = std::time::Instant::now();
         let snapshot = current_snapshot(&self.store)?;
         let store = self.store.clone();
-        tokio::task::spawn_blocking(move || {
+        crate::offload(move || {
             store.sync_log()?;
             store.persist_state()
         })
@@ -390,7 +390,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             .filter(|(k, _)| *k != LAST_POSITION)
             .collect();
         let store = self.store.clone();
-        tokio::task::spawn_blocking(move || match *snapshot {
+        crate::offload(move || match *snapshot {
             SnapshotData::Received(staging) => store.finish_install(staging, &meta_refs),
             SnapshotData::View(view) => store.install_view(&view, &meta_refs),
         })
