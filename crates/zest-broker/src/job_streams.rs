@@ -17,6 +17,12 @@
 //! size of the stream's last job until it is filled, so a group that reserves several places
 //! at once cannot go far beyond the bound.
 //!
+//! All the node's streams together are held to a third bound, [`Registry`]'s share of the
+//! memory budget (`BrokerConfig::job_stream_bytes`): 40 workers' streams of 1 MiB each would
+//! otherwise hold 40 MiB of a 128 MiB node. A stream takes no place while the node's streams
+//! hold that much, and its backlog activation asks for no more than fits in what is left
+//! ([`Room`] holds the estimate of what it asked for until the jobs take its place).
+//!
 //! When the client goes away, [`JobStream`]'s `Drop` unregisters the stream, closes its channel
 //! and, on a task, hands every job still in it (and every job whose place was reserved but not
 //! yet sent) back with JOB YIELD, as Zeebe does, so another worker gets them at once instead of
@@ -66,24 +72,65 @@ fn job_bytes(job: &JobRecord) -> usize {
     job.variables.len() + headers + 256
 }
 
+/// The bytes all the node's streams hold, and their bound.
+struct NodeHeld {
+    bytes: AtomicUsize,
+    limit: usize,
+    /// Woken (every waiter) when the bytes fall below the bound.
+    below: Notify,
+}
+
+impl NodeHeld {
+    fn bytes(&self) -> usize {
+        self.bytes.load(Ordering::Acquire)
+    }
+
+    fn free(&self) -> usize {
+        self.limit.saturating_sub(self.bytes())
+    }
+
+    fn sub(&self, bytes: usize) {
+        let before = self.bytes.fetch_sub(bytes, Ordering::AcqRel);
+        if before >= self.limit && before - bytes < self.limit {
+            self.below.notify_waiters();
+        }
+    }
+}
+
 /// The bytes a stream holds: jobs sent into its channel and not yet taken, and an estimate for
-/// each place reserved and not yet filled.
-#[derive(Default)]
+/// each place reserved and not yet filled. They count in the node's bytes too.
 struct Held {
     bytes: AtomicUsize,
     /// Size of the last job sent, the estimate for the next place.
     last: AtomicUsize,
     /// Woken when the bytes fall below the bound.
     below: Notify,
+    node: Arc<NodeHeld>,
 }
 
 impl Held {
+    fn new(node: Arc<NodeHeld>) -> Held {
+        Held {
+            bytes: AtomicUsize::new(0),
+            last: AtomicUsize::new(0),
+            below: Notify::new(),
+            node,
+        }
+    }
+
     fn bytes(&self) -> usize {
         self.bytes.load(Ordering::Acquire)
     }
 
     fn has_room(&self) -> bool {
-        self.bytes() < STREAM_WINDOW_BYTES
+        self.bytes() < STREAM_WINDOW_BYTES && self.node.free() > 0
+    }
+
+    /// Bytes that may still be added: the least of what the stream and the node have left.
+    fn free(&self) -> usize {
+        STREAM_WINDOW_BYTES
+            .saturating_sub(self.bytes())
+            .min(self.node.free())
     }
 
     fn estimate(&self) -> usize {
@@ -94,10 +141,12 @@ impl Held {
 
     fn add(&self, bytes: usize) {
         self.bytes.fetch_add(bytes, Ordering::AcqRel);
+        self.node.bytes.fetch_add(bytes, Ordering::AcqRel);
     }
 
     fn sub(&self, bytes: usize) {
         let before = self.bytes.fetch_sub(bytes, Ordering::AcqRel);
+        self.node.sub(bytes);
         if before.saturating_sub(bytes) < STREAM_WINDOW_BYTES {
             self.below.notify_one();
         }
@@ -159,13 +208,31 @@ struct Inner {
     by_type: HashMap<String, TypeStreams>,
 }
 
-/// The streams of the node, by job type.
-#[derive(Default)]
+/// The streams of the node, by job type, and the bytes they hold together.
 pub(crate) struct Registry {
     inner: Mutex<Inner>,
+    held: Arc<NodeHeld>,
 }
 
 impl Registry {
+    /// A registry whose streams hold at most about `limit` bytes together (one stream always
+    /// gets one job: a job larger than the bound still reaches a worker).
+    pub fn new(limit: usize) -> Registry {
+        Registry {
+            inner: Mutex::default(),
+            held: Arc::new(NodeHeld {
+                bytes: AtomicUsize::new(0),
+                limit: limit.max(1),
+                below: Notify::new(),
+            }),
+        }
+    }
+
+    /// Bytes the node's streams hold ahead of their clients (jobs and places reserved).
+    pub fn held_bytes(&self) -> usize {
+        self.held.bytes()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -304,32 +371,72 @@ pub struct StreamSender {
     held: Arc<Held>,
 }
 
+/// Room granted to a stream's backlog activation: `jobs` jobs of the size of the stream's last
+/// one. Their estimated bytes count in the stream's and the node's bytes from the grant on, so
+/// that streams woken together do not all ask for the same free bytes; each job sent takes one
+/// estimate's place, and dropping the room gives back what no job took.
+pub struct Room {
+    pub jobs: usize,
+    held: Arc<Held>,
+    estimate: usize,
+    reserved: usize,
+}
+
+impl Room {
+    fn take_one(&mut self) -> usize {
+        let estimate = self.estimate.min(self.reserved);
+        self.reserved -= estimate;
+        estimate
+    }
+}
+
+impl Drop for Room {
+    fn drop(&mut self) {
+        if self.reserved > 0 {
+            self.held.sub(self.reserved);
+        }
+    }
+}
+
 impl StreamSender {
-    /// Waits until the stream has room, and returns how many jobs of the size of its last one
-    /// fit (at least one); None once the stream is closed.
-    pub async fn room(&self) -> Option<usize> {
+    /// Waits until the stream has room, in jobs and in bytes (its own and the node's), and
+    /// grants as many jobs of the size of its last one as fit (at least one); None once the
+    /// stream is closed.
+    pub async fn room(&self) -> Option<Room> {
         loop {
             drop(self.tx.reserve().await.ok()?);
-            let bytes = self.held.bytes();
-            if bytes < STREAM_WINDOW_BYTES {
-                let by_bytes = (STREAM_WINDOW_BYTES - bytes) / self.held.estimate();
-                return Some(self.tx.capacity().min(by_bytes).max(1));
+            // registered before the check: a wake-up between the two is not missed
+            let node_below = self.held.node.below.notified();
+            tokio::pin!(node_below);
+            node_below.as_mut().enable();
+            let free = self.held.free();
+            if free > 0 {
+                let estimate = self.held.estimate();
+                let jobs = self.tx.capacity().min(free / estimate).max(1);
+                self.held.add(jobs * estimate);
+                return Some(Room {
+                    jobs,
+                    held: self.held.clone(),
+                    estimate,
+                    reserved: jobs * estimate,
+                });
             }
             tokio::select! {
                 _ = self.held.below.notified() => {}
+                _ = node_below => {}
                 _ = self.tx.closed() => return None,
             }
         }
     }
 
-    /// Sends a job into the channel, waiting for a place; the job comes back if the stream is
-    /// closed.
-    pub async fn send(&self, job: PushedJob) -> Result<(), PushedJob> {
+    /// Sends a job into the channel in a place of `room`, waiting for a place in the channel;
+    /// the job comes back if the stream is closed.
+    pub async fn send(&self, job: PushedJob, room: &mut Room) -> Result<(), PushedJob> {
         let permit = match self.tx.reserve().await {
             Ok(permit) => permit,
             Err(_) => return Err(job),
         };
-        self.held.sent(&job, 0);
+        self.held.sent(&job, room.take_one());
         permit.send(job);
         Ok(())
     }
@@ -348,7 +455,7 @@ impl JobStream {
         window: usize,
     ) -> JobStream {
         let (tx, rx) = mpsc::channel(window.max(1));
-        let held = Arc::new(Held::default());
+        let held = Arc::new(Held::new(registry.held.clone()));
         let id = registry.open(spec, tx.clone(), held.clone());
         JobStream {
             id,
@@ -404,17 +511,23 @@ impl Drop for JobStream {
         // arrive until `recv` ends
         rx.close();
         let internal = self.internal.clone();
+        // each job handed back leaves the node's count of bytes held
+        let held = self.held.clone();
+        let give_back = move |job: PushedJob| {
+            held.sub(job_bytes(&job.job));
+            yield_job(&internal, job);
+        };
         match tokio::runtime::Handle::try_current() {
             Ok(handle) => {
                 handle.spawn(async move {
                     while let Some(job) = rx.recv().await {
-                        yield_job(&internal, job);
+                        give_back(job);
                     }
                 });
             }
             Err(_) => {
                 while let Ok(job) = rx.try_recv() {
-                    yield_job(&internal, job);
+                    give_back(job);
                 }
             }
         }
@@ -443,7 +556,7 @@ mod tests {
 
     #[tokio::test]
     async fn reservations_respect_each_window_and_alternate_between_streams() {
-        let registry = Arc::new(Registry::default());
+        let registry = Arc::new(Registry::new(64 << 20));
         let internal = Router::for_tests(Vec::new());
         let a = JobStream::open(registry.clone(), internal.clone(), &spec("t"), 2);
         let b = JobStream::open(registry.clone(), internal.clone(), &spec("t"), 1);
@@ -470,7 +583,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_stream_takes_no_place_once_its_jobs_fill_its_bytes() {
-        let registry = Arc::new(Registry::default());
+        let registry = Arc::new(Registry::new(64 << 20));
         let internal = Router::for_tests(Vec::new());
         let mut stream = JobStream::open(registry.clone(), internal, &spec("t"), 32);
         let streams = PartitionStreams::new(registry);
@@ -500,7 +613,11 @@ mod tests {
             .await
             .expect("room in time")
             .unwrap();
-        assert_eq!(room, Some(1), "one more job of that size fits");
+        assert_eq!(
+            room.map(|r| r.jobs),
+            Some(1),
+            "one more job of that size fits"
+        );
         // a reserved place counts the last job's size until it is filled or dropped
         let before = stream.held_bytes();
         streams.reserve(4, &job("t")).expect("a place");
@@ -510,8 +627,82 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn the_node_s_streams_together_stay_within_their_share_of_the_budget() {
+        // room for four jobs of 100 KB in all, over two streams whose own windows hold ten
+        let job_of = |key| PushedJob {
+            key,
+            job: JobRecord {
+                variables: "x".repeat(100_000 - 256),
+                ..job("t")
+            },
+        };
+        let registry = Arc::new(Registry::new(400_000));
+        let internal = Router::for_tests(Vec::new());
+        let mut a = JobStream::open(registry.clone(), internal.clone(), &spec("t"), 32);
+        let b = JobStream::open(registry.clone(), internal, &spec("t"), 32);
+        let streams = PartitionStreams::new(registry.clone());
+        for key in 1..=4 {
+            streams.reserve(key, &job("t")).expect("a place");
+            let (_, place) = streams.take().pop().expect("reserved");
+            place.send(job_of(key));
+        }
+        assert_eq!(registry.held_bytes(), 400_000);
+        assert!(
+            streams.reserve(5, &job("t")).is_none(),
+            "the node's share is full"
+        );
+        // b's backlog waits for room though its own window is half empty
+        let sender = b.sender();
+        let waiting = tokio::spawn(async move { sender.room().await.map(|r| r.jobs) });
+        tokio::task::yield_now().await;
+        assert!(
+            !waiting.is_finished(),
+            "no room while the node's streams are full"
+        );
+        // a's client reads one (a got jobs 1 and 3): one job of that size fits again
+        let read = std::future::poll_fn(|cx| a.poll_recv(cx)).await;
+        assert_eq!(read.map(|j| j.key), Some(1));
+        let room = tokio::time::timeout(std::time::Duration::from_secs(5), waiting)
+            .await
+            .expect("room in time")
+            .unwrap();
+        assert_eq!(
+            room,
+            Some(1),
+            "room for what a's client read, not for b's whole window"
+        );
+        // a grant holds its bytes until jobs take its place: a second one finds none left
+        let first = b.sender().room().await.expect("room");
+        assert_eq!(first.jobs, 1);
+        assert_eq!(registry.held_bytes(), 400_000);
+        assert!(
+            streams.reserve(6, &job("t")).is_none(),
+            "the grant holds the room"
+        );
+        let mut first = first;
+        b.sender().send(job_of(7), &mut first).await.unwrap();
+        drop(first);
+        assert_eq!(
+            registry.held_bytes(),
+            400_000,
+            "the job took the grant's place"
+        );
+        drop(streams.take());
+        // streams that go away hand their jobs back, and their bytes with them
+        drop(a);
+        drop(b);
+        tokio::time::timeout(std::time::Duration::from_secs(5), async {
+            while registry.held_bytes() > 0 {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .expect("the node's bytes back to 0");
+    }
+
+    #[tokio::test]
     async fn jobs_a_dropped_stream_did_not_deliver_are_yielded() {
-        let registry = Arc::new(Registry::default());
+        let registry = Arc::new(Registry::new(64 << 20));
         let (itx, mut irx) = mpsc::channel(16);
         let internal = Router::for_tests(vec![itx]);
         let stream = JobStream::open(registry.clone(), internal, &spec("t"), 4);

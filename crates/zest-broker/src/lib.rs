@@ -55,6 +55,9 @@ pub struct BrokerConfig {
     /// Most bytes the groups processed ahead of their commit hold (their records, answers and
     /// writes, see `partition::group_bytes`), per partition; one group always goes ahead.
     pub pipeline_bytes: usize,
+    /// Most bytes of jobs the node's job streams hold together ahead of their clients (see
+    /// `job_streams`); each stream is held to its own window besides.
+    pub job_stream_bytes: usize,
     /// How often the scheduler looks for due timers, job deadlines and backoffs.
     pub scheduler_interval: Duration,
     pub store: StoreConfig,
@@ -82,6 +85,7 @@ impl Default for BrokerConfig {
             max_group: 512,
             pipeline_depth: 4,
             pipeline_bytes: 8 << 20,
+            job_stream_bytes: 12 << 20,
             scheduler_interval: Duration::from_millis(100),
             store: StoreConfig::default(),
             raft: RaftSettings::default(),
@@ -117,6 +121,26 @@ impl BrokerConfig {
     /// The part of the budget the counted parts are sized from (see [`Self::memory_reserve`]).
     pub fn sized_bytes(memory_bytes: u64) -> u64 {
         memory_bytes - Self::memory_reserve(memory_bytes)
+    }
+
+    /// Sizes the parts the budget (`memory_bytes`) pays for, from what its reserve leaves: the
+    /// store's block cache and write buffers, the parsed models, and the bytes the command
+    /// queues, the groups processed ahead of their commit and the job streams may hold. The
+    /// parts a node sizes when it starts, from the partitions it replicates, are the recent
+    /// log entries and the input collections ([`Self::collection_cache_bytes`]).
+    pub fn size_from_memory(&mut self) {
+        let sized = Self::sized_bytes(self.memory_bytes);
+        let partitions = self.partitions.max(1) as u64;
+        self.store.cache_bytes = sized / 4;
+        self.store.write_buffer_bytes = sized / 8;
+        // a parsed model takes some tens of KiB; 64 KiB each is a safe bound
+        self.model_cache = ((sized / 16) / (64 << 10)) as usize;
+        // commands waiting in the partitions' queues, by their documents and resources
+        self.command_queue_bytes = (sized / 8 / partitions) as usize;
+        // groups processed and not yet committed, by their records, answers and writes
+        self.pipeline_bytes = (sized / 16 / partitions) as usize;
+        // jobs pushed to workers and not yet read by them (40 streams of 1 MiB would be 40 MiB)
+        self.job_stream_bytes = (sized / 8) as usize;
     }
 
     /// Memory each local partition keeps evaluated multi-instance input collections in: a
@@ -277,7 +301,7 @@ impl Broker {
         };
         let backups = Arc::new(backup::Backups::open(config.backup_dir.clone())?);
         let metrics = Arc::new(Metrics::new()?);
-        let job_streams = Arc::new(job_streams::Registry::default());
+        let job_streams = Arc::new(job_streams::Registry::new(config.job_stream_bytes));
         // every local partition's queue of internal commands exists before the first starts:
         // partitions send each other commands (command distribution, message subscriptions)
         let mut queues = Vec::new();
@@ -636,6 +660,7 @@ impl Broker {
                 "pipelines",
                 (self.config.pipeline_bytes * self.local.partitions().len()) as u64,
             ),
+            ("job_streams", self.config.job_stream_bytes as u64),
         ];
         for (part, bytes) in budget {
             self.metrics
@@ -653,6 +678,7 @@ impl Broker {
             ("block_cache", cache),
             ("write_buffers", write_buffers),
             ("command_queues", queued as u64),
+            ("job_streams", self.job_streams.held_bytes() as u64),
         ] {
             self.metrics
                 .memory_used

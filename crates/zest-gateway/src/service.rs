@@ -426,11 +426,12 @@ impl Gateway for GatewayService {
     /// that becomes activatable while the stream has room is activated in the batch that makes
     /// it activatable and pushed once that batch commits (see `zest_broker::JobStream`). Flow
     /// control comes from the client's stream: the stream's channel holds [`STREAM_WINDOW`]
-    /// jobs and at most about `STREAM_WINDOW_BYTES` of them, and drains only as fast as the
+    /// jobs and at most about `STREAM_WINDOW_BYTES` of them (and all the node's streams
+    /// together their share of the memory budget), and drains only as fast as the
     /// transport sends, which HTTP/2 flow control limits to the client's receive window. So a
     /// worker that stops reading holds at most its window (grpc-java and tonic open 1-2 MiB;
-    /// hyper buffers up to 400 KiB per stream before that) plus the channel's jobs; beyond that
-    /// jobs wait for workers instead of growing memory.
+    /// the server holds up to 64 KiB per stream before that, see `grpc_server`) plus the
+    /// channel's jobs; beyond that jobs wait for workers instead of growing memory.
     ///
     /// Jobs that were activatable before the stream opened, or that found it full, are taken by
     /// this task with JOB_BATCH ACTIVATE as room frees up (woken by job notifications). When the
@@ -481,14 +482,16 @@ impl Gateway for GatewayService {
                 }
             };
             loop {
-                // Wait until the client has read enough to make room.
-                let mut room = tokio::select! {
+                // Wait until the client has read enough to make room (and the node's streams
+                // hold less than their share of the memory budget).
+                let mut grant = tokio::select! {
                     room = tx.room() => match room {
-                        Some(room) => room as i32,
+                        Some(room) => room,
                         None => return, // the client went away
                     },
                     _ = this.stopping() => return fail(stopped()),
                 };
+                let mut room = grant.jobs as i32;
                 let mut activated_any = false;
                 let mut paused = false;
                 for i in 0..partitions {
@@ -502,7 +505,7 @@ impl Gateway for GatewayService {
                             let mut activated = activated.into_iter();
                             for job in activated.by_ref() {
                                 activated_any = true;
-                                if let Err(job) = tx.send(job).await {
+                                if let Err(job) = tx.send(job, &mut grant).await {
                                     // the client went away: hand these back
                                     this.broker.yield_job(job);
                                     activated.for_each(|job| this.broker.yield_job(job));

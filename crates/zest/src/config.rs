@@ -350,15 +350,7 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
     );
     broker.memory_bytes = memory_mb << 20;
     // the parts are sized from what the reserve (code, runtime, connections) leaves
-    let sized = zest_broker::BrokerConfig::sized_bytes(broker.memory_bytes);
-    broker.store.cache_bytes = sized / 4;
-    broker.store.write_buffer_bytes = sized / 8;
-    // a parsed model takes some tens of KiB; 64 KiB each is a safe bound
-    broker.model_cache = ((sized / 16) / (64 << 10)) as usize;
-    // commands waiting in the partitions' queues, by their documents and resources
-    broker.command_queue_bytes = (sized / 8 / broker.partitions.max(1) as u64) as usize;
-    // groups processed and not yet committed, by their records, answers and writes
-    broker.pipeline_bytes = (sized / 16 / broker.partitions.max(1) as u64) as usize;
+    broker.size_from_memory();
     if let Some(mb) = args.cache_mb.or(file.cache_mb) {
         broker.store.cache_bytes = mb * 1024 * 1024;
     }

@@ -178,6 +178,12 @@ fn the_memory_budget_split_and_disk_sizes_are_in_the_metrics() {
         get("zest_memory_budget_bytes{part=\"pipelines\"}"),
         3.0 * mib
     );
+    // jobs pushed to workers and not yet read, all the node's job streams together
+    assert_eq!(
+        get("zest_memory_budget_bytes{part=\"job_streams\"}"),
+        6.0 * mib
+    );
+    assert!(get("zest_memory_used_bytes{part=\"job_streams\"}") <= 6.0 * mib);
     assert!(get("zest_memory_used_bytes{part=\"command_queues\"}") <= 6.0 * mib);
     assert!(get("zest_memory_used_bytes{part=\"block_cache\"}") <= 12.0 * mib);
     assert!(get("zest_memory_used_bytes{part=\"write_buffers\"}") <= 6.0 * mib);
