@@ -4,6 +4,7 @@
 
 pub mod admission;
 mod convert;
+pub mod grpc_server;
 pub mod rest;
 mod service;
 
