@@ -4,7 +4,6 @@
 
 pub mod admission;
 mod convert;
-pub mod grpc_server;
 pub mod rest;
 mod service;
 

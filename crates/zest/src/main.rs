@@ -299,13 +299,27 @@ async fn run_node(cfg: config::Resolved) -> anyhow::Result<()> {
     )
     .with_shutdown(shutdown_rx.clone());
     let mut grpc_shutdown = shutdown_rx.clone();
-    let grpc = tokio::spawn(zest_gateway::grpc_server::serve(
-        grpc_listener,
-        service,
-        async move {
-            let _ = grpc_shutdown.changed().await;
-        },
-    ));
+    let grpc = tokio::spawn(
+        tonic::transport::Server::builder()
+            .max_concurrent_streams(zest_gateway::admission::MAX_STREAMS_PER_CONNECTION)
+            .add_service(zest_gateway::server(service))
+            .serve_with_incoming_shutdown(
+                // Nagle's algorithm would hold back the small frames of a response (headers,
+                // message, trailers) until the client's delayed ACK: tens of milliseconds.
+                tokio_stream::StreamExt::map(
+                    tokio_stream::wrappers::TcpListenerStream::new(grpc_listener),
+                    |socket| {
+                        if let Ok(s) = &socket {
+                            let _ = s.set_nodelay(true);
+                        }
+                        socket
+                    },
+                ),
+                async move {
+                    let _ = grpc_shutdown.changed().await;
+                },
+            ),
+    );
     let mgmt = tokio::spawn(management::serve(
         mgmt_listener,
         broker.clone(),
