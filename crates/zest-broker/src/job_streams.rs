@@ -91,7 +91,7 @@ impl NodeHeld {
 
     fn sub(&self, bytes: usize) {
         let before = self.bytes.fetch_sub(bytes, Ordering::AcqRel);
-        if before >= self.limit && before - bytes < self.limit {
+        if before >= self.limit && before.saturating_sub(bytes) < self.limit {
             self.below.notify_waiters();
         }
     }

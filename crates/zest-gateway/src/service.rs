@@ -429,9 +429,9 @@ impl Gateway for GatewayService {
     /// jobs and at most about `STREAM_WINDOW_BYTES` of them (and all the node's streams
     /// together their share of the memory budget), and drains only as fast as the
     /// transport sends, which HTTP/2 flow control limits to the client's receive window. So a
-    /// worker that stops reading holds at most its window (grpc-java and tonic open 1-2 MiB;
-    /// the server holds up to 64 KiB per stream before that, see `grpc_server`) plus the
-    /// channel's jobs; beyond that jobs wait for workers instead of growing memory.
+    /// worker that stops reading holds at most its window (grpc-java and tonic open 1-2 MiB,
+    /// of which hyper keeps up to 400 KiB unsent when the socket is full) plus the channel's
+    /// jobs; beyond that jobs wait for workers instead of growing memory.
     ///
     /// Jobs that were activatable before the stream opened, or that found it full, are taken by
     /// this task with JOB_BATCH ACTIVATE as room frees up (woken by job notifications). When the
