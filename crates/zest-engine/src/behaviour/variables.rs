@@ -145,21 +145,45 @@ pub fn visible_texts(
 ) -> Vec<Option<String>> {
     // outwards, and only as far as a name is still missing: most are found near the scope
     let mut texts: Vec<Option<String>> = vec![None; names.len()];
+    let scopes = std::iter::successors((scope_key > 0).then_some(scope_key), |&s| {
+        parent_scope(ctx, s)
+    });
+    find_nearest(ctx, scopes, names, |i, _, value| {
+        texts[i] = Some(value.to_string())
+    });
+    texts
+}
+
+/// Walks `scopes` (innermost first) and calls `found(i, scope, value)` with the nearest scope
+/// holding `names[i]`, for each name some scope holds. A scope's document is read only while
+/// a name is still missing, and the walk stops once all are found: most are near.
+fn find_nearest<N: AsRef<str>>(
+    ctx: &Ctx<'_, '_, '_>,
+    scopes: impl IntoIterator<Item = i64>,
+    names: &[N],
+    mut found: impl FnMut(usize, i64, &str),
+) {
+    let mut placed = vec![false; names.len()];
     let mut missing = names.len();
-    let mut scope = (scope_key > 0).then_some(scope_key);
-    while let (Some(s), true) = (scope, missing > 0) {
-        let doc = scope_doc(ctx, s, false);
-        for (name, text) in names.iter().zip(texts.iter_mut()) {
-            if text.is_none() {
-                if let Some(var) = scope_variables::find(&doc, name) {
-                    *text = Some(var.value.to_string());
-                    missing -= 1;
-                }
+    if missing == 0 {
+        return;
+    }
+    for scope in scopes {
+        let doc = scope_doc(ctx, scope, false);
+        for (i, name) in names.iter().enumerate() {
+            if placed[i] {
+                continue;
+            }
+            if let Some(var) = scope_variables::find(&doc, name.as_ref()) {
+                placed[i] = true;
+                missing -= 1;
+                found(i, scope, var.value);
             }
         }
-        scope = parent_scope(ctx, s);
+        if missing == 0 {
+            return;
+        }
     }
-    texts
 }
 
 /// The variables named in `names` visible from `scope_key` (all of them when `names` is empty).
@@ -310,20 +334,11 @@ pub fn merge_propagate(ctx: &mut Ctx<'_, '_, '_>, scope_key: i64, doc: &Map<Stri
     let Some(&root) = chain.last() else { return };
     // a document's names are unique: where each one goes does not depend on the others, so
     // every target is found first, reading scopes outwards only while a name is not placed
+    let names: Vec<&String> = doc.keys().collect();
     let mut targets: Vec<Option<i64>> = vec![None; doc.len()];
-    let mut missing = doc.len();
-    for &scope in &chain {
-        if missing == 0 {
-            break;
-        }
-        let held = scope_doc(ctx, scope, false);
-        for (name, target) in doc.keys().zip(targets.iter_mut()) {
-            if target.is_none() && scope_variables::find(&held, name).is_some() {
-                *target = Some(scope);
-                missing -= 1;
-            }
-        }
-    }
+    find_nearest(ctx, chain.iter().copied(), &names, |i, scope, _| {
+        targets[i] = Some(scope)
+    });
     for ((name, value), target) in doc.iter().zip(targets) {
         set_local(ctx, target.unwrap_or(root), name, value, None);
     }

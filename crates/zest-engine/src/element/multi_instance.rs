@@ -406,6 +406,7 @@ mod tests {
             assert_ne!(base, *other, "input change {i}");
             // both halves differ: neither hash alone carries the fingerprint
             assert_ne!(base as u64, *other as u64, "input change {i}, second hash");
+            assert_ne!(base >> 64, *other >> 64, "input change {i}, SipHash");
         }
     }
 }
