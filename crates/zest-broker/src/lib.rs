@@ -74,8 +74,9 @@ pub struct BrokerConfig {
 }
 
 impl Default for BrokerConfig {
+    /// One partition on `./data` with the parts sized from the default budget (128 MiB).
     fn default() -> Self {
-        BrokerConfig {
+        let mut config = BrokerConfig {
             node_id: 0,
             data_dir: PathBuf::from("data"),
             partitions: 1,
@@ -94,7 +95,9 @@ impl Default for BrokerConfig {
             memory_bytes: 128 << 20,
             model_cache: 128,
             cluster: ClusterConfig::default(),
-        }
+        };
+        config.size_from_memory();
+        config
     }
 }
 

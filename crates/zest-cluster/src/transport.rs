@@ -330,14 +330,14 @@ impl Groups {
         if !data.is_empty() {
             let chunk = data.to_vec();
             let mut staged = receiving.data;
-            staged = tokio::task::spawn_blocking(move || match staged.as_mut() {
+            staged = crate::offload(move || match staged.as_mut() {
                 SnapshotData::Received(staging) => staging.write_chunk(&chunk).map(|_| staged),
                 SnapshotData::View(_) => Err(zest_storage::StorageError::Other(
                     "a snapshot is received into a staging generation".into(),
                 )),
             })
             .await
-            .map_err(|e| Status::internal(e.to_string()))?
+            .map_err(Status::internal)?
             .map_err(|e| Status::internal(e.to_string()))?;
             receiving.data = staged;
         }

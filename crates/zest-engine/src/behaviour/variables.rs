@@ -330,17 +330,20 @@ pub fn merge_propagate(ctx: &mut Ctx<'_, '_, '_>, scope_key: i64, doc: &Map<Stri
     if doc.is_empty() {
         return;
     }
-    let chain = scope_chain(ctx, scope_key);
-    let Some(&root) = chain.last() else { return };
+    if scope_key <= 0 {
+        return;
+    }
     // a document's names are unique: where each one goes does not depend on the others, so
-    // every target is found first, reading scopes outwards only while a name is not placed
+    // every target is found first, reading scopes outwards only while a name is not placed;
+    // a name found nowhere goes to the root, the last scope read (the walk reached it)
     let names: Vec<&String> = doc.keys().collect();
     let mut targets: Vec<Option<i64>> = vec![None; doc.len()];
-    find_nearest(ctx, chain.iter().copied(), &names, |i, scope, _| {
-        targets[i] = Some(scope)
-    });
+    let mut last = scope_key;
+    let scopes =
+        std::iter::successors(Some(scope_key), |s| parent_scope(ctx, *s)).inspect(|s| last = *s);
+    find_nearest(ctx, scopes, &names, |i, scope, _| targets[i] = Some(scope));
     for ((name, value), target) in doc.iter().zip(targets) {
-        set_local(ctx, target.unwrap_or(root), name, value, None);
+        set_local(ctx, target.unwrap_or(last), name, value, None);
     }
 }
 
