@@ -132,9 +132,22 @@ java_suite() {
   local addr=${ZEEBE_ADDRESS:-} rest=${ZEEBE_REST_ADDRESS:-} pid="" dir=""
   if [ -z "$addr" ]; then
     local port mport rport
-    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-    mport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-    rport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    # three distinct ports free a moment ago, below the kernel's ephemeral range (32768 and
+    # up), where an outgoing connection's source port cannot take one before zest binds it
+    read -r port mport rport < <(python3 -c '
+import random, socket
+ports = []
+while len(ports) < 3:
+    p = random.randint(10000, 31999)
+    if p in ports:
+        continue
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", p))
+        except OSError:
+            continue
+    ports.append(p)
+print(*ports)')
     dir=$(mktemp -d /tmp/zest-java-XXXXXX)
     "$ZEST_BIN" start --data-dir "$dir/data" --gateway-address "127.0.0.1:$port" \
       --management-address "127.0.0.1:$mport" --rest-address "127.0.0.1:$rport" >"$dir/out.log" 2>"$dir/err.log" &

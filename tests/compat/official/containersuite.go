@@ -60,15 +60,6 @@ func (s *ContainerSuite) PrintFailedContainerLogs() {
 	fmt.Fprintf(os.Stderr, "---- zest log (tail) ----\n%s\n", strings.Join(lines, "\n"))
 }
 
-func freePort() string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-}
-
 func (s *ContainerSuite) SetupSuite() {
 	if addr := os.Getenv("ZEEBE_ADDRESS"); addr != "" {
 		s.setAddress(addr)
@@ -88,10 +79,11 @@ func (s *ContainerSuite) SetupSuite() {
 	if err != nil {
 		s.T().Fatal(err)
 	}
-	// a default node: no flag beyond its data directory and free ports
+	// a default node: no flag beyond its data directory and ports the node picks itself (port
+	// 0; its READY line names the gateway's, and the suite uses no other)
 	s.cmd = exec.Command(bin, "start", "--data-dir", filepath.Join(s.dataDir, "data"),
-		"--gateway-address", "127.0.0.1:0", "--management-address", "127.0.0.1:"+freePort(),
-		"--rest-address", "127.0.0.1:"+freePort())
+		"--gateway-address", "127.0.0.1:0", "--management-address", "127.0.0.1:0",
+		"--rest-address", "127.0.0.1:0")
 	stdout, err := s.cmd.StdoutPipe()
 	if err != nil {
 		s.T().Fatal(err)

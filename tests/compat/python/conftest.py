@@ -7,6 +7,7 @@ stdout, SIGTERM it at the end of the session.
 """
 
 import os
+import random
 import re
 import secrets
 import shutil
@@ -24,10 +25,26 @@ TESTDATA = Path(__file__).resolve().parent.parent / "testdata"
 READY_TIMEOUT_S = 60
 
 
+_PORTS_GIVEN: set[int] = set()
+
+
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port on 127.0.0.1 that was free a moment ago and that this process has not handed out
+    before. It lies below the kernel's ephemeral range (32768 and up): a port picked there by
+    binding port 0 can be taken as the source port of an outgoing connection before the node
+    binds it (the Go harness met that in CI)."""
+    for _ in range(1000):
+        port = random.randint(10000, 31999)
+        if port in _PORTS_GIVEN:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _PORTS_GIVEN.add(port)
+        return port
+    raise RuntimeError("no free port found in 10000-31999 on 127.0.0.1")
 
 
 class ZestProcess:
@@ -37,8 +54,6 @@ class ZestProcess:
             raise RuntimeError(f"ZEST_BIN={binary} is not a file")
         self.data_dir = tempfile.mkdtemp(prefix="zest-pytest-data-")
         gw, mgmt = _free_port(), _free_port()
-        while mgmt == gw:
-            mgmt = _free_port()
         self.address = f"127.0.0.1:{gw}"
         self.mgmt_address = f"127.0.0.1:{mgmt}"
         self.log: list[str] = []
