@@ -163,6 +163,18 @@ impl Held {
     }
 }
 
+/// Jobs activated for a poll, counted in the node's bytes (see [`Registry::hold_polled`]).
+pub struct PolledJobs {
+    node: Arc<NodeHeld>,
+    bytes: usize,
+}
+
+impl Drop for PolledJobs {
+    fn drop(&mut self) {
+        self.node.sub(self.bytes);
+    }
+}
+
 /// A place reserved in a stream's channel for a job whose batch is committing. Filled by
 /// [`Place::send`]; dropped unfilled (the batch failed), it frees the place and its estimate.
 pub(crate) struct Place {
@@ -228,9 +240,39 @@ impl Registry {
         }
     }
 
-    /// Bytes the node's streams hold ahead of their clients (jobs and places reserved).
+    /// Bytes the node's streams hold ahead of their clients (jobs and places reserved), and
+    /// the jobs activated for polls and not yet handed to their clients.
     pub fn held_bytes(&self) -> usize {
         self.held.bytes()
+    }
+
+    /// Whether the node's jobs held ahead of their clients leave room for more.
+    pub fn has_room(&self) -> bool {
+        self.held.free() > 0
+    }
+
+    /// Waits until the node's jobs held ahead of their clients leave room for more.
+    pub async fn room(&self) {
+        loop {
+            let below = self.held.below.notified();
+            tokio::pin!(below);
+            below.as_mut().enable();
+            if self.has_room() {
+                return;
+            }
+            below.await;
+        }
+    }
+
+    /// Counts jobs activated for a poll (`ActivateJobs`) in the node's bytes until the
+    /// returned guard is dropped, once they are handed to their client.
+    pub fn hold_polled(&self, jobs: &[PushedJob]) -> PolledJobs {
+        let bytes = jobs.iter().map(|j| job_bytes(&j.job)).sum();
+        self.held.bytes.fetch_add(bytes, Ordering::AcqRel);
+        PolledJobs {
+            node: self.held.clone(),
+            bytes,
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -698,6 +740,49 @@ mod tests {
         })
         .await
         .expect("the node's bytes back to 0");
+    }
+
+    #[tokio::test]
+    async fn jobs_activated_for_polls_share_the_node_s_budget_with_the_streams() {
+        let job_of = |key| PushedJob {
+            key,
+            job: JobRecord {
+                variables: "x".repeat(100_000 - 256),
+                ..job("t")
+            },
+        };
+        let registry = Arc::new(Registry::new(200_000));
+        let internal = Router::for_tests(Vec::new());
+        let stream = JobStream::open(registry.clone(), internal, &spec("t"), 32);
+        let streams = PartitionStreams::new(registry.clone());
+        // a poll's two jobs fill the node's share: streams get no place, polls no room
+        let polled = registry.hold_polled(&[job_of(1), job_of(2)]);
+        assert_eq!(registry.held_bytes(), 200_000);
+        assert!(!registry.has_room());
+        assert!(
+            streams.reserve(3, &job("t")).is_none(),
+            "no place for a stream while polled jobs fill the node's share"
+        );
+        let waiting = {
+            let registry = registry.clone();
+            tokio::spawn(async move { registry.room().await })
+        };
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished(), "the next poll waits for room");
+        // handed to their client, the polled jobs leave the count and the poll goes on
+        drop(polled);
+        assert_eq!(registry.held_bytes(), 0);
+        tokio::time::timeout(std::time::Duration::from_secs(5), waiting)
+            .await
+            .expect("room in time")
+            .unwrap();
+        assert!(registry.has_room());
+        assert!(
+            streams.reserve(3, &job("t")).is_some(),
+            "streams get places again"
+        );
+        drop(streams.take());
+        drop(stream);
     }
 
     #[tokio::test]

@@ -30,7 +30,7 @@ use zest_storage::{Store, StoreConfig};
 
 pub use backpressure::{BackpressureConfig, LimitAlgorithm, DEFAULT_AIMD_RTT};
 pub use cluster::{ClusterConfig, NodeStatus, PartitionStatus};
-pub use job_streams::{JobStream, JobStreamSpec, PushedJob, StreamSender};
+pub use job_streams::{JobStream, JobStreamSpec, PolledJobs, PushedJob, StreamSender};
 pub use metrics::Metrics;
 pub use zest_cluster::{LogFlush, RaftSettings};
 
@@ -462,6 +462,22 @@ impl Broker {
     /// (JOB YIELD): it becomes activatable again at once.
     pub fn yield_job(&self, job: PushedJob) {
         job_streams::yield_job(&self.local.router, job);
+    }
+
+    /// Whether the node's jobs held ahead of their clients (job streams and polls together,
+    /// `job_stream_bytes`) leave room for a poll to activate more.
+    pub fn has_job_room(&self) -> bool {
+        self.job_streams.has_room()
+    }
+
+    /// Waits until the node's jobs held ahead of their clients leave room for more.
+    pub async fn job_room(&self) {
+        self.job_streams.room().await
+    }
+
+    /// Counts jobs activated for a poll in the node's share until the guard is dropped.
+    pub fn hold_polled_jobs(&self, jobs: &[PushedJob]) -> PolledJobs {
+        self.job_streams.hold_polled(jobs)
     }
 
     /// Notifications of job types that became activatable (on any node of the cluster).

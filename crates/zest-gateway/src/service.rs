@@ -376,6 +376,18 @@ impl Gateway for GatewayService {
             // Subscribe before the first attempt so that no notification is missed.
             let mut notifications = this.broker.subscribe_jobs();
             loop {
+                // Jobs activated for polls count in the node's share with the job streams'
+                // (`job_stream_bytes`) until handed to their client: while it is full, a poll
+                // waits as it would for jobs to appear (one that does not wait gets none).
+                if !this.broker.has_job_room() {
+                    let Some(deadline) = deadline else { return };
+                    tokio::select! {
+                        _ = tokio::time::sleep_until(deadline) => return,
+                        _ = tx.closed() => return,
+                        _ = this.stopping() => return,
+                        _ = this.broker.job_room() => {}
+                    }
+                }
                 let mut jobs = Vec::new();
                 let mut remaining = r.max_jobs_to_activate;
                 // every partition, starting at the next in turn (as Zeebe's gateway), so that
@@ -389,7 +401,7 @@ impl Gateway for GatewayService {
                     match this.activate(partition, &wanted, remaining).await {
                         Ok(activated) => {
                             remaining -= activated.len() as i32;
-                            jobs.extend(activated.into_iter().map(|j| activated_job(j.key, j.job)));
+                            jobs.extend(activated);
                         }
                         Err(status) => {
                             let _ = tx.send(Err(status)).await;
@@ -398,7 +410,13 @@ impl Gateway for GatewayService {
                     }
                 }
                 if !jobs.is_empty() {
+                    let held = this.broker.hold_polled_jobs(&jobs);
+                    let jobs = jobs
+                        .into_iter()
+                        .map(|j| activated_job(j.key, j.job))
+                        .collect();
                     let _ = tx.send(Ok(proto::ActivateJobsResponse { jobs })).await;
+                    drop(held);
                     return;
                 }
                 let Some(deadline) = deadline else { return };
