@@ -131,31 +131,16 @@ fi
 java_suite() {
   local addr=${ZEEBE_ADDRESS:-} rest=${ZEEBE_REST_ADDRESS:-} pid="" dir=""
   if [ -z "$addr" ]; then
-    local port mport rport
-    # three distinct ports free a moment ago, below the kernel's ephemeral range (32768 and
-    # up), where an outgoing connection's source port cannot take one before zest binds it
-    read -r port mport rport < <(python3 -c '
-import random, socket
-ports = []
-while len(ports) < 3:
-    p = random.randint(10000, 31999)
-    if p in ports:
-        continue
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", p))
-        except OSError:
-            continue
-    ports.append(p)
-print(*ports)')
+    # port 0 for every address: the node binds what the kernel gives and names it in READY
+    # (no pick that another process could take before the node binds it)
     dir=$(mktemp -d /tmp/zest-java-XXXXXX)
-    "$ZEST_BIN" start --data-dir "$dir/data" --gateway-address "127.0.0.1:$port" \
-      --management-address "127.0.0.1:$mport" --rest-address "127.0.0.1:$rport" >"$dir/out.log" 2>"$dir/err.log" &
+    "$ZEST_BIN" start --data-dir "$dir/data" --gateway-address 127.0.0.1:0 \
+      --management-address 127.0.0.1:0 --rest-address 127.0.0.1:0 >"$dir/out.log" 2>"$dir/err.log" &
     pid=$!
     for _ in $(seq 1 120); do grep -q READY "$dir/out.log" 2>/dev/null && break; sleep 0.5; done
     grep -q READY "$dir/out.log" || { echo "zest did not start:"; tail -20 "$dir/err.log"; kill "$pid" 2>/dev/null; return 1; }
-    addr=127.0.0.1:$port
-    rest=http://127.0.0.1:$rport
+    addr=$(sed -n 's/^READY gateway=\([^ ]*\) .*/\1/p' "$dir/out.log" | head -1)
+    rest=http://$(sed -n 's/^READY .* rest=\([^ ]*\) .*/\1/p' "$dir/out.log" | head -1)
   fi
   local rc=0
   rm -rf "$HERE/java/target/surefire-reports"

@@ -169,6 +169,15 @@ pub struct PolledJobs {
     bytes: usize,
 }
 
+impl PolledJobs {
+    /// Counts more jobs of the same poll.
+    pub fn add(&mut self, jobs: &[PushedJob]) {
+        let bytes: usize = jobs.iter().map(|j| job_bytes(&j.job)).sum();
+        self.node.bytes.fetch_add(bytes, Ordering::AcqRel);
+        self.bytes += bytes;
+    }
+}
+
 impl Drop for PolledJobs {
     fn drop(&mut self) {
         self.node.sub(self.bytes);
@@ -241,7 +250,7 @@ impl Registry {
     }
 
     /// Bytes the node's streams hold ahead of their clients (jobs and places reserved), and
-    /// the jobs activated for polls and not yet handed to their clients.
+    /// the jobs activated for polls and not yet handed to the gRPC layer.
     pub fn held_bytes(&self) -> usize {
         self.held.bytes()
     }
@@ -265,14 +274,15 @@ impl Registry {
     }
 
     /// Counts jobs activated for a poll (`ActivateJobs`) in the node's bytes until the
-    /// returned guard is dropped, once they are handed to their client.
+    /// returned guard is dropped: the gateway drops it once it has handed the batch to the
+    /// gRPC layer.
     pub fn hold_polled(&self, jobs: &[PushedJob]) -> PolledJobs {
-        let bytes = jobs.iter().map(|j| job_bytes(&j.job)).sum();
-        self.held.bytes.fetch_add(bytes, Ordering::AcqRel);
-        PolledJobs {
+        let mut held = PolledJobs {
             node: self.held.clone(),
-            bytes,
-        }
+            bytes: 0,
+        };
+        held.add(jobs);
+        held
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -769,7 +779,7 @@ mod tests {
         };
         tokio::task::yield_now().await;
         assert!(!waiting.is_finished(), "the next poll waits for room");
-        // handed to their client, the polled jobs leave the count and the poll goes on
+        // handed over, the polled jobs leave the count and the poll goes on
         drop(polled);
         assert_eq!(registry.held_bytes(), 0);
         tokio::time::timeout(std::time::Duration::from_secs(5), waiting)

@@ -93,6 +93,30 @@ impl GatewayService {
         })
     }
 
+    /// Jobs activated for polls count in the node's share with the job streams'
+    /// (`job_stream_bytes`), from each partition's answer until the gateway hands the batch to
+    /// the gRPC layer (tonic's encoding and HTTP/2's buffers are not counted). While the share
+    /// is full, a long poll waits as it would for jobs to appear: false when it should end
+    /// instead (no long polling, its deadline, the client gone or the node stopping).
+    async fn wait_for_job_room<T: Send>(
+        &self,
+        tx: &tokio::sync::mpsc::Sender<T>,
+        deadline: Option<tokio::time::Instant>,
+    ) -> bool {
+        if self.broker.has_job_room() {
+            return true;
+        }
+        let Some(deadline) = deadline else {
+            return false;
+        };
+        tokio::select! {
+            _ = tokio::time::sleep_until(deadline) => false,
+            _ = tx.closed() => false,
+            _ = self.stopping() => false,
+            _ = self.broker.job_room() => true,
+        }
+    }
+
     /// Resolves once the node is stopping (never, without a shutdown signal).
     async fn stopping(&self) {
         match self.shutdown.clone() {
@@ -139,15 +163,20 @@ impl GatewayService {
         if partition == 1 {
             return self.submit(1, command).await;
         }
+        let (key, intent) = (command.key, command.intent);
+        // no copy kept for the retry: a call with result holds it until its instance completes
         let answer = self
             .broker
-            .submit(partition, command.clone())
+            .submit(partition, command)
             .await
             .map_err(broker_status)?;
         if answer.record_type == zest_protocol::RecordType::CommandRejection
             && answer.rejection_type == zest_protocol::RejectionType::NotFound
         {
-            return self.submit(1, command).await;
+            // a rejection carries its command's value: the same command, on partition 1
+            return self
+                .submit(1, new_command(key, intent, answer.value, -1, -1))
+                .await;
         }
         expect_event(answer)
     }
@@ -376,19 +405,12 @@ impl Gateway for GatewayService {
             // Subscribe before the first attempt so that no notification is missed.
             let mut notifications = this.broker.subscribe_jobs();
             loop {
-                // Jobs activated for polls count in the node's share with the job streams'
-                // (`job_stream_bytes`) until handed to their client: while it is full, a poll
-                // waits as it would for jobs to appear (one that does not wait gets none).
-                if !this.broker.has_job_room() {
-                    let Some(deadline) = deadline else { return };
-                    tokio::select! {
-                        _ = tokio::time::sleep_until(deadline) => return,
-                        _ = tx.closed() => return,
-                        _ = this.stopping() => return,
-                        _ = this.broker.job_room() => {}
-                    }
+                if !this.wait_for_job_room(&tx, deadline).await {
+                    return;
                 }
                 let mut jobs = Vec::new();
+                // counted from each partition's answer on (see `wait_for_job_room`)
+                let mut held = this.broker.hold_polled_jobs(&[]);
                 let mut remaining = r.max_jobs_to_activate;
                 // every partition, starting at the next in turn (as Zeebe's gateway), so that
                 // no partition's jobs wait behind another's
@@ -401,6 +423,7 @@ impl Gateway for GatewayService {
                     match this.activate(partition, &wanted, remaining).await {
                         Ok(activated) => {
                             remaining -= activated.len() as i32;
+                            held.add(&activated);
                             jobs.extend(activated);
                         }
                         Err(status) => {

@@ -12,16 +12,21 @@ use crate::types::{ElementInstance, StoredVariable};
 
 pub use crate::scope_variables::sort_like_zeebe;
 
-/// The scope chain from `scope_key` outwards: the scope, its flow scope, ... up to the
-/// process instance.
+/// The scopes from `scope_key` outwards: the scope, its flow scope, ... up to the process
+/// instance. Lazy: each step reads one element instance, so a walk that stops early reads
+/// only the scopes it passed.
+fn scopes_outwards<'c, 'a, 'b, 'd>(
+    ctx: &'c Ctx<'a, 'b, 'd>,
+    scope_key: i64,
+) -> impl Iterator<Item = i64> + use<'c, 'a, 'b, 'd> {
+    std::iter::successors((scope_key > 0).then_some(scope_key), move |&s| {
+        parent_scope(ctx, s)
+    })
+}
+
+/// [`scopes_outwards`], collected.
 fn scope_chain(ctx: &Ctx<'_, '_, '_>, scope_key: i64) -> Vec<i64> {
-    let mut chain = Vec::with_capacity(4);
-    let mut scope = (scope_key > 0).then_some(scope_key);
-    while let Some(s) = scope {
-        chain.push(s);
-        scope = parent_scope(ctx, s);
-    }
-    chain
+    scopes_outwards(ctx, scope_key).collect()
 }
 
 /// The leading fields of [`ElementInstance`], in its order: postcard decodes a prefix of a
@@ -145,12 +150,12 @@ pub fn visible_texts(
 ) -> Vec<Option<String>> {
     // outwards, and only as far as a name is still missing: most are found near the scope
     let mut texts: Vec<Option<String>> = vec![None; names.len()];
-    let scopes = std::iter::successors((scope_key > 0).then_some(scope_key), |&s| {
-        parent_scope(ctx, s)
-    });
-    find_nearest(ctx, scopes, names, |i, _, value| {
-        texts[i] = Some(value.to_string())
-    });
+    find_nearest(
+        ctx,
+        scopes_outwards(ctx, scope_key),
+        names,
+        |i, _, value| texts[i] = Some(value.to_string()),
+    );
     texts
 }
 
@@ -339,8 +344,7 @@ pub fn merge_propagate(ctx: &mut Ctx<'_, '_, '_>, scope_key: i64, doc: &Map<Stri
     let names: Vec<&String> = doc.keys().collect();
     let mut targets: Vec<Option<i64>> = vec![None; doc.len()];
     let mut last = scope_key;
-    let scopes =
-        std::iter::successors(Some(scope_key), |s| parent_scope(ctx, *s)).inspect(|s| last = *s);
+    let scopes = scopes_outwards(ctx, scope_key).inspect(|s| last = *s);
     find_nearest(ctx, scopes, &names, |i, scope, _| targets[i] = Some(scope));
     for ((name, value), target) in doc.iter().zip(targets) {
         set_local(ctx, target.unwrap_or(last), name, value, None);
