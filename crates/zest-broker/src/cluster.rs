@@ -124,7 +124,11 @@ impl From<Result<Record, BrokerError>> for SubmitAnswer {
     fn from(result: Result<Record, BrokerError>) -> Self {
         match result {
             Ok(r) => SubmitAnswer::Done(Box::new(r)),
-            Err(BrokerError::Backpressure(_)) => SubmitAnswer::Backpressure,
+            // a forwarded command is not counted in the leader's call share (its gateway's
+            // node counts it): should it be, it is backpressure to the asking node
+            Err(BrokerError::Backpressure(_) | BrokerError::NodeBusy(_)) => {
+                SubmitAnswer::Backpressure
+            }
             Err(BrokerError::JobBacklog(_)) => SubmitAnswer::JobBacklog,
             Err(BrokerError::Unavailable(_, reason)) => SubmitAnswer::Unavailable(reason),
             Err(BrokerError::NoSuchPartition(_)) => SubmitAnswer::NoSuchPartition,

@@ -6,6 +6,7 @@
 
 mod backpressure;
 pub mod backup;
+mod byte_share;
 mod cluster;
 mod failover;
 mod job_streams;
@@ -23,7 +24,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{broadcast, mpsc, oneshot, OwnedSemaphorePermit};
 use zest_cluster::transport::Groups;
 use zest_protocol::{partition_of_key, PartitionId, Record};
 use zest_storage::{Store, StoreConfig};
@@ -58,6 +59,11 @@ pub struct BrokerConfig {
     /// Most bytes of jobs the node's job streams hold together ahead of their clients (see
     /// `job_streams`); each stream is held to its own window besides.
     pub job_stream_bytes: usize,
+    /// Most bytes the client commands this node's clients have in progress may hold (see
+    /// [`call_bytes`]): the gateway's calls waiting for a partition's answer, the longest of
+    /// which wait for a process instance to complete. Past it, commands that backpressure may
+    /// refuse get RESOURCE_EXHAUSTED at once; job completions and the others it exempts go on.
+    pub call_bytes: usize,
     /// How often the scheduler looks for due timers, job deadlines and backoffs.
     pub scheduler_interval: Duration,
     pub store: StoreConfig,
@@ -87,6 +93,7 @@ impl Default for BrokerConfig {
             pipeline_depth: 4,
             pipeline_bytes: 8 << 20,
             job_stream_bytes: 12 << 20,
+            call_bytes: 12 << 20,
             scheduler_interval: Duration::from_millis(100),
             store: StoreConfig::default(),
             raft: RaftSettings::default(),
@@ -107,6 +114,8 @@ pub enum BrokerError {
     Backpressure(PartitionId),
     #[error("Expected to create a process instance, but partition {0} is overloaded: jobs wait behind busy job workers for longer than backpressure-max-job-wait-ms allows (the job backlog gate); retry later, add job workers, or set backpressure-max-job-wait-ms to 0 to turn the gate off")]
     JobBacklog(PartitionId),
+    #[error("Expected to handle the request, but this node's clients have as many commands in progress as its memory allows (the call share of --memory-mb, {0} bytes); retry later, or give the node more memory")]
+    NodeBusy(usize),
     #[error("Expected to handle the request, but partition {0} is not available: {1}")]
     Unavailable(PartitionId, String),
     #[error("Expected to route the request to partition {0}, but this node has no such partition")]
@@ -144,6 +153,8 @@ impl BrokerConfig {
         self.pipeline_bytes = (sized / 16 / partitions) as usize;
         // jobs pushed to workers and not yet read by them (40 streams of 1 MiB would be 40 MiB)
         self.job_stream_bytes = (sized / 8) as usize;
+        // client commands in progress, by their documents and what a call costs around them
+        self.call_bytes = (sized / 8) as usize;
     }
 
     /// Memory each local partition keeps evaluated multi-instance input collections in: a
@@ -180,6 +191,16 @@ fn check_partition_count(config: &BrokerConfig, earlier: Option<u32>) -> anyhow:
     Ok(())
 }
 
+/// What a client command in progress weighs in the node's share (`call_bytes`): its record
+/// (documents and resources, as in the partition's queue) and a fixed part for the call around
+/// it. The fixed part is what jemalloc's heap profile of node 0 under overload (3 nodes at 20
+/// PI/s of the realistic benchmark) showed per call: its futures in the gateway (8-10 KiB per
+/// call), HTTP/2's stream, and the answer's encoding.
+fn call_bytes(record: &Record) -> usize {
+    const CALL_BYTES: usize = 8 << 10;
+    CALL_BYTES + partition::record_bytes(record)
+}
+
 /// A command for a partition and where to send its answer.
 pub(crate) struct Submission {
     pub record: Record,
@@ -211,6 +232,8 @@ pub struct Broker {
     store: Option<Store>,
     local: Arc<local::Local>,
     job_streams: Arc<job_streams::Registry>,
+    /// The client commands in progress (`call_bytes`).
+    calls: byte_share::ByteShare,
     round_robin: AtomicU32,
     /// Where the next job activation starts asking (its own turn: sharing the creations'
     /// would skew where instances go).
@@ -376,6 +399,7 @@ impl Broker {
         }
         let _ = local.partitions.set(partitions);
         let broker = Broker {
+            calls: byte_share::ByteShare::new(config.call_bytes),
             config,
             store,
             local,
@@ -444,7 +468,22 @@ impl Broker {
         partition: PartitionId,
         record: Record,
     ) -> Result<Record, BrokerError> {
+        let _held = self.hold_call(&record)?;
         self.local.submit(partition, record).await
+    }
+
+    /// Counts a client command in the node's share of commands in progress (`call_bytes`)
+    /// until the returned permit drops, when its answer is back. A command backpressure may
+    /// refuse is refused when the share is full; one it exempts (a job's completion, a
+    /// cancellation, ...) is counted and goes on, as it would past the partition's limit.
+    fn hold_call(&self, record: &Record) -> Result<Option<OwnedSemaphorePermit>, BrokerError> {
+        if backpressure::exempt(record.value_type, record.intent) {
+            return Ok(None);
+        }
+        match self.calls.reserve(call_bytes(record)) {
+            Some(permit) => Ok(Some(permit)),
+            None => Err(BrokerError::NodeBusy(self.config.call_bytes)),
+        }
     }
 
     /// Opens a job stream (job push): jobs of the type are activated for it as they become
@@ -680,6 +719,7 @@ impl Broker {
                 (self.config.pipeline_bytes * self.local.partitions().len()) as u64,
             ),
             ("job_streams", self.config.job_stream_bytes as u64),
+            ("calls", self.config.call_bytes as u64),
         ];
         for (part, bytes) in budget {
             self.metrics
@@ -698,6 +738,7 @@ impl Broker {
             ("write_buffers", write_buffers),
             ("command_queues", queued as u64),
             ("job_streams", self.job_streams.held_bytes() as u64),
+            ("calls", self.calls.held() as u64),
         ] {
             self.metrics
                 .memory_used

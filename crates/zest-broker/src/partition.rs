@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use openraft::BasicNode;
-use tokio::sync::{broadcast, mpsc, oneshot, watch, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{broadcast, mpsc, oneshot, watch, OwnedSemaphorePermit};
 use tokio::task::JoinHandle;
 use zest_cluster::transport::Groups;
 use zest_cluster::{AppliedInfo, GroupMembers, Network, RecordBatch, ZestRaft};
@@ -16,6 +16,7 @@ use zest_protocol::{Intent, PartitionId, Record, RecordType, RecordValue, ValueT
 use zest_storage::{PartitionStore, Store};
 
 use crate::backpressure::{Limiter, Permit};
+use crate::byte_share::ByteShare;
 use crate::cluster::{Cluster, NodeId};
 use crate::job_streams::{PartitionStreams, Place, PushedJob, Registry};
 use crate::metrics::{Lifetimes, Metrics};
@@ -33,7 +34,7 @@ pub(crate) struct PartitionHandle {
     pub store: PartitionStore,
     pub applied: Arc<AppliedInfo>,
     /// The bytes of the command queue (`BrokerConfig::command_queue_bytes`).
-    queue_bytes: QueueBytes,
+    queue_bytes: ByteShare,
     /// True while this node leads the partition and processes its commands.
     pub leading: Arc<AtomicBool>,
     stop_tx: watch::Sender<bool>,
@@ -49,7 +50,7 @@ impl PartitionHandle {
 
     /// Bytes of the client commands waiting in the queue.
     pub fn queued_bytes(&self) -> usize {
-        self.queue_bytes.queued()
+        self.queue_bytes.held()
     }
 
     pub fn is_leading(&self) -> bool {
@@ -131,7 +132,7 @@ const GROUP_RECORDS: usize = 4096;
 
 /// What a command weighs in the queue's bytes and a group's: its documents and resources, and
 /// a fixed part for the record around them.
-fn record_bytes(record: &Record) -> usize {
+pub(crate) fn record_bytes(record: &Record) -> usize {
     const RECORD_BYTES: usize = 256;
     RECORD_BYTES + record.value.payload_bytes()
 }
@@ -289,7 +290,7 @@ pub(crate) async fn start(
         rejected_requests,
         store: pstore,
         applied: praft.applied,
-        queue_bytes: QueueBytes::new(config.command_queue_bytes),
+        queue_bytes: ByteShare::new(config.command_queue_bytes),
         leading: leading_flag,
         stop_tx,
         tasks: std::sync::Mutex::new(tasks),
@@ -537,34 +538,6 @@ impl Supervisor {
             outbox: VecDeque::new(),
             carried: VecDeque::new(),
         }
-    }
-}
-
-/// A byte budget for the commands waiting in a queue.
-struct QueueBytes {
-    free: Arc<Semaphore>,
-    total: usize,
-}
-
-impl QueueBytes {
-    fn new(total: usize) -> QueueBytes {
-        let total = total.clamp(4096, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
-        QueueBytes {
-            free: Arc::new(Semaphore::new(total)),
-            total,
-        }
-    }
-
-    /// Reserves `bytes`, given back when the permit drops; None when they are not free. More
-    /// than the whole budget counts as the whole budget: such a command waits for an empty
-    /// queue instead of never getting in.
-    fn reserve(&self, bytes: usize) -> Option<OwnedSemaphorePermit> {
-        let bytes = bytes.min(self.total) as u32;
-        self.free.clone().try_acquire_many_owned(bytes).ok()
-    }
-
-    fn queued(&self) -> usize {
-        self.total - self.free.available_permits()
     }
 }
 
@@ -1113,7 +1086,7 @@ impl Processor {
 
 #[cfg(test)]
 mod tests {
-    use super::{group_bytes, may_process_more, output_bytes, QueueBytes};
+    use super::{group_bytes, may_process_more, output_bytes, ByteShare};
     use zest_engine::state::{Ks, Writes};
     use zest_protocol::{Intent, JobBatchRecord, JobRecord, RecordValue};
 
@@ -1167,21 +1140,21 @@ mod tests {
     /// one larger than the budget gets in once the queue is empty.
     #[test]
     fn the_queue_is_bounded_by_bytes() {
-        let q = QueueBytes::new(10_000);
+        let q = ByteShare::new(10_000);
         let a = q.reserve(6_000).unwrap();
         let b = q.reserve(4_000).unwrap();
-        assert_eq!(q.queued(), 10_000);
+        assert_eq!(q.held(), 10_000);
         assert!(q.reserve(1).is_none(), "full");
         drop(a);
-        assert_eq!(q.queued(), 4_000);
+        assert_eq!(q.held(), 4_000);
         assert!(
             q.reserve(1_000_000).is_none(),
             "a huge command waits for an empty queue"
         );
         drop(b);
         let huge = q.reserve(1_000_000).unwrap();
-        assert_eq!(q.queued(), 10_000);
+        assert_eq!(q.held(), 10_000);
         drop(huge);
-        assert_eq!(q.queued(), 0);
+        assert_eq!(q.held(), 0);
     }
 }

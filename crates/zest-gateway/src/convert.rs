@@ -34,7 +34,7 @@ pub fn rejection_status(r: &Record) -> Status {
 
 pub fn broker_status(e: BrokerError) -> Status {
     match e {
-        BrokerError::Backpressure(_) | BrokerError::JobBacklog(_) => {
+        BrokerError::Backpressure(_) | BrokerError::JobBacklog(_) | BrokerError::NodeBusy(_) => {
             Status::resource_exhausted(e.to_string())
         }
         BrokerError::Unavailable(..) => Status::unavailable(e.to_string()),

@@ -433,7 +433,6 @@ impl Gateway for GatewayService {
                     }
                 }
                 if !jobs.is_empty() {
-                    let held = this.broker.hold_polled_jobs(&jobs);
                     let jobs = jobs
                         .into_iter()
                         .map(|j| activated_job(j.key, j.job))

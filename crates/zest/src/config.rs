@@ -67,8 +67,10 @@ pub struct StartArgs {
     /// waiting in the partitions' queues (by their variables and resources; beyond it
     /// RESOURCE_EXHAUSTED), a sixteenth for parsed models, a thirty-second for evaluated
     /// multi-instance input collections, an eighth for log entries waiting to be applied, a
-    /// sixteenth for groups processed ahead of their commit; the partitions of the node share
-    /// each part. /metrics shows the split (zest_memory_budget_bytes)
+    /// sixteenth for groups processed ahead of their commit, an eighth for jobs pushed to job
+    /// streams and an eighth for client commands in progress (beyond it RESOURCE_EXHAUSTED
+    /// for commands backpressure may refuse); the partitions of the node share each part.
+    /// /metrics shows the split (zest_memory_budget_bytes)
     #[arg(long, env = "ZEST_MEMORY_MB")]
     pub memory_mb: Option<u64>,
     /// Block cache of the embedded store in MiB (default: a quarter of --memory-mb less its

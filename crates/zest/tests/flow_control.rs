@@ -286,3 +286,68 @@ fn jobs_a_stream_did_not_deliver_go_back_to_workers_when_its_client_leaves() {
         );
     });
 }
+
+/// The bytes the node's client commands in progress hold (its call share), from the metrics.
+fn call_bytes_held(management: &str) -> u64 {
+    http_get(management, "/metrics")
+        .lines()
+        .find(|l| l.starts_with("zest_memory_used_bytes{part=\"calls\"}"))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse::<f64>().ok())
+        .expect("the call share is exported") as u64
+}
+
+#[test]
+fn commands_in_progress_are_bounded_by_the_node_s_memory_and_completions_go_on() {
+    // 32 MiB: the call share is 3 MiB, so five creations with result of 512 KiB each, waiting
+    // for their instances, leave no room for a sixth
+    let node = start_with("call-share", &["--memory-mb", "32"]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut c = connect(&node.gateway).await;
+        deploy_one_task(&mut c).await;
+        let big = format!("{{\"blob\":\"{}\"}}", "x".repeat(512 << 10));
+        let mut waiting = Vec::new();
+        for _ in 0..5 {
+            waiting.push(tokio::spawn(common::create_with_result(
+                c.clone(),
+                "benchmark".into(),
+                big.clone(),
+            )));
+        }
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while call_bytes_held(&node.management) < 5 * (512 << 10) {
+            assert!(std::time::Instant::now() < deadline, "the five calls wait");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let refused = create(&mut c, &big).await.expect_err("the share is full");
+        assert_eq!(
+            refused.code(),
+            tonic::Code::ResourceExhausted,
+            "{refused:?}"
+        );
+        assert!(refused.message().contains("--memory-mb"), "{refused:?}");
+        // the share counts bytes: what is left of it still takes a small command
+        create(&mut c, "{}")
+            .await
+            .expect("a small creation fits in the rest of the share");
+
+        // job completions are never refused: they end the waiting calls and free the share
+        let mut done = 0;
+        while done < 6 {
+            for job in activate(&mut c, 5).await {
+                common::complete(&mut c, job.key).await;
+                done += 1;
+            }
+        }
+        for call in waiting {
+            call.await
+                .unwrap()
+                .expect("each instance completes and its call is answered");
+        }
+        assert_eq!(call_bytes_held(&node.management), 0);
+        create(&mut c, &big)
+            .await
+            .expect("with the share free, creations go again");
+    });
+}
