@@ -416,6 +416,10 @@ impl Gateway for GatewayService {
                 // no partition's jobs wait behind another's
                 let count = this.broker.partition_count();
                 let first = this.broker.next_activation_partition();
+                // a partition that fails is passed over, as Zeebe's gateway does: the jobs
+                // the others activated are answered (dropped, they would wait for their
+                // timeout), and the failure only when no partition gave a job
+                let mut failure = None;
                 for partition in (0..count).map(|i| (first - 1 + i) % count + 1) {
                     if remaining < 1 {
                         break;
@@ -427,10 +431,13 @@ impl Gateway for GatewayService {
                             jobs.extend(activated);
                         }
                         Err(status) => {
-                            let _ = tx.send(Err(status)).await;
-                            return;
+                            failure.get_or_insert(status);
                         }
                     }
+                }
+                if let (true, Some(status)) = (jobs.is_empty(), failure) {
+                    let _ = tx.send(Err(status)).await;
+                    return;
                 }
                 if !jobs.is_empty() {
                     let jobs = jobs
