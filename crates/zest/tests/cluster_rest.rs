@@ -1,8 +1,9 @@
-//! The REST API's reads over a cluster whose partitions are not all on the node asked:
+//! Reads and job activation over a cluster whose partitions are not all on the node asked:
 //! `zest cluster --nodes 3 --partitions 3 --replication-factor 1` puts one partition on each
-//! node, and a standalone `zest gateway` holds none. Searches, user tasks, forms and process
-//! XML must show what every partition holds, from any of them, in key order, paged across
-//! partitions.
+//! node, and a standalone `zest gateway` holds none. The REST API's searches, user tasks,
+//! forms and process XML must show what every partition holds, from any of them, in key
+//! order, paged across partitions; a poll must get the jobs of the partitions that answer
+//! when one does not.
 
 mod common;
 
@@ -345,4 +346,105 @@ fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// The pid of the process whose command line holds `needle` (one of `zest cluster`'s nodes).
+fn pid_of(needle: &str) -> u32 {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .find(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|c| {
+                    String::from_utf8_lossy(&c)
+                        .replace('\0', " ")
+                        .contains(needle)
+                })
+                .unwrap_or(false)
+        })
+        .unwrap_or_else(|| panic!("no process with {needle}"))
+}
+
+#[test]
+fn a_poll_gets_the_jobs_of_the_partitions_that_answer_when_one_does_not() {
+    // one partition on each node: with node 2 killed, partition 3 has no leader, and a poll on
+    // node 0 still gets the jobs partitions 1 and 2 activated (as Zeebe's gateway answers)
+    let offset = free_port_offset(3);
+    let dir = std::env::temp_dir().join(format!("zest-test-cluster-poll-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (_cluster, nodes) = start(
+        &[
+            "cluster".into(),
+            "--nodes=3".into(),
+            "--partitions=3".into(),
+            "--replication-factor=1".into(),
+            format!("--port-offset={offset}"),
+            format!("--data-dir={}", dir.display()),
+            "--".into(),
+            "--memory-mb=64".into(),
+        ],
+        3,
+        Some(dir.clone()),
+    );
+    let node0 = nodes
+        .iter()
+        .find(|l| l.starts_with("node 0 "))
+        .expect("node 0 is ready");
+    let gateway = field(node0, "gateway");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut c = connect(&gateway).await;
+        common::deploy_one_task(&mut c).await;
+        // instances on every partition: right after the deployment, a partition it has not
+        // reached yet hands creations to partition 1
+        let mut per_partition = std::collections::BTreeMap::<i64, usize>::new();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while per_partition.len() < 3 || per_partition.values().any(|&n| n < 2) {
+            assert!(Instant::now() < deadline, "instances on every partition");
+            let key = c
+                .create_process_instance(proto::CreateProcessInstanceRequest {
+                    bpmn_process_id: "benchmark".into(),
+                    version: -1,
+                    ..Default::default()
+                })
+                .await
+                .expect("an instance starts")
+                .into_inner()
+                .process_instance_key;
+            *per_partition.entry(key >> 51).or_default() += 1;
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        // the jobs are created with their instances; let partition 3's node go
+        let node2 = pid_of(&format!("--data-dir={}", dir.join("node-2").display()));
+        let killed = Command::new("kill")
+            .args(["-KILL", &node2.to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+
+        let mut answer = c
+            .activate_jobs(proto::ActivateJobsRequest {
+                r#type: "benchmark-task".into(),
+                worker: "test".into(),
+                timeout: 60_000,
+                max_jobs_to_activate: 1000,
+                request_timeout: -1,
+                ..Default::default()
+            })
+            .await
+            .expect("the poll is taken")
+            .into_inner();
+        let batch = answer
+            .message()
+            .await
+            .expect("the poll answers with jobs, not partition 3's failure")
+            .expect("a batch");
+        let mut from = std::collections::BTreeMap::<i64, usize>::new();
+        for job in &batch.jobs {
+            *from.entry(job.key >> 51).or_default() += 1;
+        }
+        per_partition.remove(&3);
+        assert_eq!(from, per_partition, "every job of partitions 1 and 2");
+    });
 }
