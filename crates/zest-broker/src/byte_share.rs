@@ -39,19 +39,25 @@ impl ByteShare {
 mod tests {
     use super::*;
 
+    /// Commands wait in the queue up to its byte budget; a taken command gives its bytes back;
+    /// one larger than the budget gets in once the queue is empty.
     #[test]
-    fn reservations_are_refused_past_the_share_and_given_back_on_drop() {
-        let share = ByteShare::new(10_000);
-        let a = share.reserve(6_000).expect("room");
-        assert!(share.reserve(6_000).is_none(), "past the share");
-        assert_eq!(share.held(), 6_000);
+    fn the_queue_is_bounded_by_bytes() {
+        let q = ByteShare::new(10_000);
+        let a = q.reserve(6_000).unwrap();
+        let b = q.reserve(4_000).unwrap();
+        assert_eq!(q.held(), 10_000);
+        assert!(q.reserve(1).is_none(), "full");
         drop(a);
-        assert_eq!(share.held(), 0);
-        // larger than the whole share: taken when the share is empty, as the whole share
-        let big = share.reserve(50_000).expect("an empty share takes it");
-        assert_eq!(share.held(), 10_000);
-        assert!(share.reserve(1).is_none());
-        drop(big);
-        assert!(share.reserve(1).is_some());
+        assert_eq!(q.held(), 4_000);
+        assert!(
+            q.reserve(1_000_000).is_none(),
+            "a huge command waits for an empty queue"
+        );
+        drop(b);
+        let huge = q.reserve(1_000_000).unwrap();
+        assert_eq!(q.held(), 10_000);
+        drop(huge);
+        assert_eq!(q.held(), 0);
     }
 }

@@ -273,16 +273,14 @@ impl Registry {
         }
     }
 
-    /// Counts jobs activated for a poll (`ActivateJobs`) in the node's bytes until the
-    /// returned guard is dropped: the gateway drops it once it has handed the batch to the
-    /// gRPC layer.
-    pub fn hold_polled(&self, jobs: &[PushedJob]) -> PolledJobs {
-        let mut held = PolledJobs {
+    /// A count of the jobs a poll (`ActivateJobs`) activates in the node's bytes, empty until
+    /// [`PolledJobs::add`], given back when dropped: the gateway drops it once it has handed
+    /// the batch to the gRPC layer.
+    pub fn hold_polled(&self) -> PolledJobs {
+        PolledJobs {
             node: self.held.clone(),
             bytes: 0,
-        };
-        held.add(jobs);
-        held
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -766,7 +764,8 @@ mod tests {
         let stream = JobStream::open(registry.clone(), internal, &spec("t"), 32);
         let streams = PartitionStreams::new(registry.clone());
         // a poll's two jobs fill the node's share: streams get no place, polls no room
-        let polled = registry.hold_polled(&[job_of(1), job_of(2)]);
+        let mut polled = registry.hold_polled();
+        polled.add(&[job_of(1), job_of(2)]);
         assert_eq!(registry.held_bytes(), 200_000);
         assert!(!registry.has_room());
         assert!(

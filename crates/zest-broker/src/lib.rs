@@ -514,9 +514,10 @@ impl Broker {
         self.job_streams.room().await
     }
 
-    /// Counts jobs activated for a poll in the node's share until the guard is dropped.
-    pub fn hold_polled_jobs(&self, jobs: &[PushedJob]) -> PolledJobs {
-        self.job_streams.hold_polled(jobs)
+    /// Counts the jobs a poll activates (`PolledJobs::add`) in the node's share until the
+    /// guard is dropped.
+    pub fn hold_polled_jobs(&self) -> PolledJobs {
+        self.job_streams.hold_polled()
     }
 
     /// Notifications of job types that became activatable (on any node of the cluster).

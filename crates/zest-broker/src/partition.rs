@@ -1086,7 +1086,7 @@ impl Processor {
 
 #[cfg(test)]
 mod tests {
-    use super::{group_bytes, may_process_more, output_bytes, ByteShare};
+    use super::{group_bytes, may_process_more, output_bytes};
     use zest_engine::state::{Ks, Writes};
     use zest_protocol::{Intent, JobBatchRecord, JobRecord, RecordValue};
 
@@ -1134,27 +1134,5 @@ mod tests {
         writes.0.insert((Ks::ALL[0], vec![1; 10]), None);
         let bytes = group_bytes(output_bytes(&[batch], &[answer]), &writes);
         assert_eq!(bytes, 2 * (256 + 15_000) + 2 * (10 + 1_000 + 10));
-    }
-
-    /// Commands wait in the queue up to its byte budget; a taken command gives its bytes back;
-    /// one larger than the budget gets in once the queue is empty.
-    #[test]
-    fn the_queue_is_bounded_by_bytes() {
-        let q = ByteShare::new(10_000);
-        let a = q.reserve(6_000).unwrap();
-        let b = q.reserve(4_000).unwrap();
-        assert_eq!(q.held(), 10_000);
-        assert!(q.reserve(1).is_none(), "full");
-        drop(a);
-        assert_eq!(q.held(), 4_000);
-        assert!(
-            q.reserve(1_000_000).is_none(),
-            "a huge command waits for an empty queue"
-        );
-        drop(b);
-        let huge = q.reserve(1_000_000).unwrap();
-        assert_eq!(q.held(), 10_000);
-        drop(huge);
-        assert_eq!(q.held(), 0);
     }
 }

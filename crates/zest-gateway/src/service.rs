@@ -410,7 +410,7 @@ impl Gateway for GatewayService {
                 }
                 let mut jobs = Vec::new();
                 // counted from each partition's answer on (see `wait_for_job_room`)
-                let mut held = this.broker.hold_polled_jobs(&[]);
+                let mut held = this.broker.hold_polled_jobs();
                 let mut remaining = r.max_jobs_to_activate;
                 // every partition, starting at the next in turn (as Zeebe's gateway), so that
                 // no partition's jobs wait behind another's
@@ -435,10 +435,6 @@ impl Gateway for GatewayService {
                         }
                     }
                 }
-                if let (true, Some(status)) = (jobs.is_empty(), failure) {
-                    let _ = tx.send(Err(status)).await;
-                    return;
-                }
                 if !jobs.is_empty() {
                     let jobs = jobs
                         .into_iter()
@@ -446,6 +442,10 @@ impl Gateway for GatewayService {
                         .collect();
                     let _ = tx.send(Ok(proto::ActivateJobsResponse { jobs })).await;
                     drop(held);
+                    return;
+                }
+                if let Some(status) = failure {
+                    let _ = tx.send(Err(status)).await;
                     return;
                 }
                 let Some(deadline) = deadline else { return };

@@ -86,8 +86,12 @@ fn keys(page: &Value, name: &str) -> Vec<i64> {
 }
 
 /// A `--port-offset` under which every port `zest cluster --nodes N` takes is free now: below
-/// the ephemeral range, starting apart for test runs beside this one.
+/// the ephemeral range, starting apart for test runs beside this one, and never one this
+/// process handed out before (the tests of this file run at once and would find the same
+/// block free).
 fn free_port_offset(nodes: u32) -> u32 {
+    static GIVEN: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+    let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
     let free = |offset: u32| {
         (0..nodes).all(|i| {
             [8080, 9600, 26500, 26502].iter().all(|base| {
@@ -97,10 +101,12 @@ fn free_port_offset(nodes: u32) -> u32 {
         })
     };
     let start = std::process::id() % 130;
-    (0..130)
+    let offset = (0..130)
         .map(|k| 1000 + ((start + k) % 130) * 30)
-        .find(|&offset| free(offset))
-        .expect("a free block of ports")
+        .find(|offset| !given.contains(offset) && free(*offset))
+        .expect("a free block of ports");
+    given.push(offset);
+    offset
 }
 
 #[test]

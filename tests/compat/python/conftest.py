@@ -1,18 +1,17 @@
 """Server for the pyzeebe suite.
 
 ZEEBE_ADDRESS=host:port: use that server (e.g. the real Zeebe engine).
-ZEST_BIN=/path/to/zest: start `zest start --data-dir DIR --gateway-address 127.0.0.1:P
---management-address 127.0.0.1:M` on free ports with a temp data dir, wait for the READY line on
-stdout, SIGTERM it at the end of the session.
+ZEST_BIN=/path/to/zest: start `zest start --data-dir DIR` with port 0 for its addresses (the
+node binds what the kernel gives it, so no port is picked that another process could take
+first) and a temp data dir, read the addresses from the READY line on stdout, SIGTERM it at the
+end of the session.
 """
 
 import os
-import random
 import re
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import threading
@@ -25,26 +24,12 @@ TESTDATA = Path(__file__).resolve().parent.parent / "testdata"
 READY_TIMEOUT_S = 60
 
 
-_PORTS_GIVEN: set[int] = set()
-
-
-def _free_port() -> int:
-    """A port on 127.0.0.1 that was free a moment ago and that this process has not handed out
-    before. It lies below the kernel's ephemeral range (32768 and up): a port picked there by
-    binding port 0 can be taken as the source port of an outgoing connection before the node
-    binds it (the Go harness met that in CI)."""
-    for _ in range(1000):
-        port = random.randint(10000, 31999)
-        if port in _PORTS_GIVEN:
-            continue
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-        _PORTS_GIVEN.add(port)
-        return port
-    raise RuntimeError("no free port found in 10000-31999 on 127.0.0.1")
+def _ready_field(line: str, name: str) -> str:
+    """The value of `name=` in zest's READY line."""
+    match = re.search(rf"\b{name}=(\S+)", line)
+    if not match:
+        raise RuntimeError(f"no {name}= in the READY line: {line!r}")
+    return match.group(1)
 
 
 class ZestProcess:
@@ -53,15 +38,13 @@ class ZestProcess:
         if not os.path.isfile(self.binary):
             raise RuntimeError(f"ZEST_BIN={binary} is not a file")
         self.data_dir = tempfile.mkdtemp(prefix="zest-pytest-data-")
-        gw, mgmt = _free_port(), _free_port()
-        self.address = f"127.0.0.1:{gw}"
-        self.mgmt_address = f"127.0.0.1:{mgmt}"
+        self.address = ""
         self.log: list[str] = []
         self.proc: subprocess.Popen | None = None
 
     def args(self) -> list[str]:
         return [self.binary, "start", "--data-dir", self.data_dir,
-                "--gateway-address", self.address, "--management-address", self.mgmt_address,
+                "--gateway-address", "127.0.0.1:0", "--management-address", "127.0.0.1:0",
                 "--rest-address", "127.0.0.1:0"]
 
     def start(self) -> None:
@@ -72,7 +55,8 @@ class ZestProcess:
             assert self.proc and self.proc.stdout
             for line in self.proc.stdout:
                 self.log.append(line.rstrip("\n"))
-                if "READY" in line:
+                if line.startswith("READY "):
+                    self.address = _ready_field(line, "gateway")
                     ready.set()
 
         threading.Thread(target=pump, daemon=True).start()
