@@ -276,7 +276,12 @@ impl PartitionStore {
     /// log is the write-ahead log).
     pub fn commit_state(&self, writes: Writes, sm_meta: &[(&[u8], Vec<u8>)]) -> Result<()> {
         let gen = self.generation();
-        let mut batch = self.inner.state_db.batch();
+        // sized at once: a group's writes can be tens of thousands, and a batch grown by
+        // doubling held up to twice their items
+        let mut batch = fjall::OwnedWriteBatch::with_capacity(
+            self.inner.state_db.clone(),
+            writes.0.len() + sm_meta.len(),
+        );
         let mut inserted = Vec::new();
         for ((ks, k), v) in writes.0 {
             let keyspace = &gen.state[ks.index()];
