@@ -126,9 +126,11 @@ impl From<Result<Record, BrokerError>> for SubmitAnswer {
             Ok(r) => SubmitAnswer::Done(Box::new(r)),
             // a forwarded command is not counted in the leader's call share (its gateway's
             // node counts it): should it be, it is backpressure to the asking node
-            Err(BrokerError::Backpressure(_) | BrokerError::NodeBusy(_)) => {
-                SubmitAnswer::Backpressure
-            }
+            Err(
+                BrokerError::Backpressure(_)
+                | BrokerError::NodeBusy(_)
+                | BrokerError::MemoryFull { .. },
+            ) => SubmitAnswer::Backpressure,
             Err(BrokerError::JobBacklog(_)) => SubmitAnswer::JobBacklog,
             Err(BrokerError::Unavailable(_, reason)) => SubmitAnswer::Unavailable(reason),
             Err(BrokerError::NoSuchPartition(_)) => SubmitAnswer::NoSuchPartition,

@@ -11,6 +11,7 @@ mod cluster;
 mod failover;
 mod job_streams;
 mod local;
+mod memory_guard;
 mod metrics;
 mod partition;
 pub mod reads;
@@ -77,6 +78,9 @@ pub struct BrokerConfig {
     pub model_cache: usize,
     /// The cluster this node belongs to (a single node by default).
     pub cluster: ClusterConfig,
+    /// Whether the node refuses to create instances while its resident memory is at the
+    /// budget (`memory_guard`).
+    pub memory_guard: bool,
 }
 
 impl Default for BrokerConfig {
@@ -102,6 +106,7 @@ impl Default for BrokerConfig {
             memory_bytes: 128 << 20,
             model_cache: 128,
             cluster: ClusterConfig::default(),
+            memory_guard: true,
         };
         config.size_from_memory();
         config
@@ -116,6 +121,8 @@ pub enum BrokerError {
     JobBacklog(PartitionId),
     #[error("Expected to handle the request, but this node's clients have as many commands in progress as its memory allows (the call share of --memory-mb, {0} bytes); retry later, or give the node more memory")]
     NodeBusy(usize),
+    #[error("Expected to handle the request, but this node's memory ({resident_mib} MiB resident) is at its budget (--memory-mb {budget_mib}); new process instances are refused until it is back under; retry later, or give the node more memory")]
+    MemoryFull { resident_mib: u64, budget_mib: u64 },
     #[error("Expected to handle the request, but partition {0} is not available: {1}")]
     Unavailable(PartitionId, String),
     #[error("Expected to route the request to partition {0}, but this node has no such partition")]
@@ -155,6 +162,16 @@ impl BrokerConfig {
         self.job_stream_bytes = (sized / 8) as usize;
         // client commands in progress, by their documents and what a call costs around them
         self.call_bytes = (sized / 8) as usize;
+    }
+
+    /// The resident memory the memory guard holds the node to: the budget, and what the
+    /// store's block cache and write buffers were set to (`--cache-mb`, `--write-buffer-mb`)
+    /// beyond the parts the budget gives them.
+    pub(crate) fn guarded_bytes(&self) -> u64 {
+        let sized = Self::sized_bytes(self.memory_bytes);
+        self.memory_bytes
+            + self.store.cache_bytes.saturating_sub(sized / 4)
+            + self.store.write_buffer_bytes.saturating_sub(sized / 8)
     }
 
     /// Memory each local partition keeps evaluated multi-instance input collections in: a
@@ -234,6 +251,8 @@ pub struct Broker {
     job_streams: Arc<job_streams::Registry>,
     /// The client commands in progress (`call_bytes`).
     calls: byte_share::ByteShare,
+    /// The resident memory against the budget.
+    memory: Arc<memory_guard::MemoryGuard>,
     round_robin: AtomicU32,
     /// Where the next job activation starts asking (its own turn: sharing the creations'
     /// would skew where instances go).
@@ -398,8 +417,13 @@ impl Broker {
             partitions.insert(pid, handle);
         }
         let _ = local.partitions.set(partitions);
+        let memory = Arc::new(memory_guard::MemoryGuard::new(config.guarded_bytes()));
+        if config.memory_guard {
+            memory_guard::MemoryGuard::watch(memory.clone());
+        }
         let broker = Broker {
             calls: byte_share::ByteShare::new(config.call_bytes),
+            memory,
             config,
             store,
             local,
@@ -411,6 +435,9 @@ impl Broker {
             internal_stop,
         };
         broker.wait_until_ready().await;
+        if let Some(at_ready) = memory_guard::resident_bytes() {
+            broker.memory.start(at_ready);
+        }
         Ok(broker)
     }
 
@@ -476,9 +503,15 @@ impl Broker {
     /// until the returned permit drops, when its answer is back. A command backpressure may
     /// refuse is refused when the share is full; one it exempts (a job's completion, a
     /// cancellation, ...) is counted and goes on, as it would past the partition's limit.
+    /// Creations of process instances are also refused while the node's resident memory is at
+    /// its budget (`memory_guard`).
     fn hold_call(&self, record: &Record) -> Result<Option<OwnedSemaphorePermit>, BrokerError> {
         if backpressure::exempt(record.value_type, record.intent) {
             return Ok(None);
+        }
+        if let Err(refused) = self.memory.admit(record.value_type) {
+            self.metrics.memory_guard_refused.inc();
+            return Err(refused);
         }
         match self.calls.reserve(call_bytes(record)) {
             Some(permit) => Ok(Some(permit)),

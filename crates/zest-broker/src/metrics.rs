@@ -2,7 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use prometheus::{HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry};
+use prometheus::{
+    HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGaugeVec, Opts, Registry,
+};
 use zest_protocol::{BpmnElementType, Intent, Record, RecordType, RecordValue};
 
 pub struct Metrics {
@@ -40,6 +42,9 @@ pub struct Metrics {
     /// what the store's parts use now.
     pub memory_budget: IntGaugeVec,
     pub memory_used: IntGaugeVec,
+    /// zest_memory_guard_refused_total: process instance creations refused while the node's
+    /// resident memory was at its budget.
+    pub memory_guard_refused: IntCounter,
     /// zeebe_snapshot_duration: seconds to take a snapshot.
     pub snapshot_duration: HistogramVec,
     /// zeebe_job_events_total: job events by partition, action (Zeebe's words: created,
@@ -364,6 +369,10 @@ impl Metrics {
             ),
             &["part"],
         )?;
+        let memory_guard_refused = IntCounter::new(
+            "zest_memory_guard_refused_total",
+            "Process instance creations refused while the resident memory was at the budget",
+        )?;
         let job_events = IntCounterVec::new(
             Opts::new("zeebe_job_events_total", "Number of job events"),
             &["partition", "action", "type", "job_kind"],
@@ -393,6 +402,7 @@ impl Metrics {
         registry.register(Box::new(state_disk_bytes.clone()))?;
         registry.register(Box::new(memory_budget.clone()))?;
         registry.register(Box::new(memory_used.clone()))?;
+        registry.register(Box::new(memory_guard_refused.clone()))?;
         registry.register(Box::new(log_disk_bytes.clone()))?;
         registry.register(Box::new(snapshot_duration.clone()))?;
         registry.register(Box::new(job_events.clone()))?;
@@ -427,6 +437,7 @@ impl Metrics {
             state_disk_bytes,
             memory_budget,
             memory_used,
+            memory_guard_refused,
             log_disk_bytes,
             snapshot_duration,
             job_events,

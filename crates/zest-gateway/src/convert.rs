@@ -34,9 +34,10 @@ pub fn rejection_status(r: &Record) -> Status {
 
 pub fn broker_status(e: BrokerError) -> Status {
     match e {
-        BrokerError::Backpressure(_) | BrokerError::JobBacklog(_) | BrokerError::NodeBusy(_) => {
-            Status::resource_exhausted(e.to_string())
-        }
+        BrokerError::Backpressure(_)
+        | BrokerError::JobBacklog(_)
+        | BrokerError::NodeBusy(_)
+        | BrokerError::MemoryFull { .. } => Status::resource_exhausted(e.to_string()),
         BrokerError::Unavailable(..) => Status::unavailable(e.to_string()),
         BrokerError::NoSuchPartition(_) => Status::not_found(e.to_string()),
     }

@@ -70,13 +70,21 @@ pub struct StartArgs {
     /// sixteenth for groups processed ahead of their commit, an eighth for jobs pushed to job
     /// streams and an eighth for client commands in progress (beyond it RESOURCE_EXHAUSTED
     /// for commands backpressure may refuse); the partitions of the node share each part.
-    /// /metrics shows the split (zest_memory_budget_bytes)
+    /// When the resident memory passes the budget less a quarter of its reserve, the node
+    /// refuses those commands too until it is back under. /metrics shows the split
+    /// (zest_memory_budget_bytes)
     #[arg(long, env = "ZEST_MEMORY_MB")]
     pub memory_mb: Option<u64>,
     /// Block cache of the embedded store in MiB (default: a quarter of --memory-mb less its
     /// reserve, 24 of 128)
     #[arg(long, env = "ZEST_CACHE_MB")]
     pub cache_mb: Option<u64>,
+    /// Refuse to create process instances while the node's resident memory is at the budget
+    /// (default true): past --memory-mb less a quarter of its reserve (120 MiB of 128), until
+    /// it is back under the budget less half its reserve. false leaves only the counted parts
+    /// of the budget
+    #[arg(long, env = "ZEST_MEMORY_GUARD")]
+    pub memory_guard: Option<bool>,
     /// Memory for write buffers (memtables) of the embedded store in MiB (default: an eighth
     /// of --memory-mb less its reserve, 12 of 128)
     #[arg(long, env = "ZEST_WRITE_BUFFER_MB")]
@@ -143,6 +151,7 @@ struct FileConfig {
     command_queue: Option<usize>,
     memory_mb: Option<u64>,
     cache_mb: Option<u64>,
+    memory_guard: Option<bool>,
     log: Option<String>,
     scheduler_interval_ms: Option<u64>,
     snapshot_every: Option<u64>,
@@ -356,6 +365,7 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
     if let Some(mb) = args.cache_mb.or(file.cache_mb) {
         broker.store.cache_bytes = mb * 1024 * 1024;
     }
+    broker.memory_guard = args.memory_guard.or(file.memory_guard).unwrap_or(true);
     if let Some(mb) = args.write_buffer_mb.or(file.write_buffer_mb) {
         anyhow::ensure!(mb >= 1, "write-buffer-mb must be at least 1");
         broker.store.write_buffer_bytes = mb * 1024 * 1024;

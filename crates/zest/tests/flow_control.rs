@@ -300,8 +300,13 @@ fn call_bytes_held(management: &str) -> u64 {
 #[test]
 fn commands_in_progress_are_bounded_by_the_node_s_memory_and_completions_go_on() {
     // 32 MiB: the call share is 3 MiB, so five creations with result of 512 KiB each, waiting
-    // for their instances, leave no room for a sixth
-    let node = start_with("call-share", &["--memory-mb", "32"]);
+    // for their instances, leave no room for a sixth. The memory guard would refuse the small
+    // creation below too (the node's resident memory passes its budget; see the next test):
+    // off here, so that the share alone is seen.
+    let node = start_with(
+        "call-share",
+        &["--memory-mb", "32", "--memory-guard", "false"],
+    );
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let mut c = connect(&node.gateway).await;
@@ -349,5 +354,92 @@ fn commands_in_progress_are_bounded_by_the_node_s_memory_and_completions_go_on()
         create(&mut c, &big)
             .await
             .expect("with the share free, creations go again");
+    });
+}
+
+/// Process instance creations refused since the node started, from the metrics.
+fn guard_refusals(management: &str) -> u64 {
+    http_get(management, "/metrics")
+        .lines()
+        .find(|l| l.starts_with("zest_memory_guard_refused_total"))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse::<f64>().ok())
+        .expect("the guard's refusals are exported") as u64
+}
+
+/// The node's resident memory, from the metrics.
+fn resident_mib(management: &str) -> u64 {
+    http_get(management, "/metrics")
+        .lines()
+        .find(|l| l.starts_with("process_resident_memory_bytes"))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse::<f64>().ok())
+        .expect("the resident memory is exported") as u64
+        >> 20
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn past_its_memory_budget_a_node_refuses_new_instances_and_moves_the_started_ones_on() {
+    // 32 MiB: five creations with result of 512 KiB each take the node's resident memory past
+    // the budget (their documents are held in the call, the record, the log and the state)
+    let node = start_with("memory-guard", &["--memory-mb", "32"]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut c = connect(&node.gateway).await;
+        deploy_one_task(&mut c).await;
+        let big = format!("{{\"blob\":\"{}\"}}", "x".repeat(512 << 10));
+        let mut waiting = Vec::new();
+        for _ in 0..5 {
+            waiting.push(tokio::spawn(common::create_with_result(
+                c.clone(),
+                "benchmark".into(),
+                big.clone(),
+            )));
+        }
+        // a small creation is refused once the guard has seen the memory
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        let refused = loop {
+            match create(&mut c, "{}").await {
+                Err(e) if e.message().contains("resident") => break e,
+                _ => {
+                    let rss = resident_mib(&node.management);
+                    assert!(
+                        std::time::Instant::now() < deadline,
+                        "no creation refused; resident {rss} MiB"
+                    );
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            }
+        };
+        assert_eq!(
+            refused.code(),
+            tonic::Code::ResourceExhausted,
+            "{refused:?}"
+        );
+        assert!(refused.message().contains("--memory-mb 32"), "{refused:?}");
+        assert!(guard_refusals(&node.management) >= 1);
+        // what moves the started instances on is not refused: their jobs complete (with the
+        // jobs of the small instances created before the guard saw the memory) and the
+        // waiting calls are answered
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !waiting.iter().all(|call| call.is_finished()) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the waiting calls end"
+            );
+            for job in activate(&mut c, 5).await {
+                common::complete(&mut c, job.key).await;
+            }
+        }
+        // the big creations the guard let in completed; the others it refused
+        let mut completed = 0;
+        for call in waiting {
+            match call.await.unwrap() {
+                Ok(_) => completed += 1,
+                Err(e) => assert!(e.message().contains("resident"), "{e:?}"),
+            }
+        }
+        assert!(completed >= 1, "the instances let in complete");
     });
 }

@@ -203,9 +203,10 @@ async fn user_task_command(
 
 fn broker_problem(e: BrokerError, uri: &Uri) -> Problem {
     let status = match e {
-        BrokerError::Backpressure(_) | BrokerError::JobBacklog(_) | BrokerError::NodeBusy(_) => {
-            StatusCode::TOO_MANY_REQUESTS
-        }
+        BrokerError::Backpressure(_)
+        | BrokerError::JobBacklog(_)
+        | BrokerError::NodeBusy(_)
+        | BrokerError::MemoryFull { .. } => StatusCode::TOO_MANY_REQUESTS,
         BrokerError::Unavailable(..) => StatusCode::SERVICE_UNAVAILABLE,
         BrokerError::NoSuchPartition(_) => StatusCode::NOT_FOUND,
     };
