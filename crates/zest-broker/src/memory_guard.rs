@@ -16,8 +16,8 @@
 //!
 //! Having jemalloc return its free pages at the first line (`arena.<all>.purge`, at most four
 //! times a second) was tried and left out: with one arena the purge holds the arena's lock
-//! while it returns the pages, and the overloaded cluster completed 8.2-8.9 instances a second
-//! with it against 9.7 without, at the same peak (docs/benchmarks.md, 2026-11-27 late).
+//! while it returns the pages, and the overloaded cluster completed 7.8-8.9 instances a second
+//! with it against 8.4-9.7 without, at the same peak (docs/benchmarks.md, 2026-11-27 late).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -49,6 +49,9 @@ pub(crate) struct MemoryGuard {
     /// Resident bytes at the last tick.
     resident: AtomicU64,
     budget: u64,
+    /// How often the memory went past the line (the first time and every hundredth are
+    /// logged as warnings).
+    times_over: AtomicU64,
 }
 
 impl MemoryGuard {
@@ -64,6 +67,7 @@ impl MemoryGuard {
             over: AtomicBool::new(false),
             resident: AtomicU64::new(0),
             budget: memory_bytes,
+            times_over: AtomicU64::new(0),
         }
     }
 
@@ -81,7 +85,7 @@ impl MemoryGuard {
         );
     }
 
-    /// Whether the node refuses commands backpressure may refuse: its memory is at its budget.
+    /// Whether the memory is at the budget: creations are refused.
     pub(crate) fn over(&self) -> bool {
         self.over.load(Ordering::Relaxed)
     }
@@ -112,7 +116,13 @@ impl MemoryGuard {
         let was_over = self.over();
         if !was_over && resident >= self.refuse_at.saturating_add(shift) {
             self.over.store(true, Ordering::Relaxed);
+            // under overload the node goes past the line and back several times a second
+            let times = self.times_over.fetch_add(1, Ordering::Relaxed) + 1;
+            if times != 1 && !times.is_multiple_of(100) {
+                return;
+            }
             tracing::warn!(
+                times,
                 resident_mib = resident >> 20,
                 budget_mib = self.budget_mib(),
                 "memory is at the budget: refusing new process instances until it is back under {} MiB",
@@ -120,7 +130,7 @@ impl MemoryGuard {
             );
         } else if was_over && resident < self.resume_at + shift {
             self.over.store(false, Ordering::Relaxed);
-            tracing::info!(
+            tracing::debug!(
                 resident_mib = resident >> 20,
                 "memory is back under the budget: taking new process instances again"
             );
