@@ -39,10 +39,11 @@ impl ByteShare {
 mod tests {
     use super::*;
 
-    /// Commands wait in the queue up to its byte budget; a taken command gives its bytes back;
-    /// one larger than the budget gets in once the queue is empty.
+    /// Holders (commands in a partition's queue, calls in progress) get in up to the share's
+    /// bytes; a holder that leaves gives its bytes back; one larger than the whole share gets
+    /// in once the share is empty.
     #[test]
-    fn the_queue_is_bounded_by_bytes() {
+    fn the_share_is_bounded_by_bytes() {
         let q = ByteShare::new(10_000);
         let a = q.reserve(6_000).unwrap();
         let b = q.reserve(4_000).unwrap();
@@ -52,7 +53,7 @@ mod tests {
         assert_eq!(q.held(), 4_000);
         assert!(
             q.reserve(1_000_000).is_none(),
-            "a huge command waits for an empty queue"
+            "a huge holder waits for an empty share"
         );
         drop(b);
         let huge = q.reserve(1_000_000).unwrap();

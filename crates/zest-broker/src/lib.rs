@@ -150,8 +150,8 @@ impl BrokerConfig {
     pub fn size_from_memory(&mut self) {
         let sized = Self::sized_bytes(self.memory_bytes);
         let partitions = self.partitions.max(1) as u64;
-        self.store.cache_bytes = sized / 4;
-        self.store.write_buffer_bytes = sized / 8;
+        (self.store.cache_bytes, self.store.write_buffer_bytes) =
+            Self::store_parts(self.memory_bytes);
         // a parsed model takes some tens of KiB; 64 KiB each is a safe bound
         self.model_cache = ((sized / 16) / (64 << 10)) as usize;
         // commands waiting in the partitions' queues, by their documents and resources
@@ -168,10 +168,17 @@ impl BrokerConfig {
     /// store's block cache and write buffers were set to (`--cache-mb`, `--write-buffer-mb`)
     /// beyond the parts the budget gives them.
     pub(crate) fn guarded_bytes(&self) -> u64 {
-        let sized = Self::sized_bytes(self.memory_bytes);
+        let (cache, write_buffers) = Self::store_parts(self.memory_bytes);
         self.memory_bytes
-            + self.store.cache_bytes.saturating_sub(sized / 4)
-            + self.store.write_buffer_bytes.saturating_sub(sized / 8)
+            + self.store.cache_bytes.saturating_sub(cache)
+            + self.store.write_buffer_bytes.saturating_sub(write_buffers)
+    }
+
+    /// The store's parts of the budget: its block cache (a quarter of the sized part) and its
+    /// write buffers (an eighth).
+    fn store_parts(memory_bytes: u64) -> (u64, u64) {
+        let sized = Self::sized_bytes(memory_bytes);
+        (sized / 4, sized / 8)
     }
 
     /// Memory each local partition keeps evaluated multi-instance input collections in: a
@@ -252,7 +259,7 @@ pub struct Broker {
     /// The client commands in progress (`call_bytes`).
     calls: byte_share::ByteShare,
     /// The resident memory against the budget.
-    memory: Arc<memory_guard::MemoryGuard>,
+    memory: Option<Arc<memory_guard::MemoryGuard>>,
     round_robin: AtomicU32,
     /// Where the next job activation starts asking (its own turn: sharing the creations'
     /// would skew where instances go).
@@ -417,10 +424,11 @@ impl Broker {
             partitions.insert(pid, handle);
         }
         let _ = local.partitions.set(partitions);
-        let memory = Arc::new(memory_guard::MemoryGuard::new(config.guarded_bytes()));
-        if config.memory_guard {
-            memory_guard::MemoryGuard::watch(memory.clone());
-        }
+        let memory = config.memory_guard.then(|| {
+            let guard = Arc::new(memory_guard::MemoryGuard::new(config.guarded_bytes()));
+            memory_guard::MemoryGuard::watch(guard.clone());
+            guard
+        });
         let broker = Broker {
             calls: byte_share::ByteShare::new(config.call_bytes),
             memory,
@@ -435,8 +443,8 @@ impl Broker {
             internal_stop,
         };
         broker.wait_until_ready().await;
-        if let Some(at_ready) = memory_guard::resident_bytes() {
-            broker.memory.start(at_ready);
+        if let (Some(guard), Some(at_ready)) = (&broker.memory, memory_guard::resident_bytes()) {
+            guard.start(at_ready);
         }
         Ok(broker)
     }
@@ -509,7 +517,11 @@ impl Broker {
         if backpressure::exempt(record.value_type, record.intent) {
             return Ok(None);
         }
-        if let Err(refused) = self.memory.admit(record.value_type) {
+        let admitted = self
+            .memory
+            .as_ref()
+            .map_or(Ok(()), |g| g.admit(record.value_type));
+        if let Err(refused) = admitted {
             self.metrics.memory_guard_refused.inc();
             return Err(refused);
         }

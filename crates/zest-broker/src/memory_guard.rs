@@ -20,7 +20,7 @@
 //! with it against 8.4-9.7 without, at the same peak (docs/benchmarks.md, 2026-11-27 late).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use zest_protocol::ValueType;
@@ -35,17 +35,15 @@ const TICK: Duration = Duration::from_millis(20);
 /// build's code, runtime and opened store (16 MiB with 1 or 2 empty partitions).
 const PROGRAM_BYTES: u64 = 20 << 20;
 
-/// The shift of a guard not started yet: it refuses nothing.
-const NOT_STARTED: u64 = u64::MAX / 4;
-
 pub(crate) struct MemoryGuard {
     /// Resident bytes under which the node creates instances again.
     resume_at: u64,
     /// Resident bytes past which it refuses to create instances.
     refuse_at: u64,
     over: AtomicBool,
-    /// What both lines are raised by (see [`MemoryGuard::start`]).
-    shift: AtomicU64,
+    /// What both lines are raised by, set when the node is ready (see [`MemoryGuard::start`]);
+    /// until then the guard refuses nothing.
+    shift: OnceLock<u64>,
     /// Resident bytes at the last tick.
     resident: AtomicU64,
     budget: u64,
@@ -63,7 +61,7 @@ impl MemoryGuard {
         MemoryGuard {
             resume_at: memory_bytes - reserve / 2,
             refuse_at: memory_bytes - reserve / 4,
-            shift: AtomicU64::new(NOT_STARTED),
+            shift: OnceLock::new(),
             over: AtomicBool::new(false),
             resident: AtomicU64::new(0),
             budget: memory_bytes,
@@ -76,8 +74,9 @@ impl MemoryGuard {
     /// (a debug build took 39 MiB, a release build 16) has both lines raised by the difference,
     /// so that the guard holds the node's work to the budget, not the size of its code.
     pub(crate) fn start(&self, at_ready: u64) {
-        let shift = at_ready.saturating_sub(PROGRAM_BYTES);
-        self.shift.store(shift, Ordering::Relaxed);
+        let shift = *self
+            .shift
+            .get_or_init(|| at_ready.saturating_sub(PROGRAM_BYTES));
         tracing::info!(
             at_ready_mib = at_ready >> 20,
             "the memory guard refuses new process instances past {} MiB resident",
@@ -112,9 +111,11 @@ impl MemoryGuard {
     /// Takes a reading of the resident memory.
     fn observe(&self, resident: u64) {
         self.resident.store(resident, Ordering::Relaxed);
-        let shift = self.shift.load(Ordering::Relaxed);
+        let Some(&shift) = self.shift.get() else {
+            return;
+        };
         let was_over = self.over();
-        if !was_over && resident >= self.refuse_at.saturating_add(shift) {
+        if !was_over && resident >= self.refuse_at + shift {
             self.over.store(true, Ordering::Relaxed);
             // under overload the node goes past the line and back several times a second
             let times = self.times_over.fetch_add(1, Ordering::Relaxed) + 1;

@@ -71,7 +71,8 @@ pub struct StartArgs {
     /// streams and an eighth for client commands in progress (beyond it RESOURCE_EXHAUSTED
     /// for commands backpressure may refuse); the partitions of the node share each part.
     /// When the resident memory passes the budget less a quarter of its reserve, the node
-    /// refuses those commands too until it is back under. /metrics shows the split
+    /// refuses to create process instances until it is back under (--memory-guard). /metrics
+    /// shows the split
     /// (zest_memory_budget_bytes)
     #[arg(long, env = "ZEST_MEMORY_MB")]
     pub memory_mb: Option<u64>,
