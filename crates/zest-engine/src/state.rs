@@ -2,8 +2,10 @@
 //! [`StateRead`] and written only through [`Txn`], an in-memory overlay that the storage layer
 //! later flushes in one write batch. The engine never does I/O itself.
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
+use std::rc::Rc;
 
 use serde::{de::DeserializeOwned, Serialize};
 use zest_protocol::codec;
@@ -170,6 +172,33 @@ impl Ks {
         Ks::DefinitionInstances,
         Ks::CorrelatedMessages,
     ];
+
+    /// Where the key an entry of this keyspace is made for (an element instance, a job, a
+    /// timer: generated on this partition when it was created) sits in the entry's key of
+    /// `len` bytes, for the keyspaces whose entries are created with that key and never
+    /// before. An element instance that passes through within one group of commands (a
+    /// gateway, an event) and a job pushed to a worker when it is created leave deletions of
+    /// entries the store never had; [`Txn::into_writes`] leaves them out.
+    pub fn generated_key_at(self, len: usize) -> Option<usize> {
+        match self {
+            Ks::ElementInstances
+            | Ks::Variables
+            | Ks::Jobs
+            | Ks::MultiInstance
+            | Ks::ExecutionListeners
+            | Ks::AwaitingResults
+            | Ks::Timers
+            | Ks::ElementTimers
+            | Ks::ProcessMessageSubscriptions => Some(0),
+            // (flow scope, child), (job type, job), (deadline, job), (due date, timer)
+            Ks::ElementChildren
+            | Ks::JobsActivatable
+            | Ks::JobDeadlines
+            | Ks::JobBackoffs
+            | Ks::TimerDueDates => len.checked_sub(8),
+            _ => None,
+        }
+    }
 
     /// Position in [`Ks::ALL`] (declaration order), for array-indexed keyspace handles.
     pub fn index(self) -> usize {
@@ -353,6 +382,40 @@ pub struct Txn<'a> {
     base: &'a dyn StateRead,
     outer: BTreeMap<(Ks, Vec<u8>), Option<Vec<u8>>>,
     inner: BTreeMap<(Ks, Vec<u8>), Option<Vec<u8>>>,
+    /// What was read from the base (see [`BaseReads`]).
+    base_reads: RefCell<BaseReads>,
+}
+
+/// The values a transaction read from its base, kept for the rest of the transaction: the
+/// commands of a group read the same element instances, variables and jobs again and again
+/// (every scope walk reads the process instance; a job's completion, its element and their
+/// parents), and a read from the store looks through its memtables and tables each time. The
+/// base does not change under a transaction, and the transaction's own writes shadow what is
+/// kept here, so a kept value is the one the base would give. Bounded by [`BASE_READS_BYTES`]:
+/// past it, what is kept is dropped and the reads go to the base again.
+/// A value read from the base, shared between what is kept and its readers.
+type Shared = Rc<Vec<u8>>;
+
+#[derive(Default)]
+struct BaseReads {
+    values: HashMap<(Ks, Vec<u8>), Option<Shared>>,
+    bytes: usize,
+}
+
+/// Bytes of keys and values a transaction keeps of its base reads (a group's transaction lives
+/// for one group of commands).
+const BASE_READS_BYTES: usize = 1 << 20;
+
+impl BaseReads {
+    fn keep(&mut self, key: (Ks, Vec<u8>), value: Option<Shared>) {
+        let bytes = key.1.len() + value.as_ref().map_or(0, |v| v.len()) + 64;
+        if self.bytes + bytes > BASE_READS_BYTES {
+            self.values.clear();
+            self.bytes = 0;
+        }
+        self.bytes += bytes;
+        self.values.insert(key, value);
+    }
 }
 
 impl<'a> Txn<'a> {
@@ -361,7 +424,30 @@ impl<'a> Txn<'a> {
             base,
             outer: BTreeMap::new(),
             inner: BTreeMap::new(),
+            base_reads: RefCell::default(),
         }
+    }
+
+    /// Calls `f` with the value under `key` (own writes first, then the base), without copying
+    /// it. `f` may read the transaction again.
+    pub fn with_raw<R>(&self, ks: Ks, key: &[u8], f: impl FnOnce(Option<&[u8]>) -> R) -> R {
+        let k = (ks, key.to_vec());
+        if let Some(v) = self.inner.get(&k) {
+            return f(v.as_deref());
+        }
+        if let Some(v) = self.outer.get(&k) {
+            return f(v.as_deref());
+        }
+        let kept = self.base_reads.borrow().values.get(&k).cloned();
+        let value = match kept {
+            Some(v) => v,
+            None => {
+                let v = self.base.get(ks, key).map(Rc::new);
+                self.base_reads.borrow_mut().keep(k, v.clone());
+                v
+            }
+        };
+        f(value.as_ref().map(|v| v.as_slice()))
     }
 
     /// Keeps the writes of the current command.
@@ -375,21 +461,29 @@ impl<'a> Txn<'a> {
         self.inner.clear();
     }
 
-    /// All writes (the current command's included).
+    /// All writes (the current command's included). A deletion of an entry keyed by a key
+    /// generated in this transaction is left out: the base cannot hold it, and written to the
+    /// store it would be a tombstone for nothing (see [`Ks::generated_key_at`]).
     pub fn into_writes(mut self) -> Writes {
         self.commit_command();
+        let max_key = self
+            .base
+            .get(Ks::Meta, META_MAX_KEY)
+            .and_then(|b| codec::decode::<i64>(&b).ok());
+        if let Some(max_key) = max_key {
+            self.outer
+                .retain(|(ks, k), v| v.is_some() || !generated_after(*ks, k, max_key));
+        }
         Writes(self.outer)
     }
 
     pub fn get_raw(&self, ks: Ks, key: &[u8]) -> Option<Vec<u8>> {
-        let k = (ks, key.to_vec());
-        if let Some(v) = self.inner.get(&k) {
-            return v.clone();
-        }
-        if let Some(v) = self.outer.get(&k) {
-            return v.clone();
-        }
-        self.base.get(ks, key)
+        self.with_raw(ks, key, |v| v.map(<[u8]>::to_vec))
+    }
+
+    /// Whether a value is under `key`.
+    pub fn contains(&self, ks: Ks, key: &[u8]) -> bool {
+        self.with_raw(ks, key, |v| v.is_some())
     }
 
     /// What this transaction itself wrote under `key`, not looking at the base: for keys that
@@ -417,8 +511,7 @@ impl<'a> Txn<'a> {
     }
 
     pub fn get<T: DeserializeOwned>(&self, ks: Ks, key: &[u8]) -> Option<T> {
-        let bytes = self.get_raw(ks, key)?;
-        Self::decode(ks, &bytes)
+        self.with_raw(ks, key, |bytes| Self::decode(ks, bytes?))
     }
 
     fn decode<T: DeserializeOwned>(ks: Ks, bytes: &[u8]) -> Option<T> {
@@ -469,6 +562,20 @@ impl<'a> Txn<'a> {
         // (the scan is ordered), and every overlay key is in `out`.
         out.into_iter().take(limit).collect()
     }
+}
+
+/// Whether the entry `key` of `ks` is keyed by a key of this partition generated after
+/// `max_key`, the highest key the base had generated: no entry of the base can hold it.
+fn generated_after(ks: Ks, key: &[u8], max_key: i64) -> bool {
+    let Some(at) = ks.generated_key_at(key.len()) else {
+        return false;
+    };
+    if key.len() < at + 8 {
+        return false;
+    }
+    let generated = read_i64(key, at);
+    generated > max_key
+        && zest_protocol::partition_of_key(generated) == zest_protocol::partition_of_key(max_key)
 }
 
 /// Big-endian key building.
@@ -598,6 +705,101 @@ mod tests {
         assert_eq!(txn.get_own::<u32>(Ks::Variables, &[2]), None);
         txn.rollback_command();
         assert_eq!(txn.get_own::<u32>(Ks::Variables, &[2]), Some(8));
+    }
+
+    /// A base that counts its point reads.
+    struct Counting {
+        state: MemState,
+        gets: std::cell::Cell<usize>,
+    }
+
+    impl StateRead for Counting {
+        fn get(&self, ks: Ks, key: &[u8]) -> Option<Vec<u8>> {
+            self.gets.set(self.gets.get() + 1);
+            self.state.get(ks, key)
+        }
+        fn scan_prefix(&self, ks: Ks, prefix: &[u8], f: &mut dyn FnMut(&[u8], &[u8]) -> bool) {
+            self.state.scan_prefix(ks, prefix, f)
+        }
+    }
+
+    /// A value read from the base is read there once per transaction, absent ones too; the
+    /// transaction's writes and their rollback still show through; past the bound the reads
+    /// go to the base again and stay right.
+    #[test]
+    fn base_reads_are_kept_for_the_transaction() {
+        let mut state = MemState::default();
+        for i in 0..200 {
+            state
+                .map
+                .insert((Ks::Jobs, key_i64(i)), vec![i as u8; 10_000]);
+        }
+        let base = Counting {
+            state,
+            gets: Default::default(),
+        };
+        let mut txn = Txn::new(&base);
+        assert_eq!(txn.get_raw(Ks::Jobs, &key_i64(1)), Some(vec![1; 10_000]));
+        assert!(txn.contains(Ks::Jobs, &key_i64(1)));
+        assert!(!txn.contains(Ks::Jobs, &key_i64(-1)));
+        assert!(!txn.contains(Ks::Jobs, &key_i64(-1)));
+        assert_eq!(base.gets.get(), 2, "one read of each key");
+        txn.put_raw(Ks::Jobs, key_i64(1), vec![7]);
+        assert_eq!(txn.get_raw(Ks::Jobs, &key_i64(1)), Some(vec![7]));
+        txn.delete(Ks::Jobs, key_i64(1));
+        assert!(!txn.contains(Ks::Jobs, &key_i64(1)));
+        txn.rollback_command();
+        assert_eq!(txn.get_raw(Ks::Jobs, &key_i64(1)), Some(vec![1; 10_000]));
+        assert_eq!(base.gets.get(), 2);
+        // 200 values of 10 KB are past the bound: the first ones are read again
+        for round in 0..2 {
+            for i in 0..200 {
+                assert_eq!(
+                    txn.get_raw(Ks::Jobs, &key_i64(i)),
+                    Some(vec![i as u8; 10_000])
+                );
+            }
+            assert!(
+                base.gets.get() > 2 + 200 * round + 100,
+                "{}",
+                base.gets.get()
+            );
+        }
+        assert!(txn.base_reads.borrow().bytes <= BASE_READS_BYTES);
+    }
+
+    /// Deleting what this transaction created under a key it generated writes nothing; a
+    /// deletion of what the base may hold (an older key, another partition's key, a keyspace
+    /// not keyed by generated keys) is written.
+    #[test]
+    fn deletions_of_entries_created_in_the_transaction_are_left_out() {
+        use zest_protocol::encode_key;
+        let mut base = MemState::default();
+        let max = encode_key(1, 100);
+        base.map
+            .insert((Ks::Meta, META_MAX_KEY.to_vec()), codec::encode(&max));
+        let mut txn = Txn::new(&base);
+        let fresh = encode_key(1, 101);
+        let activatable = KeyBuf::new().str("task").i64(fresh).build();
+        txn.put_raw(Ks::ElementInstances, key_i64(fresh), vec![1]);
+        txn.put_raw(Ks::JobsActivatable, activatable.clone(), vec![]);
+        txn.commit_command();
+        txn.delete(Ks::ElementInstances, key_i64(fresh));
+        txn.delete(Ks::JobsActivatable, activatable);
+        txn.delete(Ks::ElementInstances, key_i64(encode_key(1, 50)));
+        txn.delete(Ks::ElementInstances, key_i64(encode_key(2, 5)));
+        txn.delete(Ks::Messages, key_i64(encode_key(1, 102)));
+        txn.put_raw(Ks::Jobs, key_i64(encode_key(1, 103)), vec![3]);
+        let writes: Vec<_> = txn.into_writes().0.into_iter().collect();
+        assert_eq!(
+            writes,
+            vec![
+                ((Ks::ElementInstances, key_i64(encode_key(1, 50))), None),
+                ((Ks::ElementInstances, key_i64(encode_key(2, 5))), None),
+                ((Ks::Jobs, key_i64(encode_key(1, 103))), Some(vec![3])),
+                ((Ks::Messages, key_i64(encode_key(1, 102))), None),
+            ]
+        );
     }
 
     #[test]

@@ -83,7 +83,7 @@ fn latest_moves_back(txn: &mut Txn<'_>, key: i64, process_id: &str) {
             let version_key: i64 = zest_protocol::codec::decode(&v).ok()?;
             let version = read_i64(&k, prefix.len()) as i32;
             let usable = version_key != key
-                && txn.get_raw(Ks::Processes, &key_i64(version_key)).is_some()
+                && txn.contains(Ks::Processes, &key_i64(version_key))
                 && txn
                     .get_raw(Ks::DefinitionInstances, &pending_deletion_key(version_key))
                     .is_none();

@@ -113,7 +113,7 @@ pub(super) fn apply(
                 txn.delete(Ks::AdHocFulfilled, key_i64(r.key));
             }
             // local variables go with their scope
-            if txn.get_raw(Ks::Variables, &key_i64(r.key)).is_some() {
+            if txn.contains(Ks::Variables, &key_i64(r.key)) {
                 txn.delete(Ks::Variables, key_i64(r.key));
             }
             if pi.flow_scope_key > 0 {
@@ -260,8 +260,7 @@ pub(super) fn hand_variables_to_call_activity(
     let Some(call) = txn.get::<ElementInstance>(Ks::ElementInstances, &call_key) else {
         return;
     };
-    if call.state != Intent::ElementActivated || txn.get_raw(Ks::EventTriggers, &call_key).is_some()
-    {
+    if call.state != Intent::ElementActivated || txn.contains(Ks::EventTriggers, &call_key) {
         return; // being terminated, or another event is already on its way
     }
     let Some(model) = models.get(txn, call.record.process_definition_key) else {

@@ -11,7 +11,8 @@ pub(super) fn apply(txn: &mut Txn<'_>, r: &Record, v: &zest_protocol::VariableRe
         return;
     }
     let scope = key_i64(v.scope_key);
-    let doc = txn.get_raw(Ks::Variables, &scope).unwrap_or_default();
-    let doc = crate::scope_variables::upsert(&doc, &v.name, r.key, &v.value);
+    let doc = txn.with_raw(Ks::Variables, &scope, |doc| {
+        crate::scope_variables::upsert(doc.unwrap_or_default(), &v.name, r.key, &v.value)
+    });
     txn.put_raw(Ks::Variables, scope, doc);
 }

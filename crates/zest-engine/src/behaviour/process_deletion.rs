@@ -20,8 +20,7 @@ pub(crate) fn has_running_instances(txn: &Txn<'_>, definition: i64) -> bool {
 
 /// Whether the version `definition` is deleted and waits for its last instance here.
 pub(crate) fn is_pending(txn: &Txn<'_>, definition: i64) -> bool {
-    txn.get_raw(Ks::DefinitionInstances, &pending_deletion_key(definition))
-        .is_some()
+    txn.contains(Ks::DefinitionInstances, &pending_deletion_key(definition))
 }
 
 /// The process version `definition` when it is deployed and not deleted: what new instances

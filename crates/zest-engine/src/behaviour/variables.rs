@@ -57,15 +57,17 @@ fn scope_doc(ctx: &Ctx<'_, '_, '_>, scope_key: i64, fresh: bool) -> Vec<u8> {
 }
 
 fn local_raw(ctx: &Ctx<'_, '_, '_>, scope_key: i64) -> Vec<(String, StoredVariable)> {
-    scope_variables::iter(&scope_doc(ctx, scope_key, false))
-        .map(|e| {
-            let var = StoredVariable {
-                key: e.key,
-                value: e.value.to_string(),
-            };
-            (e.name.to_string(), var)
-        })
-        .collect()
+    ctx.txn.with_raw(Ks::Variables, &key_i64(scope_key), |doc| {
+        scope_variables::iter(doc.unwrap_or_default())
+            .map(|e| {
+                let var = StoredVariable {
+                    key: e.key,
+                    value: e.value.to_string(),
+                };
+                (e.name.to_string(), var)
+            })
+            .collect()
+    })
 }
 
 fn parse(text: &str) -> Value {
@@ -174,17 +176,18 @@ fn find_nearest<N: AsRef<str>>(
         return;
     }
     for scope in scopes {
-        let doc = scope_doc(ctx, scope, false);
-        for (i, name) in names.iter().enumerate() {
-            if placed[i] {
-                continue;
+        ctx.txn.with_raw(Ks::Variables, &key_i64(scope), |doc| {
+            for (i, name) in names.iter().enumerate() {
+                if placed[i] {
+                    continue;
+                }
+                if let Some(var) = scope_variables::find(doc.unwrap_or_default(), name.as_ref()) {
+                    placed[i] = true;
+                    missing -= 1;
+                    found(i, scope, var.value);
+                }
             }
-            if let Some(var) = scope_variables::find(&doc, name.as_ref()) {
-                placed[i] = true;
-                missing -= 1;
-                found(i, scope, var.value);
-            }
-        }
+        });
         if missing == 0 {
             return;
         }

@@ -347,10 +347,7 @@ fn job_flow_completed(
     def: &TaskDefinition,
 ) -> ProcResult {
     let ah_key = inst.parent_key;
-    let fulfilled = ctx
-        .txn
-        .get_raw(Ks::AdHocFulfilled, &key_i64(ah_key))
-        .is_some();
+    let fulfilled = ctx.txn.contains(Ks::AdHocFulfilled, &key_i64(ah_key));
     // evaluated before the flow completes, so that a failure leaves an incident on it
     let job = if fulfilled {
         None

@@ -80,10 +80,7 @@ pub fn broadcast(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, sig: &SignalRecord) ->
             continue;
         };
         // an element takes one event at a time (another one may already be on its way)
-        let pending = ctx
-            .txn
-            .get_raw(Ks::EventTriggers, &key_i64(inst.key))
-            .is_some();
+        let pending = ctx.txn.contains(Ks::EventTriggers, &key_i64(inst.key));
         if inst.state != Intent::ElementActivated || pending {
             continue;
         }
