@@ -438,16 +438,18 @@ impl<'a> Txn<'a> {
         if let Some(v) = self.outer.get(&k) {
             return f(v.as_deref());
         }
-        let kept = self.base_reads.borrow().values.get(&k).cloned();
-        let value = match kept {
-            Some(v) => v,
-            None => {
-                let v = self.base.get(ks, key).map(Rc::new);
-                self.base_reads.borrow_mut().keep(k, v.clone());
-                v
-            }
-        };
+        let value = self.base_value(k);
         f(value.as_ref().map(|v| v.as_slice()))
+    }
+
+    /// The base's value under `k`, kept for the rest of the transaction.
+    fn base_value(&self, k: (Ks, Vec<u8>)) -> Option<Shared> {
+        if let Some(v) = self.base_reads.borrow().values.get(&k) {
+            return v.clone();
+        }
+        let v = self.base.get(k.0, &k.1).map(Rc::new);
+        self.base_reads.borrow_mut().keep(k, v.clone());
+        v
     }
 
     /// Keeps the writes of the current command.
@@ -466,9 +468,9 @@ impl<'a> Txn<'a> {
     /// store it would be a tombstone for nothing (see [`Ks::generated_key_at`]).
     pub fn into_writes(mut self) -> Writes {
         self.commit_command();
+        // the processing that generated keys read it already
         let max_key = self
-            .base
-            .get(Ks::Meta, META_MAX_KEY)
+            .base_value((Ks::Meta, META_MAX_KEY.to_vec()))
             .and_then(|b| codec::decode::<i64>(&b).ok());
         if let Some(max_key) = max_key {
             self.outer

@@ -84,9 +84,7 @@ fn latest_moves_back(txn: &mut Txn<'_>, key: i64, process_id: &str) {
             let version = read_i64(&k, prefix.len()) as i32;
             let usable = version_key != key
                 && txn.contains(Ks::Processes, &key_i64(version_key))
-                && txn
-                    .get_raw(Ks::DefinitionInstances, &pending_deletion_key(version_key))
-                    .is_none();
+                && !txn.contains(Ks::DefinitionInstances, &pending_deletion_key(version_key));
             usable.then_some(LatestVersion {
                 version,
                 key: version_key,

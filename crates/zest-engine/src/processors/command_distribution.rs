@@ -15,10 +15,9 @@ pub fn acknowledge(
     d: &CommandDistributionRecord,
 ) -> ProcResult {
     let partition = d.partition_id;
-    if ctx
+    if !ctx
         .txn
-        .get_raw(Ks::Distributions, &open_key(cmd.key, partition))
-        .is_none()
+        .contains(Ks::Distributions, &open_key(cmd.key, partition))
     {
         // a command sent again, acknowledged again
         ctx.reject(
