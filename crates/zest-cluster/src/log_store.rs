@@ -579,7 +579,13 @@ mod tests {
             match (back.payload, e.payload) {
                 (EntryPayload::Normal(a), EntryPayload::Normal(b)) => {
                     assert!(matches!(a, RecordBatch::Encoded(_)));
-                    assert_eq!(a.records().unwrap(), b.records().unwrap())
+                    assert_eq!(a.records().unwrap(), b.records().unwrap());
+                    // record by record, as the state machine applies them
+                    let (mut one_by_one, mut original) = (Vec::new(), Vec::new());
+                    a.for_each_record(|r| one_by_one.push(r.clone())).unwrap();
+                    b.for_each_record(|r| original.push(r.clone())).unwrap();
+                    assert_eq!(one_by_one, records);
+                    assert_eq!(original, records);
                 }
                 (EntryPayload::Blank, EntryPayload::Blank) => {}
                 _ => panic!("payload kind changed"),
@@ -588,6 +594,10 @@ mod tests {
         let cut = RecordBatch::Encoded(codec::encode(&OldBatch { records })[..40].to_vec());
         let err = cut.records().unwrap_err();
         assert!(err.contains("do not decode"), "{err}");
+        let mut seen = 0;
+        let err = cut.for_each_record(|_| seen += 1).unwrap_err();
+        assert!(err.contains("do not decode"), "{err}");
+        assert!(seen < 2, "a cut batch never hands out all its records");
     }
 
     #[test]

@@ -232,28 +232,32 @@ impl StateMachine {
             self.applied = Some(entry.log_id);
             let writes = match &entry.payload {
                 EntryPayload::Normal(batch) => {
-                    let records = batch
-                        .records()
+                    let leader = &entry.log_id.leader_id;
+                    let (info, engine) = (&self.info, &mut self.engine);
+                    let mut txn = Txn::new(&self.store);
+                    // the leader's own writes when it processed the batch (keyed by its first
+                    // record), else the batch's events applied here, record by record
+                    let mut pre = None;
+                    let mut last = None;
+                    batch
+                        .for_each_record(|r| {
+                            if last.is_none() {
+                                pre = info
+                                    .take_precomputed((leader.term, leader.node_id), r.position);
+                            }
+                            if pre.is_none() {
+                                engine.apply_record(&mut txn, r);
+                            }
+                            last = Some(r.position);
+                        })
                         .map_err(|e| StorageIOError::apply(entry.log_id, any(e)))?;
-                    let pre = records.first().and_then(|r| {
-                        let leader = &entry.log_id.leader_id;
-                        self.info
-                            .take_precomputed((leader.term, leader.node_id), r.position)
-                    });
-                    let writes = match pre {
-                        Some(w) => w,
-                        None => {
-                            let mut txn = Txn::new(&self.store);
-                            self.engine.apply(&mut txn, &records);
-                            txn.into_writes()
-                        }
-                    };
-                    if let Some(last) = records.last() {
-                        self.info
-                            .last_position
-                            .store(last.position, Ordering::SeqCst);
+                    if let Some(last) = last {
+                        info.last_position.store(last, Ordering::SeqCst);
                     }
-                    writes
+                    match pre {
+                        Some(w) => w,
+                        None => txn.into_writes(),
+                    }
                 }
                 EntryPayload::Membership(m) => {
                     self.membership = StoredMembership::new(Some(entry.log_id), m.clone());

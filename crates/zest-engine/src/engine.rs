@@ -164,12 +164,18 @@ impl Engine {
     /// its batch is committed). Runs no command logic.
     pub fn apply(&mut self, txn: &mut Txn<'_>, records: &[Record]) {
         for r in records {
-            if r.record_type == RecordType::Event {
-                apply_event(txn, &mut self.models, r);
-            } else if r.record_type == RecordType::Command && r.source_record_position >= 0 {
-                observe_key(txn, r);
-            }
+            self.apply_record(txn, r);
         }
         txn.commit_command();
+    }
+
+    /// Applies one record of a batch, for callers that decode a batch record by record; the
+    /// batch's writes are [`Txn::into_writes`] once all its records are applied.
+    pub fn apply_record(&mut self, txn: &mut Txn<'_>, r: &Record) {
+        if r.record_type == RecordType::Event {
+            apply_event(txn, &mut self.models, r);
+        } else if r.record_type == RecordType::Command && r.source_record_position >= 0 {
+            observe_key(txn, r);
+        }
     }
 }

@@ -32,6 +32,16 @@ pub mod codec {
         Ok(postcard::from_bytes(bytes)?)
     }
 
+    /// Decodes `bytes` with a seed: for a decoding that hands out what it decodes as it goes
+    /// (the records of a batch one at a time) instead of building it whole.
+    pub fn decode_seed<'a, S: serde::de::DeserializeSeed<'a>>(
+        seed: S,
+        bytes: &'a [u8],
+    ) -> Result<S::Value, CodecError> {
+        let mut de = postcard::Deserializer::from_bytes(bytes);
+        Ok(seed.deserialize(&mut de)?)
+    }
+
     /// Like [`decode`], for types that borrow from `bytes` (`&str`, `&[u8]` fields are not
     /// copied).
     pub fn decode_borrowed<'a, T: serde::Deserialize<'a>>(

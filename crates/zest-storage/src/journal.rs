@@ -281,7 +281,10 @@ impl Journal {
     /// journal is empty). With `fsync` they are durable when this returns; without, they are
     /// with the OS (a killed process loses nothing; an OS crash may, until [`Journal::sync`]).
     pub fn append(&mut self, entries: &[(u64, Vec<u8>)], fsync: bool) -> Result<()> {
-        let mut buf = Vec::new();
+        // sized once: grown by doubling, a large append held up to twice its bytes, on fresh
+        // pages each time
+        let bytes: usize = entries.iter().map(|(_, p)| HEADER + p.len()).sum();
+        let mut buf = Vec::with_capacity(bytes.min(self.segment_bytes as usize));
         for (index, payload) in entries {
             if let Some(last) = self.last {
                 if *index != last + 1 {
