@@ -7,6 +7,7 @@ mod convert;
 pub mod rest;
 mod service;
 
+pub mod codec;
 pub mod proto {
     #![allow(clippy::all, clippy::pedantic, missing_docs)]
     tonic::include_proto!("gateway_protocol");

@@ -408,7 +408,7 @@ impl Gateway for GatewayService {
                 if !this.wait_for_job_room(&tx, deadline).await {
                     return;
                 }
-                let mut jobs = Vec::new();
+                let mut answered = false;
                 // counted from each partition's answer on (see `wait_for_job_room`)
                 let mut held = this.broker.hold_polled_jobs();
                 let mut remaining = r.max_jobs_to_activate;
@@ -425,22 +425,33 @@ impl Gateway for GatewayService {
                         break;
                     }
                     match this.activate(partition, &wanted, remaining).await {
+                        Ok(activated) if activated.is_empty() => {}
                         Ok(activated) => {
                             remaining -= activated.len() as i32;
                             held.add(&activated);
-                            jobs.extend(activated);
+                            // each partition's jobs in a response of their own, as Zeebe's
+                            // gateway answers: a partition's batch fits a client's default
+                            // 4 MiB message limit (the engine bounds its variables), the
+                            // batches of several together may not
+                            let jobs = activated
+                                .into_iter()
+                                .map(|j| activated_job(j.key, j.job))
+                                .collect();
+                            if tx
+                                .send(Ok(proto::ActivateJobsResponse { jobs }))
+                                .await
+                                .is_err()
+                            {
+                                return; // the client went
+                            }
+                            answered = true;
                         }
                         Err(status) => {
                             failure.get_or_insert(status);
                         }
                     }
                 }
-                if !jobs.is_empty() {
-                    let jobs = jobs
-                        .into_iter()
-                        .map(|j| activated_job(j.key, j.job))
-                        .collect();
-                    let _ = tx.send(Ok(proto::ActivateJobsResponse { jobs })).await;
+                if answered {
                     drop(held);
                     return;
                 }

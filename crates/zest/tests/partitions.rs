@@ -218,3 +218,68 @@ async fn instances_jobs_messages_and_signals_span_three_partitions() {
         .expect("the deployment is still on every partition");
     assert!(r.into_inner().process_instance_key > 0);
 }
+
+/// A poll that gets jobs from several partitions is answered with one message per partition,
+/// as Zeebe's gateway answers: each partition's batch is bounded under a client's default
+/// 4 MiB message limit, and the batches of three partitions together are not.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_poll_answers_each_partitions_jobs_in_a_message_of_their_own() {
+    let node = start_with("poll-messages", &["--partitions", "3"]);
+    let mut c = connect(&node.gateway).await; // a client's default limit: 4 MiB a message
+    deploy_one_task(&mut c).await;
+    // 2 MB of variables per job, 3 instances per partition: 6 MB of jobs per partition, of
+    // which a batch carries what fits 3 MiB (one job), 6 MB over the three partitions
+    let blob = "x".repeat(2_000_000);
+    let mut on = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while on.len() < 9 && Instant::now() < deadline {
+        let r = c
+            .create_process_instance(proto::CreateProcessInstanceRequest {
+                bpmn_process_id: "benchmark".into(),
+                version: -1,
+                variables: format!(r#"{{"blob":"{blob}"}}"#),
+                ..Default::default()
+            })
+            .await
+            .expect("creates")
+            .into_inner();
+        on.push(partition_of_key(r.process_instance_key));
+    }
+    for p in [1, 2, 3] {
+        assert!(on.contains(&p), "instances on every partition: {on:?}");
+    }
+    // the jobs are created right after their instances
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let mut stream = c
+        .activate_jobs(proto::ActivateJobsRequest {
+            r#type: "benchmark-task".into(),
+            worker: "test".into(),
+            timeout: 60_000,
+            max_jobs_to_activate: 9,
+            request_timeout: 1_000,
+            ..Default::default()
+        })
+        .await
+        .expect("activates")
+        .into_inner();
+    let mut partitions_answered = Vec::new();
+    while let Some(batch) = stream
+        .message()
+        .await
+        .expect("every message fits the client's default limit")
+    {
+        let mut of: Vec<u32> = batch.jobs.iter().map(|j| partition_of_key(j.key)).collect();
+        of.dedup();
+        assert_eq!(of.len(), 1, "one partition's jobs per message: {of:?}");
+        partitions_answered.push(of[0]);
+        for job in &batch.jobs {
+            assert!(job.variables.contains(&blob[..100]));
+        }
+    }
+    partitions_answered.sort();
+    assert_eq!(
+        partitions_answered,
+        vec![1, 2, 3],
+        "a message from each partition"
+    );
+}

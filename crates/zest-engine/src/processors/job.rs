@@ -14,9 +14,13 @@ use crate::context::{Ctx, ProcResult, Rejection, SideEffect};
 use crate::state::{key_i64, read_i64, Ks};
 use crate::types::{ElementInstance, JobState, StoredJob};
 
-/// Upper bound of the variables carried by one activation response, under the gateway's
-/// default 4 MiB message limit with room for the rest of the message.
-const MAX_BATCH_VARIABLES_BYTES: usize = 3 * 1024 * 1024;
+/// Upper bound of the variables carried by one partition's activation (a job larger than it
+/// still goes alone). Zeebe bounds a batch by its 4 MiB message limit; this is lower because a
+/// batch is held several times over on its way to the worker (the answer, its copy over the
+/// internal port, its gRPC encoding), and workers that ask for many jobs at once made batches of
+/// 3 MiB the largest transient allocations of a gateway node under load. A worker asking for
+/// more gets the rest in its next poll.
+const MAX_BATCH_VARIABLES_BYTES: usize = 1024 * 1024;
 
 fn load_job(ctx: &Ctx<'_, '_, '_>, key: i64, action: &str) -> ProcResult<StoredJob> {
     ctx.txn
