@@ -13,7 +13,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     tonic_prost_build::configure()
         .build_client(true)
         .build_server(true)
-        // prost's codec, with responses yielded message by message (see src/codec.rs)
+        // prost's codec, encoding each message into a buffer sized for it (see src/codec.rs)
         .codec_path("crate::codec::GatewayCodec")
         .compile_fds(fds)?;
     Ok(())
