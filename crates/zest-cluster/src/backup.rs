@@ -57,7 +57,7 @@ pub fn write_partition_backup(
         bail!("{} exists already", dir.display());
     }
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let view = store.view();
+    let view = store.view()?;
     let applied: Option<LogId<NodeId>> = match view.sm_get(APPLIED)? {
         Some(b) => serde_json::from_slice(&b)?,
         None => None,

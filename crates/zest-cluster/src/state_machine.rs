@@ -288,7 +288,9 @@ pub struct SnapshotBuilder {
 
 /// The snapshot of the state as it is now: a consistent view and the metadata read through it.
 fn current_snapshot(store: &PartitionStore) -> Result<Snapshot<TypeConfig>, StorageError<NodeId>> {
-    let view = store.view();
+    let view = store
+        .view()
+        .map_err(|e| StorageIOError::read_state_machine(any(e)))?;
     let read = |k: &[u8]| {
         view.sm_get(k)
             .map_err(|e| StorageIOError::read_state_machine(any(e)))

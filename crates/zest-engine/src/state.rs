@@ -568,7 +568,7 @@ impl<'a> Txn<'a> {
 
 /// Whether the entry `key` of `ks` is keyed by a key of this partition generated after
 /// `max_key`, the highest key the base had generated: no entry of the base can hold it.
-fn generated_after(ks: Ks, key: &[u8], max_key: i64) -> bool {
+pub fn generated_after(ks: Ks, key: &[u8], max_key: i64) -> bool {
     let Some(at) = ks.generated_key_at(key.len()) else {
         return false;
     };

@@ -17,24 +17,26 @@
 //! fsynced on the hot path, so its writes never wait for the disk.
 //!
 //! fjall recovers a prefix of each database's atomic batches after a crash. State is only
-//! written for committed (durable) entries, so it is always consistent with some applied index
-//! at or before the durable end of the log; replay of the log from that index restores the
-//! rest. The one cross-database rule: the state is made durable before log entries are purged
+//! written for committed (durable) entries, and recent writes reach fjall in whole layers with
+//! the applied index of their last entry ([`young`]), so it is always consistent with some
+//! applied index at or before the durable end of the log; replay of the log from that index
+//! restores the rest. The one cross-database rule: the state is made durable before log entries are purged
 //! ([`PartitionStore::log_purge`]) and after a snapshot replaces it
 //! ([`PartitionStore::replace_state`]), since no replay could restore it then. That fsync holds
 //! the state journal's lock too, but once per snapshot, not per commit.
 //!
-//! Queue-like index keyspaces (activatable jobs, due dates) are scanned from seek hints
-//! ([`hints`]) so that their tombstones do not slow scans down; nothing of the state is held in
-//! memory. A partition's state lives in numbered generations of keyspaces ([`partition`]), so a
-//! snapshot from another node or a restored backup is written beside the state and switched to
-//! in one durable step ([`transfer`]).
+//! Queue-like index keyspaces (activatable jobs, due dates) are scanned from seek hints ([`hints`])
+//! so that their tombstones do not slow scans down; of the state, only the young layer's recent
+//! writes are held in memory, bounded by bytes. A partition's state lives in numbered generations
+//! of keyspaces ([`partition`]), so a snapshot from another node or a restored backup is written
+//! beside the state and switched to in one durable step ([`transfer`]).
 
 mod hints;
 pub mod journal;
 mod log;
 mod partition;
 mod transfer;
+mod young;
 
 use std::path::Path;
 
@@ -345,6 +347,8 @@ pub struct Store {
     memtable_bytes: u64,
     /// fjall's count of the state's write buffers above which a commit seals a memtable.
     write_buffer_limit: u64,
+    /// Each partition's bound on its young layer ([`young`]).
+    young_limit: usize,
     segment_bytes: u64,
     /// The partitions opened, so that [`Store::sync`] reaches their logs.
     opened: std::sync::Arc<std::sync::Mutex<Vec<PartitionStore>>>,
@@ -405,13 +409,22 @@ impl Store {
             log_db,
             state_db,
             memtable_bytes,
-            write_buffer_limit: counted_for_memory(config.write_buffer_bytes),
+            // half of the write buffers for fjall's memtables, half for the young layers
+            write_buffer_limit: counted_for_memory(config.write_buffer_bytes / 2),
+            young_limit: (config.write_buffer_bytes / 2 / u64::from(config.partitions.max(1)))
+                as usize,
             segment_bytes: config.segment_bytes,
             opened: Default::default(),
         })
     }
 
+    /// A partition's store, opened once: asked again, the same one (its young layer and its
+    /// log are the partition's, and two of them would each hold a part).
     pub fn partition(&self, partition_id: u32) -> Result<PartitionStore> {
+        let mut opened = self.opened.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(p) = opened.iter().find(|p| p.partition_id() == partition_id) {
+            return Ok(p.clone());
+        }
         let journal =
             journal::Journal::open(&journal_dir(&self.dir, partition_id), self.segment_bytes)?;
         let partition = PartitionStore::open(
@@ -421,9 +434,8 @@ impl Store {
             partition_id,
             self.memtable_bytes,
             self.write_buffer_limit,
+            self.young_limit,
         )?;
-        let mut opened = self.opened.lock().unwrap_or_else(|p| p.into_inner());
-        opened.retain(|p| p.partition_id() != partition_id);
         opened.push(partition.clone());
         Ok(partition)
     }
@@ -438,11 +450,19 @@ impl Store {
     /// Memory the store uses now: (block cache, write buffers), both databases; the cache as
     /// [`memory_for_cached`] of fjall's weight, the write buffers as [`memory_for_counted`] of
     /// fjall's count.
+    /// The young layers count with the write buffers.
     pub fn memory_used(&self) -> (u64, u64) {
         let counted = self.log_db.write_buffer_size() + self.state_db.write_buffer_size();
+        let young: usize = self
+            .opened
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .map(|p| p.young_bytes())
+            .sum();
         (
             memory_for_cached(self.log_db.cache_size() + self.state_db.cache_size()),
-            memory_for_counted(counted),
+            memory_for_counted(counted) + young as u64,
         )
     }
 
@@ -455,6 +475,7 @@ impl Store {
             .clone();
         for p in opened {
             p.sync_log()?;
+            p.flush_young()?;
         }
         self.log_db.persist(PersistMode::SyncAll)?;
         self.state_db.persist(PersistMode::SyncAll)?;

@@ -9,13 +9,14 @@
 //! interrupted installation or of one that replaced them, and are deleted when the partition
 //! opens.
 
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use fjall::AbstractTree;
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
-use zest_engine::state::{Ks, StateRead, Writes};
+use zest_engine::state::{Ks, Layered, StateRead, Writes, META_MAX_KEY};
 
 use crate::hints::{SeekHints, Start};
+use crate::young::{Layer, Young, MAX_COMMITS};
 use crate::{Result, StorageError};
 
 const CURRENT: &[u8] = b"current";
@@ -64,24 +65,30 @@ fn memtable_for(ks: Ks, base: u64) -> u64 {
 /// fjall bounds each memtable (`max_memtable_size`), not their sum (its cap on the sum is
 /// hidden, deprecated and not enforced in 3.1), and with a few dozen keyspaces per partition
 /// the sum went to twice the budget under the realistic benchmark. When the state database's
-/// write buffers pass the limit, this partition's largest active memtable is sealed, and
-/// fjall's flush workers write it out; one that is still small is left alone, so that a flush
-/// that lags behind does not turn into a stream of tiny tables.
+/// write buffers pass the limit, this partition's largest active memtables are sealed, as
+/// many as cover the excess, and fjall's flush workers write them out; one that is still small
+/// is left alone, so that a flush that lags behind does not turn into a stream of tiny tables.
 fn bound_write_buffers(inner: &Inner, gen: &Generation) -> Result<()> {
-    if inner.write_buffer_limit == 0
-        || inner.state_db.write_buffer_size() <= inner.write_buffer_limit
-    {
+    let held = inner.state_db.write_buffer_size();
+    if inner.write_buffer_limit == 0 || held <= inner.write_buffer_limit {
         return Ok(());
     }
-    let largest = gen
+    // largest first, until what is sealed covers the excess (a flush of the young layer
+    // fills several memtables at once)
+    let mut active: Vec<(u64, &Keyspace)> = gen
         .state
         .iter()
         .map(|ks| (ks.tree.active_memtable().size(), ks))
-        .max_by_key(|(size, _)| *size);
-    if let Some((size, ks)) = largest {
-        if size >= inner.memtable_bytes / 4 {
-            ks.rotate_memtable()?;
+        .filter(|(size, _)| *size >= inner.memtable_bytes / 4)
+        .collect();
+    active.sort_by_key(|(size, _)| std::cmp::Reverse(*size));
+    let mut excess = held - inner.write_buffer_limit;
+    for (size, ks) in active {
+        if excess == 0 {
+            break;
         }
+        ks.rotate_memtable()?;
+        excess = excess.saturating_sub(size);
     }
     Ok(())
 }
@@ -128,6 +135,16 @@ impl Generation {
         })
     }
 
+    /// The highest key this partition generated, as this generation holds it (the
+    /// partition's first key when it holds none).
+    pub(crate) fn max_key(&self, pid: u32) -> Result<i64> {
+        Ok(match self.state[Ks::Meta.index()].get(META_MAX_KEY)? {
+            Some(v) => zest_protocol::codec::decode::<i64>(&v)
+                .map_err(|e| StorageError::Other(format!("partition {pid}: max key: {e}")))?,
+            None => zest_protocol::encode_key(pid, 0),
+        })
+    }
+
     fn keyspaces(&self) -> impl Iterator<Item = &Keyspace> {
         self.state.iter().chain(std::iter::once(&self.sm))
     }
@@ -154,6 +171,11 @@ pub(crate) struct Inner {
     /// The state database's write buffers (every partition's memtables, active and sealed)
     /// above which a commit seals this partition's largest memtable ([`bound_write_buffers`]).
     pub(crate) write_buffer_limit: u64,
+    /// Bytes of recent writes held in memory before they are flushed to fjall ([`crate::young`]).
+    pub(crate) young_limit: usize,
+    pub(crate) young: RwLock<Young>,
+    /// Held by a flush and by a switch of generation, one at a time.
+    pub(crate) flush_lock: Mutex<()>,
     pub(crate) current: RwLock<Arc<Generation>>,
     pub(crate) gen: Keyspace,
     pub(crate) journal: std::sync::Mutex<crate::journal::Journal>,
@@ -180,6 +202,7 @@ impl PartitionStore {
         pid: u32,
         memtable_bytes: u64,
         write_buffer_limit: u64,
+        young_limit: usize,
     ) -> Result<PartitionStore> {
         let opts = || keyspace_options(memtable_bytes);
         let gen = state_db.keyspace(&format!("p{pid}_gen"), opts)?;
@@ -190,6 +213,7 @@ impl PartitionStore {
             None => 0,
         };
         let current = Generation::open(state_db, pid, number, memtable_bytes)?;
+        let young = Young::new(current.max_key(pid)?);
         let store = PartitionStore {
             inner: Arc::new(Inner {
                 pid,
@@ -197,6 +221,9 @@ impl PartitionStore {
                 state_db: state_db.clone(),
                 memtable_bytes,
                 write_buffer_limit,
+                young_limit,
+                young: RwLock::new(young),
+                flush_lock: Mutex::new(()),
                 current: RwLock::new(Arc::new(current)),
                 gen,
                 log_bytes: std::sync::atomic::AtomicU64::new(journal.disk_bytes()),
@@ -254,49 +281,114 @@ impl PartitionStore {
     }
 
     /// Makes `next` the current generation, durably, and deletes the one it replaces.
+    /// What the young layer held of the replaced state is dropped with it.
     pub(crate) fn switch_to(&self, next: Generation) -> Result<()> {
+        let _flush = self
+            .inner
+            .flush_lock
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let max_key = next.max_key(self.inner.pid)?;
         self.inner.state_db.persist(PersistMode::SyncAll)?;
         self.inner
             .gen
             .insert(CURRENT, next.number.to_be_bytes().to_vec())?;
         self.inner.state_db.persist(PersistMode::SyncAll)?;
-        *self
-            .inner
-            .current
-            .write()
-            .unwrap_or_else(|p| p.into_inner()) = Arc::new(next);
+        {
+            let mut young = self.young_mut();
+            *self
+                .inner
+                .current
+                .write()
+                .unwrap_or_else(|p| p.into_inner()) = Arc::new(next);
+            *young = Young::new(max_key);
+        }
         self.delete_other_generations()
+    }
+
+    fn young(&self) -> RwLockReadGuard<'_, Young> {
+        self.inner.young.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn young_mut(&self) -> RwLockWriteGuard<'_, Young> {
+        self.inner.young.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Bytes the young layer holds now.
+    pub fn young_bytes(&self) -> usize {
+        self.young().bytes()
     }
 
     pub fn partition_id(&self) -> u32 {
         self.inner.pid
     }
 
-    /// Writes state changes and the state machine's metadata in one atomic batch (no fsync: the
-    /// log is the write-ahead log).
+    /// Takes state changes and the state machine's metadata into the young layer, and flushes
+    /// it to fjall once it holds `young_limit` bytes or [`MAX_COMMITS`] commits (no fsync: the
+    /// log is the write-ahead log; see [`crate::young`]).
     pub fn commit_state(&self, writes: Writes, sm_meta: &[(&[u8], Vec<u8>)]) -> Result<()> {
+        let full = {
+            let mut young = self.young_mut();
+            young.commit(writes, sm_meta);
+            young.active.bytes >= self.inner.young_limit || young.commits >= MAX_COMMITS
+        };
+        if full {
+            self.flush_young()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the young layer to fjall in one atomic batch with the metadata of its last
+    /// commit. Readers find the layer until the batch is visible. Commits go on meanwhile; a
+    /// layer that filled while the last one was written is flushed too.
+    pub fn flush_young(&self) -> Result<()> {
+        let _flush = self
+            .inner
+            .flush_lock
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        loop {
+            let layer = {
+                let mut young = self.young_mut();
+                match &young.flushing {
+                    // a flush that failed: written again first
+                    Some(layer) => layer.clone(),
+                    None if young.active.entries.is_empty() && young.active.meta.is_empty() => {
+                        return Ok(())
+                    }
+                    None => young.begin_flush(),
+                }
+            };
+            self.write_layer(&layer)?;
+            let mut young = self.young_mut();
+            young.flushing = None;
+            if young.active.bytes < self.inner.young_limit && young.commits < MAX_COMMITS {
+                return Ok(());
+            }
+        }
+    }
+
+    fn write_layer(&self, layer: &Layer) -> Result<()> {
         let gen = self.generation();
-        // sized at once: a group's writes can be tens of thousands, and a batch grown by
-        // doubling held up to twice their items
         let mut batch = fjall::OwnedWriteBatch::with_capacity(
             self.inner.state_db.clone(),
-            writes.0.len() + sm_meta.len(),
+            layer.entries.len() + layer.meta.len(),
         );
         let mut inserted = Vec::new();
-        for ((ks, k), v) in writes.0 {
+        for ((ks, k), v) in &layer.entries {
             let keyspace = &gen.state[ks.index()];
             match v {
                 Some(v) => {
                     if gen.hints[ks.index()].is_some() {
-                        inserted.push((ks, k.clone()));
+                        inserted.push((*ks, k.clone()));
                     }
-                    batch.insert(keyspace, k, v)
+                    batch.insert(keyspace, k.clone(), v.clone())
                 }
-                None => batch.remove(keyspace, k),
+                None => batch.remove(keyspace, k.clone()),
             }
         }
-        for (k, v) in sm_meta {
-            batch.insert(&gen.sm, k.to_vec(), v.clone());
+        for (k, v) in &layer.meta {
+            batch.insert(&gen.sm, k.clone(), v.clone());
         }
         batch.commit()?;
         // only now are the inserts visible to scans (see `hints`)
@@ -310,11 +402,16 @@ impl PartitionStore {
     }
 
     pub fn sm_get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        if let Some(v) = self.young().meta(key) {
+            return Ok(Some(v));
+        }
         Ok(self.generation().sm.get(key)?.map(|v| v.to_vec()))
     }
 
-    /// Makes the state written so far durable (fsync of the state journal).
+    /// Makes the state committed so far durable: the young layer is flushed, then the state
+    /// journal fsynced.
     pub fn persist_state(&self) -> Result<()> {
+        self.flush_young()?;
         self.inner.state_db.persist(PersistMode::SyncAll)?;
         Ok(())
     }
@@ -380,7 +477,32 @@ fn scan_from(
 
 impl StateRead for PartitionStore {
     fn get(&self, ks: Ks, key: &[u8]) -> Option<Vec<u8>> {
-        match self.generation().state[ks.index()].get(key) {
+        if let Some(v) = self.young().get(ks, key) {
+            return v;
+        }
+        Fjall(self).get(ks, key)
+    }
+
+    fn scan_prefix(&self, ks: Ks, prefix: &[u8], f: &mut dyn FnMut(&[u8], &[u8]) -> bool) {
+        // the young entries are copied out first: `f` may read the store again
+        let young = self.young().under_prefix(ks, prefix);
+        if young.is_empty() {
+            return Fjall(self).scan_prefix(ks, prefix, f);
+        }
+        Layered {
+            top: &young,
+            base: &Fjall(self),
+        }
+        .scan_prefix(ks, prefix, f)
+    }
+}
+
+/// What fjall holds of a partition's state, without the young layer.
+struct Fjall<'a>(&'a PartitionStore);
+
+impl StateRead for Fjall<'_> {
+    fn get(&self, ks: Ks, key: &[u8]) -> Option<Vec<u8>> {
+        match self.0.generation().state[ks.index()].get(key) {
             Ok(v) => v.map(|v| v.to_vec()),
             Err(e) => {
                 tracing::error!("state read failed in {}: {e}", ks.name());
@@ -390,7 +512,7 @@ impl StateRead for PartitionStore {
     }
 
     fn scan_prefix(&self, ks: Ks, prefix: &[u8], f: &mut dyn FnMut(&[u8], &[u8]) -> bool) {
-        let gen = self.generation();
+        let gen = self.0.generation();
         let keyspace = &gen.state[ks.index()];
         let Some(hints) = &gen.hints[ks.index()] else {
             scan_from(keyspace, ks, prefix, prefix, f);

@@ -148,13 +148,15 @@ impl Drop for StagingFlag {
 }
 
 impl PartitionStore {
-    /// A consistent view of the state as it is now.
-    pub fn view(&self) -> StateView {
+    /// A consistent view of the state as it is now: the young layer is flushed first, so the
+    /// view holds every commit so far (and the applied index of the last).
+    pub fn view(&self) -> Result<StateView> {
+        self.flush_young()?;
         let gen = self.generation();
-        StateView {
+        Ok(StateView {
             gen,
             snapshot: self.inner.state_db.snapshot(),
-        }
+        })
     }
 
     /// Starts writing a new generation of the state (see [`Staging`]), numbered after the
