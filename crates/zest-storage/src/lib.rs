@@ -409,9 +409,12 @@ impl Store {
             log_db,
             state_db,
             memtable_bytes,
-            // half of the write buffers for fjall's memtables, half for the young layers
+            // half of the write buffers for fjall's memtables, half for the young layers: a
+            // partition's layer is flushed at a third of the write buffers' share, and its
+            // layers together (the one being flushed and the next) stay within half of it
+            // (`PartitionStore::commit_state`)
             write_buffer_limit: counted_for_memory(config.write_buffer_bytes / 2),
-            young_limit: (config.write_buffer_bytes / 2 / u64::from(config.partitions.max(1)))
+            young_limit: (config.write_buffer_bytes / 3 / u64::from(config.partitions.max(1)))
                 as usize,
             segment_bytes: config.segment_bytes,
             opened: Default::default(),

@@ -25,12 +25,50 @@
 //!
 //! Bounded by bytes (keys, values and a per-entry overhead) and by commits since the last
 //! flush, which bounds the replay after a crash. A flush moves the layer aside ("flushing"),
-//! where readers still find it, while the batch is written, so readers never wait for it.
+//! where readers still find it, while a thread of its own writes the batch; commits fill the
+//! next layer meanwhile, and wait only if it reaches half the bound first
+//! ([`crate::PartitionStore::commit_state`]). Scans hold the layer's read lock to their end, so
+//! that they see one state of the layer and fjall together.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use zest_engine::state::{generated_after, Ks, Speculative, Writes, META_MAX_KEY};
+use zest_engine::state::{generated_after, Ks, Writes, META_MAX_KEY};
+
+/// Entries of a layer: key and value (None: deleted).
+type Entries<'a> = Box<dyn Iterator<Item = (&'a [u8], Option<&'a [u8]>)> + 'a>;
+
+fn layer_range<'a>(layer: &'a Layer, ks: Ks, prefix: &'a [u8]) -> Entries<'a> {
+    Box::new(
+        layer
+            .entries
+            .range((ks, prefix.to_vec())..)
+            .take_while(move |((k_ks, k), _)| *k_ks == ks && k.starts_with(prefix))
+            .map(|((_, k), v)| (k.as_slice(), v.as_deref())),
+    )
+}
+
+/// Two layers' entries in key order, the newer one's entry where both have the key.
+pub(crate) struct ShadowMerge<'a> {
+    new: std::iter::Peekable<Entries<'a>>,
+    old: std::iter::Peekable<Entries<'a>>,
+}
+
+impl<'a> Iterator for ShadowMerge<'a> {
+    type Item = (&'a [u8], Option<&'a [u8]>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match (self.new.peek(), self.old.peek()) {
+            (Some((n, _)), Some((o, _))) if o < n => self.old.next(),
+            (Some((n, _)), Some((o, _))) if o == n => {
+                self.old.next();
+                self.new.next()
+            }
+            (Some(_), _) => self.new.next(),
+            (None, _) => self.old.next(),
+        }
+    }
+}
 
 /// Commits after which the layer is flushed whatever its size: a node that crashes replays at
 /// most this many log entries more than it would without the layer. Under one-task at full
@@ -136,20 +174,17 @@ impl Young {
         self.flushing.as_ref()?.meta.get(key).cloned()
     }
 
-    /// The entries of both layers under `prefix`, in key order, the newer one shadowing (as
-    /// the top of a [`zest_engine::state::Layered`] read).
-    pub(crate) fn under_prefix(&self, ks: Ks, prefix: &[u8]) -> Speculative {
-        let mut out = BTreeMap::new();
-        let layers = self.flushing.iter().map(|l| &**l).chain([&self.active]);
-        for layer in layers {
-            for ((k_ks, k), v) in layer.entries.range((ks, prefix.to_vec())..) {
-                if *k_ks != ks || !k.starts_with(prefix) {
-                    break;
-                }
-                out.insert((ks, k.clone()), (v.clone(), 0));
+    /// The entries of both layers under `prefix`, in key order, the newer layer shadowing
+    /// (None: deleted). Read under the layer's lock, which the caller holds meanwhile.
+    pub(crate) fn under_prefix<'a>(&'a self, ks: Ks, prefix: &'a [u8]) -> ShadowMerge<'a> {
+        ShadowMerge {
+            new: layer_range(&self.active, ks, prefix).peekable(),
+            old: match self.flushing.as_deref() {
+                Some(layer) => layer_range(layer, ks, prefix),
+                None => Box::new(std::iter::empty()),
             }
+            .peekable(),
         }
-        out
     }
 
     /// Moves the active layer aside to be flushed. From now on, a deletion of an entry keyed
