@@ -71,9 +71,8 @@ impl<'a> Iterator for ShadowMerge<'a> {
 }
 
 /// Commits after which the layer is flushed whatever its size: a node that crashes replays at
-/// most this many log entries more than it would without the layer. Under one-task at full
-/// rate, where almost nothing outlives a flush and the bytes never fill the layer, that is a
-/// flush every ten seconds or so.
+/// most this many log entries more than it would without the layer. Under one-task, where
+/// almost nothing outlives a flush, the bytes hardly fill the layer and this is what flushes it.
 pub(crate) const MAX_COMMITS: usize = 1024;
 
 /// What an entry costs beyond its key and value (the map's node share, the vectors' headers).
