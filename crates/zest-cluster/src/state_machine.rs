@@ -265,11 +265,8 @@ impl StateMachine {
                 }
                 EntryPayload::Blank => Default::default(),
             };
-            let meta = self.sm_meta();
-            let meta_refs: Vec<(&[u8], Vec<u8>)> =
-                meta.iter().map(|(k, v)| (*k, v.clone())).collect();
             self.store
-                .commit_state(writes, &meta_refs)
+                .commit_state(writes, self.sm_meta())
                 .map_err(|e| StorageIOError::apply(entry.log_id, any(e)))?;
             self.info
                 .last_index
@@ -514,8 +511,8 @@ mod tests {
         for i in 0..3000u32 {
             txn.put_raw(Ks::Jobs, i.to_be_bytes().to_vec(), vec![7; 100]);
         }
-        let meta: Vec<(&[u8], Vec<u8>)> = leader.sm_meta();
-        leader.store.commit_state(txn.into_writes(), &meta).unwrap();
+        let meta = leader.sm_meta();
+        leader.store.commit_state(txn.into_writes(), meta).unwrap();
 
         let built = leader
             .get_snapshot_builder()

@@ -317,47 +317,51 @@ impl StateRead for Layered<'_> {
     }
 
     fn scan_prefix(&self, ks: Ks, prefix: &[u8], f: &mut dyn FnMut(&[u8], &[u8]) -> bool) {
-        let top: Vec<(&[u8], Option<&[u8]>)> = self
+        let top = self
             .top
             .range((ks, prefix.to_vec())..)
             .take_while(|((k_ks, k), _)| *k_ks == ks && k.starts_with(prefix))
-            .map(|((_, k), (v, _))| (k.as_slice(), v.as_deref()))
-            .collect();
-        if top.is_empty() {
-            return self.base.scan_prefix(ks, prefix, f);
-        }
-        // Merge two ordered streams; a top entry shadows the base entry with the same key.
-        let mut i = 0;
-        let mut go_on = true;
-        self.base.scan_prefix(ks, prefix, &mut |k, v| {
-            while i < top.len() && top[i].0 < k {
-                if let Some(tv) = top[i].1 {
-                    if !f(top[i].0, tv) {
-                        go_on = false;
-                        return false;
-                    }
+            .map(|((_, k), (v, _))| (k.as_slice(), v.as_deref()));
+        scan_shadowed(self.base, ks, prefix, top, f)
+    }
+}
+
+/// Scans `base` under `prefix` merged with an upper layer's entries under the same prefix
+/// (`top`, in key order; None: deleted): a top entry shadows the base entry with the same key.
+/// Used for the leader's speculative writes over the committed state, and for the storage's
+/// young layer over fjall.
+pub fn scan_shadowed<'t>(
+    base: &dyn StateRead,
+    ks: Ks,
+    prefix: &[u8],
+    top: impl Iterator<Item = (&'t [u8], Option<&'t [u8]>)>,
+    f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+) {
+    let mut top = top.peekable();
+    if top.peek().is_none() {
+        return base.scan_prefix(ks, prefix, f);
+    }
+    let mut go_on = true;
+    base.scan_prefix(ks, prefix, &mut |k, v| {
+        // the top entries up to this key; one with this key shadows the base's
+        while let Some((tk, tv)) = top.next_if(|(tk, _)| *tk <= k) {
+            if let Some(tv) = tv {
+                go_on = f(tk, tv);
+                if !go_on {
+                    return false;
                 }
-                i += 1;
             }
-            if i < top.len() && top[i].0 == k {
-                let shadow = top[i].1;
-                i += 1;
-                return match shadow {
-                    Some(tv) => {
-                        go_on = f(k, tv);
-                        go_on
-                    }
-                    None => true,
-                };
+            if tk == k {
+                return true;
             }
-            go_on = f(k, v);
-            go_on
-        });
-        while go_on && i < top.len() {
-            if let Some(tv) = top[i].1 {
-                go_on = f(top[i].0, tv);
-            }
-            i += 1;
+        }
+        go_on = f(k, v);
+        go_on
+    });
+    while go_on {
+        let Some((tk, tv)) = top.next() else { break };
+        if let Some(tv) = tv {
+            go_on = f(tk, tv);
         }
     }
 }

@@ -20,10 +20,11 @@
 //! written for committed (durable) entries, and recent writes reach fjall in whole layers with
 //! the applied index of their last entry ([`young`]), so it is always consistent with some
 //! applied index at or before the durable end of the log; replay of the log from that index
-//! restores the rest. The one cross-database rule: the state is made durable before log entries are purged
-//! ([`PartitionStore::log_purge`]) and after a snapshot replaces it
-//! ([`PartitionStore::replace_state`]), since no replay could restore it then. That fsync holds
-//! the state journal's lock too, but once per snapshot, not per commit.
+//! restores the rest. The one cross-database rule: the state is made durable before log
+//! entries are purged ([`PartitionStore::log_purge`] calls [`PartitionStore::persist_state`])
+//! and when an installed snapshot replaces it ([`PartitionStore::finish_install`]), since no
+//! replay could restore it then. That fsync holds the state journal's lock too, but once per
+//! snapshot, not per commit.
 //!
 //! Queue-like index keyspaces (activatable jobs, due dates) are scanned from seek hints ([`hints`])
 //! so that their tombstones do not slow scans down; of the state, only the young layer's recent

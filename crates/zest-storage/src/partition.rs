@@ -16,7 +16,7 @@ use parking_lot::{RwLock as RecursiveRwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use fjall::AbstractTree;
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
-use zest_engine::state::{Ks, StateRead, Writes, META_MAX_KEY};
+use zest_engine::state::{scan_shadowed, Ks, StateRead, Writes, META_MAX_KEY};
 
 use crate::hints::{SeekHints, Start};
 use crate::young::{Layer, Young, MAX_COMMITS};
@@ -184,6 +184,9 @@ pub(crate) struct Inner {
     pub(crate) flush_running: AtomicBool,
     /// Why a flush thread failed: every commit fails after it.
     pub(crate) flush_failed: Mutex<Option<String>>,
+    /// Flushes still to fail, for the tests of a failed flush.
+    #[cfg(test)]
+    pub(crate) failing_flushes: std::sync::atomic::AtomicUsize,
     pub(crate) current: RwLock<Arc<Generation>>,
     pub(crate) gen: Keyspace,
     pub(crate) journal: std::sync::Mutex<crate::journal::Journal>,
@@ -234,6 +237,8 @@ impl PartitionStore {
                 flush_lock: Mutex::new(()),
                 flush_running: AtomicBool::new(false),
                 flush_failed: Mutex::new(None),
+                #[cfg(test)]
+                failing_flushes: Default::default(),
                 current: RwLock::new(Arc::new(current)),
                 gen,
                 log_bytes: std::sync::atomic::AtomicU64::new(journal.disk_bytes()),
@@ -340,7 +345,11 @@ impl PartitionStore {
     /// bytes or [`MAX_COMMITS`] commits, a thread of its own flushes it to fjall, so that the
     /// commits after it do not wait; only when the next layer reaches half of that before the
     /// flush ends does a commit wait for it (both layers stay within 1.5 times the limit).
-    pub fn commit_state(&self, writes: Writes, sm_meta: &[(&[u8], Vec<u8>)]) -> Result<()> {
+    pub fn commit_state<'m>(
+        &self,
+        writes: Writes,
+        sm_meta: impl IntoIterator<Item = (&'m [u8], Vec<u8>)>,
+    ) -> Result<()> {
         if let Some(e) = self
             .inner
             .flush_failed
@@ -397,27 +406,35 @@ impl PartitionStore {
             .lock()
             .unwrap_or_else(|p| p.into_inner());
         loop {
-            let layer = {
+            let (layer, retried) = {
                 let mut young = self.young_mut();
                 match &young.flushing {
-                    // a flush that failed: written again first
-                    Some(layer) => layer.clone(),
+                    // a flush that failed: written again first, then the active layer
+                    Some(layer) => (layer.clone(), true),
                     None if young.active.entries.is_empty() && young.active.meta.is_empty() => {
                         return Ok(())
                     }
-                    None => young.begin_flush(),
+                    None => (young.begin_flush(), false),
                 }
             };
             self.write_layer(&layer)?;
             let mut young = self.young_mut();
             young.flushing = None;
-            if young.active.bytes < self.inner.young_limit && young.commits < MAX_COMMITS {
+            let full = young.active.bytes >= self.inner.young_limit || young.commits >= MAX_COMMITS;
+            if !retried && !full {
                 return Ok(());
             }
         }
     }
 
     fn write_layer(&self, layer: &Layer) -> Result<()> {
+        #[cfg(test)]
+        if (self.inner.failing_flushes)
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok()
+        {
+            return Err(StorageError::Other("an injected flush failure".into()));
+        }
         let gen = self.generation();
         let mut batch = fjall::OwnedWriteBatch::with_capacity(
             self.inner.state_db.clone(),
@@ -541,33 +558,7 @@ impl StateRead for PartitionStore {
     /// (`scans_see_one_state_while_the_layer_is_flushed`, 2 of 17 runs).
     fn scan_prefix(&self, ks: Ks, prefix: &[u8], f: &mut dyn FnMut(&[u8], &[u8]) -> bool) {
         let young = self.young();
-        let mut top = young.under_prefix(ks, prefix).peekable();
-        if top.peek().is_none() {
-            return Fjall(self).scan_prefix(ks, prefix, f);
-        }
-        let mut go_on = true;
-        Fjall(self).scan_prefix(ks, prefix, &mut |k, v| {
-            // the young entries up to this key; one with this key shadows fjall's
-            while let Some((tk, tv)) = top.next_if(|(tk, _)| *tk <= k) {
-                if let Some(tv) = tv {
-                    go_on = f(tk, tv);
-                    if !go_on {
-                        return false;
-                    }
-                }
-                if tk == k {
-                    return true;
-                }
-            }
-            go_on = f(k, v);
-            go_on
-        });
-        while go_on {
-            let Some((tk, tv)) = top.next() else { break };
-            if let Some(tv) = tv {
-                go_on = f(tk, tv);
-            }
-        }
+        scan_shadowed(&Fjall(self), ks, prefix, young.under_prefix(ks, prefix), f)
     }
 }
 

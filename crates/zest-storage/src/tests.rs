@@ -13,7 +13,7 @@ fn state_and_log_survive_reopen() {
         let p = store.partition(1).unwrap();
         let mut txn = Txn::new(&p);
         txn.put_raw(Ks::Jobs, vec![1], vec![42]);
-        p.commit_state(txn.into_writes(), &[(b"applied", vec![7])])
+        p.commit_state(txn.into_writes(), [(&b"applied"[..], vec![7])])
             .unwrap();
         p.log_append(vec![(1, vec![1]), (2, vec![2]), (3, vec![3])], true)
             .unwrap();
@@ -106,7 +106,7 @@ fn write(p: &PartitionStore, ks: Ks, puts: &[&[u8]], dels: &[&[u8]]) {
     for k in dels {
         txn.delete(ks, k.to_vec());
     }
-    p.commit_state(txn.into_writes(), &[]).unwrap();
+    p.commit_state(txn.into_writes(), []).unwrap();
 }
 
 fn temp_dir(name: &str) -> std::path::PathBuf {
@@ -236,7 +236,7 @@ fn a_state_moves_in_bounded_chunks_and_is_installed_durably() {
     let refs: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
     write(&src, Ks::Jobs, &refs, &[]);
     write(&src, Ks::TimerDueDates, &refs[..10], &[]);
-    src.commit_state(Default::default(), &[(b"applied", b"42".to_vec())])
+    src.commit_state(Default::default(), [(&b"applied"[..], b"42".to_vec())])
         .unwrap();
     let view = src.view().unwrap();
     // writes after the view are not in it
@@ -576,7 +576,7 @@ fn write_buffers_stay_within_their_share_across_keyspaces() {
                 .concat();
                 txn.put_raw(ks, key, value.clone());
             }
-            p.commit_state(txn.into_writes(), &[]).unwrap();
+            p.commit_state(txn.into_writes(), []).unwrap();
         }
     }
     // the sealed memtables are written out by fjall's workers
@@ -668,7 +668,7 @@ fn the_young_layer_agrees_with_a_model_and_a_crash_goes_back_to_the_last_flush()
             }
             p.commit_state(
                 txn.into_writes(),
-                &[(b"applied", step.to_be_bytes().to_vec())],
+                [(&b"applied"[..], step.to_be_bytes().to_vec())],
             )
             .unwrap();
         }
@@ -701,7 +701,7 @@ fn entries_that_live_between_two_flushes_leave_nothing() {
     let mut txn = Txn::new(&p);
     txn.put_raw(Ks::Jobs, key_of(first), vec![1; 100]);
     txn.put(Ks::Meta, META_MAX_KEY.to_vec(), &first);
-    p.commit_state(txn.into_writes(), &[]).unwrap();
+    p.commit_state(txn.into_writes(), []).unwrap();
     p.flush_young().unwrap();
     assert_eq!(p.young_bytes(), 0);
     for n in 2..200 {
@@ -709,10 +709,10 @@ fn entries_that_live_between_two_flushes_leave_nothing() {
         let mut txn = Txn::new(&p);
         txn.put_raw(Ks::Jobs, key_of(key), vec![2; 1000]);
         txn.put(Ks::Meta, META_MAX_KEY.to_vec(), &key);
-        p.commit_state(txn.into_writes(), &[]).unwrap();
+        p.commit_state(txn.into_writes(), []).unwrap();
         let mut txn = Txn::new(&p);
         txn.delete(Ks::Jobs, key_of(key));
-        p.commit_state(txn.into_writes(), &[]).unwrap();
+        p.commit_state(txn.into_writes(), []).unwrap();
     }
     // the max key's entry only
     assert!(
@@ -722,7 +722,7 @@ fn entries_that_live_between_two_flushes_leave_nothing() {
     );
     let mut txn = Txn::new(&p);
     txn.delete(Ks::Jobs, key_of(first));
-    p.commit_state(txn.into_writes(), &[]).unwrap();
+    p.commit_state(txn.into_writes(), []).unwrap();
     assert_eq!(p.get(Ks::Jobs, &key_of(first)), None);
     assert!(scan(&p, Ks::Jobs, b"").is_empty());
     store.sync().unwrap();
@@ -755,7 +755,7 @@ fn scans_see_one_state_while_the_layer_is_flushed() {
     let mut txn = Txn::new(&p);
     txn.put_raw(Ks::JobsActivatable, key_of(first), vec![0; 4096]);
     txn.put(Ks::Meta, META_MAX_KEY.to_vec(), &first);
-    p.commit_state(txn.into_writes(), &[]).unwrap();
+    p.commit_state(txn.into_writes(), []).unwrap();
     let done = AtomicBool::new(false);
     std::thread::scope(|s| {
         let writer = s.spawn(|| {
@@ -767,16 +767,17 @@ fn scans_see_one_state_while_the_layer_is_flushed() {
                 txn.put(Ks::Meta, META_MAX_KEY.to_vec(), &key);
                 // padding that outlives the flushes
                 txn.put_raw(Ks::Jobs, key_i64(key), vec![1; 2048]);
-                p.commit_state(txn.into_writes(), &[]).unwrap();
+                p.commit_state(txn.into_writes(), []).unwrap();
             }
             done.store(true, Ordering::SeqCst);
         });
         let mut scans = 0;
         while !done.load(Ordering::SeqCst) {
             let mut seen = Vec::new();
-            p.scan_prefix(Ks::JobsActivatable, b"t", &mut |k, _| {
+            p.scan_prefix(Ks::JobsActivatable, b"t", &mut |k, v| {
                 seen.push(k.to_vec());
-                assert!(p.get(Ks::JobsActivatable, k).is_some() || seen.len() == 1);
+                // the scan's state stays until it ends: a read within it sees the same entry
+                assert_eq!(p.get(Ks::JobsActivatable, k).as_deref(), Some(v));
                 true
             });
             assert_eq!(seen.len(), 1, "scan {scans} saw {seen:?}");
@@ -788,5 +789,57 @@ fn scans_see_one_state_while_the_layer_is_flushed() {
     let last = zest_protocol::encode_key(1, 2999);
     assert_eq!(scan(&p, Ks::JobsActivatable, b"t"), [key_of(last)]);
     assert_eq!(scan(&p, Ks::Jobs, b"").len(), 2998);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A flush that fails keeps its layer readable and is written again by the next flush; a
+/// flush thread that fails makes every later commit fail (openraft then stops the node)
+/// instead of letting the state machine run ahead of what can be made durable.
+#[test]
+fn a_failed_flush_loses_nothing_and_stops_the_commits() {
+    use std::sync::atomic::Ordering;
+    let dir = temp_dir("young-failed-flush");
+    {
+        let store = Store::open(&dir, &StoreConfig::default()).unwrap();
+        let p = store.partition(1).unwrap();
+        let mut txn = Txn::new(&p);
+        txn.put_raw(Ks::Jobs, vec![1], vec![1]);
+        p.commit_state(txn.into_writes(), [(&b"applied"[..], vec![1])])
+            .unwrap();
+        p.inner.failing_flushes.store(1, Ordering::SeqCst);
+        assert!(p.flush_young().is_err());
+        // still readable while it waits in "flushing"; a commit goes into the next layer
+        assert_eq!(p.get(Ks::Jobs, &[1]), Some(vec![1]));
+        let mut txn = Txn::new(&p);
+        txn.put_raw(Ks::Jobs, vec![2], vec![2]);
+        p.commit_state(txn.into_writes(), [(&b"applied"[..], vec![2])])
+            .unwrap();
+        assert_eq!(scan(&p, Ks::Jobs, b"").len(), 2);
+        p.flush_young().unwrap();
+        assert_eq!(p.young_bytes(), 0);
+    }
+    // no sync: both layers reached fjall through the flushes alone
+    let store = Store::open(&dir, &StoreConfig::default()).unwrap();
+    let p = store.partition(1).unwrap();
+    assert_eq!(scan(&p, Ks::Jobs, b"").len(), 2);
+    assert_eq!(p.sm_get(b"applied").unwrap(), Some(vec![2]));
+
+    // the flush thread: commits until the layer is full start it; it fails
+    p.inner.failing_flushes.store(usize::MAX, Ordering::SeqCst);
+    let mut n = 0u32;
+    let err = loop {
+        let mut txn = Txn::new(&p);
+        txn.put_raw(Ks::Jobs, n.to_be_bytes().to_vec(), vec![3; 100]);
+        if let Err(e) = p.commit_state(txn.into_writes(), []) {
+            break e;
+        }
+        n += 1;
+        assert!(n < 100_000, "no commit failed");
+    };
+    assert!(err.to_string().contains("injected"), "{err}");
+    // what was committed before is still read
+    assert_eq!(p.get(Ks::Jobs, &0u32.to_be_bytes()), Some(vec![3; 100]));
+    drop(p);
+    drop(store);
     let _ = std::fs::remove_dir_all(&dir);
 }

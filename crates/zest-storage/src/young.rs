@@ -108,11 +108,6 @@ impl Layer {
             self.bytes -= entry_bytes(&k.1, &old);
         }
     }
-
-    /// The entry under `key` if this layer has one (`Some(None)`: deleted).
-    pub(crate) fn get(&self, ks: Ks, key: &[u8]) -> Option<Option<&[u8]>> {
-        self.entries.get(&(ks, key.to_vec())).map(|v| v.as_deref())
-    }
 }
 
 /// A partition's young layer.
@@ -130,7 +125,11 @@ pub(crate) struct Young {
 
 impl Young {
     /// Takes one commit's writes and metadata.
-    pub(crate) fn commit(&mut self, writes: Writes, sm_meta: &[(&[u8], Vec<u8>)]) {
+    pub(crate) fn commit<'m>(
+        &mut self,
+        writes: Writes,
+        sm_meta: impl IntoIterator<Item = (&'m [u8], Vec<u8>)>,
+    ) {
         for ((ks, key), value) in writes.0 {
             match value {
                 Some(v) => self.active.set(ks, key, Some(v)),
@@ -142,10 +141,16 @@ impl Young {
             }
         }
         for (k, v) in sm_meta {
-            let old = self.active.meta.insert(k.to_vec(), v.clone());
-            match old {
-                Some(o) => self.active.bytes = self.active.bytes + v.len() - o.len(),
-                None => self.active.bytes += k.len() + v.len() + ENTRY_OVERHEAD,
+            let meta = &mut self.active.meta;
+            match meta.get_mut(k) {
+                Some(o) => {
+                    self.active.bytes = self.active.bytes + v.len() - o.len();
+                    *o = v;
+                }
+                None => {
+                    self.active.bytes += k.len() + v.len() + ENTRY_OVERHEAD;
+                    meta.insert(k.to_vec(), v);
+                }
             }
         }
         self.commits += 1;
@@ -158,11 +163,12 @@ impl Young {
 
     /// The entry under `key`, newest layer first (`Some(None)`: deleted; None: ask fjall).
     pub(crate) fn get(&self, ks: Ks, key: &[u8]) -> Option<Option<Vec<u8>>> {
-        if let Some(v) = self.active.get(ks, key) {
-            return Some(v.map(|v| v.to_vec()));
-        }
-        let flushing = self.flushing.as_ref()?;
-        flushing.get(ks, key).map(|v| v.map(|v| v.to_vec()))
+        let k = (ks, key.to_vec());
+        let v = match self.active.entries.get(&k) {
+            Some(v) => v,
+            None => self.flushing.as_ref()?.entries.get(&k)?,
+        };
+        Some(v.clone())
     }
 
     /// The metadata under `key` if a layer has it.
