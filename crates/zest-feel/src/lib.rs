@@ -25,11 +25,14 @@
 //!   stay FEEL values (DMN passes them between decisions, context entries and business
 //!   knowledge models, which are [`NativeFunction`]s); see `typed.rs`.
 
+mod access;
 mod builtins;
 mod convert;
 mod typed;
 mod warnings;
 
+pub use access::ReadParts;
+use access::{collect_access, variables_context, Access};
 use convert::{feel_to_json, json_to_feel};
 pub use typed::{NativeBody, NativeFunction, Val};
 use warnings::Warnings;
@@ -200,6 +203,17 @@ impl Expression {
     /// caller that collects variables needs no others.
     pub fn variable_names(&self) -> impl Iterator<Item = &str> {
         self.inner.names.iter().map(|n| n.as_str())
+    }
+
+    /// The parts of the variable `name` that the expression reads (the whole variable unless
+    /// it is read only through paths of names): parse its text with [`ReadParts::parse`].
+    pub fn reads(&self, name: &str) -> ReadParts {
+        ReadParts::of(
+            self.inner
+                .access
+                .iter()
+                .find_map(|(n, a)| (n.as_str() == name).then_some(a)),
+        )
     }
 
     /// Evaluates the expression with `vars` visible by name.
@@ -1093,7 +1107,7 @@ macro_rules! for_each_child_of {
 }
 
 /// Calls `f` on every direct child of `node`.
-fn for_each_child<'a>(node: &'a AstNode, mut f: impl FnMut(&'a AstNode)) {
+pub(crate) fn for_each_child<'a>(node: &'a AstNode, mut f: impl FnMut(&'a AstNode)) {
     for_each_child_of!(node, f, iter)
 }
 
@@ -1199,122 +1213,6 @@ fn value_children<'a>(node: &'a AstNode, mut f: impl FnMut(&'a AstNode)) {
             f(end);
         }
         _ => for_each_child(node, f),
-    }
-}
-
-/// How an expression reads a variable (or a part of one).
-///
-/// A variable that is only read through paths of names (`order.customer.name`, or `items.price`
-/// projecting a list of contexts) does not need to be converted to FEEL as a whole: only the
-/// entries on those paths are (a large payload object read as `payload.amount` costs one
-/// number, not the whole object). Anything else (the variable alone, in a filter, as a function
-/// argument...) reads it whole.
-#[derive(Debug, Clone, PartialEq)]
-enum Access {
-    Whole,
-    /// Only these entries of a context (of each context, for a list), each read as said.
-    Keys(HashMap<Name, Access>),
-}
-
-impl Access {
-    /// Records that `keys` are read below this part.
-    fn read(&mut self, keys: &[&Name]) {
-        let mut access = self;
-        for key in keys {
-            match access {
-                Access::Whole => return,
-                Access::Keys(entries) => {
-                    access = entries
-                        .entry((*key).clone())
-                        .or_insert_with(|| Access::Keys(HashMap::new()));
-                }
-            }
-        }
-        *access = Access::Whole;
-    }
-}
-
-/// Collects how the expression reads each name (see [`Access`]). Names that occur only as path
-/// keys are not recorded (they are not variables there); a name recorded nowhere is read whole.
-fn collect_access(root: &AstNode, access: &mut HashMap<Name, Access>) {
-    /// `a.b.c` as (`a`, [`b`, `c`]); `None` when the node is not a plain path of names.
-    fn flatten(node: &AstNode) -> Option<(&Name, Vec<&Name>)> {
-        match node {
-            AstNode::Name(name) => Some((name, Vec::new())),
-            AstNode::Path(lhs, rhs) => {
-                let AstNode::Name(key) = &**rhs else {
-                    return None;
-                };
-                let (root, mut keys) = flatten(lhs)?;
-                keys.push(key);
-                Some((root, keys))
-            }
-            _ => None,
-        }
-    }
-    let mut stack = vec![root];
-    while let Some(node) = stack.pop() {
-        match node {
-            AstNode::Name(_) | AstNode::Path(..) => {
-                if let Some((name, keys)) = flatten(node) {
-                    access
-                        .entry(name.clone())
-                        .or_insert_with(|| Access::Keys(HashMap::new()))
-                        .read(&keys);
-                    continue;
-                }
-                if let AstNode::Path(lhs, _) = node {
-                    // The key of a path is not a variable; only the left side is read.
-                    stack.push(lhs);
-                }
-            }
-            AstNode::FunctionInvocation(callee, args) if matches!(**callee, AstNode::Name(_)) => {
-                stack.push(args);
-            }
-            _ => for_each_child(node, |child| stack.push(child)),
-        }
-    }
-}
-
-/// The FEEL context of the variables in `names` (the parts of them that `access` says are read).
-fn variables_context(
-    names: &[Name],
-    access: &HashMap<Name, Access>,
-    vars: &Map<String, Value>,
-) -> FeelContext {
-    let mut ctx = FeelContext::default();
-    for name in names {
-        if let Some(value) = vars.get(name.as_str()) {
-            let value = match access.get(name) {
-                Some(access) => json_to_feel_part(value, access),
-                None => json_to_feel(value),
-            };
-            ctx.set_entry(name, value);
-        }
-    }
-    ctx
-}
-
-/// JSON -> FEEL, keeping only the parts that `access` reads: the entries it names of objects (of
-/// each object of an array, as FEEL paths project lists); other values whole.
-fn json_to_feel_part(value: &Value, access: &Access) -> FeelValue {
-    match (value, access) {
-        (Value::Object(map), Access::Keys(keys)) => {
-            let mut ctx = FeelContext::default();
-            for (key, key_access) in keys {
-                if let Some(entry) = map.get(key.as_str()) {
-                    ctx.set_entry(key, json_to_feel_part(entry, key_access));
-                }
-            }
-            FeelValue::Context(ctx)
-        }
-        (Value::Array(items), Access::Keys(_)) => FeelValue::List(
-            items
-                .iter()
-                .map(|item| json_to_feel_part(item, access))
-                .collect(),
-        ),
-        _ => json_to_feel(value),
     }
 }
 

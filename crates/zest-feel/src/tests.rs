@@ -1059,3 +1059,89 @@ fn words_of_duration_types_stay_variables_beside_functions() {
         json!(3)
     );
 }
+
+/// Variables parsed into the parts an expression reads give it the value the whole documents
+/// give, alone and with the reads of another expression added; and the parts leave out what
+/// is not read.
+#[test]
+fn variables_parsed_into_the_parts_read_evaluate_as_the_whole() {
+    let doc = json!({
+        "customerId": 17,
+        "a": {
+            "b": 1, "d": 2.5, "num": 18446744073709551615u64, "s": "x\"y\u{e9}",
+            "obj": {"k": "v", "deep": {"z": [1, 2, {"w": null}]}},
+            "list": [{"x": 1, "y": "no"}, {"x": 2, "y": "yes"}, {"x": 3}],
+            "more": {"big": [[1, 2], {"q": true}]}
+        },
+        "p": {"name": "BESTO", "amount": 266.49},
+        "flat": "a string",
+        "n": null
+    });
+    let texts: Vec<(String, String)> = vars(doc.clone())
+        .into_iter()
+        .map(|(k, v)| (k, v.to_string()))
+        .collect();
+    let sources = [
+        "a.b",
+        "a.b + a.d",
+        "a.obj.deep.z",
+        "a.list.x",
+        "count(a.list)",
+        "a",
+        "a.list[2].x",
+        "a.missing",
+        "flat.size",
+        "a.num",
+        "{r: a.b, s: a.obj.k}",
+        "for i in a.list return i.x",
+        "a.list[item.x > 1].y",
+        "string(customerId) + \"-\" + p.name",
+        "a.s + a.obj.k",
+        "n.x",
+        "mean(a.list.x) > 0",
+    ];
+    let parsed = |e: &Expression, extra: Option<&Expression>| -> Map<String, Value> {
+        texts
+            .iter()
+            .map(|(name, text)| {
+                let mut parts = e.reads(name);
+                if let Some(x) = extra {
+                    parts.add(&x.reads(name));
+                }
+                (name.clone(), parts.parse(text).unwrap())
+            })
+            .collect()
+    };
+    let whole = vars(doc);
+    for (i, source) in sources.iter().enumerate() {
+        let e = Expression::parse(source).unwrap();
+        let want = e.evaluate(&whole).unwrap();
+        assert_eq!(e.evaluate(&parsed(&e, None)).unwrap(), want, "{source}");
+        let other = Expression::parse(sources[(i + 5) % sources.len()]).unwrap();
+        assert_eq!(
+            e.evaluate(&parsed(&e, Some(&other))).unwrap(),
+            want,
+            "{source} with another"
+        );
+        assert_eq!(
+            e.evaluate(&parsed(&other, Some(&e))).unwrap(),
+            want,
+            "{source} added"
+        );
+    }
+    // what is not read is left out
+    let e = Expression::parse("a.obj.k + p.name").unwrap();
+    let got = parsed(&e, None);
+    assert_eq!(got["a"], json!({"obj": {"k": "v"}}));
+    assert_eq!(got["p"], json!({"name": "BESTO"}));
+    assert_eq!(got["flat"], json!("a string"));
+    // a list is projected: each item keeps what the path reads
+    let e = Expression::parse("a.list.y").unwrap();
+    assert_eq!(
+        parsed(&e, None)["a"],
+        json!({"list": [{"y": "no"}, {"y": "yes"}, {}]})
+    );
+    // the whole text must be JSON, as it is without parts
+    assert!(e.reads("a").parse(r#"{"list": []} trailing"#).is_err());
+    assert!(ReadParts::whole().parse("{").is_err());
+}

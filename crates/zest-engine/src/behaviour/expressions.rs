@@ -2,6 +2,7 @@
 //! wrong type.
 
 use serde_json::{Map, Value};
+use zest_feel::ReadParts;
 use zest_model::{Expression, Mapping};
 use zest_protocol::json::type_name;
 
@@ -20,11 +21,14 @@ pub(crate) fn evaluate(
         Expression::Feel(e) => {
             // only what the expression reads: parsing every visible variable (a large payload
             // in the scope) for each evaluation was most of an instance's processing
-            let names: Vec<String> = e.variable_names().map(str::to_string).collect();
-            let vars = if names.is_empty() {
+            let reads: Vec<(String, ReadParts)> = e
+                .variable_names()
+                .map(|n| (n.to_string(), e.reads(n)))
+                .collect();
+            let vars = if reads.is_empty() {
                 serde_json::Map::new()
             } else {
-                variables::visible_selected(ctx, scope_key, &names)
+                variables::visible_read(ctx, scope_key, &reads)
             };
             evaluate_with(expr, &vars)
         }
@@ -48,31 +52,35 @@ pub(crate) fn evaluate_with(expr: &Expression, vars: &Map<String, Value>) -> Res
     }
 }
 
-/// The variables visible from `key` that `mappings` read: the names their expressions look up
-/// and the roots of their targets (a path target merges into the variable's present value).
-/// Parsing only these, not every visible variable, is what keeps a mapping cheap beside a
-/// large payload.
+/// The variables visible from `key` that `mappings` read: the names their expressions look up,
+/// in the parts they read, and the roots of their targets, whole (a path target merges into
+/// the variable's present value). Parsing only these, not every visible variable, and of a
+/// large payload only the entries read, is what keeps a mapping cheap beside a large payload
+/// (a call activity's `=disputeDetails.disputeId` parsed a document of 10 KB for each of 50
+/// children).
 pub(crate) fn mapping_variables(
     ctx: &Ctx<'_, '_, '_>,
     key: i64,
     mappings: &[Mapping],
 ) -> Map<String, Value> {
-    let mut names: Vec<String> = Vec::new();
-    let mut add = |name: &str| {
-        if !names.iter().any(|n| n == name) {
-            names.push(name.to_string());
-        }
+    let mut reads: Vec<(String, ReadParts)> = Vec::new();
+    let mut add = |name: &str, parts: ReadParts| match reads.iter_mut().find(|(n, _)| n == name) {
+        Some((_, read)) => read.add(&parts),
+        None => reads.push((name.to_string(), parts)),
     };
     for m in mappings {
         if let Expression::Feel(e) = &m.source {
-            e.variable_names().for_each(&mut add);
+            e.variable_names().for_each(|n| add(n, e.reads(n)));
         }
-        add(m.target.split('.').next().unwrap_or(&m.target));
+        add(
+            m.target.split('.').next().unwrap_or(&m.target),
+            ReadParts::whole(),
+        );
     }
-    if names.is_empty() {
+    if reads.is_empty() {
         return Map::new();
     }
-    variables::visible_selected(ctx, key, &names)
+    variables::visible_read(ctx, key, &reads)
 }
 
 /// Evaluates `zeebe:input` or `zeebe:output` mappings into one variables document. As in

@@ -206,6 +206,33 @@ pub fn visible_selected(
     parsed(names, visible_texts(ctx, scope_key, names))
 }
 
+/// The variables visible from `scope_key` that expressions read, each parsed into the parts
+/// read (see [`zest_feel::ReadParts`]); those that exist.
+pub fn visible_read(
+    ctx: &Ctx<'_, '_, '_>,
+    scope_key: i64,
+    reads: &[(String, zest_feel::ReadParts)],
+) -> Map<String, Value> {
+    let names: Vec<String> = reads.iter().map(|(n, _)| n.clone()).collect();
+    parsed_read(reads, visible_texts(ctx, scope_key, &names))
+}
+
+/// [`parsed`], each variable parsed into the parts read.
+pub fn parsed_read(
+    reads: &[(String, zest_feel::ReadParts)],
+    texts: Vec<Option<String>>,
+) -> Map<String, Value> {
+    reads
+        .iter()
+        .zip(texts)
+        .filter_map(|((name, parts), text)| {
+            let text = text?;
+            let value = parts.parse(&text).unwrap_or_else(|_| parse(&text));
+            Some((name.clone(), value))
+        })
+        .collect()
+}
+
 /// The variables `names` from their texts (as [`visible_texts`] gives them), those that exist.
 pub fn parsed(names: &[String], texts: Vec<Option<String>>) -> Map<String, Value> {
     names

@@ -68,8 +68,9 @@ fn input_collection(
             if let Some(items) = kept.and_then(|(f, _)| ctx.models.collection(body_key, f)) {
                 return Ok(items);
             }
-            // evaluated from the texts just read, not read again
-            let vars = variables::parsed(&names, texts);
+            // evaluated from the texts just read, not read again, and only the parts read
+            let reads: Vec<_> = names.iter().map(|n| (n.clone(), e.reads(n))).collect();
+            let vars = variables::parsed_read(&reads, texts);
             (evaluate_with(&mi.input_collection, &vars)?, kept)
         }
         zest_model::Expression::Static(_) => {
