@@ -25,6 +25,12 @@ struct Lru<V> {
 }
 
 impl<V: Clone> Lru<V> {
+    fn get(&mut self, key: &i64) -> Option<V> {
+        self.get_ref(key).cloned()
+    }
+}
+
+impl<V> Lru<V> {
     fn new(max_weight: usize) -> Self {
         Lru {
             map: HashMap::new(),
@@ -34,12 +40,13 @@ impl<V: Clone> Lru<V> {
         }
     }
 
-    fn get(&mut self, key: &i64) -> Option<V> {
+    /// The value under `key`, marked as used now.
+    fn get_ref(&mut self, key: &i64) -> Option<&V> {
         self.tick += 1;
         let tick = self.tick;
         self.map.get_mut(key).map(|(v, used, _)| {
             *used = tick;
-            v.clone()
+            &*v
         })
     }
 
@@ -90,7 +97,7 @@ pub struct Models {
     /// Parsed DMN by decision requirements key.
     decisions: Lru<Arc<DecisionRequirements>>,
     /// Evaluated input collections of multi-instance bodies (see [`Models::collection`]).
-    collections: Lru<(u128, Arc<Vec<serde_json::Value>>)>,
+    collections: Lru<KeptCollection>,
 }
 
 /// Memory for kept input collections by default (`Models::with_collection_bytes` sets it
@@ -102,9 +109,9 @@ pub const MAX_KEPT_COLLECTION: usize = 32 << 10;
 /// What a kept collection holds in memory, from the length of the JSON texts it was evaluated
 /// from: parsed JSON takes several times its text (a node is 32 bytes, strings and maps are
 /// allocations of their own). 256 kept collections of the realistic benchmark's 11 KB took
-/// 17-25 MB (jemalloc's heap profile), about 5 times their text.
+/// 17-25 MB (jemalloc's heap profile), about 5 times their text; the texts are kept too.
 fn collection_weight(text_bytes: usize) -> usize {
-    text_bytes * 5 + 256
+    text_bytes * 6 + 256
 }
 
 impl Default for Models {
@@ -213,26 +220,36 @@ impl Models {
     pub fn collection(
         &mut self,
         body_key: i64,
-        fingerprint: u128,
+        texts: &[Option<String>],
     ) -> Option<Arc<Vec<serde_json::Value>>> {
         self.collections
-            .get(&body_key)
-            .filter(|(f, _)| *f == fingerprint)
-            .map(|(_, items)| items)
+            .get_ref(&body_key)
+            .filter(|kept| kept.texts == texts)
+            .map(|kept| kept.items.clone())
     }
 
-    /// Keeps the collection evaluated from `text_bytes` of JSON texts for [`Models::collection`].
+    /// Keeps the collection evaluated from `texts` (the JSON texts of the variables its
+    /// expression reads) for [`Models::collection`].
     pub fn keep_collection(
         &mut self,
         body_key: i64,
-        fingerprint: u128,
+        texts: Vec<Option<String>>,
         items: Arc<Vec<serde_json::Value>>,
-        text_bytes: usize,
     ) {
+        let text_bytes = texts.iter().flatten().map(String::len).sum();
         let weight = collection_weight(text_bytes);
         self.collections
-            .insert_weighing(body_key, (fingerprint, items), weight);
+            .insert_weighing(body_key, KeptCollection { texts, items }, weight);
     }
+}
+
+/// An evaluated input collection and the texts it was evaluated from. A body's expression is
+/// fixed (the body belongs to one element of one process version), so the same texts give the
+/// same collection. Compared whole, not by a hash: a comparison of 10 KB costs less than
+/// hashing them, and two different texts are never taken for the same.
+struct KeptCollection {
+    texts: Vec<Option<String>>,
+    items: Arc<Vec<serde_json::Value>>,
 }
 
 #[cfg(test)]
@@ -254,20 +271,26 @@ mod tests {
     #[test]
     fn kept_collections_stay_within_their_memory() {
         let item = serde_json::json!({"id": 1, "text": "x".repeat(100)});
-        let text = 11 << 10;
-        let budget = collection_weight(text) * 3;
+        let text = vec![Some("x".repeat(11 << 10))];
+        let budget = collection_weight(11 << 10) * 3;
         let mut models = Models::default().with_collection_bytes(budget);
         for body in 0..10 {
             let items = Arc::new(vec![item.clone(); 80]);
-            models.keep_collection(body, 7, items, text);
+            models.keep_collection(body, text.clone(), items);
             assert!(models.collections.weight <= budget);
         }
         // the three most recent are kept, the others went first
         assert_eq!(models.collections.map.len(), 3);
-        assert!(models.collection(9, 7).is_some() && models.collection(6, 7).is_none());
+        assert!(models.collection(9, &text).is_some() && models.collection(6, &text).is_none());
+        // only for the same texts
+        let mut other = text.clone();
+        other[0].as_mut().unwrap().replace_range(5000..5001, "y");
+        assert!(models.collection(9, &other).is_none());
+        assert!(models.collection(9, &[None]).is_none());
         // a collection that alone weighs more than the whole is not kept
-        models.keep_collection(10, 7, Arc::new(vec![]), budget);
-        assert!(models.collection(10, 7).is_none());
+        let huge = vec![Some("x".repeat(budget))];
+        models.keep_collection(10, huge.clone(), Arc::new(vec![]));
+        assert!(models.collection(10, &huge).is_none());
         assert!(models.collections.weight <= budget);
     }
 }

@@ -63,11 +63,13 @@ fn input_collection(
             let names: Vec<String> = e.variable_names().map(str::to_string).collect();
             let texts = variables::visible_texts(ctx, scope_key, &names);
             let size: usize = texts.iter().flatten().map(String::len).sum();
-            let kept = (size <= crate::models::MAX_KEPT_COLLECTION)
-                .then(|| (fingerprint(e.source(), &names, &texts), size));
-            if let Some(items) = kept.and_then(|(f, _)| ctx.models.collection(body_key, f)) {
-                return Ok(items);
+            let keep = size <= crate::models::MAX_KEPT_COLLECTION;
+            if keep {
+                if let Some(items) = ctx.models.collection(body_key, &texts) {
+                    return Ok(items);
+                }
             }
+            let kept = keep.then(|| texts.clone());
             // evaluated from the texts just read, not read again, and only the parts read
             let reads: Vec<_> = names.iter().map(|n| (n.clone(), e.reads(n))).collect();
             let vars = variables::parsed_read(&reads, texts);
@@ -89,47 +91,10 @@ fn input_collection(
             ))
         }
     };
-    if let Some((f, size)) = kept {
-        ctx.models.keep_collection(body_key, f, items.clone(), size);
+    if let Some(texts) = kept {
+        ctx.models.keep_collection(body_key, texts, items.clone());
     }
     Ok(items)
-}
-
-/// A 128-bit fingerprint of an expression and the texts of the variables it reads (two
-/// independent 64-bit hashes, fixed keys: the same inputs give the same fingerprint in every
-/// process).
-fn fingerprint(source: &str, names: &[String], texts: &[Option<String>]) -> u128 {
-    use std::hash::{Hash, Hasher};
-    // the second hash takes 8 bytes a step: collections of kilobytes are fingerprinted on
-    // every inner instance's activation (a byte at a time, this was 2 % of the realistic
-    // benchmark's processing)
-    let mix = |x: u64| {
-        let x = x.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        x ^ (x >> 29)
-    };
-    let mut a = std::hash::DefaultHasher::new();
-    let mut b: u64 = 0xcbf29ce484222325;
-    let mut feed = |bytes: &[u8]| {
-        bytes.hash(&mut a);
-        let mut words = bytes.chunks_exact(8);
-        for w in &mut words {
-            b = mix(b ^ u64::from_le_bytes(w.try_into().expect("8 bytes")));
-        }
-        let mut tail = [0u8; 8];
-        tail[..words.remainder().len()].copy_from_slice(words.remainder());
-        // the length ends each input, so that inputs fed one after the other cannot blur
-        b = mix(b ^ u64::from_le_bytes(tail));
-        b = mix(b ^ bytes.len() as u64);
-    };
-    feed(source.as_bytes());
-    for (name, text) in names.iter().zip(texts) {
-        feed(name.as_bytes());
-        match text {
-            Some(t) => feed(t.as_bytes()),
-            None => feed(&[0xFF]),
-        }
-    }
-    ((a.finish() as u128) << 64) | b as u128
 }
 
 /// The body's activation after ELEMENT_ACTIVATING: reads the input collection, opens the
@@ -370,44 +335,4 @@ pub(crate) fn complete_body(
     }
     ctx.event(inst.key, Intent::ElementCompleted, pi_value(&inst.record));
     leave(ctx, inst, model, idx)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::fingerprint;
-
-    /// A kept collection is reused only when its expression and the texts it reads are the
-    /// same: any change to them, or bytes moved from one input to the next, changes the
-    /// fingerprint.
-    #[test]
-    fn fingerprints_tell_inputs_apart() {
-        let names = ["items".to_string(), "more".to_string()];
-        let text = |t: &str| Some(t.to_string());
-        let long: String = (0..2000).map(|i| format!("{i},")).collect();
-        let base = fingerprint("items", &names, &[text(&long), text("[1]")]);
-        assert_eq!(
-            base,
-            fingerprint("items", &names, &[text(&long), text("[1]")])
-        );
-        let mut changed = long.clone();
-        changed.replace_range(5000..5001, "x");
-        let others = [
-            fingerprint("items", &names, &[text(&changed), text("[1]")]),
-            fingerprint("items ", &names, &[text(&long), text("[1]")]),
-            fingerprint("items", &names, &[text(&long), text("[1] ")]),
-            fingerprint("items", &names, &[text(&long), None]),
-            fingerprint("items", &names, &[text(&long), text("")]),
-            fingerprint(
-                "items",
-                &names,
-                &[text(&long[..long.len() - 1]), text(",[1]")],
-            ),
-        ];
-        for (i, other) in others.iter().enumerate() {
-            assert_ne!(base, *other, "input change {i}");
-            // both halves differ: neither hash alone carries the fingerprint
-            assert_ne!(base as u64, *other as u64, "input change {i}, second hash");
-            assert_ne!(base >> 64, *other >> 64, "input change {i}, SipHash");
-        }
-    }
 }
