@@ -269,3 +269,40 @@ impl<'de> Visitor<'de> for Part<'_> {
         Ok(Value::Object(out))
     }
 }
+
+/// The variables that several expressions read, each with the parts any of them reads.
+#[derive(Debug, Default, Clone)]
+pub struct Reads(Vec<(String, ReadParts)>);
+
+impl Reads {
+    /// Adds `parts` of the variable `name`.
+    pub fn add(&mut self, name: &str, parts: ReadParts) {
+        match self.0.iter_mut().find(|(n, _)| n == name) {
+            Some((_, read)) => read.add(&parts),
+            None => self.0.push((name.to_string(), parts)),
+        }
+    }
+
+    /// Adds what `e` reads.
+    pub fn expression(&mut self, e: &crate::Expression) {
+        for name in e.variable_names() {
+            self.add(name, e.reads(name));
+        }
+    }
+
+    /// Adds what `tests` read.
+    pub fn unary_tests(&mut self, tests: &crate::UnaryTests) {
+        for name in tests.variable_names() {
+            self.add(name, tests.reads(name));
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Each variable read with its parts, in the order first added.
+    pub fn as_slice(&self) -> &[(String, ReadParts)] {
+        &self.0
+    }
+}

@@ -31,8 +31,8 @@ mod convert;
 mod typed;
 mod warnings;
 
-pub use access::ReadParts;
 use access::{collect_access, variables_context, Access};
+pub use access::{ReadParts, Reads};
 use convert::{feel_to_json, json_to_feel};
 pub use typed::{NativeBody, NativeFunction, Val};
 use warnings::Warnings;
@@ -427,6 +427,21 @@ impl UnaryTests {
     /// The unary tests text, trimmed.
     pub fn source(&self) -> &str {
         &self.inner.source
+    }
+
+    /// The variables the tests refer to (as [`Expression::variable_names`]).
+    pub fn variable_names(&self) -> impl Iterator<Item = &str> {
+        self.inner.names.iter().map(|n| n.as_str())
+    }
+
+    /// As [`Expression::reads`].
+    pub fn reads(&self, name: &str) -> ReadParts {
+        ReadParts::of(
+            self.inner
+                .access
+                .iter()
+                .find_map(|(n, a)| (n.as_str() == name).then_some(a)),
+        )
     }
 
     /// Whether `input` passes the tests, with `vars` visible by name (tests may refer to

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
-use zest_feel::{Expression, Val};
+use zest_feel::{Expression, Reads, Val};
 
 use crate::dmn_boxed_eval::{Audit, Env};
 
@@ -99,6 +99,42 @@ impl DecisionRequirements {
             evaluated,
             result: Ok(result),
         })
+    }
+
+    /// The variables that evaluating `decision_id` reads, each with the parts read, for a
+    /// caller that collects them from a scope (a business rule task reads only these, not a
+    /// whole payload). `None` when the graph has business knowledge models or a decision whose
+    /// logic is a boxed expression other than a literal: their reads are not collected, so
+    /// every variable must be given.
+    pub fn variable_reads(&self, decision_id: &str) -> Option<Reads> {
+        if !self.knowledge.is_empty() {
+            return None;
+        }
+        let order = self.evaluation_order(self.decision(decision_id)?).ok()?;
+        let mut reads = Reads::default();
+        for decision in order {
+            match &decision.logic {
+                DecisionLogic::Literal(e) => reads.expression(e),
+                DecisionLogic::Table(table) => {
+                    for input in &table.inputs {
+                        reads.expression(&input.expression);
+                    }
+                    for default in table.outputs.iter().filter_map(|o| o.default.as_ref()) {
+                        reads.expression(default);
+                    }
+                    for rule in &table.rules {
+                        for tests in rule.input_entries.iter().flatten() {
+                            reads.unary_tests(tests);
+                        }
+                        for output in &rule.output_entries {
+                            reads.expression(output);
+                        }
+                    }
+                }
+                DecisionLogic::Boxed(_) => return None,
+            }
+        }
+        Some(reads)
     }
 
     /// The decisions to evaluate for `target`, required ones first (depth-first, in `required`

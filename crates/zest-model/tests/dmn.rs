@@ -1012,3 +1012,66 @@ fn values_keep_their_feel_types_inside_the_model() {
     assert_eq!(ok(&e), json!(true));
     assert_eq!(e.evaluated[1].inputs[0].value, json!("2019-12-15"));
 }
+
+/// What evaluating a decision reads of its variables, for a business rule task that collects
+/// only those: the variables parsed into the parts read give the same evaluation as the whole
+/// documents, and leave out what no expression names.
+#[test]
+fn a_decision_reads_only_the_parts_of_variables_it_names() {
+    let xml = table(
+        r#"hitPolicy="COLLECT""#,
+        &["order.amount", "customer.tier"],
+        &["out"],
+        &[
+            (&["> limit.max", "-"], &["order.id"]),
+            (&["-", "\"gold\""], &["bonus + order.amount"]),
+            (&["&lt; 0", "-"], &["\"never\""]),
+        ],
+    );
+    let drg = parse_ok(&xml);
+    let whole = json!({
+        "order": {"amount": 10, "id": "o-1", "items": [1, 2, 3]},
+        "customer": {"tier": "gold", "name": "x"},
+        "limit": {"max": 5, "min": 1},
+        "bonus": 3,
+        "other": {"big": "y"}
+    });
+    let reads = drg.variable_reads("d").unwrap();
+    let parted: Variables = reads
+        .as_slice()
+        .iter()
+        .filter_map(|(name, parts)| {
+            let text = whole.get(name)?.to_string();
+            Some((name.clone(), parts.parse(&text).unwrap()))
+        })
+        .collect();
+    assert_eq!(
+        parted.get("order"),
+        Some(&json!({"amount": 10, "id": "o-1"}))
+    );
+    assert_eq!(parted.get("customer"), Some(&json!({"tier": "gold"})));
+    assert_eq!(parted.get("limit"), Some(&json!({"max": 5})));
+    assert!(parted.get("other").is_none());
+    let e = eval(&drg, "d", whole);
+    assert_eq!(ok(&e), json!(["o-1", 13]));
+    assert_eq!(drg.evaluate("d", &parted), Some(e));
+
+    // required decisions' reads count too; boxed logic other than literals reads everything
+    let xml = dmn(r##"
+<decision id="top" name="Top">
+  <informationRequirement><requiredDecision href="#base" /></informationRequirement>
+  <literalExpression><text>base + a.b</text></literalExpression>
+</decision>
+<decision id="base" name="Base"><literalExpression><text>x.y + 1</text></literalExpression></decision>
+"##);
+    let drg = parse_ok(&xml);
+    let reads = drg.variable_reads("top").unwrap();
+    let names: Vec<&str> = reads.as_slice().iter().map(|(n, _)| n.as_str()).collect();
+    // (the names FEEL sees include path keys, `b` and `y`: read if such variables exist)
+    for name in ["a", "base", "x"] {
+        assert!(names.contains(&name), "{name} in {names:?}");
+    }
+    assert!(drg.variable_reads("nope").is_none());
+    let boxed = parse_dmn("decision_boxed.dmn", &anchor("decision_boxed.dmn")).unwrap();
+    assert!(boxed.variable_reads("offer").is_none());
+}

@@ -14,6 +14,7 @@ use zest_protocol::{
     EvaluatedOutputValue, MatchedRuleValue,
 };
 
+use crate::behaviour::variables;
 use crate::context::Ctx;
 use crate::keys::decision::member_key;
 use crate::keys::tagged_key;
@@ -40,6 +41,25 @@ pub(crate) fn by_key(ctx: &Ctx<'_, '_, '_>, decision_key: i64) -> Option<Decisio
 pub(crate) struct Outcome {
     pub record: DecisionEvaluationRecord,
     pub result: Result<Value, String>,
+}
+
+/// The variables visible from `scope_key` that evaluating `decision` reads, in the parts read
+/// (all of them, whole, when the graph's reads are not known: see
+/// [`zest_model::dmn::DecisionRequirements::variable_reads`]).
+pub(crate) fn variables(
+    ctx: &mut Ctx<'_, '_, '_>,
+    decision: &DecisionRecord,
+    scope_key: i64,
+) -> Map<String, Value> {
+    let reads = ctx
+        .models
+        .decision_requirements(ctx.txn, decision.decision_requirements_key)
+        .and_then(|drg| drg.variable_reads(&decision.decision_id));
+    match reads {
+        Some(reads) if reads.is_empty() => Map::new(),
+        Some(reads) => variables::visible_read(ctx, scope_key, reads.as_slice()),
+        None => variables::visible(ctx, scope_key),
+    }
 }
 
 /// Evaluates `decision` with `vars`; `None` when its graph cannot be loaded (which a deployed

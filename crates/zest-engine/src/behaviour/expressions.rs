@@ -2,7 +2,7 @@
 //! wrong type.
 
 use serde_json::{Map, Value};
-use zest_feel::ReadParts;
+use zest_feel::{ReadParts, Reads};
 use zest_model::{Expression, Mapping};
 use zest_protocol::json::type_name;
 
@@ -63,24 +63,18 @@ pub(crate) fn mapping_variables(
     key: i64,
     mappings: &[Mapping],
 ) -> Map<String, Value> {
-    let mut reads: Vec<(String, ReadParts)> = Vec::new();
-    let mut add = |name: &str, parts: ReadParts| match reads.iter_mut().find(|(n, _)| n == name) {
-        Some((_, read)) => read.add(&parts),
-        None => reads.push((name.to_string(), parts)),
-    };
+    let mut reads = Reads::default();
     for m in mappings {
         if let Expression::Feel(e) = &m.source {
-            e.variable_names().for_each(|n| add(n, e.reads(n)));
+            reads.expression(e);
         }
-        add(
-            m.target.split('.').next().unwrap_or(&m.target),
-            ReadParts::whole(),
-        );
+        let root = m.target.split('.').next().unwrap_or(&m.target);
+        reads.add(root, ReadParts::whole());
     }
     if reads.is_empty() {
         return Map::new();
     }
-    variables::visible_read(ctx, key, &reads)
+    variables::visible_read(ctx, key, reads.as_slice())
 }
 
 /// Evaluates `zeebe:input` or `zeebe:output` mappings into one variables document. As in

@@ -8,10 +8,9 @@ use crate::behaviour::element_instance::pi_value;
 use crate::behaviour::element_instance::Active;
 use crate::behaviour::event_scopes::subscribe_boundaries;
 use crate::behaviour::events;
-use crate::behaviour::expressions::evaluate_with;
+use crate::behaviour::expressions::evaluate;
 use crate::behaviour::expressions::expect_string;
 use crate::behaviour::incidents::raise_incident;
-use crate::behaviour::variables;
 use crate::context::{Ctx, ProcResult, Rejection};
 use crate::element::kind::{ElementProcessor, EventVariables};
 
@@ -32,8 +31,7 @@ impl ElementProcessor for BusinessRuleTask {
                 el.id
             )));
         };
-        let vars = variables::visible(ctx, key);
-        let decision_id = match evaluate_with(&called.decision_id, &vars)
+        let decision_id = match evaluate(ctx, &called.decision_id, key)
             .and_then(|v| expect_string(ctx, key, &called.decision_id, v))
         {
             Ok(id) => id,
@@ -45,6 +43,7 @@ impl ElementProcessor for BusinessRuleTask {
                 );
             return raise_incident(ctx, inst, ErrorType::CalledDecisionError, msg, -1);
         };
+        let vars = decisions::variables(ctx, &decision, key);
         let Some(outcome) = decisions::evaluate(ctx, &decision, &vars) else {
             let msg = format!(
                     "Expected to evaluate decision '{decision_id}', but its decision requirements graph could not be loaded"
