@@ -1,0 +1,25 @@
+import sys, collections, re
+# inclusive % of functions called (anywhere below) a target frame
+path, target = sys.argv[1], sys.argv[2]; filt=sys.argv[3] if len(sys.argv)>3 else ''
+stacks=[]; cur=None
+for line in open(path, errors='replace'):
+    if not line.strip():
+        if cur is not None: stacks.append(cur)
+        cur=None; continue
+    if line[0] not in ' \t':
+        cur=[]; continue
+    parts=line.strip().split(None,1)
+    sym=parts[1] if len(parts)>1 else '?'
+    sym=re.sub(r'\+0x[0-9a-f]+$','',sym.rsplit(' (',1)[0])
+    cur.append(sym)
+if cur is not None: stacks.append(cur)
+tot=len(stacks); c=collections.Counter(); hit=0
+for s in stacks:
+    idx=[i for i,f in enumerate(s) if target in f]
+    if not idx: continue
+    hit+=1
+    i=max(idx)
+    for f in set(s[:i]):
+        if filt in f: c[f]+=1
+print(f"hit {100*hit/tot:.1f}%")
+for k,v in c.most_common(40): print(f"{100*v/tot:5.1f}% {k[:150]}")
