@@ -46,8 +46,11 @@ pub mod codec {
         })
     }
 
-    /// The largest buffer a thread keeps for [`encode`]; a larger encoding's goes after it.
-    const MAX_SCRATCH: usize = 1 << 20;
+    /// The largest buffer a thread keeps for [`encode`]; a larger encoding's goes after it
+    /// (a log entry of a large group, say). Every thread that encodes keeps one, blocking
+    /// threads of the runtime too, so it stays small: state values and records are mostly a
+    /// few hundred bytes.
+    const MAX_SCRATCH: usize = 64 << 10;
 
     thread_local! {
         static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
