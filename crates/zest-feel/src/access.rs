@@ -172,8 +172,13 @@ impl ReadParts {
         ReadParts(Access::Whole)
     }
 
-    pub(crate) fn of(access: Option<&Access>) -> ReadParts {
-        ReadParts(access.cloned().unwrap_or(Access::Whole))
+    /// What an expression whose reads are `access` reads of `name` (whole unless `access`
+    /// has it: only variables read through paths are there).
+    pub(crate) fn of(access: &HashMap<Name, Access>, name: &str) -> ReadParts {
+        let read = access
+            .iter()
+            .find_map(|(n, a)| (n.as_str() == name).then_some(a));
+        ReadParts(read.cloned().unwrap_or(Access::Whole))
     }
 
     /// Adds what `other` reads.

@@ -208,12 +208,7 @@ impl Expression {
     /// The parts of the variable `name` that the expression reads (the whole variable unless
     /// it is read only through paths of names): parse its text with [`ReadParts::parse`].
     pub fn reads(&self, name: &str) -> ReadParts {
-        ReadParts::of(
-            self.inner
-                .access
-                .iter()
-                .find_map(|(n, a)| (n.as_str() == name).then_some(a)),
-        )
+        ReadParts::of(&self.inner.access, name)
     }
 
     /// Evaluates the expression with `vars` visible by name.
@@ -436,12 +431,7 @@ impl UnaryTests {
 
     /// As [`Expression::reads`].
     pub fn reads(&self, name: &str) -> ReadParts {
-        ReadParts::of(
-            self.inner
-                .access
-                .iter()
-                .find_map(|(n, a)| (n.as_str() == name).then_some(a)),
-        )
+        ReadParts::of(&self.inner.access, name)
     }
 
     /// Whether `input` passes the tests, with `vars` visible by name (tests may refer to

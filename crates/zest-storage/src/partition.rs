@@ -19,7 +19,7 @@ use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 use zest_engine::state::{scan_shadowed, Ks, StateRead, Writes, META_MAX_KEY};
 
 use crate::hints::{SeekHints, Start};
-use crate::young::{Layer, Young, MAX_COMMITS};
+use crate::young::{Layer, Young};
 use crate::{Result, StorageError};
 
 const CURRENT: &[u8] = b"current";
@@ -341,10 +341,10 @@ impl PartitionStore {
     }
 
     /// Takes state changes and the state machine's metadata into the young layer (no fsync: the
-    /// log is the write-ahead log; see [`crate::young`]). Once the layer holds `young_limit`
-    /// bytes or [`MAX_COMMITS`] commits, a thread of its own flushes it to fjall, so that the
-    /// commits after it do not wait; only when the next layer reaches half of that before the
-    /// flush ends does a commit wait for it (both layers stay within 1.5 times the limit).
+    /// log is the write-ahead log; see [`crate::young`]). Once the layer is full (`Young::is_full`:
+    /// `young_limit` bytes or 1024 commits), a thread of its own flushes it to fjall, so that
+    /// the commits after it do not wait; only when the next layer reaches half of that before
+    /// the flush ends does a commit wait for it (both layers stay within 1.5 times the limit).
     pub fn commit_state<'m>(
         &self,
         writes: Writes,
@@ -365,10 +365,7 @@ impl PartitionStore {
             let mut young = self.young_mut();
             young.commit(writes, sm_meta);
             let limit = self.inner.young_limit;
-            (
-                young.active.bytes >= limit || young.commits >= MAX_COMMITS,
-                young.bytes() >= limit + limit / 2,
-            )
+            (young.is_full(limit), young.bytes() >= limit + limit / 2)
         };
         if over {
             return self.flush_young();
@@ -420,8 +417,7 @@ impl PartitionStore {
             self.write_layer(&layer)?;
             let mut young = self.young_mut();
             young.flushing = None;
-            let full = young.active.bytes >= self.inner.young_limit || young.commits >= MAX_COMMITS;
-            if !retried && !full {
+            if !retried && !young.is_full(self.inner.young_limit) {
                 return Ok(());
             }
         }

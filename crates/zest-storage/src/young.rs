@@ -156,6 +156,11 @@ impl Young {
         self.commits += 1;
     }
 
+    /// Whether the active layer is due for a flush: `limit` bytes or [`MAX_COMMITS`] commits.
+    pub(crate) fn is_full(&self, limit: usize) -> bool {
+        self.active.bytes >= limit || self.commits >= MAX_COMMITS
+    }
+
     /// Bytes held by both layers.
     pub(crate) fn bytes(&self) -> usize {
         self.active.bytes + self.flushing.as_ref().map_or(0, |l| l.bytes)
