@@ -8,6 +8,7 @@
 //! Only instances created inside the measurement window (after the warm-up) are counted; after
 //! the window the starter stops and waits up to `--drain` for them to complete.
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -243,6 +244,9 @@ struct Shared {
     all: Counters,
     latency: Mutex<Histogram<u64>>,
     activation: Mutex<Histogram<u64>>,
+    /// Instances whose first job was activated, until their creation is answered (at most
+    /// `MAX_SEEN` keys: an instance whose answer never comes stays until the set is cleared).
+    first_job_seen: Mutex<HashSet<i64>>,
     /// Latencies of the last progress interval.
     interval: Mutex<Histogram<u64>>,
     stop_workers: AtomicBool,
@@ -265,7 +269,19 @@ fn epoch_micros() -> i64 {
         .unwrap_or(0)
 }
 
+/// Keys kept of instances whose first job was seen: far above any number in flight.
+const MAX_SEEN: usize = 1 << 20;
+
 impl Shared {
+    /// Whether this is the first job activated for the instance (and remembers it).
+    fn first_job(&self, process_instance_key: i64) -> bool {
+        let mut seen = lock(&self.first_job_seen);
+        if seen.len() >= MAX_SEEN {
+            seen.clear();
+        }
+        seen.insert(process_instance_key)
+    }
+
     fn in_window(&self, at: Instant) -> bool {
         at >= self.window_start && at < self.window_end
     }
@@ -347,6 +363,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Report> {
         all: Counters::default(),
         latency: Mutex::new(histogram()),
         activation: Mutex::new(histogram()),
+        first_job_seen: Mutex::new(HashSet::new()),
         interval: Mutex::new(histogram()),
         stop_workers: AtomicBool::new(false),
         first_error: Mutex::new(None),
@@ -761,7 +778,8 @@ impl Starter {
             }
         };
         match result {
-            Ok(_) => {
+            Ok(response) => {
+                lock(&s.first_job_seen).remove(&response.into_inner().process_instance_key);
                 count(&|c| &c.completed);
                 let us = (sent.elapsed().as_micros() as u64).clamp(1, MAX_LATENCY_US);
                 if measured {
@@ -890,10 +908,10 @@ impl Worker {
         let Ok(permit) = self.capacity.clone().acquire_owned().await else {
             return;
         };
-        // Activation latency of the instance's first job: from its create request.
-        let first = !job.variables.contains("\"zestBenchJobDone\"");
-        if first {
-            if let Some(start) = bench_start(&job.variables) {
+        // Activation latency of the instance's first job: from its create request (jobs of
+        // called instances carry no start time).
+        if let Some(start) = bench_start(&job.variables) {
+            if self.shared.first_job(job.process_instance_key) {
                 let us = (activated - start).clamp(1, MAX_LATENCY_US as i64) as u64;
                 let _ = lock(&self.shared.activation).record(us);
             }
@@ -912,7 +930,8 @@ impl Worker {
             let r = client
                 .complete_job(proto::CompleteJobRequest {
                     job_key: job.key,
-                    variables: "{\"zestBenchJobDone\":true}".into(),
+                    // no variables, as the load tester's workers complete
+                    variables: String::new(),
                     result: None,
                 })
                 .await;

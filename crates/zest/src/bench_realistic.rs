@@ -85,11 +85,17 @@ pub fn resources() -> Vec<(String, Vec<u8>)> {
     ]
 }
 
-/// The job's `correlationKey` variable, as the load tester's worker reads it.
+/// The job's `correlationKey` variable, as the load tester's worker reads it. The other
+/// variables are skipped, not built: the job carries the instance's whole payload.
 pub fn correlation_key(variables: &str) -> Option<String> {
-    let doc: serde_json::Value = serde_json::from_str(variables).ok()?;
-    match doc.get("correlationKey")? {
-        serde_json::Value::String(s) => Some(s.clone()),
+    #[derive(serde::Deserialize)]
+    struct Variables {
+        #[serde(rename = "correlationKey")]
+        correlation_key: Option<serde_json::Value>,
+    }
+    let doc: Variables = serde_json::from_str(variables).ok()?;
+    match doc.correlation_key? {
+        serde_json::Value::String(s) => Some(s),
         other => Some(other.to_string()),
     }
 }
@@ -105,6 +111,11 @@ mod tests {
             Some("7-pos")
         );
         assert_eq!(correlation_key(r#"{"a":1}"#), None);
+        // the payload's nested documents are skipped; a number is its text
+        assert_eq!(
+            correlation_key(r#"{"d":{"x":[1,{"y":"z"}]},"correlationKey":12}"#).as_deref(),
+            Some("12")
+        );
     }
 
     #[test]
