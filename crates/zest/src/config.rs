@@ -62,8 +62,8 @@ pub struct StartArgs {
     #[arg(long, env = "ZEST_COMMAND_QUEUE")]
     pub command_queue: Option<usize>,
     /// Memory budget in MiB (default 128). A quarter of it (at most 48 MiB) is kept for the
-    /// program's code, the runtime, connections and the allocator; of the rest, a quarter for
-    /// the store's block cache, an eighth for its write buffers, an eighth for client commands
+    /// program's code, the runtime, connections and the allocator; of the rest, an eighth for
+    /// the store's block cache, a quarter for its write buffers, an eighth for client commands
     /// waiting in the partitions' queues (by their variables and resources; beyond it
     /// RESOURCE_EXHAUSTED), a sixteenth for parsed models, a thirty-second for evaluated
     /// multi-instance input collections, an eighth for log entries waiting to be applied, a
@@ -76,8 +76,8 @@ pub struct StartArgs {
     /// (zest_memory_budget_bytes)
     #[arg(long, env = "ZEST_MEMORY_MB")]
     pub memory_mb: Option<u64>,
-    /// Block cache of the embedded store in MiB (default: a quarter of --memory-mb less its
-    /// reserve, 24 of 128)
+    /// Block cache of the embedded store in MiB (default: an eighth of --memory-mb less its
+    /// reserve, 12 of 128)
     #[arg(long, env = "ZEST_CACHE_MB")]
     pub cache_mb: Option<u64>,
     /// Refuse to create process instances while the node's resident memory is at the budget
@@ -86,8 +86,8 @@ pub struct StartArgs {
     /// of the budget
     #[arg(long, env = "ZEST_MEMORY_GUARD")]
     pub memory_guard: Option<bool>,
-    /// Memory for write buffers (memtables) of the embedded store in MiB (default: an eighth
-    /// of --memory-mb less its reserve, 12 of 128)
+    /// Memory for write buffers (memtables) of the embedded store in MiB (default: a quarter
+    /// of --memory-mb less its reserve, 24 of 128)
     #[arg(long, env = "ZEST_WRITE_BUFFER_MB")]
     pub write_buffer_mb: Option<u64>,
     /// Backpressure algorithm: aimd (default), vegas, fixed, or off

@@ -163,11 +163,11 @@ fn the_memory_budget_split_and_disk_sizes_are_in_the_metrics() {
     );
     assert_eq!(
         get("zest_memory_budget_bytes{part=\"block_cache\"}"),
-        12.0 * mib
+        6.0 * mib
     );
     assert_eq!(
         get("zest_memory_budget_bytes{part=\"write_buffers\"}"),
-        6.0 * mib
+        12.0 * mib
     );
     assert!(get("zest_memory_budget_bytes{part=\"model_cache\"}") <= 3.0 * mib);
     assert_eq!(
@@ -185,8 +185,8 @@ fn the_memory_budget_split_and_disk_sizes_are_in_the_metrics() {
     );
     assert!(get("zest_memory_used_bytes{part=\"job_streams\"}") <= 6.0 * mib);
     assert!(get("zest_memory_used_bytes{part=\"command_queues\"}") <= 6.0 * mib);
-    assert!(get("zest_memory_used_bytes{part=\"block_cache\"}") <= 12.0 * mib);
-    assert!(get("zest_memory_used_bytes{part=\"write_buffers\"}") <= 6.0 * mib);
+    assert!(get("zest_memory_used_bytes{part=\"block_cache\"}") <= 6.0 * mib);
+    assert!(get("zest_memory_used_bytes{part=\"write_buffers\"}") <= 12.0 * mib);
     // exposed (get panics otherwise); its tables are written at the first flush, so it may
     // still be 0 here
     get("zest_state_disk_bytes{partition=\"1\"}");
