@@ -177,7 +177,7 @@ impl BrokerConfig {
     /// The store's parts of the budget: its block cache (an eighth of the sized part) and its
     /// write buffers (a quarter). The write buffers also hold the partitions' young layers:
     /// the larger they are, the more entries are created and deleted in memory without ever
-    /// reaching fjall (the realistic benchmark spent some 6 % less CPU with 24 MiB than with
+    /// reaching fjall (the realistic benchmark spent some 4 % less CPU with 24-26 MiB than with
     /// 12, docs/benchmarks.md, 2026-11-28 evening); a larger cache bought it nothing.
     fn store_parts(memory_bytes: u64) -> (u64, u64) {
         let sized = Self::sized_bytes(memory_bytes);

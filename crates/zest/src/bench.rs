@@ -247,6 +247,9 @@ struct Shared {
     /// Instances whose first job was activated, until their creation is answered (at most
     /// `MAX_SEEN` keys: an instance whose answer never comes stays until the set is cleared).
     first_job_seen: Mutex<HashSet<i64>>,
+    /// The process the starter creates instances of (jobs of other processes, called ones,
+    /// are not first jobs).
+    process_id: String,
     /// Latencies of the last progress interval.
     interval: Mutex<Histogram<u64>>,
     stop_workers: AtomicBool,
@@ -364,6 +367,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Report> {
         latency: Mutex::new(histogram()),
         activation: Mutex::new(histogram()),
         first_job_seen: Mutex::new(HashSet::new()),
+        process_id: process_id.clone(),
         interval: Mutex::new(histogram()),
         stop_workers: AtomicBool::new(false),
         first_error: Mutex::new(None),
@@ -908,9 +912,10 @@ impl Worker {
         let Ok(permit) = self.capacity.clone().acquire_owned().await else {
             return;
         };
-        // Activation latency of the instance's first job: from its create request (jobs of
-        // called instances carry no start time).
-        if let Some(start) = bench_start(&job.variables) {
+        // Activation latency of the instance's first job: from its create request (a called
+        // process's jobs are not first jobs, though their variables may hold the start time).
+        let own = job.bpmn_process_id == self.shared.process_id;
+        if let Some(start) = bench_start(&job.variables).filter(|_| own) {
             if self.shared.first_job(job.process_instance_key) {
                 let us = (activated - start).clamp(1, MAX_LATENCY_US as i64) as u64;
                 let _ = lock(&self.shared.activation).record(us);
