@@ -221,9 +221,13 @@ mod tests {
         let mib = 1u64 << 20;
         let mut config = BrokerConfig::default();
         assert_eq!(config.guarded_bytes(), 128 * mib);
+        // the budget gives the cache 12 MiB of 128; the smaller write buffers change nothing
         config.store.cache_bytes = 512 * mib;
         config.store.write_buffer_bytes = 4 * mib;
-        assert_eq!(config.guarded_bytes(), (128 + 512 - 24) * mib);
+        assert_eq!(config.guarded_bytes(), (128 + 512 - 12) * mib);
+        // write buffers past their 24 MiB raise it too
+        config.store.write_buffer_bytes = 40 * mib;
+        assert_eq!(config.guarded_bytes(), (128 + 512 - 12 + 40 - 24) * mib);
     }
 
     /// A program larger than a release build (a debug build) has the lines raised by as much.
