@@ -914,9 +914,10 @@ impl Worker {
         };
         // Activation latency of the instance's first job: from its create request (a called
         // process's jobs are not first jobs, though their variables may hold the start time).
+        // Only a first job's variables are searched for the start time.
         let own = job.bpmn_process_id == self.shared.process_id;
-        if let Some(start) = bench_start(&job.variables).filter(|_| own) {
-            if self.shared.first_job(job.process_instance_key) {
+        if own && self.shared.first_job(job.process_instance_key) {
+            if let Some(start) = bench_start(&job.variables) {
                 let us = (activated - start).clamp(1, MAX_LATENCY_US as i64) as u64;
                 let _ = lock(&self.shared.activation).record(us);
             }
