@@ -97,6 +97,12 @@ pub struct BenchArgs {
     /// Do not print progress every second
     #[arg(long)]
     pub quiet: bool,
+    /// Write one line per measured instance to this file, `created_s,latency_ms`: when it was
+    /// created (seconds into the measurement window) and its create-to-completed latency. Tells
+    /// a tail made of a few stalls (slow instances bunched in time) from saturation (latency
+    /// high throughout)
+    #[arg(long)]
+    pub latency_log: Option<PathBuf>,
     /// A label for the system under test, copied into the report
     #[arg(long, default_value = "")]
     pub label: String,
@@ -243,6 +249,8 @@ struct Shared {
     /// Counts over the whole run, for progress.
     all: Counters,
     latency: Mutex<Histogram<u64>>,
+    /// `--latency-log`: each measured instance's creation time and latency.
+    latency_log: Mutex<LatencyLog>,
     activation: Mutex<Histogram<u64>>,
     /// Instances whose first job was activated, until their creation is answered (at most
     /// `MAX_SEEN` keys: an instance whose answer never comes stays until the set is cleared).
@@ -254,6 +262,25 @@ struct Shared {
     interval: Mutex<Histogram<u64>>,
     stop_workers: AtomicBool,
     first_error: Mutex<Option<String>>,
+}
+
+/// `--latency-log`'s file, or the error that stopped it.
+struct LatencyLog {
+    out: Option<std::io::BufWriter<std::fs::File>>,
+    failed: Option<std::io::Error>,
+}
+
+impl LatencyLog {
+    /// Writes what is buffered; the first error of the run, if any.
+    fn finish(&mut self) -> std::io::Result<()> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
+        match self.out.as_mut() {
+            Some(out) => std::io::Write::flush(out),
+            None => Ok(()),
+        }
+    }
 }
 
 fn histogram() -> Histogram<u64> {
@@ -287,6 +314,22 @@ impl Shared {
 
     fn in_window(&self, at: Instant) -> bool {
         at >= self.window_start && at < self.window_end
+    }
+
+    /// Records a measured instance created at `sent` that completed after `us` microseconds.
+    fn record_latency(&self, sent: Instant, us: u64) {
+        let _ = lock(&self.latency).record(us);
+        let mut log = lock(&self.latency_log);
+        if let Some(out) = log.out.as_mut() {
+            use std::io::Write;
+            let created = sent.saturating_duration_since(self.window_start);
+            let line = (created.as_secs_f64(), us as f64 / 1000.0);
+            if let Err(e) = writeln!(out, "{:.3},{:.3}", line.0, line.1) {
+                // reported at the end; the lines after it would leave a hole
+                log.out = None;
+                log.failed = Some(e);
+            }
+        }
     }
 
     fn record_error(&self, e: &tonic::Status) {
@@ -354,6 +397,16 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Report> {
     };
     let prefix = Arc::new(payload_prefix(&payload, scenario.business_key)?);
 
+    let latency_log = LatencyLog {
+        out: match &args.latency_log {
+            Some(path) => Some(std::io::BufWriter::new(
+                std::fs::File::create(path)
+                    .with_context(|| format!("creating the latency log {}", path.display()))?,
+            )),
+            None => None,
+        },
+        failed: None,
+    };
     let mut client = connect(&args.address).await?;
     let process_id = deploy(&mut client, &args, scenario.resources, scenario.process_id).await?;
 
@@ -365,6 +418,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Report> {
         window: Counters::default(),
         all: Counters::default(),
         latency: Mutex::new(histogram()),
+        latency_log: Mutex::new(latency_log),
         activation: Mutex::new(histogram()),
         first_job_seen: Mutex::new(HashSet::new()),
         process_id: process_id.clone(),
@@ -448,6 +502,11 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Report> {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     shared.stop_workers.store(true, Ordering::SeqCst);
+    if let Some(path) = &args.latency_log {
+        lock(&shared.latency_log)
+            .finish()
+            .with_context(|| format!("writing the latency log {}", path.display()))?;
+    }
     if let Some(p) = progress {
         p.abort();
     }
@@ -787,7 +846,7 @@ impl Starter {
                 count(&|c| &c.completed);
                 let us = (sent.elapsed().as_micros() as u64).clamp(1, MAX_LATENCY_US);
                 if measured {
-                    let _ = lock(&s.latency).record(us);
+                    s.record_latency(sent, us);
                 }
                 let _ = lock(&s.interval).record(us);
             }

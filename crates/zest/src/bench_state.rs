@@ -251,6 +251,15 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<StateReport> {
         let mut a = args.clone();
         a.address = server.gateway.clone();
         a.server_pid = Some(server.child.id());
+        // one latency log per measurement: FILE-empty-state.csv, FILE-parked-instances.csv
+        a.latency_log = args.latency_log.as_ref().map(|p| {
+            let stem = p.file_stem().unwrap_or_default().to_string_lossy();
+            let slug = label.replace(' ', "-");
+            p.with_file_name(match p.extension() {
+                Some(ext) => format!("{stem}-{slug}.{}", ext.to_string_lossy()),
+                None => format!("{stem}-{slug}"),
+            })
+        });
         a.label = if args.label.is_empty() {
             label.to_string()
         } else {

@@ -81,11 +81,42 @@ fn bench_runs_scenarios_and_the_dashboard_metrics_exist() {
     let max = bench(&node, &["--rate", "max", "--in-flight", "8"]);
     assert_sane(&max);
     assert_eq!(max["scenario"], "one-task");
-    let fixed = bench(&node, &["--rate", "50", "--complete-delay-ms", "5"]);
+    let log = node.dir.join("latency.csv");
+    let fixed = bench(
+        &node,
+        &[
+            "--rate",
+            "50",
+            "--complete-delay-ms",
+            "5",
+            "--latency-log",
+            log.to_str().unwrap(),
+        ],
+    );
     assert_sane(&fixed);
     // a fixed rate is a rate: 50/s for 2 s starts about 100 instances
     let started = f(&fixed, &["started_per_s"]);
     assert!((25.0..=75.0).contains(&started), "{fixed}");
+    // the latency log has a line per measured instance: created within the 2 s window, its
+    // latency within the report's max
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<(f64, f64)> = text
+        .lines()
+        .map(|l| {
+            let (created, latency) = l.split_once(',').expect("created_s,latency_ms");
+            (created.parse().unwrap(), latency.parse().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        lines.len() as f64,
+        f(&fixed, &["latency", "count"]),
+        "{text}"
+    );
+    let max = f(&fixed, &["latency", "max_ms"]);
+    for (created, latency) in lines {
+        assert!((0.0..2.0).contains(&created), "{created} in {text}");
+        assert!(latency > 0.0 && latency <= max + 1.0, "{latency} in {text}");
+    }
     // any model and payload from the command line
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("bench");
     let custom = bench(
@@ -165,6 +196,18 @@ fn bench_rejects_bad_arguments_clearly() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown scenario 'nope'"));
+    // a latency log that cannot be written is refused before any load is sent
+    let out = Command::new(env!("CARGO_BIN_EXE_zest"))
+        .args(["bench", "--address", "127.0.0.1:1"])
+        .args(["--latency-log", "/nonexistent-dir/latency.csv"])
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("creating the latency log /nonexistent-dir/latency.csv"),
+        "{err}"
+    );
 }
 
 /// Backpressure with the gateway protocol: beyond the limit, creates are answered
@@ -275,6 +318,8 @@ fn the_fill_scenario_reports_state_size_figures_across_a_restart() {
         .args(["--warmup", "1s", "--duration", "2s", "--drain", "20s"])
         .args(["--server-arg=--log=warn", "--json"])
         .arg(&json)
+        .arg("--latency-log")
+        .arg(std::env::temp_dir().join(format!("zest-bench-fill-{}.csv", std::process::id())))
         .output()
         .expect("zest bench runs");
     assert!(
@@ -287,6 +332,14 @@ fn the_fill_scenario_reports_state_size_figures_across_a_restart() {
     assert_eq!(r["parked"], 300);
     assert_sane(&r["empty"]);
     assert_sane(&r["loaded"]);
+    // a latency log of each measurement, named after it
+    for (part, name) in [("empty", "empty-state"), ("loaded", "parked-instances")] {
+        let log =
+            std::env::temp_dir().join(format!("zest-bench-fill-{}-{name}.csv", std::process::id()));
+        let lines = std::fs::read_to_string(&log).unwrap().lines().count();
+        assert_eq!(lines as f64, f(&r, &[part, "latency", "count"]), "{r}");
+        let _ = std::fs::remove_file(log);
+    }
     let steps = r["fill"].as_array().unwrap();
     assert_eq!(steps.len(), 10, "{r}");
     assert_eq!(steps.last().unwrap()["parked"], 300);
