@@ -248,9 +248,8 @@ struct Shared {
     window: Counters,
     /// Counts over the whole run, for progress.
     all: Counters,
-    latency: Mutex<Histogram<u64>>,
-    /// `--latency-log`: each measured instance's creation time and latency.
-    latency_log: Mutex<LatencyLog>,
+    /// Latencies of the instances created in the window, and `--latency-log`'s lines.
+    measured: Mutex<Measured>,
     activation: Mutex<Histogram<u64>>,
     /// Instances whose first job was activated, until their creation is answered (at most
     /// `MAX_SEEN` keys: an instance whose answer never comes stays until the set is cleared).
@@ -264,21 +263,43 @@ struct Shared {
     first_error: Mutex<Option<String>>,
 }
 
-/// `--latency-log`'s file, or the error that stopped it.
-struct LatencyLog {
-    out: Option<std::io::BufWriter<std::fs::File>>,
-    failed: Option<std::io::Error>,
+/// What is measured of the instances created in the window, under one lock so that the
+/// report and `--latency-log` hold the same instances: their latencies and the log's lines.
+struct Measured {
+    latency: Histogram<u64>,
+    log: LatencyLog,
+    /// Set when the drain ends: an instance completing later is in neither (nor counted as
+    /// completed in the window).
+    closed: bool,
+}
+
+/// `--latency-log`'s file.
+enum LatencyLog {
+    Off,
+    Writing(std::io::BufWriter<std::fs::File>),
+    /// The write error that stopped it (reported at the end: the lines after it would leave
+    /// a hole).
+    Failed(std::io::Error),
 }
 
 impl LatencyLog {
-    /// Writes what is buffered; the first error of the run, if any.
-    fn finish(&mut self) -> std::io::Result<()> {
-        if let Some(e) = self.failed.take() {
-            return Err(e);
+    /// One line: the instance's creation, in seconds into the window, and its latency in ms.
+    fn write(&mut self, created_s: f64, latency_ms: f64) {
+        if let LatencyLog::Writing(out) = self {
+            if let Err(e) =
+                std::io::Write::write_fmt(out, format_args!("{created_s:.3},{latency_ms:.3}\n"))
+            {
+                *self = LatencyLog::Failed(e);
+            }
         }
-        match self.out.as_mut() {
-            Some(out) => std::io::Write::flush(out),
-            None => Ok(()),
+    }
+
+    /// Writes what is buffered and closes the file; the first error of the run, if any.
+    fn finish(&mut self) -> std::io::Result<()> {
+        match std::mem::replace(self, LatencyLog::Off) {
+            LatencyLog::Off => Ok(()),
+            LatencyLog::Writing(mut out) => std::io::Write::flush(&mut out),
+            LatencyLog::Failed(e) => Err(e),
         }
     }
 }
@@ -316,20 +337,24 @@ impl Shared {
         at >= self.window_start && at < self.window_end
     }
 
-    /// Records a measured instance created at `sent` that completed after `us` microseconds.
-    fn record_latency(&self, sent: Instant, us: u64) {
-        let _ = lock(&self.latency).record(us);
-        let mut log = lock(&self.latency_log);
-        if let Some(out) = log.out.as_mut() {
-            use std::io::Write;
-            let created = sent.saturating_duration_since(self.window_start);
-            let line = (created.as_secs_f64(), us as f64 / 1000.0);
-            if let Err(e) = writeln!(out, "{:.3},{:.3}", line.0, line.1) {
-                // reported at the end; the lines after it would leave a hole
-                log.out = None;
-                log.failed = Some(e);
-            }
+    /// Records a measured instance created at `sent` that completed after `us` microseconds,
+    /// unless the measurement was closed.
+    fn record_measured(&self, sent: Instant, us: u64) {
+        let mut m = lock(&self.measured);
+        if m.closed {
+            return;
         }
+        self.window.completed.fetch_add(1, Ordering::Relaxed);
+        let _ = m.latency.record(us);
+        let created = sent.saturating_duration_since(self.window_start);
+        m.log.write(created.as_secs_f64(), us as f64 / 1000.0);
+    }
+
+    /// Ends the measurement (the drain is over): the latencies, and how the log's writing went.
+    fn close_measurement(&self) -> (Histogram<u64>, std::io::Result<()>) {
+        let mut m = lock(&self.measured);
+        m.closed = true;
+        (m.latency.clone(), m.log.finish())
     }
 
     fn record_error(&self, e: &tonic::Status) {
@@ -397,15 +422,12 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Report> {
     };
     let prefix = Arc::new(payload_prefix(&payload, scenario.business_key)?);
 
-    let latency_log = LatencyLog {
-        out: match &args.latency_log {
-            Some(path) => Some(std::io::BufWriter::new(
-                std::fs::File::create(path)
-                    .with_context(|| format!("creating the latency log {}", path.display()))?,
-            )),
-            None => None,
-        },
-        failed: None,
+    let latency_log = match &args.latency_log {
+        Some(path) => LatencyLog::Writing(std::io::BufWriter::new(
+            std::fs::File::create(path)
+                .with_context(|| format!("creating the latency log {}", path.display()))?,
+        )),
+        None => LatencyLog::Off,
     };
     let mut client = connect(&args.address).await?;
     let process_id = deploy(&mut client, &args, scenario.resources, scenario.process_id).await?;
@@ -417,8 +439,11 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Report> {
         window_end: t0 + args.warmup + args.duration,
         window: Counters::default(),
         all: Counters::default(),
-        latency: Mutex::new(histogram()),
-        latency_log: Mutex::new(latency_log),
+        measured: Mutex::new(Measured {
+            latency: histogram(),
+            log: latency_log,
+            closed: false,
+        }),
         activation: Mutex::new(histogram()),
         first_job_seen: Mutex::new(HashSet::new()),
         process_id: process_id.clone(),
@@ -502,10 +527,10 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Report> {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     shared.stop_workers.store(true, Ordering::SeqCst);
+    // the report and the log hold the instances that completed until now, the same ones
+    let (latency, log) = shared.close_measurement();
     if let Some(path) = &args.latency_log {
-        lock(&shared.latency_log)
-            .finish()
-            .with_context(|| format!("writing the latency log {}", path.display()))?;
+        log.with_context(|| format!("writing the latency log {}", path.display()))?;
     }
     if let Some(p) = progress {
         p.abort();
@@ -546,7 +571,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Report> {
         rejected_per_s: w.rejected.load(Ordering::SeqCst) as f64 / secs,
         errors: w.errors.load(Ordering::SeqCst),
         skipped: w.skipped.load(Ordering::SeqCst),
-        latency: Latency::of(&lock(&shared.latency)),
+        latency: Latency::of(&latency),
         job_activation: Latency::of(&lock(&shared.activation)),
         jobs_completed_per_s: w.jobs_completed.load(Ordering::SeqCst) as f64 / secs,
         server_pid: args.server_pid,
@@ -843,10 +868,11 @@ impl Starter {
         match result {
             Ok(response) => {
                 lock(&s.first_job_seen).remove(&response.into_inner().process_instance_key);
-                count(&|c| &c.completed);
                 let us = (sent.elapsed().as_micros() as u64).clamp(1, MAX_LATENCY_US);
+                // the window's count goes with the measured latency (see `Measured::closed`)
+                s.all.completed.fetch_add(1, Ordering::Relaxed);
                 if measured {
-                    s.record_latency(sent, us);
+                    s.record_measured(sent, us);
                 }
                 let _ = lock(&s.interval).record(us);
             }
