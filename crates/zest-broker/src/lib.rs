@@ -50,7 +50,12 @@ pub struct BrokerConfig {
     /// resources, see `RecordValue::payload_bytes`); beyond it requests get
     /// RESOURCE_EXHAUSTED, so large commands are bounded by bytes as small ones are by count.
     pub command_queue_bytes: usize,
-    /// Most commands processed into one log entry.
+    /// Most commands processed into one log entry. Every command of a group waits until the
+    /// whole group is processed and committed, so large groups add latency to their first
+    /// commands; 64 commands still amortize a group's fsync and consensus round (see
+    /// docs/benchmarks.md, 2026-11-28 late night: the realistic scenario's p99 was lower with
+    /// 64 than with 512 in 4 of 4 alternated rounds; one-task's throughput at max rate and
+    /// under overload unchanged; 32 was not clearly better than 64).
     pub max_group: usize,
     /// Most groups processed ahead of their commit (1 = process, commit, then the next).
     pub pipeline_depth: usize,
@@ -93,7 +98,7 @@ impl Default for BrokerConfig {
             advertised_address: "127.0.0.1:26500".into(),
             command_queue: 2048,
             command_queue_bytes: 16 << 20,
-            max_group: 512,
+            max_group: 64,
             pipeline_depth: 4,
             pipeline_bytes: 8 << 20,
             job_stream_bytes: 12 << 20,

@@ -122,8 +122,8 @@ const GROUP_BYTES: usize = 1 << 20;
 /// Most records one group writes (its log entry): a command is not added to a group that
 /// wrote this many; it leads the next one instead. Decoded, a record takes 576 bytes, and
 /// the leader, the followers' appliers and the exporters each hold an entry whole: under
-/// overload, 512 commands of the realistic benchmark wrote 30,000 records (30 MB decoded on
-/// each node).
+/// overload, 512 commands (`max_group`'s default then) of the realistic benchmark wrote
+/// 30,000 records (30 MB decoded on each node).
 /// A group also stops taking commands once its records and answers hold the pipeline's bytes
 /// (`BrokerConfig::pipeline_bytes`, by their documents): a job activation writes each job's
 /// variables twice (the JOB_BATCH record and its answer), and 40 job streams' backlogs
