@@ -123,7 +123,7 @@ fn bench_runs_scenarios_and_the_dashboard_metrics_exist() {
         assert!(latency > 0.0 && latency <= max + 1.0, "{latency} in {text}");
     }
     // a drain that ends before the last instances complete (their jobs take 1.5 s): those
-    // are neither in the report nor in the log, though they complete before the bench exits
+    // are in neither the report nor the log, whenever they complete
     let cut = node.dir.join("latency-cut.csv");
     let drained = bench_drained(
         &node,
