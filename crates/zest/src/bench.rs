@@ -266,11 +266,10 @@ struct Shared {
 /// What is measured of the instances created in the window, under one lock so that the
 /// report and `--latency-log` hold the same instances: their latencies and the log's lines.
 struct Measured {
-    latency: Histogram<u64>,
-    log: LatencyLog,
-    /// Set when the drain ends: an instance completing later is in neither (nor counted as
+    /// Taken when the drain ends: an instance completing later is in neither (nor counted as
     /// completed in the window).
-    closed: bool,
+    latency: Option<Histogram<u64>>,
+    log: LatencyLog,
 }
 
 /// `--latency-log`'s file.
@@ -341,11 +340,11 @@ impl Shared {
     /// unless the measurement was closed.
     fn record_measured(&self, sent: Instant, us: u64) {
         let mut m = lock(&self.measured);
-        if m.closed {
-            return;
-        }
+        let Some(latency) = m.latency.as_mut() else {
+            return; // closed
+        };
         self.window.completed.fetch_add(1, Ordering::Relaxed);
-        let _ = m.latency.record(us);
+        let _ = latency.record(us);
         let created = sent.saturating_duration_since(self.window_start);
         m.log.write(created.as_secs_f64(), us as f64 / 1000.0);
     }
@@ -353,8 +352,7 @@ impl Shared {
     /// Ends the measurement (the drain is over): the latencies, and how the log's writing went.
     fn close_measurement(&self) -> (Histogram<u64>, std::io::Result<()>) {
         let mut m = lock(&self.measured);
-        m.closed = true;
-        (m.latency.clone(), m.log.finish())
+        (m.latency.take().unwrap_or_else(histogram), m.log.finish())
     }
 
     fn record_error(&self, e: &tonic::Status) {
@@ -440,9 +438,8 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Report> {
         window: Counters::default(),
         all: Counters::default(),
         measured: Mutex::new(Measured {
-            latency: histogram(),
+            latency: Some(histogram()),
             log: latency_log,
-            closed: false,
         }),
         activation: Mutex::new(histogram()),
         first_job_seen: Mutex::new(HashSet::new()),
@@ -869,7 +866,7 @@ impl Starter {
             Ok(response) => {
                 lock(&s.first_job_seen).remove(&response.into_inner().process_instance_key);
                 let us = (sent.elapsed().as_micros() as u64).clamp(1, MAX_LATENCY_US);
-                // the window's count goes with the measured latency (see `Measured::closed`)
+                // the window's count goes with the measured latency (see `Measured::latency`)
                 s.all.completed.fetch_add(1, Ordering::Relaxed);
                 if measured {
                     s.record_measured(sent, us);
