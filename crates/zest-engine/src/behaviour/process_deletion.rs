@@ -10,7 +10,7 @@ use zest_protocol::{Intent, RecordValue};
 use crate::context::Ctx;
 use crate::keys::definition_instances::{instances_prefix, pending_deletion_key};
 use crate::state::{key_i64, Ks, Txn};
-use crate::types::StoredProcess;
+use crate::types::{ProcessHead, StoredProcess};
 
 /// Whether an instance of the process version `definition` runs on this partition.
 pub(crate) fn has_running_instances(txn: &Txn<'_>, definition: i64) -> bool {
@@ -25,9 +25,24 @@ pub(crate) fn is_pending(txn: &Txn<'_>, definition: i64) -> bool {
 
 /// The process version `definition` when it is deployed and not deleted: what new instances
 /// and migrations may use.
-pub(crate) fn deployed(txn: &Txn<'_>, definition: i64) -> Option<StoredProcess> {
-    let stored = txn.get::<StoredProcess>(Ks::Processes, &key_i64(definition))?;
-    (!is_pending(txn, definition)).then_some(stored)
+pub(crate) fn deployed(txn: &Txn<'_>, definition: i64) -> Option<ProcessHead> {
+    let head = process_head(txn, definition)?;
+    (!is_pending(txn, definition)).then_some(head)
+}
+
+/// The process version `definition` as instances start it (deleted or not).
+pub(crate) fn process_head(txn: &Txn<'_>, definition: i64) -> Option<ProcessHead> {
+    txn.with_raw(
+        Ks::Processes,
+        &key_i64(definition),
+        |bytes| match ProcessHead::decode(bytes?) {
+            Ok(head) => Some(head),
+            Err(e) => {
+                tracing::error!(definition, "undecodable process: {e}");
+                None
+            }
+        },
+    )
 }
 
 /// After an instance of `definition` ended: PROCESS DELETED when the version waited for its

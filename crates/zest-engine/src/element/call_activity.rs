@@ -11,10 +11,11 @@ use crate::behaviour::element_instance::Active;
 use crate::behaviour::event_scopes::subscribe_boundaries;
 use crate::behaviour::expressions::evaluate_string;
 use crate::behaviour::incidents::raise_incident;
+use crate::behaviour::process_deletion::process_head;
 use crate::behaviour::variables;
 use crate::context::{Ctx, ProcResult, Rejection};
 use crate::element::kind::{ElementProcessor, EventVariables};
-use crate::state::{key_i64, Ks};
+use crate::state::Ks;
 use crate::types::ElementInstance;
 
 /// A call activity starts an instance of the process it calls (latest version), which gets the
@@ -40,10 +41,7 @@ pub(crate) fn call_activity(
     let latest = ctx
         .txn
         .get::<crate::types::LatestVersion>(Ks::ProcessLatest, process_id.as_bytes());
-    let Some(process) = latest.and_then(|l| {
-        ctx.txn
-            .get::<crate::types::StoredProcess>(Ks::Processes, &key_i64(l.key))
-    }) else {
+    let Some(process) = latest.and_then(|l| process_head(ctx.txn, l.key)) else {
         let msg = format!(
             "Expected process with BPMN process id '{process_id}' to be deployed, but not found."
         );
@@ -51,7 +49,7 @@ pub(crate) fn call_activity(
     };
     let has_none_start = ctx
         .models
-        .get(ctx.txn, process.record.process_definition_key)
+        .get(ctx.txn, process.process_definition_key)
         .is_some_and(|m| !m.element(Process::ROOT).start_events.is_empty());
     if !has_none_start {
         let msg = format!("Expected process with BPMN process id '{process_id}' to have a none start event, but not found.");
@@ -63,11 +61,11 @@ pub(crate) fn call_activity(
     ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));
     let child_key = ctx.next_key();
     let child = ProcessInstanceRecord {
-        bpmn_process_id: process.record.bpmn_process_id.clone(),
-        version: process.record.version,
-        process_definition_key: process.record.process_definition_key,
+        bpmn_process_id: process.bpmn_process_id.clone(),
+        version: process.version,
+        process_definition_key: process.process_definition_key,
         process_instance_key: child_key,
-        element_id: process.record.bpmn_process_id.clone(),
+        element_id: process.bpmn_process_id.clone(),
         flow_scope_key: -1,
         bpmn_element_type: zest_model::BpmnElementType::Process,
         bpmn_event_type: zest_model::BpmnEventType::Unspecified,

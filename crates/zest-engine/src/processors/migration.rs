@@ -59,8 +59,7 @@ pub fn migrate(
         )));
     };
     let target_key = m.target_process_definition_key;
-    let target_record =
-        crate::behaviour::process_deletion::deployed(ctx.txn, target_key).map(|p| p.record);
+    let target_record = crate::behaviour::process_deletion::deployed(ctx.txn, target_key);
     let target = ctx.models.get(ctx.txn, target_key);
     let (Some(target_record), Some(target)) = (target_record, target) else {
         return Err(Rejection::not_found(format!(

@@ -16,16 +16,15 @@ use crate::element::lifecycle::on_activate;
 use crate::element::lifecycle::on_complete;
 use crate::keys::version_key;
 use crate::state::{key_i64, Ks};
-use crate::types::{
-    ElementInstance, FailedStep, LatestVersion, StoredIncident, StoredJob, StoredProcess,
-};
+use crate::types::ProcessHead;
+use crate::types::{ElementInstance, FailedStep, LatestVersion, StoredIncident, StoredJob};
 
 pub fn create(
     ctx: &mut Ctx<'_, '_, '_>,
     cmd: &Record,
     c: &ProcessInstanceCreationRecord,
 ) -> ProcResult {
-    let stored: StoredProcess = if c.process_definition_key > 0 {
+    let stored: ProcessHead = if c.process_definition_key > 0 {
         process_deletion::deployed(ctx.txn, c.process_definition_key).ok_or_else(|| {
             Rejection::not_found(format!(
                 "Expected to find process definition with key '{}', but none found",
@@ -66,7 +65,7 @@ pub fn create(
     };
     let has_none_start = ctx
         .models
-        .get(ctx.txn, stored.record.process_definition_key)
+        .get(ctx.txn, stored.process_definition_key)
         .map(|m| !m.element(zest_model::Process::ROOT).start_events.is_empty())
         .unwrap_or(true);
     if !has_none_start {
@@ -77,7 +76,7 @@ pub fn create(
     let doc = variables::parse_document(&c.variables).map_err(|e| {
         Rejection::invalid_argument(format!("Property 'variables' is invalid: {e}"))
     })?;
-    let p = &stored.record;
+    let p = &stored;
     let pi_key = ctx.next_key();
     let seed = ScopeInfoSeed {
         process_instance_key: pi_key,
