@@ -89,7 +89,7 @@ pub(crate) fn take_trigger(
 /// the process's ACTIVATE_ELEMENT. Returns the new instance's key.
 pub(crate) fn start_process(
     ctx: &mut Ctx<'_, '_, '_>,
-    process: &zest_protocol::ProcessRecord,
+    process: &crate::types::ProcessHead,
     start_event_id: &str,
     variables: String,
 ) -> i64 {
@@ -101,7 +101,7 @@ pub(crate) fn start_process(
 /// [`start_process`] with a key chosen by the caller (a message start event records it first).
 pub(crate) fn start_process_with_key(
     ctx: &mut Ctx<'_, '_, '_>,
-    process: &zest_protocol::ProcessRecord,
+    process: &crate::types::ProcessHead,
     instance_key: i64,
     start_event_id: &str,
     variables: String,

@@ -393,14 +393,10 @@ pub(crate) fn start_instance(
     message_key: i64,
     message: &MessageRecord,
 ) {
-    let Some(process) = ctx
-        .txn
-        .get::<crate::types::StoredProcess>(
-            Ks::Processes,
-            &key_i64(sub.record.process_definition_key),
-        )
-        .map(|p| p.record)
-    else {
+    let Some(process) = crate::behaviour::process_deletion::process_head(
+        ctx.txn,
+        sub.record.process_definition_key,
+    ) else {
         return;
     };
     let instance_key = ctx.next_key();

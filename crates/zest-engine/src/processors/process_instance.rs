@@ -342,10 +342,7 @@ fn trigger_start_timer(
     timer_key: i64,
     timer: &zest_protocol::TimerRecord,
 ) -> ProcResult {
-    let Some(process) = ctx
-        .txn
-        .get::<crate::types::StoredProcess>(Ks::Processes, &key_i64(timer.process_definition_key))
-        .map(|p| p.record)
+    let Some(process) = process_deletion::process_head(ctx.txn, timer.process_definition_key)
     else {
         return Err(Rejection::not_found(format!(
             "Expected to trigger timer with key '{timer_key}', but its process definition '{}' does not exist",

@@ -58,13 +58,8 @@ pub fn broadcast(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, sig: &SignalRecord) ->
     for sub in subs {
         let r = &sub.record;
         if r.catch_event_instance_key <= 0 {
-            let Some(process) = ctx
-                .txn
-                .get::<crate::types::StoredProcess>(
-                    Ks::Processes,
-                    &key_i64(r.process_definition_key),
-                )
-                .map(|p| p.record)
+            let Some(process) =
+                crate::behaviour::process_deletion::process_head(ctx.txn, r.process_definition_key)
             else {
                 continue;
             };
