@@ -79,6 +79,8 @@ pub struct DeploymentRecord {
     pub tenant_id: String,
 }
 
+/// Stored in state as the engine's `StoredProcess`; the engine's `ProcessHead` decodes those
+/// bytes by this field order (its test fails to build when a field is added here).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProcessRecord {
     pub bpmn_process_id: String,

@@ -16,8 +16,9 @@ use crate::element::lifecycle::on_activate;
 use crate::element::lifecycle::on_complete;
 use crate::keys::version_key;
 use crate::state::{key_i64, Ks};
-use crate::types::ProcessHead;
-use crate::types::{ElementInstance, FailedStep, LatestVersion, StoredIncident, StoredJob};
+use crate::types::{
+    ElementInstance, FailedStep, LatestVersion, ProcessHead, StoredIncident, StoredJob,
+};
 
 pub fn create(
     ctx: &mut Ctx<'_, '_, '_>,
