@@ -26,9 +26,10 @@ pub struct ProcessHead {
     pub tenant_id: String,
 }
 
-impl ProcessHead {
-    /// From a [`StoredProcess`]'s encoding: the byte fields are borrowed, and skipped.
-    pub fn decode(bytes: &[u8]) -> Result<ProcessHead, zest_protocol::codec::CodecError> {
+/// Decodes from a [`StoredProcess`]'s encoding: the byte fields are borrowed from the input
+/// and skipped, so the resource is never copied.
+impl<'de> Deserialize<'de> for ProcessHead {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ProcessHead, D::Error> {
         /// [`ProcessRecord`]'s fields in its order (postcard encodes a `Vec<u8>` as its length
         /// and bytes, as it does a borrowed `&[u8]`).
         #[derive(Deserialize)]
@@ -49,7 +50,7 @@ impl ProcessHead {
             #[serde(borrow)]
             record: RecordView<'a>,
         }
-        let v: StoredView<'_> = zest_protocol::codec::decode_borrowed(bytes)?;
+        let v = StoredView::deserialize(d)?;
         Ok(ProcessHead {
             bpmn_process_id: v.record.bpmn_process_id,
             version: v.record.version,
@@ -295,7 +296,8 @@ mod tests {
                     tenant_id: "tenant-a".into(),
                 },
             };
-            let head = ProcessHead::decode(&zest_protocol::codec::encode(&stored)).unwrap();
+            let head: ProcessHead =
+                zest_protocol::codec::decode(&zest_protocol::codec::encode(&stored)).unwrap();
             assert_eq!(
                 head,
                 ProcessHead {
@@ -307,7 +309,7 @@ mod tests {
                 "resource of {resource_len} bytes"
             );
         }
-        assert!(ProcessHead::decode(&[0xff, 0xff, 0xff]).is_err());
-        assert!(ProcessHead::decode(&[]).is_err());
+        assert!(zest_protocol::codec::decode::<ProcessHead>(&[0xff, 0xff, 0xff]).is_err());
+        assert!(zest_protocol::codec::decode::<ProcessHead>(&[]).is_err());
     }
 }

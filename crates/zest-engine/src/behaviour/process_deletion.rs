@@ -32,17 +32,7 @@ pub(crate) fn deployed(txn: &Txn<'_>, definition: i64) -> Option<ProcessHead> {
 
 /// The process version `definition` as instances start it (deleted or not).
 pub(crate) fn process_head(txn: &Txn<'_>, definition: i64) -> Option<ProcessHead> {
-    txn.with_raw(
-        Ks::Processes,
-        &key_i64(definition),
-        |bytes| match ProcessHead::decode(bytes?) {
-            Ok(head) => Some(head),
-            Err(e) => {
-                tracing::error!(definition, "undecodable process: {e}");
-                None
-            }
-        },
-    )
+    txn.get(Ks::Processes, &key_i64(definition))
 }
 
 /// After an instance of `definition` ended: PROCESS DELETED when the version waited for its

@@ -59,9 +59,9 @@ pub fn migrate(
         )));
     };
     let target_key = m.target_process_definition_key;
-    let target_record = crate::behaviour::process_deletion::deployed(ctx.txn, target_key);
+    let target_head = crate::behaviour::process_deletion::deployed(ctx.txn, target_key);
     let target = ctx.models.get(ctx.txn, target_key);
-    let (Some(target_record), Some(target)) = (target_record, target) else {
+    let (Some(target_head), Some(target)) = (target_head, target) else {
         return Err(Rejection::not_found(format!(
             "Expected to migrate process instance to process definition but no process definition found with key '{target_key}'"
         )));
@@ -83,15 +83,15 @@ pub fn migrate(
 
     let target_id = |inst: &ElementInstance| -> String {
         if inst.parent_key <= 0 {
-            target_record.bpmn_process_id.clone()
+            target_head.bpmn_process_id.clone()
         } else {
             mappings[inst.record.element_id.as_str()].to_string()
         }
     };
     for inst in &instances {
         let record = ProcessInstanceRecord {
-            bpmn_process_id: target_record.bpmn_process_id.clone(),
-            version: target_record.version,
+            bpmn_process_id: target_head.bpmn_process_id.clone(),
+            version: target_head.version,
             process_definition_key: target_key,
             element_id: target_id(inst),
             ..inst.record.clone()
@@ -108,7 +108,7 @@ pub fn migrate(
                 j.element_id = record.element_id.clone();
                 j.bpmn_process_id = record.bpmn_process_id.clone();
                 j.process_definition_key = target_key;
-                j.process_definition_version = target_record.version;
+                j.process_definition_version = target_head.version;
                 j.variables = String::new();
                 ctx.event(inst.job_key, Intent::Migrated, RecordValue::Job(j));
             }
@@ -126,7 +126,7 @@ pub fn migrate(
             u.element_id = record.element_id.clone();
             u.bpmn_process_id = record.bpmn_process_id.clone();
             u.process_definition_key = target_key;
-            u.process_definition_version = target_record.version;
+            u.process_definition_version = target_head.version;
             ctx.event(k, Intent::Migrated, RecordValue::UserTask(u));
         }
         let mut incident_keys = Vec::new();
