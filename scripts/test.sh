@@ -17,6 +17,9 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 step "cargo test (unit, behaviour and storage tests)"
 cargo test --workspace --locked
 
+step "the engine's benchmark runs once (its instance completes; timings: cargo bench)"
+cargo test -p zest-engine --bench realistic --locked
+
 step "cargo build --release -p zest"
 cargo build --release --locked -p zest
 
