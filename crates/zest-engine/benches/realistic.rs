@@ -24,33 +24,13 @@ use zest_protocol::{
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-const MODELS: [(&str, &[u8]); 3] = [
-    (
-        "bankCustomerComplaintDisputeHandling.bpmn",
-        include_bytes!("../../zest/bench/realistic/bankCustomerComplaintDisputeHandling.bpmn"),
-    ),
-    (
-        "refundingProcess.bpmn",
-        include_bytes!("../../zest/bench/realistic/refundingProcess.bpmn"),
-    ),
-    (
-        "determineFraudRatingConfidence.dmn",
-        include_bytes!("../../zest/bench/realistic/determineFraudRatingConfidence.dmn"),
-    ),
-];
-const PAYLOAD: &str = include_str!("../../zest/bench/realistic/realisticPayload.json");
-/// The payload's business key, which each instance replaces by its own.
-const PAYLOAD_CUSTOMER: &str = "\"customerId\": 123";
-
-/// The job types whose worker publishes a message (with the job's `correlationKey`) before
-/// completing, as the scenario's workers do.
-const PUBLISHERS: [(&str, &str); 2] = [
-    ("customer_notification", "dispute_process_receive_documents"),
-    (
-        "dispute_process_request_proof_from_vendor",
-        "dispute_process_refund_approved",
-    ),
-];
+/// The scenario as `zest bench --scenario realistic` runs it (models, payload, business key,
+/// each job type's worker and the message it publishes): the same file, so the two cannot
+/// drift apart. It uses only serde and serde_json; its delays and capacities, and its unit
+/// tests (compiled, not run, in this harness-less target under `cargo test`), are not used here.
+#[allow(dead_code, unused_imports)]
+#[path = "../../zest/src/bench_realistic.rs"]
+mod scenario;
 
 /// One open stream for every job type, with room for every job, asking for all variables.
 struct Streams;
@@ -73,6 +53,8 @@ struct Partition {
     position: u64,
     request_id: i64,
     customer: i64,
+    /// The payload's variables; each instance sets the business key to its own number.
+    payload: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Partition {
@@ -84,21 +66,18 @@ impl Partition {
             position: 1,
             request_id: 1,
             customer: 0,
+            payload: serde_json::from_str(scenario::PAYLOAD).expect("the payload is an object"),
         };
         let deployment = DeploymentRecord {
-            resources: MODELS
-                .iter()
-                .map(|(name, bytes)| DeploymentResource {
-                    resource_name: name.to_string(),
-                    resource: bytes.to_vec(),
+            resources: scenario::resources()
+                .into_iter()
+                .map(|(resource_name, resource)| DeploymentResource {
+                    resource_name,
+                    resource,
                 })
                 .collect(),
             ..Default::default()
         };
-        assert!(
-            PAYLOAD.contains(PAYLOAD_CUSTOMER),
-            "the payload has its business key"
-        );
         let deploy = p.client(Intent::Create, RecordValue::Deployment(deployment));
         let result = p.process(deploy);
         assert!(
@@ -132,15 +111,13 @@ impl Partition {
     fn run_instance(&mut self) -> usize {
         self.customer += 1;
         // the starter sets its counter as the business key
-        let variables = PAYLOAD.replacen(
-            PAYLOAD_CUSTOMER,
-            &format!("\"customerId\": {}", self.customer),
-            1,
-        );
+        self.payload
+            .insert(scenario::BUSINESS_KEY.into(), self.customer.into());
+        let variables = serde_json::to_string(&self.payload).expect("variables");
         let create = self.client(
             Intent::Create,
             RecordValue::ProcessInstanceCreation(ProcessInstanceCreationRecord {
-                bpmn_process_id: "bankDisputeHandling".into(),
+                bpmn_process_id: scenario::PROCESS_ID.into(),
                 version: -1,
                 process_definition_key: -1,
                 variables,
@@ -160,7 +137,7 @@ impl Partition {
                     r.intent == Intent::ElementCompleted
                         && matches!(&r.value, RecordValue::ProcessInstance(pi)
                             if pi.bpmn_element_type == BpmnElementType::Process
-                                && pi.bpmn_process_id == "bankDisputeHandling")
+                                && pi.bpmn_process_id == scenario::PROCESS_ID)
                 });
                 for effect in result.side_effects {
                     if let SideEffect::PushJob { job_key, job } = effect {
@@ -172,11 +149,16 @@ impl Partition {
                 break;
             }
             for (key, job) in jobs {
-                if let Some((_, message)) = PUBLISHERS.iter().find(|(t, _)| *t == job.job_type) {
+                let publishes = scenario::WORKERS
+                    .iter()
+                    .find(|w| w.job_type == job.job_type)
+                    .and_then(|w| w.publish);
+                if let Some(message) = publishes {
                     let publish = MessageRecord {
                         name: message.to_string(),
-                        correlation_key: correlation_key(&job.variables),
-                        time_to_live: 3_600_000,
+                        correlation_key: scenario::correlation_key(&job.variables)
+                            .expect("the job has its correlationKey"),
+                        time_to_live: scenario::MESSAGE_TTL_MS,
                         variables: "{}".into(),
                         deadline: -1,
                         ..Default::default()
@@ -198,17 +180,6 @@ impl Partition {
         assert!(completed, "the instance completes");
         processed
     }
-}
-
-/// The job's `correlationKey`, the other variables skipped (as the load generator reads it).
-fn correlation_key(variables: &str) -> String {
-    #[derive(serde::Deserialize)]
-    struct Variables {
-        #[serde(rename = "correlationKey")]
-        correlation_key: String,
-    }
-    let doc: Variables = serde_json::from_str(variables).expect("a job with its correlationKey");
-    doc.correlation_key
 }
 
 fn realistic(c: &mut Criterion) {
