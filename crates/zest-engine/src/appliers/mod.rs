@@ -27,7 +27,7 @@ use zest_protocol::{partition_of_key, Intent, Record, RecordValue};
 
 use crate::models::Models;
 use crate::state::{key_i64, Ks, Txn, META_MAX_KEY};
-use crate::types::ElementInstance;
+use crate::types::{ElementInstance, InstanceHead};
 
 /// Keeps the key generator past `r`'s key, so a replayed partition generates the keys the
 /// leader generated. Applied to events and to follow-up commands (whose key may be used by no
@@ -74,7 +74,35 @@ pub fn apply_event(txn: &mut Txn<'_>, models: &mut Models, r: &Record) {
     }
 }
 
-pub(crate) fn update_instance(txn: &mut Txn<'_>, key: i64, f: impl FnOnce(&mut ElementInstance)) {
+/// Changes an element instance's state, job, timer, counters or join tokens: its record is
+/// written back as it was stored, not decoded and encoded again ([`InstanceHead`]).
+pub(crate) fn update_instance(txn: &mut Txn<'_>, key: i64, f: impl FnOnce(&mut InstanceHead<'_>)) {
+    let k = key_i64(key);
+    let updated = txn.with_raw(
+        Ks::ElementInstances,
+        &k,
+        |bytes| match InstanceHead::decode(bytes?) {
+            Ok(mut head) => {
+                f(&mut head);
+                Some(head.encode())
+            }
+            Err(e) => {
+                tracing::error!(key, "undecodable element instance: {e}");
+                None
+            }
+        },
+    );
+    if let Some(bytes) = updated {
+        txn.put_raw(Ks::ElementInstances, k, bytes);
+    }
+}
+
+/// [`update_instance`] for a change that reads the record.
+pub(crate) fn update_whole_instance(
+    txn: &mut Txn<'_>,
+    key: i64,
+    f: impl FnOnce(&mut ElementInstance),
+) {
     let k = key_i64(key);
     if let Some(mut inst) = txn.get::<ElementInstance>(Ks::ElementInstances, &k) {
         f(&mut inst);

@@ -11,9 +11,9 @@ use crate::state::key_i64;
 use crate::state::Ks;
 use crate::state::Txn;
 use crate::types::AwaitingResult;
-use crate::types::ElementInstance;
 use crate::types::MultiInstanceCounters;
 use crate::types::StoredTrigger;
+use crate::types::{ElementInstance, InstanceHead};
 
 pub(super) fn apply(
     txn: &mut Txn<'_>,
@@ -216,7 +216,7 @@ pub(crate) fn join_target(model: &Process, flow_id: &str) -> Option<String> {
 }
 
 /// An element reached by sequence flows consumes the tokens that activated it.
-pub(super) fn consume_tokens(model: &Process, element_id: &str, scope: &mut ElementInstance) {
+pub(super) fn consume_tokens(model: &Process, element_id: &str, scope: &mut InstanceHead<'_>) {
     let Some((_, element)) = model.element_by_id(element_id) else {
         return;
     };

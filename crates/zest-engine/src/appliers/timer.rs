@@ -1,7 +1,7 @@
 //! TIMER: timers, indexed by due date and by the element instance that owns them.
 
 use super::*;
-use crate::appliers::update_instance;
+use crate::appliers::{update_instance, update_whole_instance};
 use crate::keys::due_key;
 use crate::keys::element_timer_key;
 use crate::state::key_i64;
@@ -19,7 +19,7 @@ pub(super) fn apply(txn: &mut Txn<'_>, r: &Record, t: &zest_protocol::TimerRecor
                 element_timer_key(timer_owner(t), r.key),
                 Vec::new(),
             );
-            update_instance(txn, t.element_instance_key, |e| {
+            update_whole_instance(txn, t.element_instance_key, |e| {
                 if e.record.element_id == t.target_element_id {
                     e.timer_key = r.key;
                 }
