@@ -179,10 +179,22 @@ struct RecordSkip<'a> {
     _tenant_id: &'a [u8],
 }
 
-/// Fails to compile when [`ProcessInstanceRecord`] gains or loses a field: [`RecordSkip`]
-/// must then follow it (its order and types are checked by the tests).
+/// Fails to compile when [`ElementInstance`] or [`ProcessInstanceRecord`] gains or loses a
+/// field: [`InstanceHead`] and [`RecordSkip`] must then follow them (their order and types are
+/// checked by the tests).
 #[allow(dead_code)]
-fn record_skip_follows_the_record(r: ProcessInstanceRecord) {
+fn instance_head_follows_the_instance(inst: ElementInstance) {
+    let ElementInstance {
+        key: _,
+        parent_key: _,
+        state: _,
+        record: r,
+        job_key: _,
+        timer_key: _,
+        active_children: _,
+        active_flows: _,
+        join_tokens: _,
+    } = inst;
     let ProcessInstanceRecord {
         bpmn_process_id: _,
         version: _,
@@ -415,7 +427,28 @@ mod tests {
             };
             let bytes = zest_protocol::codec::encode(&inst);
             let mut head = InstanceHead::decode(&bytes).unwrap();
+            assert_eq!(
+                (
+                    head.key,
+                    head.parent_key,
+                    head.state,
+                    head.job_key,
+                    head.timer_key
+                ),
+                (
+                    inst.key,
+                    inst.parent_key,
+                    inst.state,
+                    inst.job_key,
+                    inst.timer_key
+                )
+            );
+            assert_eq!(
+                (head.active_children, head.active_flows, &head.join_tokens),
+                (inst.active_children, inst.active_flows, &inst.join_tokens)
+            );
             assert_eq!(head.encode(), bytes, "unchanged, element id of {id_len}");
+            // 127 + 1 takes two bytes: the tail's length changes
             head.state = Intent::ElementCompleting;
             head.active_children += 1;
             head.job_key = -1;
