@@ -1,7 +1,6 @@
 //! Parsed process models and decision graphs, cached by key in an LRU bounded by
 //! `--memory-mb`; a miss parses the stored resource again.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use zest_model::dmn::DecisionRequirements;
@@ -18,7 +17,7 @@ pub const DEFAULT_CAPACITY: usize = 1024;
 /// Values by key within a total weight (a count when each weighs 1, or bytes); the least
 /// recently used go first.
 struct Lru<V> {
-    map: HashMap<i64, (V, u64, usize)>,
+    map: foldhash::HashMap<i64, (V, u64, usize)>,
     tick: u64,
     weight: usize,
     max_weight: usize,
@@ -33,7 +32,7 @@ impl<V: Clone> Lru<V> {
 impl<V> Lru<V> {
     fn new(max_weight: usize) -> Self {
         Lru {
-            map: HashMap::new(),
+            map: foldhash::HashMap::default(),
             tick: 0,
             weight: 0,
             max_weight: max_weight.max(1),

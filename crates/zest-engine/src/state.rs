@@ -3,7 +3,7 @@
 //! later flushes in one write batch. The engine never does I/O itself.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::rc::Rc;
 
@@ -402,7 +402,7 @@ type Shared = Rc<Vec<u8>>;
 
 #[derive(Default)]
 struct BaseReads {
-    values: HashMap<(Ks, Vec<u8>), Option<Shared>>,
+    values: foldhash::HashMap<(Ks, Vec<u8>), Option<Shared>>,
     bytes: usize,
 }
 

@@ -1,4 +1,3 @@
-use std::collections::HashMap;
 use std::fmt;
 
 pub use zest_protocol::{BpmnElementType, BpmnEventType};
@@ -494,9 +493,9 @@ pub struct Process {
     /// `elements[0]` is the process itself.
     pub elements: Vec<Element>,
     pub flows: Vec<SequenceFlow>,
-    pub by_id: HashMap<String, ElementIdx>,
+    pub by_id: foldhash::HashMap<String, ElementIdx>,
     /// Sequence flows by id.
-    pub flows_by_id: HashMap<String, FlowIdx>,
+    pub flows_by_id: foldhash::HashMap<String, FlowIdx>,
     /// Whether an activity has a compensation boundary event (so completions may create
     /// compensation subscriptions).
     pub uses_compensation: bool,

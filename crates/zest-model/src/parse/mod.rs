@@ -315,7 +315,7 @@ struct ProcessBuilder<'c, 't, 'a, 'input> {
     elements: Vec<Element>,
     /// The XML node of each element (same index).
     nodes: Vec<Node<'a, 'input>>,
-    by_id: HashMap<String, ElementIdx>,
+    by_id: foldhash::HashMap<String, ElementIdx>,
     /// Ids of flow nodes that are not supported (already reported); flows touching them are
     /// dropped without further noise.
     unsupported: HashSet<&'a str>,
@@ -347,7 +347,7 @@ impl<'c, 't, 'a, 'input> ProcessBuilder<'c, 't, 'a, 'input> {
             ctx,
             elements: Vec::new(),
             nodes: Vec::new(),
-            by_id: HashMap::new(),
+            by_id: foldhash::HashMap::default(),
             unsupported: HashSet::new(),
             pending_flows: Vec::new(),
             all_flow_ids: HashSet::new(),
