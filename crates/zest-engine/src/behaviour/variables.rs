@@ -32,7 +32,7 @@ fn scope_chain(ctx: &Ctx<'_, '_, '_>, scope_key: i64) -> Vec<i64> {
 /// The leading fields of [`ElementInstance`], in its order: postcard decodes a prefix of a
 /// struct's fields from its encoding and leaves the rest unread.
 #[derive(serde::Deserialize)]
-struct InstanceHead {
+struct ScopeParent {
     _key: i64,
     parent_key: i64,
 }
@@ -40,7 +40,7 @@ struct InstanceHead {
 /// The flow scope of `scope_key` (None for a process instance, or a scope not in state). Only
 /// the element instance's first fields are decoded: the walk needs no more.
 fn parent_scope(ctx: &Ctx<'_, '_, '_>, scope_key: i64) -> Option<i64> {
-    let head: InstanceHead = ctx.txn.get(Ks::ElementInstances, &key_i64(scope_key))?;
+    let head: ScopeParent = ctx.txn.get(Ks::ElementInstances, &key_i64(scope_key))?;
     (head.parent_key > 0).then_some(head.parent_key)
 }
 
@@ -107,7 +107,10 @@ pub fn visible_selected_json(ctx: &Ctx<'_, '_, '_>, scope_key: i64, names: &[Str
         .map(|scope| scope_doc(ctx, scope, false))
         .collect();
     let mut seen: Vec<&str> = Vec::new();
-    let mut out = String::from("{");
+    // the documents hold the texts and more than their names' quotes: one allocation, not a
+    // doubling for each kilobyte
+    let mut out = String::with_capacity(docs.iter().map(Vec::len).sum::<usize>() + 2);
+    out.push('{');
     for doc in &docs {
         // names are unique within a scope: only an outer scope's can be shadowed
         let shadowed = seen.len();
@@ -118,7 +121,7 @@ pub fn visible_selected_json(ctx: &Ctx<'_, '_, '_>, scope_key: i64, names: &[Str
             if !seen.is_empty() {
                 out.push(',');
             }
-            out.push_str(&Value::from(var.name).to_string());
+            push_json_string(&mut out, var.name);
             out.push(':');
             out.push_str(var.value);
             seen.push(var.name);
@@ -126,6 +129,19 @@ pub fn visible_selected_json(ctx: &Ctx<'_, '_, '_>, scope_key: i64, names: &[Str
     }
     out.push('}');
     out
+}
+
+/// Appends `s` as a JSON string, as serde_json writes it: a name with nothing to escape (no
+/// quote, backslash or control character) as it is, without a value and a text allocated
+/// for it.
+fn push_json_string(out: &mut String, s: &str) {
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+    } else {
+        out.push_str(&Value::from(s).to_string());
+    }
 }
 
 /// All variables visible from `scope_key` as Zeebe collects them to copy them (outermost
@@ -426,7 +442,7 @@ pub fn set_path(
 
 #[cfg(test)]
 mod tests {
-    use super::InstanceHead;
+    use super::{push_json_string, ScopeParent};
     use crate::types::ElementInstance;
     use zest_protocol::{codec, BpmnElementType, BpmnEventType, Intent, ProcessInstanceRecord};
 
@@ -457,7 +473,30 @@ mod tests {
             active_flows: 0,
             join_tokens: [("join\u{0}flow".to_string(), 2)].into(),
         };
-        let head: InstanceHead = codec::decode(&codec::encode(&inst)).unwrap();
+        let head: ScopeParent = codec::decode(&codec::encode(&inst)).unwrap();
         assert_eq!((head._key, head.parent_key), (inst.key, inst.parent_key));
+    }
+
+    /// A name goes into a job's variables as serde_json writes it, whether it has something
+    /// to escape or not.
+    #[test]
+    fn names_are_written_as_serde_json_writes_them() {
+        for name in [
+            "",
+            "a",
+            "disputeDetails",
+            "ünïcode ✓",
+            "a\"b",
+            "back\\slash",
+            "tab\t",
+            "\u{1}",
+            "\u{7f}",
+            "/slash",
+            "\u{1f}x",
+        ] {
+            let mut out = String::new();
+            push_json_string(&mut out, name);
+            assert_eq!(out, serde_json::Value::from(name).to_string(), "{name:?}");
+        }
     }
 }
