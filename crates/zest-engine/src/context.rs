@@ -11,7 +11,7 @@ use zest_protocol::{
 
 use crate::appliers::apply_event;
 use crate::models::Models;
-use crate::state::{Ks, Txn, META_MAX_KEY};
+use crate::state::Txn;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rejection {
@@ -128,10 +128,9 @@ pub(crate) struct Ctx<'e, 't, 'b> {
 impl Ctx<'_, '_, '_> {
     /// A new key on this partition.
     pub fn next_key(&mut self) -> i64 {
-        let max: i64 = self.txn.get(Ks::Meta, META_MAX_KEY).unwrap_or(0);
         let base = encode_key(self.partition_id, 0);
-        let key = max.max(base) + 1;
-        self.txn.put(Ks::Meta, META_MAX_KEY.to_vec(), &key);
+        let key = self.txn.max_key().max(base) + 1;
+        self.txn.set_max_key(key);
         key
     }
 

@@ -26,18 +26,15 @@ use zest_model::{BpmnElementType, ElementKind, Process};
 use zest_protocol::{partition_of_key, Intent, Record, RecordValue};
 
 use crate::models::Models;
-use crate::state::{key_i64, Ks, Txn, META_MAX_KEY};
+use crate::state::{key_i64, Ks, Txn};
 use crate::types::{ElementInstance, InstanceHead};
 
 /// Keeps the key generator past `r`'s key, so a replayed partition generates the keys the
 /// leader generated. Applied to events and to follow-up commands (whose key may be used by no
 /// event, e.g. a parallel join's rejected activation).
 pub fn observe_key(txn: &mut Txn<'_>, r: &Record) {
-    if r.key > 0 && partition_of_key(r.key) == r.partition_id {
-        let max: i64 = txn.get(Ks::Meta, META_MAX_KEY).unwrap_or(0);
-        if r.key > max {
-            txn.put(Ks::Meta, META_MAX_KEY.to_vec(), &r.key);
-        }
+    if r.key > 0 && partition_of_key(r.key) == r.partition_id && r.key > txn.max_key() {
+        txn.set_max_key(r.key);
     }
 }
 
