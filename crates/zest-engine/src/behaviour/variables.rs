@@ -229,8 +229,31 @@ pub fn visible_read(
     scope_key: i64,
     reads: &[(String, zest_feel::ReadParts)],
 ) -> Map<String, Value> {
-    let names: Vec<String> = reads.iter().map(|(n, _)| n.clone()).collect();
-    parsed_read(reads, visible_texts(ctx, scope_key, &names))
+    // each parsed where it is stored, and a large one's parts kept for the next read
+    let names: Vec<&str> = reads.iter().map(|(n, _)| n.as_str()).collect();
+    let mut values: Vec<Option<Value>> = vec![None; reads.len()];
+    find_nearest(
+        ctx,
+        scopes_outwards(ctx, scope_key),
+        &names,
+        |i, scope, text| {
+            let (name, parts) = &reads[i];
+            let value = ctx
+                .models
+                .read_parts(scope, name, parts, text, || parse_read(parts, text));
+            values[i] = Some(value);
+        },
+    );
+    reads
+        .iter()
+        .zip(values)
+        .filter_map(|((name, _), value)| Some((name.clone(), value?)))
+        .collect()
+}
+
+/// A variable's text parsed into the parts read (all of it when they cannot be told).
+fn parse_read(parts: &zest_feel::ReadParts, text: &str) -> Value {
+    parts.parse(text).unwrap_or_else(|_| parse(text))
 }
 
 /// [`parsed`], each variable parsed into the parts read.
@@ -241,11 +264,7 @@ pub fn parsed_read(
     reads
         .iter()
         .zip(texts)
-        .filter_map(|((name, parts), text)| {
-            let text = text?;
-            let value = parts.parse(&text).unwrap_or_else(|_| parse(&text));
-            Some((name.clone(), value))
-        })
+        .filter_map(|((name, parts), text)| Some((name.clone(), parse_read(parts, &text?))))
         .collect()
 }
 
