@@ -1,5 +1,7 @@
 //! Parsed process models and decision graphs, cached by key in an LRU bounded by
-//! `--memory-mb`; a miss parses the stored resource again.
+//! `--memory-mb`; a miss parses the stored resource again. Beside them, within a share of the
+//! memory budget, what saves parsing large variables again: multi-instance input collections
+//! and the parts of variables that expressions read.
 
 use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex};
@@ -245,6 +247,9 @@ impl Models {
         }
         let value = parse();
         let weight = text.len() * 7 + 256;
+        if weight > kept.max_weight {
+            return value;
+        }
         let entry = KeptParts {
             name: name.to_string(),
             parts: parts.clone(),
@@ -286,10 +291,6 @@ impl Models {
     }
 }
 
-/// An evaluated input collection and the texts it was evaluated from. A body's expression is
-/// fixed (the body belongs to one element of one process version), so the same texts give the
-/// same collection. Compared whole, not by a hash: a comparison of 10 KB costs less than
-/// hashing them, and two different texts are never taken for the same.
 /// Variables whose text is shorter than this are parsed each time they are read.
 const KEEP_PARTS_FROM: usize = 1024;
 
@@ -306,6 +307,10 @@ struct KeptParts {
     value: serde_json::Value,
 }
 
+/// An evaluated input collection and the texts it was evaluated from. A body's expression is
+/// fixed (the body belongs to one element of one process version), so the same texts give the
+/// same collection. Compared whole, not by a hash: a comparison of 10 KB costs less than
+/// hashing them, and two different texts are never taken for the same.
 struct KeptCollection {
     texts: Vec<Option<String>>,
     items: Arc<Vec<serde_json::Value>>,
