@@ -392,7 +392,13 @@ pub(crate) fn yield_job(router: &Router, pushed: PushedJob) {
         variables: String::new(),
         ..pushed.job
     };
-    let command = new_command(pushed.key, Intent::Yield, RecordValue::Job(job), -1, -1);
+    let command = new_command(
+        pushed.key,
+        Intent::Yield,
+        RecordValue::Job(Box::new(job)),
+        -1,
+        -1,
+    );
     if router.send(partition_of_key(pushed.key), command) != Sent::Yes {
         tracing::warn!(
             job = pushed.key,

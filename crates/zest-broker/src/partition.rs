@@ -120,7 +120,7 @@ pub(crate) const INTERNAL_QUEUE: usize = 1024;
 const GROUP_BYTES: usize = 1 << 20;
 
 /// Most records one group writes (its log entry): a command is not added to a group that
-/// wrote this many; it leads the next one instead. Decoded, a record takes 576 bytes, and
+/// wrote this many; it leads the next one instead. Decoded, a record takes 280 bytes, and
 /// the leader, the followers' appliers and the exporters each hold an entry whole: under
 /// overload, 512 commands (`max_group`'s default then) of the realistic benchmark wrote
 /// 30,000 records (30 MB decoded on each node).
@@ -756,13 +756,16 @@ impl Processor {
                 }
                 let before = next_position;
                 let (written, answered) = (records.len(), responses.len());
-                let result =
-                    self.engine
-                        .process(&mut txn, record, now_millis(), &mut next_position);
-                if result.is_read_only() {
+                let result = self.engine.process_into(
+                    &mut txn,
+                    record,
+                    now_millis(),
+                    &mut next_position,
+                    &mut records,
+                );
+                if zest_engine::is_read_only(&records[written..]) {
+                    records.truncate(written);
                     next_position = before; // nothing is written for it
-                } else {
-                    records.extend(result.records);
                 }
                 responses.extend(result.responses);
                 // places reserved for pushes of a rolled-back batch are freed here

@@ -10,7 +10,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use zest_engine::new_command;
 use zest_engine::state::{key_i64, read_i64, Ks, StateRead};
 use zest_protocol::{
-    codec, Intent, JobRecord, MessageBatchRecord, PartitionId, Record, RecordValue, TimerRecord,
+    codec, Intent, MessageBatchRecord, PartitionId, Record, RecordValue, TimerRecord,
 };
 use zest_storage::PartitionStore;
 
@@ -87,7 +87,7 @@ pub(crate) async fn run(s: Scheduler, mut stop_rx: watch::Receiver<bool>) {
             commands.push(new_command(
                 key,
                 Intent::TimeOut,
-                RecordValue::Job(JobRecord::default()),
+                RecordValue::Job(Box::default()),
                 -1,
                 -1,
             ));
@@ -97,7 +97,7 @@ pub(crate) async fn run(s: Scheduler, mut stop_rx: watch::Receiver<bool>) {
             commands.push(new_command(
                 key,
                 Intent::RecurAfterBackoff,
-                RecordValue::Job(JobRecord::default()),
+                RecordValue::Job(Box::default()),
                 -1,
                 -1,
             ));

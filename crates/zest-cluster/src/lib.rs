@@ -89,7 +89,7 @@ impl RecordBatch {
 
     /// Hands the batch's records to `f` in their order. An encoded batch is decoded one record
     /// at a time, so applying it holds one decoded record, not the whole batch: a follower's
-    /// entry of some thousand records would be megabytes of `Record`s (576 bytes each) for a
+    /// entry of some thousand records would be megabytes of `Record`s (280 bytes each) for a
     /// moment, on fresh pages each time.
     pub fn for_each_record(&self, mut f: impl FnMut(&Record)) -> Result<(), String> {
         match self {
@@ -113,7 +113,7 @@ impl RecordBatch {
     }
 
     /// What the batch holds in memory, given its encoded size: a decoded record takes
-    /// `size_of::<Record>()` (576 bytes) whatever it carries, which for most records is several
+    /// `size_of::<Record>()` (280 bytes) whatever it carries, which for most records is several
     /// times their encoding, and the encoding stands for what the records point to (variables,
     /// names).
     pub fn memory_bytes(&self, encoded: usize) -> usize {

@@ -55,6 +55,9 @@ struct Partition {
     customer: i64,
     /// The payload's variables; each instance sets the business key to its own number.
     payload: serde_json::Map<String, serde_json::Value>,
+    /// The records of the last command, kept for their capacity as a partition keeps its
+    /// group's (`process_into`).
+    records: Vec<Record>,
 }
 
 impl Partition {
@@ -67,6 +70,7 @@ impl Partition {
             request_id: 1,
             customer: 0,
             payload: serde_json::from_str(scenario::PAYLOAD).expect("the payload is an object"),
+            records: Vec::new(),
         };
         let deployment = DeploymentRecord {
             resources: scenario::resources()
@@ -94,12 +98,20 @@ impl Partition {
         new_command(-1, intent, value, self.request_id, 1)
     }
 
-    /// Processes one command and commits its writes, as a group of one.
+    /// Processes one command and commits its writes, as a group of one. The result holds the
+    /// records; give them back with `keep_records`.
     fn process(&mut self, command: Record) -> zest_engine::ProcessingResult {
         let mut txn = Txn::new(&self.state);
-        let result = self
-            .engine
-            .process(&mut txn, command, self.now, &mut self.position);
+        let mut records = std::mem::take(&mut self.records);
+        records.clear();
+        let mut result = self.engine.process_into(
+            &mut txn,
+            command,
+            self.now,
+            &mut self.position,
+            &mut records,
+        );
+        result.records = records;
         let writes = txn.into_writes();
         self.state.apply(writes);
         self.now += 1;
@@ -144,6 +156,7 @@ impl Partition {
                         jobs.push((job_key, job));
                     }
                 }
+                self.records = result.records;
             }
             if jobs.is_empty() {
                 break;
@@ -168,10 +181,10 @@ impl Partition {
                 }
                 let mut complete = self.client(
                     Intent::Complete,
-                    RecordValue::Job(JobRecord {
+                    RecordValue::Job(Box::new(JobRecord {
                         variables: "{}".into(),
                         ..Default::default()
-                    }),
+                    })),
                 );
                 complete.key = key;
                 commands.push_back(complete);

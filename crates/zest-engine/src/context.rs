@@ -96,11 +96,14 @@ impl ProcessingResult {
     /// True when the batch changes nothing and needs no log entry (e.g. a job activation that
     /// found no jobs): only the command and maybe its response.
     pub fn is_read_only(&self) -> bool {
-        self.records
-            .iter()
-            .all(|r| r.record_type == RecordType::Command)
-            && self.records.len() <= 1
+        is_read_only(&self.records)
     }
+}
+
+/// True when the records of one command change nothing and need no log entry (see
+/// [`ProcessingResult::is_read_only`]); for the records [`crate::Engine::process_into`] appended.
+pub fn is_read_only(records: &[Record]) -> bool {
+    records.len() <= 1 && records.iter().all(|r| r.record_type == RecordType::Command)
 }
 
 /// The processing context of one batch: record writers, key generator, responses.
@@ -112,7 +115,10 @@ pub(crate) struct Ctx<'e, 't, 'b> {
     pub partition_id: PartitionId,
     pub partition_count: u32,
     pub now: i64,
-    pub(crate) records: Vec<Record>,
+    /// The records written so far: those of this batch from `first_record` on (the caller's
+    /// before it). The queue holds indexes into it.
+    pub(crate) records: &'t mut Vec<Record>,
+    pub(crate) first_record: usize,
     pub(crate) queue: VecDeque<usize>,
     pub(crate) result: ProcessingResult,
     pub(crate) next_position: Position,
@@ -195,8 +201,7 @@ impl Ctx<'_, '_, '_> {
     /// processes a batch's follow-up commands before it writes them, so what a processor fills
     /// into a command's value shows in the log; this reproduces that where it is visible.
     pub fn amend_command(&mut self, value: RecordValue) {
-        if let Some(r) = self
-            .records
+        if let Some(r) = self.records[self.first_record..]
             .iter_mut()
             .find(|r| r.position as i64 == self.source_position)
         {

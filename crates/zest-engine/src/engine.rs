@@ -77,15 +77,35 @@ impl Engine {
     pub fn process(
         &mut self,
         txn: &mut Txn<'_>,
+        command: Record,
+        now: i64,
+        next_position: &mut Position,
+    ) -> ProcessingResult {
+        // a creation with a typical payload writes about 45 records
+        let mut records = Vec::with_capacity(32);
+        let mut result = self.process_into(txn, command, now, next_position, &mut records);
+        result.records = records;
+        result
+    }
+
+    /// Like [`Engine::process`], but the records are appended to `records`, after what it
+    /// holds, and the result's own `records` stay empty. A broker writing a group of commands
+    /// into one log entry passes the entry's records: each record is then written once, where
+    /// it stays, instead of into a vector of its own that grows and is moved again.
+    pub fn process_into(
+        &mut self,
+        txn: &mut Txn<'_>,
         mut command: Record,
         now: i64,
         next_position: &mut Position,
+        records: &mut Vec<Record>,
     ) -> ProcessingResult {
         let start_position = *next_position;
         command.position = start_position;
         command.partition_id = self.partition_id;
         command.timestamp = now;
         command.record_type = RecordType::Command;
+        let first = records.len();
         let mut ctx = Ctx {
             txn,
             models: &mut self.models,
@@ -93,8 +113,8 @@ impl Engine {
             partition_id: self.partition_id,
             partition_count: self.partition_count,
             now,
-            // a creation with a typical payload writes about 45 records
-            records: Vec::with_capacity(32),
+            records,
+            first_record: first,
             queue: VecDeque::new(),
             result: ProcessingResult::default(),
             next_position: start_position + 1,
@@ -104,7 +124,7 @@ impl Engine {
             cycle_timers: Vec::new(),
         };
         ctx.records.push(command.clone());
-        ctx.queue.push_back(0);
+        ctx.queue.push_back(first);
         let mut failure: Option<Rejection> = None;
         while let Some(idx) = ctx.queue.pop_front() {
             let cmd = ctx.records[idx].clone();
@@ -119,7 +139,7 @@ impl Engine {
                 )),
             };
             if let Err(rej) = res {
-                if idx != 0 {
+                if idx != first {
                     tracing::error!(
                         "follow-up command {:?} {:?} (key {}) was rejected: {}; the whole batch is rolled back",
                         cmd.value_type, cmd.intent, cmd.key, rej.reason
@@ -139,10 +159,10 @@ impl Engine {
             rejection.rejection_type = rej.kind;
             rejection.rejection_reason = rej.reason;
             rejection.source_record_position = start_position as i64;
-            let mut result = ProcessingResult {
-                records: vec![command.clone(), rejection.clone()],
-                ..Default::default()
-            };
+            records.truncate(first);
+            records.push(command.clone());
+            records.push(rejection.clone());
+            let mut result = ProcessingResult::default();
             if command.request_id >= 0 {
                 result.responses.push(Response {
                     request_id: command.request_id,
@@ -155,9 +175,7 @@ impl Engine {
         }
         ctx.txn.commit_command();
         *next_position = ctx.next_position;
-        let mut result = ctx.result;
-        result.records = ctx.records;
-        result
+        ctx.result
     }
 
     /// Applies the events of committed records to state (replay, followers, and the leader once

@@ -34,8 +34,8 @@ pub mod types;
 
 pub use appliers::apply_event;
 pub use context::{
-    new_command, JobStreams, ProcResult, ProcessingResult, Rejection, Response, SideEffect,
-    StreamTarget,
+    is_read_only, new_command, JobStreams, ProcResult, ProcessingResult, Rejection, Response,
+    SideEffect, StreamTarget,
 };
 pub use engine::Engine;
 pub use keys::user_task_key;

@@ -17,12 +17,12 @@ fn evaluate(h: &mut Harness, id: &str, key: i64, variables: &str) -> Batch {
     h.client(
         -1,
         Intent::Evaluate,
-        RecordValue::DecisionEvaluation(DecisionEvaluationRecord {
+        RecordValue::DecisionEvaluation(Box::new(DecisionEvaluationRecord {
             decision_id: id.to_string(),
             decision_key: key,
             variables: variables.to_string(),
             ..Default::default()
-        }),
+        })),
     )
 }
 
@@ -32,7 +32,7 @@ fn evaluation(b: &Batch) -> (Intent, DecisionEvaluationRecord) {
     let RecordValue::DecisionEvaluation(d) = &r.value else {
         panic!("decision evaluation expected, got {r:?}")
     };
-    (r.intent, d.clone())
+    (r.intent, *d.clone())
 }
 
 fn deployed(b: &Batch) -> DeploymentResponse {

@@ -624,18 +624,18 @@ fn a_group_of_commands_in_one_txn_matches_one_by_one_processing() {
             h.client_command(
                 keys[0],
                 Complete,
-                RecordValue::Job(zest_protocol::JobRecord {
+                RecordValue::Job(Box::new(zest_protocol::JobRecord {
                     variables: r#"{"r": 1}"#.into(),
                     ..Default::default()
-                }),
+                })),
             ),
             h.client_command(
                 keys[1],
                 Fail,
-                RecordValue::Job(zest_protocol::JobRecord {
+                RecordValue::Job(Box::new(zest_protocol::JobRecord {
                     retries: 0,
                     ..Default::default()
-                }),
+                })),
             ),
             h.client_command(keys[0], Complete, RecordValue::Job(Default::default())),
         ];

@@ -151,11 +151,7 @@ fn a_yielded_job_becomes_activatable_at_once() {
     let mut h = harness(streams.clone());
     let b = h.create("p", "{}");
     let job_key = pushed(&b)[0].0;
-    let y = h.internal(
-        job_key,
-        Intent::Yield,
-        RecordValue::Job(JobRecord::default()),
-    );
+    let y = h.internal(job_key, Intent::Yield, RecordValue::Job(Box::default()));
     assert_eq!(y.count(ValueType::Job, Intent::Yielded), 1);
     assert!(jobs_available(&y), "workers are told");
     assert!(pushed(&y).is_empty(), "a yielded job is not pushed again");
@@ -166,11 +162,7 @@ fn a_yielded_job_becomes_activatable_at_once() {
 
     // only an activated job can be yielded
     h.complete(job_key, "{}").accepted();
-    let again = h.client(
-        job_key,
-        Intent::Yield,
-        RecordValue::Job(JobRecord::default()),
-    );
+    let again = h.client(job_key, Intent::Yield, RecordValue::Job(Box::default()));
     assert!(again
         .rejection(RejectionType::NotFound)
         .contains("Expected to yield job with key"));
@@ -181,11 +173,7 @@ fn yielding_a_job_that_waits_for_workers_is_rejected() {
     let mut h = harness(FakeStreams::new("work", 0, &[]));
     let b = h.create("p", "{}");
     let job_key = b.find(ValueType::Job, Intent::Created)[0].key;
-    let y = h.client(
-        job_key,
-        Intent::Yield,
-        RecordValue::Job(JobRecord::default()),
-    );
+    let y = h.client(job_key, Intent::Yield, RecordValue::Job(Box::default()));
     assert_eq!(
         y.rejection(RejectionType::InvalidState),
         format!(

@@ -262,7 +262,7 @@ fn process_metadata(d: &DeploymentResponse) -> Vec<proto::ProcessMetadata> {
 }
 
 fn job_command(key: i64, intent: Intent, job: JobRecord) -> Record {
-    new_command(key, intent, RecordValue::Job(job), -1, -1)
+    new_command(key, intent, RecordValue::Job(Box::new(job)), -1, -1)
 }
 
 /// What a worker asks for, from ActivateJobs or StreamActivatedJobs (`verb` names the call in
@@ -778,7 +778,7 @@ impl Gateway for GatewayService {
                 new_command(
                     -1,
                     Intent::Evaluate,
-                    RecordValue::DecisionEvaluation(command),
+                    RecordValue::DecisionEvaluation(Box::new(command)),
                     -1,
                     -1,
                 ),

@@ -388,6 +388,18 @@ impl Record {
 mod tests {
     use super::*;
 
+    /// Every record of a batch is moved several times between the engine and the log, so its
+    /// size is a cost per record: a value type that grows past the others belongs in a box
+    /// (as `RecordValue::Job` is).
+    #[test]
+    fn a_record_stays_small() {
+        let size = std::mem::size_of::<Record>();
+        assert!(
+            size <= 288,
+            "a Record takes {size} bytes; box its largest value type"
+        );
+    }
+
     #[test]
     fn static_names_match_serde_names() {
         let all = [

@@ -768,7 +768,9 @@ impl UserTaskRecord {
     }
 }
 
-/// The typed value of a record.
+/// The typed value of a record. The values much larger than the others are boxed, so that a
+/// [`crate::Record`] stays small: every record of a batch is moved several times on its way to
+/// the log (see the size test in `record.rs`). A box is encoded as what it holds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum RecordValue {
     Deployment(DeploymentRecord),
@@ -776,7 +778,7 @@ pub enum RecordValue {
     ProcessInstance(ProcessInstanceRecord),
     ProcessInstanceCreation(ProcessInstanceCreationRecord),
     ProcessInstanceResult(ProcessInstanceResultRecord),
-    Job(JobRecord),
+    Job(Box<JobRecord>),
     JobBatch(JobBatchRecord),
     Variable(VariableRecord),
     VariableDocument(VariableDocumentRecord),
@@ -791,13 +793,13 @@ pub enum RecordValue {
     Signal(SignalRecord),
     SignalSubscription(SignalSubscriptionRecord),
     ProcessInstanceBatch(ProcessInstanceBatchRecord),
-    UserTask(UserTaskRecord),
+    UserTask(Box<UserTaskRecord>),
     Form(FormRecord),
     DeploymentResponse(DeploymentResponse),
     Escalation(EscalationRecord),
     DecisionRequirements(DecisionRequirementsRecord),
     Decision(DecisionRecord),
-    DecisionEvaluation(DecisionEvaluationRecord),
+    DecisionEvaluation(Box<DecisionEvaluationRecord>),
     ProcessInstanceModification(ProcessInstanceModificationRecord),
     ResourceDeletion(ResourceDeletionRecord),
     ProcessInstanceMigration(ProcessInstanceMigrationRecord),

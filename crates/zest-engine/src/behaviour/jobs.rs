@@ -64,7 +64,11 @@ pub(crate) fn create_job_of_kind(
         ..Default::default()
     };
     let job_key = ctx.next_key();
-    ctx.event(job_key, Intent::Created, RecordValue::Job(job.clone()));
+    ctx.event(
+        job_key,
+        Intent::Created,
+        RecordValue::Job(Box::new(job.clone())),
+    );
     publish_work(ctx, job_key, &job);
 }
 

@@ -199,14 +199,19 @@ pub(crate) fn job_completed(
     let mut completed = job.record.clone();
     completed.variables = String::new();
     completed.result = result.clone();
-    ctx.event_and_respond(cmd, cmd.key, Intent::Completed, RecordValue::Job(completed));
+    ctx.event_and_respond(
+        cmd,
+        cmd.key,
+        Intent::Completed,
+        RecordValue::Job(Box::new(completed)),
+    );
     let mut record = pending.record;
     if result.denied {
         record.denied_reason = result.denied_reason.clone();
         ctx.command(
             task_key,
             Intent::DenyTaskListener,
-            RecordValue::UserTask(record),
+            RecordValue::UserTask(Box::new(record)),
         );
     } else {
         correct(&mut record, result);
@@ -214,7 +219,7 @@ pub(crate) fn job_completed(
         ctx.command(
             task_key,
             Intent::CompleteTaskListener,
-            RecordValue::UserTask(record),
+            RecordValue::UserTask(Box::new(record)),
         );
     }
     Ok(())

@@ -144,7 +144,11 @@ pub(crate) fn release(ctx: &mut Ctx<'_, '_, '_>, inst: &ElementInstance) -> Proc
 /// Cancels a job (JOB CANCELED) and resolves its incident, if it has one.
 pub(crate) fn cancel_job(ctx: &mut Ctx<'_, '_, '_>, job_key: i64) {
     if let Some(job) = ctx.txn.get::<StoredJob>(Ks::Jobs, &key_i64(job_key)) {
-        ctx.event(job_key, Intent::Canceled, RecordValue::Job(job.record));
+        ctx.event(
+            job_key,
+            Intent::Canceled,
+            RecordValue::Job(Box::new(job.record)),
+        );
         resolve_incident_of(ctx, job_key);
     }
 }

@@ -84,7 +84,7 @@ pub(crate) fn finish(
                 Intent::Assigned
             };
             let event = ctx
-                .event(task_key, intent, RecordValue::UserTask(record))
+                .event(task_key, intent, RecordValue::UserTask(Box::new(record)))
                 .clone();
             answer(ctx, event);
         }
@@ -103,7 +103,7 @@ pub(crate) fn finish(
             ctx.event(
                 task_key,
                 Intent::Canceled,
-                RecordValue::UserTask(record.clone()),
+                RecordValue::UserTask(Box::new(record.clone())),
             );
             if let Some(inst) = ctx.txn.get::<ElementInstance>(
                 Ks::ElementInstances,
@@ -132,7 +132,7 @@ pub(crate) fn complete_task(
         .event(
             task_key,
             Intent::Completed,
-            RecordValue::UserTask(record.clone()),
+            RecordValue::UserTask(Box::new(record.clone())),
         )
         .clone();
     if let Some(inst) = ctx.txn.get::<ElementInstance>(
@@ -165,7 +165,7 @@ pub(crate) fn cancel(ctx: &mut Ctx<'_, '_, '_>, element_instance_key: i64) -> Pr
     ctx.event(
         task_key,
         Intent::Canceling,
-        RecordValue::UserTask(task.record.clone()),
+        RecordValue::UserTask(Box::new(task.record.clone())),
     );
     if task_listeners::run_next(ctx, &task.record, ListenerEvent::Canceling, 0)? {
         return Ok(true);
@@ -173,7 +173,7 @@ pub(crate) fn cancel(ctx: &mut Ctx<'_, '_, '_>, element_instance_key: i64) -> Pr
     ctx.event(
         task_key,
         Intent::Canceled,
-        RecordValue::UserTask(task.record),
+        RecordValue::UserTask(Box::new(task.record)),
     );
     Ok(false)
 }
@@ -252,7 +252,7 @@ pub(crate) fn finish_creating(
     ctx.event(
         task_key,
         Intent::Created,
-        RecordValue::UserTask(record.clone()),
+        RecordValue::UserTask(Box::new(record.clone())),
     );
     if let Some(inst) = activated {
         ctx.event(inst.key, Intent::ElementActivated, pi_value(&inst.record));
@@ -263,10 +263,14 @@ pub(crate) fn finish_creating(
         ctx.event(
             task_key,
             Intent::Assigning,
-            RecordValue::UserTask(record.clone()),
+            RecordValue::UserTask(Box::new(record.clone())),
         );
         if !task_listeners::run_next(ctx, &record, ListenerEvent::Assigning, 0)? {
-            ctx.event(task_key, Intent::Assigned, RecordValue::UserTask(record));
+            ctx.event(
+                task_key,
+                Intent::Assigned,
+                RecordValue::UserTask(Box::new(record)),
+            );
         }
     }
     Ok(())

@@ -423,7 +423,12 @@ pub(crate) fn job_completed(
     let mut record = job.record.clone();
     record.variables = command.variables.clone();
     record.result = result.cloned().unwrap_or_default();
-    ctx.event_and_respond(cmd, cmd.key, Intent::Completed, RecordValue::Job(record));
+    ctx.event_and_respond(
+        cmd,
+        cmd.key,
+        Intent::Completed,
+        RecordValue::Job(Box::new(record)),
+    );
     let Some((ah, _, _)) = scope else {
         return Ok(());
     };

@@ -62,7 +62,7 @@ impl ElementProcessor for BusinessRuleTask {
                 ctx.event(
                     evaluation_key,
                     Intent::Evaluated,
-                    RecordValue::DecisionEvaluation(record),
+                    RecordValue::DecisionEvaluation(Box::new(record)),
                 );
                 value
             }
@@ -70,7 +70,7 @@ impl ElementProcessor for BusinessRuleTask {
                 ctx.event(
                     evaluation_key,
                     Intent::Failed,
-                    RecordValue::DecisionEvaluation(record),
+                    RecordValue::DecisionEvaluation(Box::new(record)),
                 );
                 return raise_incident(ctx, inst, ErrorType::DecisionEvaluationError, msg, -1);
             }

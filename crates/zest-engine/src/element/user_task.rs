@@ -52,7 +52,7 @@ pub(crate) fn activate(
     ctx.event(
         task_key,
         Intent::Creating,
-        RecordValue::UserTask(record.clone()),
+        RecordValue::UserTask(Box::new(record.clone())),
     );
     if task_listeners::run_next(ctx, &record, ListenerEvent::Creating, 0)? {
         ctx.event(key, Intent::ElementActivated, pi_value(&inst.record));

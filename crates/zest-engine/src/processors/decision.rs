@@ -65,7 +65,11 @@ pub fn evaluate_command(
     };
     let key = ctx.next_key();
     let record = ctx
-        .event(key, intent, RecordValue::DecisionEvaluation(outcome.record))
+        .event(
+            key,
+            intent,
+            RecordValue::DecisionEvaluation(Box::new(outcome.record)),
+        )
         .clone();
     ctx.respond(cmd, record);
     Ok(())

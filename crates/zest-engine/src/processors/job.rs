@@ -56,7 +56,7 @@ pub fn yield_job(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
     ctx.event(
         cmd.key,
         Intent::Yielded,
-        RecordValue::Job(job.record.clone()),
+        RecordValue::Job(Box::new(job.record.clone())),
     );
     ctx.side_effect(SideEffect::JobsAvailable(job.record.job_type));
     Ok(())
@@ -168,7 +168,11 @@ pub fn complete(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) -> ProcR
     let mut record = job.record.clone();
     record.variables = j.variables.clone();
     let event = ctx
-        .event(cmd.key, Intent::Completed, RecordValue::Job(record))
+        .event(
+            cmd.key,
+            Intent::Completed,
+            RecordValue::Job(Box::new(record)),
+        )
         .clone();
     if let Some(inst) = ctx.txn.get::<ElementInstance>(
         Ks::ElementInstances,
@@ -213,7 +217,11 @@ pub fn fail(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) -> ProcResul
     };
     record.variables = j.variables.clone();
     let event = ctx
-        .event(cmd.key, Intent::Failed, RecordValue::Job(record.clone()))
+        .event(
+            cmd.key,
+            Intent::Failed,
+            RecordValue::Job(Box::new(record.clone())),
+        )
         .clone();
     if !doc.is_empty() {
         variables::set_local_document(ctx, job.record.element_instance_key, &doc, None);
@@ -278,7 +286,11 @@ pub fn throw_error(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) -> Pr
         record.element_id = crate::appliers::NO_CATCH_EVENT_FOUND.to_string();
     }
     let event = ctx
-        .event(cmd.key, Intent::ErrorThrown, RecordValue::Job(record))
+        .event(
+            cmd.key,
+            Intent::ErrorThrown,
+            RecordValue::Job(Box::new(record)),
+        )
         .clone();
     match catch {
         Some((scope, model, boundary)) => {
@@ -315,7 +327,7 @@ pub fn update_retries(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) ->
         cmd,
         cmd.key,
         Intent::RetriesUpdated,
-        RecordValue::Job(record),
+        RecordValue::Job(Box::new(record)),
     );
     Ok(())
 }
@@ -335,7 +347,7 @@ pub fn update_timeout(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, j: &JobRecord) ->
         cmd,
         cmd.key,
         Intent::TimeoutUpdated,
-        RecordValue::Job(record),
+        RecordValue::Job(Box::new(record)),
     );
     Ok(())
 }
@@ -352,7 +364,7 @@ pub fn time_out(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
     ctx.event(
         cmd.key,
         Intent::TimedOut,
-        RecordValue::Job(job.record.clone()),
+        RecordValue::Job(Box::new(job.record.clone())),
     );
     publish_work(ctx, cmd.key, &job.record);
     Ok(())
@@ -370,7 +382,7 @@ pub fn recur(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
     ctx.event(
         cmd.key,
         Intent::RecurredAfterBackoff,
-        RecordValue::Job(job.record.clone()),
+        RecordValue::Job(Box::new(job.record.clone())),
     );
     publish_work(ctx, cmd.key, &job.record);
     Ok(())

@@ -110,7 +110,11 @@ pub fn migrate(
                 j.process_definition_key = target_key;
                 j.process_definition_version = target_head.version;
                 j.variables = String::new();
-                ctx.event(inst.job_key, Intent::Migrated, RecordValue::Job(j));
+                ctx.event(
+                    inst.job_key,
+                    Intent::Migrated,
+                    RecordValue::Job(Box::new(j)),
+                );
             }
         }
         let user_task_key: Option<i64> = ctx
@@ -127,7 +131,7 @@ pub fn migrate(
             u.bpmn_process_id = record.bpmn_process_id.clone();
             u.process_definition_key = target_key;
             u.process_definition_version = target_head.version;
-            ctx.event(k, Intent::Migrated, RecordValue::UserTask(u));
+            ctx.event(k, Intent::Migrated, RecordValue::UserTask(Box::new(u)));
         }
         let mut incident_keys = Vec::new();
         for owner in [inst.job_key, inst.key] {

@@ -19,7 +19,11 @@ pub fn complete_task_listener(
 ) -> ProcResult {
     let (task, _) = load(ctx, cmd.key)?;
     if !u.changed_attributes.is_empty() {
-        ctx.event(cmd.key, Intent::Corrected, RecordValue::UserTask(u.clone()));
+        ctx.event(
+            cmd.key,
+            Intent::Corrected,
+            RecordValue::UserTask(Box::new(u.clone())),
+        );
     }
     let (_, pending) = load(ctx, cmd.key)?;
     let Some(event) = event_of(task.state) else {
@@ -54,10 +58,13 @@ pub fn deny_task_listener(
     };
     let mut record = task.record;
     record.denied_reason = u.denied_reason.clone();
-    ctx.event(cmd.key, denied, RecordValue::UserTask(record));
+    ctx.event(cmd.key, denied, RecordValue::UserTask(Box::new(record)));
     if pending.request_id >= 0 {
-        let mut rejection =
-            ctx.response_only_record(cmd.key, command, RecordValue::UserTask(pending.record));
+        let mut rejection = ctx.response_only_record(
+            cmd.key,
+            command,
+            RecordValue::UserTask(Box::new(pending.record)),
+        );
         rejection.record_type = RecordType::CommandRejection;
         rejection.rejection_type = RejectionType::InvalidState;
         rejection.rejection_reason = format!(

@@ -26,7 +26,7 @@ pub fn complete(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, u: &UserTaskRecord) -> 
     ctx.event_for_request(
         cmd.key,
         Intent::Completing,
-        RecordValue::UserTask(record.clone()),
+        RecordValue::UserTask(Box::new(record.clone())),
     );
     if task_listeners::run_next(ctx, &record, ListenerEvent::Completing, 0)? {
         return Ok(()); // answered at the end of the transition
@@ -57,7 +57,11 @@ fn write_assignment(
         record.changed_attributes = vec!["assignee".to_string()];
     }
     record.action = action_or(u, default_action);
-    ctx.event_for_request(cmd.key, first, RecordValue::UserTask(record.clone()));
+    ctx.event_for_request(
+        cmd.key,
+        first,
+        RecordValue::UserTask(Box::new(record.clone())),
+    );
     if task_listeners::run_next(ctx, &record, ListenerEvent::Assigning, 0)? {
         return Ok(()); // answered at the end of the transition
     }
@@ -65,7 +69,7 @@ fn write_assignment(
         cmd,
         cmd.key,
         Intent::Assigned,
-        RecordValue::UserTask(record),
+        RecordValue::UserTask(Box::new(record)),
     );
     Ok(())
 }
@@ -124,12 +128,17 @@ pub fn update(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, u: &UserTaskRecord) -> Pr
     ctx.event_for_request(
         cmd.key,
         Intent::Updating,
-        RecordValue::UserTask(record.clone()),
+        RecordValue::UserTask(Box::new(record.clone())),
     );
     if task_listeners::run_next(ctx, &record, ListenerEvent::Updating, 0)? {
         return Ok(()); // answered at the end of the transition
     }
-    ctx.event_and_respond(cmd, cmd.key, Intent::Updated, RecordValue::UserTask(record));
+    ctx.event_and_respond(
+        cmd,
+        cmd.key,
+        Intent::Updated,
+        RecordValue::UserTask(Box::new(record)),
+    );
     Ok(())
 }
 

@@ -487,7 +487,7 @@ impl Harness {
             (Ks::JobBackoffs, Intent::RecurAfterBackoff),
         ] {
             for key in self.due(index) {
-                let job = RecordValue::Job(JobRecord::default());
+                let job = RecordValue::Job(Box::default());
                 commands.push(new_command(key, intent, job, -1, -1));
             }
         }
@@ -680,7 +680,7 @@ impl Harness {
     }
 
     pub fn job_cmd(&mut self, key: i64, intent: Intent, job: JobRecord) -> Batch {
-        self.client(key, intent, RecordValue::Job(job))
+        self.client(key, intent, RecordValue::Job(Box::new(job)))
     }
 
     pub fn complete(&mut self, key: i64, variables: &str) -> Batch {
@@ -727,7 +727,7 @@ impl Harness {
 
     /// A USER_TASK command (COMPLETE, ASSIGN, CLAIM, UPDATE) as the REST API writes it.
     pub fn user_task(&mut self, key: i64, intent: Intent, value: UserTaskRecord) -> Batch {
-        self.client(key, intent, RecordValue::UserTask(value))
+        self.client(key, intent, RecordValue::UserTask(Box::new(value)))
     }
 
     pub fn complete_user_task(&mut self, key: i64, variables: &str) -> Batch {

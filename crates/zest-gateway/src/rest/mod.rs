@@ -191,7 +191,7 @@ async fn user_task_command(
             uri,
         ));
     }
-    let cmd = new_command(key, intent, RecordValue::UserTask(value), -1, -1);
+    let cmd = new_command(key, intent, RecordValue::UserTask(Box::new(value)), -1, -1);
     let answer = rest
         .broker
         .submit(partition, cmd)
