@@ -1,8 +1,9 @@
 //! The engine's cost of one instance of Camunda's realistic benchmark (the bank dispute process
 //! with 50 dispute positions, its refunding process and the fraud rating DMN; see
 //! `crates/zest/bench/README.md`), processed as a partition processes it, without the log, the
-//! network or the disk: every job pushed to a stream with all its variables, each worker's
-//! message published before its job completes (so the engine buffers it): 205 commands from
+//! network or the disk: the commands that arrive together in groups of up to 64 in one
+//! transaction, every job pushed to a stream with all its variables, each worker's message
+//! published before its job completes (so the engine buffers it): 205 commands from
 //! clients and about 7,000 records per instance. Published messages stay buffered for their
 //! hour, as in the server, so state grows by about 50 messages per instance run.
 //! `cargo bench -p zest-engine --bench realistic`; the cost of the server around the engine
@@ -45,6 +46,9 @@ impl JobStreams for Streams {
     }
 }
 
+/// Most commands a partition processes in one group (`BrokerConfig::max_group`'s default).
+const MAX_GROUP: usize = 64;
+
 /// A partition: its state, its engine and the positions and request ids it hands out.
 struct Partition {
     state: MemState,
@@ -55,8 +59,7 @@ struct Partition {
     customer: i64,
     /// The payload's variables; each instance sets the business key to its own number.
     payload: serde_json::Map<String, serde_json::Value>,
-    /// The records of the last command, kept for their capacity as a partition keeps its
-    /// group's (`process_into`).
+    /// The records of the last group (see `process_group`).
     records: Vec<Record>,
 }
 
@@ -70,7 +73,8 @@ impl Partition {
             request_id: 1,
             customer: 0,
             payload: serde_json::from_str(scenario::PAYLOAD).expect("the payload is an object"),
-            records: Vec::new(),
+            // a partition sizes its group's vector from the last group's
+            records: Vec::with_capacity(4096),
         };
         let deployment = DeploymentRecord {
             resources: scenario::resources()
@@ -98,24 +102,39 @@ impl Partition {
         new_command(-1, intent, value, self.request_id, 1)
     }
 
-    /// Processes one command and commits its writes, as a group of one. The result holds the
-    /// records; give them back with `keep_records`.
+    /// Processes one command and commits its writes, as a group of one.
     fn process(&mut self, command: Record) -> zest_engine::ProcessingResult {
         let mut txn = Txn::new(&self.state);
-        let mut records = std::mem::take(&mut self.records);
-        records.clear();
-        let mut result = self.engine.process_into(
-            &mut txn,
-            command,
-            self.now,
-            &mut self.position,
-            &mut records,
-        );
-        result.records = records;
-        let writes = txn.into_writes();
-        self.state.apply(writes);
+        let result = self
+            .engine
+            .process(&mut txn, command, self.now, &mut self.position);
+        self.state.apply(txn.into_writes());
         self.now += 1;
         result
+    }
+
+    /// Processes commands as a partition's group: in one transaction, their records into one
+    /// entry (kept in `self.records` for its capacity, as a partition sizes its group's from
+    /// the last one), then commits the writes. Returns the results, whose records are in
+    /// `self.records`.
+    fn process_group(&mut self, commands: Vec<Record>) -> Vec<zest_engine::ProcessingResult> {
+        let mut txn = Txn::new(&self.state);
+        self.records.clear();
+        let results = commands
+            .into_iter()
+            .map(|command| {
+                self.engine.process_into(
+                    &mut txn,
+                    command,
+                    self.now,
+                    &mut self.position,
+                    &mut self.records,
+                )
+            })
+            .collect();
+        self.state.apply(txn.into_writes());
+        self.now += 1;
+        results
     }
 
     /// Runs one instance to its end, completing its jobs wave by wave; returns the commands
@@ -142,21 +161,24 @@ impl Partition {
         let mut completed = false;
         loop {
             let mut jobs = Vec::new();
-            while let Some(command) = commands.pop_front() {
-                let result = self.process(command);
-                processed += 1;
-                completed |= result.records.iter().any(|r| {
+            // the commands of a wave arrive together (the workers' delays are equal), so they
+            // are processed in groups of at most `max_group` (64 by default), as a partition does
+            while !commands.is_empty() {
+                let group: Vec<Record> = commands.drain(..commands.len().min(MAX_GROUP)).collect();
+                processed += group.len();
+                for result in self.process_group(group) {
+                    for effect in result.side_effects {
+                        if let SideEffect::PushJob { job_key, job } = effect {
+                            jobs.push((job_key, job));
+                        }
+                    }
+                }
+                completed |= self.records.iter().any(|r| {
                     r.intent == Intent::ElementCompleted
                         && matches!(&r.value, RecordValue::ProcessInstance(pi)
                             if pi.bpmn_element_type == BpmnElementType::Process
                                 && pi.bpmn_process_id == scenario::PROCESS_ID)
                 });
-                for effect in result.side_effects {
-                    if let SideEffect::PushJob { job_key, job } = effect {
-                        jobs.push((job_key, job));
-                    }
-                }
-                self.records = result.records;
             }
             if jobs.is_empty() {
                 break;

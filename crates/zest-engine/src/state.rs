@@ -747,6 +747,67 @@ mod tests {
         assert_eq!(txn.get_own::<u32>(Ks::Variables, &[2]), Some(8));
     }
 
+    /// Writes, deletions, commits and rollbacks of commands in any order leave the transaction
+    /// reading, scanning and handing over what two layers (the group's and the command's,
+    /// dropped whole on a rollback) would: a fixed pseudo-random sequence over a few keys, so
+    /// that keys are written several times within a command and across commands.
+    #[test]
+    fn a_rollback_undoes_exactly_the_commands_writes() {
+        let mut base = MemState::default();
+        for i in 0..4u8 {
+            base.map.insert((Ks::Jobs, vec![i]), vec![100 + i]);
+        }
+        let mut txn = Txn::new(&base);
+        type Layer = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
+        let (mut group, mut command): (Layer, Layer) = Default::default();
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for step in 0..4000u32 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let key = vec![(seed % 8) as u8];
+            match (seed >> 8) % 10 {
+                0..=4 => {
+                    let v = vec![(step % 251) as u8];
+                    txn.put_raw(Ks::Jobs, key.clone(), v.clone());
+                    command.insert(key, Some(v));
+                }
+                5 | 6 => {
+                    txn.delete(Ks::Jobs, key.clone());
+                    command.insert(key, None);
+                }
+                7 | 8 => {
+                    txn.commit_command();
+                    group.extend(std::mem::take(&mut command));
+                }
+                _ => {
+                    txn.rollback_command();
+                    command.clear();
+                }
+            }
+            let expected = |k: &[u8]| match command.get(k).or_else(|| group.get(k)) {
+                Some(v) => v.clone(),
+                None => base.map.get(&(Ks::Jobs, k.to_vec())).cloned(),
+            };
+            for k in 0..8u8 {
+                assert_eq!(txn.get_raw(Ks::Jobs, &[k]), expected(&[k]), "step {step}");
+            }
+            let live: Vec<(Vec<u8>, Vec<u8>)> = (0..8u8)
+                .filter_map(|k| expected(&[k]).map(|v| (vec![k], v)))
+                .collect();
+            assert_eq!(txn.scan_prefix(Ks::Jobs, &[], 100), live, "step {step}");
+        }
+        txn.commit_command();
+        group.extend(command);
+        let writes: Layer = txn
+            .into_writes()
+            .0
+            .into_iter()
+            .map(|((_, k), v)| (k, v))
+            .collect();
+        assert_eq!(writes, group);
+    }
+
     /// A base that counts its point reads.
     struct Counting {
         state: MemState,

@@ -159,6 +159,29 @@ impl<'a> InstanceHead<'a> {
     }
 }
 
+/// The first fields of an [`ElementInstance`]: its key, its flow scope's key and its state,
+/// decoded from its encoding without the rest (postcard reads a prefix of the fields). For the
+/// checks and walks that need no more: a whole instance's decoding allocates its record's
+/// three strings and its join tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InstanceState {
+    pub key: i64,
+    /// The flow scope's element instance; -1 for a process instance.
+    pub parent_key: i64,
+    pub state: Intent,
+}
+
+impl InstanceState {
+    pub fn decode(bytes: &[u8]) -> postcard::Result<InstanceState> {
+        let ((key, parent_key, state), _) = postcard::take_from_bytes::<HeadFields>(bytes)?;
+        Ok(InstanceState {
+            key,
+            parent_key,
+            state,
+        })
+    }
+}
+
 /// [`ProcessInstanceRecord`]'s fields in its order, read past without decoding its strings
 /// (postcard encodes a `String` as its length and bytes, as it does a borrowed `&[u8]`).
 #[derive(Deserialize)]
@@ -395,9 +418,10 @@ pub(crate) fn tenant(t: &str) -> String {
 mod tests {
     use super::*;
 
-    /// An instance's head decodes from its encoding, and encodes back to what the whole
-    /// instance, changed the same way, encodes to: for records with long and non-ASCII
-    /// strings, negative keys, join tokens; bytes that are no instance are an error.
+    /// An instance's head (and its first fields alone) decodes from its encoding, and encodes
+    /// back to what the whole instance, changed the same way, encodes to: for records with long
+    /// and non-ASCII strings, negative keys, join tokens; bytes that are no instance are an
+    /// error.
     #[test]
     fn an_instance_head_updates_as_the_whole_instance_does() {
         use zest_protocol::{BpmnElementType, BpmnEventType};
@@ -426,6 +450,14 @@ mod tests {
                 join_tokens: (0..tokens).map(|i| (format!("join\u{0}f{i}"), i)).collect(),
             };
             let bytes = zest_protocol::codec::encode(&inst);
+            assert_eq!(
+                InstanceState::decode(&bytes).unwrap(),
+                InstanceState {
+                    key: inst.key,
+                    parent_key: inst.parent_key,
+                    state: inst.state
+                }
+            );
             let mut head = InstanceHead::decode(&bytes).unwrap();
             assert_eq!(
                 (
@@ -465,6 +497,7 @@ mod tests {
         }
         assert!(InstanceHead::decode(&[0xff, 0xff, 0xff]).is_err());
         assert!(InstanceHead::decode(&[]).is_err());
+        assert!(InstanceState::decode(&[]).is_err());
     }
 
     /// A process's head decodes from the stored process's own bytes: same fields, whatever

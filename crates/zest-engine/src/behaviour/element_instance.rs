@@ -8,8 +8,9 @@ use zest_protocol::{ProcessInstanceRecord, RecordValue};
 
 use crate::context::Ctx;
 use crate::state::read_i64;
+use crate::state::Txn;
 use crate::state::{key_i64, Ks};
-use crate::types::ElementInstance;
+use crate::types::{ElementInstance, InstanceState};
 
 /// An element instance with its process model and the index of its element: what a lifecycle
 /// step is about.
@@ -29,6 +30,14 @@ impl Active {
     pub(crate) fn element(&self) -> &zest_model::Element {
         self.model.element(self.idx)
     }
+}
+
+/// The key, flow scope and state of an element instance (see [`InstanceState`]), without
+/// decoding the rest of it.
+pub(crate) fn instance_state(txn: &Txn<'_>, key: i64) -> Option<InstanceState> {
+    txn.with_raw(Ks::ElementInstances, &key_i64(key), |bytes| {
+        InstanceState::decode(bytes?).ok()
+    })
 }
 
 /// Loads an element instance with its process model and element index.

@@ -5,6 +5,7 @@
 use serde_json::{Map, Value};
 use zest_protocol::{Intent, RecordValue, VariableRecord};
 
+use crate::behaviour::element_instance::instance_state;
 use crate::context::Ctx;
 use crate::scope_variables;
 use crate::state::{key_i64, Ks};
@@ -29,18 +30,10 @@ fn scope_chain(ctx: &Ctx<'_, '_, '_>, scope_key: i64) -> Vec<i64> {
     scopes_outwards(ctx, scope_key).collect()
 }
 
-/// The leading fields of [`ElementInstance`], in its order: postcard decodes a prefix of a
-/// struct's fields from its encoding and leaves the rest unread.
-#[derive(serde::Deserialize)]
-struct ScopeParent {
-    _key: i64,
-    parent_key: i64,
-}
-
 /// The flow scope of `scope_key` (None for a process instance, or a scope not in state). Only
 /// the element instance's first fields are decoded: the walk needs no more.
 fn parent_scope(ctx: &Ctx<'_, '_, '_>, scope_key: i64) -> Option<i64> {
-    let head: ScopeParent = ctx.txn.get(Ks::ElementInstances, &key_i64(scope_key))?;
+    let head = instance_state(ctx.txn, scope_key)?;
     (head.parent_key > 0).then_some(head.parent_key)
 }
 
@@ -461,40 +454,7 @@ pub fn set_path(
 
 #[cfg(test)]
 mod tests {
-    use super::{push_json_string, ScopeParent};
-    use crate::types::ElementInstance;
-    use zest_protocol::{codec, BpmnElementType, BpmnEventType, Intent, ProcessInstanceRecord};
-
-    /// The scope walk decodes only an element instance's first fields: they must stay its
-    /// key and its flow scope's key, in that order.
-    #[test]
-    fn an_element_instances_head_is_its_key_and_its_flow_scope() {
-        let inst = ElementInstance {
-            key: 2251799813685301,
-            parent_key: 2251799813685249,
-            state: Intent::ElementActivated,
-            record: ProcessInstanceRecord {
-                bpmn_process_id: "dispute".into(),
-                version: 3,
-                process_definition_key: 2251799813685248,
-                process_instance_key: 2251799813685249,
-                element_id: "review".into(),
-                flow_scope_key: 2251799813685249,
-                bpmn_element_type: BpmnElementType::ServiceTask,
-                bpmn_event_type: BpmnEventType::Unspecified,
-                parent_process_instance_key: -1,
-                parent_element_instance_key: -1,
-                tenant_id: "<default>".into(),
-            },
-            job_key: -1,
-            timer_key: -1,
-            active_children: 0,
-            active_flows: 0,
-            join_tokens: [("join\u{0}flow".to_string(), 2)].into(),
-        };
-        let head: ScopeParent = codec::decode(&codec::encode(&inst)).unwrap();
-        assert_eq!((head._key, head.parent_key), (inst.key, inst.parent_key));
-    }
+    use super::push_json_string;
 
     /// A name goes into a job's variables as serde_json writes it, whether it has something
     /// to escape or not.

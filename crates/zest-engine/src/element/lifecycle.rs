@@ -10,6 +10,7 @@ use zest_protocol::{
 };
 
 use crate::behaviour::compensation;
+use crate::behaviour::element_instance::instance_state;
 use crate::behaviour::element_instance::load;
 use crate::behaviour::element_instance::next_children;
 use crate::behaviour::element_instance::pi_value;
@@ -227,14 +228,9 @@ pub fn on_activate(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
 /// COMPLETE_ELEMENT: a waiting element (task, timer, process scope) completes.
 pub fn complete_element(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
     let key = cmd.key;
-    if let Some(scope_state) = ctx
-        .txn
-        .get::<ElementInstance>(Ks::ElementInstances, &key_i64(key))
+    if let Some(scope_state) = instance_state(ctx.txn, key)
         .filter(|i| i.parent_key > 0)
-        .and_then(|i| {
-            ctx.txn
-                .get::<ElementInstance>(Ks::ElementInstances, &key_i64(i.parent_key))
-        })
+        .and_then(|i| instance_state(ctx.txn, i.parent_key))
         .map(|scope| scope.state)
         .filter(|s| *s != Intent::ElementActivated)
     {
