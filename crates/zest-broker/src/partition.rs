@@ -10,7 +10,7 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch, OwnedSemaphorePermit};
 use tokio::task::JoinHandle;
 use zest_cluster::transport::Groups;
 use zest_cluster::{AppliedInfo, GroupMembers, Network, RecordBatch, ZestRaft};
-use zest_engine::state::{Layered, Speculative, Txn, Writes};
+use zest_engine::state::{BaseReads, Layered, Speculative, Txn, Writes};
 use zest_engine::{Engine, SideEffect};
 use zest_protocol::{Intent, PartitionId, Record, RecordType, RecordValue, ValueType};
 use zest_storage::{PartitionStore, Store};
@@ -529,6 +529,7 @@ impl Supervisor {
             pending: HashMap::new(),
             next_request_id: 1,
             speculative: Speculative::new(),
+            kept_reads: BaseReads::default(),
             in_flight: VecDeque::new(),
             next_seq: 0,
             records_hint: 0,
@@ -588,6 +589,12 @@ struct Processor {
     next_request_id: i64,
     /// Writes of the groups in `in_flight`, read by the processing of the next groups.
     speculative: Speculative,
+    /// What the groups read from committed state with `speculative` over it, kept for the
+    /// next groups (bounded; see `BaseReads`): nothing but the groups' own writes changes
+    /// that view while this node leads, and each group's writes are dropped from it. A
+    /// group's transaction read the same element instances, variable documents and process
+    /// again from the store, through fjall's memtables, each time.
+    kept_reads: BaseReads,
     in_flight: VecDeque<InFlight>,
     next_seq: u64,
     /// Records of the last group (bounded): the next group's buffer starts this large, as
@@ -733,7 +740,7 @@ impl Processor {
                 top: &self.speculative,
                 base: &self.store,
             };
-            let mut txn = Txn::new(&base);
+            let mut txn = Txn::with_reads(&base, std::mem::take(&mut self.kept_reads));
             let mut group = group.into_iter();
             while let Some(sub) = group.next() {
                 // out of the queue: its bytes are the group's now, bounded by `max_group`
@@ -786,7 +793,10 @@ impl Processor {
                     }
                 }
             }
-            txn.into_writes()
+            let (writes, mut reads) = txn.into_parts();
+            reads.forget(&writes);
+            self.kept_reads = reads;
+            writes
         };
         // activations and what they left waiting, for the job backlog gate
         let activated: Vec<String> = if self.limiter.gates_job_backlog() {
@@ -1080,6 +1090,7 @@ impl Processor {
         }
         self.in_flight_bytes = 0;
         self.speculative.clear();
+        self.kept_reads = BaseReads::default();
         self.applied.clear_precomputed();
         // Cached models may come from uncommitted deployments.
         self.engine.reset_caches();

@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use zest_engine::state::{MemState, Txn};
+use zest_engine::state::{BaseReads, MemState, Txn};
 use zest_engine::{new_command, Engine, JobStreams, SideEffect, StreamTarget};
 use zest_protocol::{
     BpmnElementType, DeploymentRecord, DeploymentResource, Intent, JobRecord, MessageRecord,
@@ -61,6 +61,9 @@ struct Partition {
     payload: serde_json::Map<String, serde_json::Value>,
     /// The records of the last group (see `process_group`).
     records: Vec<Record>,
+    /// What the groups read from the state, kept from one to the next as a partition's
+    /// leader keeps them.
+    reads: BaseReads,
 }
 
 impl Partition {
@@ -75,6 +78,7 @@ impl Partition {
             payload: serde_json::from_str(scenario::PAYLOAD).expect("the payload is an object"),
             // a partition sizes its group's vector from the last group's
             records: Vec::with_capacity(4096),
+            reads: BaseReads::default(),
         };
         let deployment = DeploymentRecord {
             resources: scenario::resources()
@@ -113,12 +117,12 @@ impl Partition {
         result
     }
 
-    /// Processes commands as a partition's group: in one transaction, their records into one
-    /// entry (kept in `self.records` for its capacity, as a partition sizes its group's from
-    /// the last one), then commits the writes. Returns the results, whose records are in
+    /// Processes commands as a partition's group: in one transaction (starting with what the
+    /// last groups read), their records into one entry (kept in `self.records` for its
+    /// capacity, as a partition sizes its group's from the last one), then commits the writes. Returns the results, whose records are in
     /// `self.records`.
     fn process_group(&mut self, commands: Vec<Record>) -> Vec<zest_engine::ProcessingResult> {
-        let mut txn = Txn::new(&self.state);
+        let mut txn = Txn::with_reads(&self.state, std::mem::take(&mut self.reads));
         self.records.clear();
         let results = commands
             .into_iter()
@@ -132,7 +136,10 @@ impl Partition {
                 )
             })
             .collect();
-        self.state.apply(txn.into_writes());
+        let (writes, mut reads) = txn.into_parts();
+        reads.forget(&writes);
+        self.reads = reads;
+        self.state.apply(writes);
         self.now += 1;
         results
     }

@@ -5,7 +5,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::ops::Bound;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use serde::{de::DeserializeOwned, Serialize};
 use zest_protocol::codec;
@@ -403,10 +403,13 @@ pub struct Txn<'a> {
 /// kept here, so a kept value is the one the base would give. Bounded by [`BASE_READS_BYTES`]:
 /// past it, what is kept is dropped and the reads go to the base again.
 /// A value read from the base, shared between what is kept and its readers.
-type Shared = Rc<Vec<u8>>;
+type Shared = Arc<Vec<u8>>;
 
+/// What transactions read from their base (see above). A partition's leader keeps them from
+/// one group's transaction to the next ([`Txn::with_reads`], [`Txn::into_parts`]): its base
+/// changes only by the groups' own writes, which [`BaseReads::forget`] drops from it.
 #[derive(Default)]
-struct BaseReads {
+pub struct BaseReads {
     values: foldhash::HashMap<(Ks, Vec<u8>), Option<Shared>>,
     bytes: usize,
 }
@@ -416,8 +419,12 @@ struct BaseReads {
 const BASE_READS_BYTES: usize = 1 << 20;
 
 impl BaseReads {
+    fn weight(key: &(Ks, Vec<u8>), value: &Option<Shared>) -> usize {
+        key.1.len() + value.as_ref().map_or(0, |v| v.len()) + 64
+    }
+
     fn keep(&mut self, key: (Ks, Vec<u8>), value: Option<Shared>) {
-        let bytes = key.1.len() + value.as_ref().map_or(0, |v| v.len()) + 64;
+        let bytes = Self::weight(&key, &value);
         if self.bytes + bytes > BASE_READS_BYTES {
             self.values.clear();
             self.bytes = 0;
@@ -425,15 +432,44 @@ impl BaseReads {
         self.bytes += bytes;
         self.values.insert(key, value);
     }
+
+    /// Drops what is kept of the entries `writes` changes: the base they were read from now
+    /// holds these writes.
+    pub fn forget(&mut self, writes: &Writes) {
+        if self.values.is_empty() {
+            return;
+        }
+        for key in writes.0.keys() {
+            if let Some((key, value)) = self.values.remove_entry(key) {
+                self.bytes -= Self::weight(&key, &value);
+            }
+        }
+    }
+
+    /// How many entries are kept (for tests).
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
 }
 
 impl<'a> Txn<'a> {
     pub fn new(base: &'a dyn StateRead) -> Txn<'a> {
+        Txn::with_reads(base, BaseReads::default())
+    }
+
+    /// A transaction that starts with what earlier transactions read from the same base
+    /// (see [`BaseReads`]): `base` must hold what it held for them, plus their writes that
+    /// [`BaseReads::forget`] was told of.
+    pub fn with_reads(base: &'a dyn StateRead, reads: BaseReads) -> Txn<'a> {
         Txn {
             base,
             outer: BTreeMap::new(),
             inner: BTreeMap::new(),
-            base_reads: RefCell::default(),
+            base_reads: RefCell::new(reads),
             max_key: Cell::new(None),
         }
     }
@@ -457,7 +493,7 @@ impl<'a> Txn<'a> {
         if let Some(v) = self.base_reads.borrow().values.get(&k) {
             return v.clone();
         }
-        let v = self.base.get(k.0, &k.1).map(Rc::new);
+        let v = self.base.get(k.0, &k.1).map(Arc::new);
         self.base_reads.borrow_mut().keep(k, v.clone());
         v
     }
@@ -494,7 +530,13 @@ impl<'a> Txn<'a> {
     /// All writes (the current command's included). A deletion of an entry keyed by a key
     /// generated in this transaction is left out: the base cannot hold it, and written to the
     /// store it would be a tombstone for nothing (see [`Ks::generated_key_at`]).
-    pub fn into_writes(mut self) -> Writes {
+    pub fn into_writes(self) -> Writes {
+        self.into_parts().0
+    }
+
+    /// [`Txn::into_writes`], and what was read from the base (to start the next transaction
+    /// on the same base with, once it was told of these writes).
+    pub fn into_parts(mut self) -> (Writes, BaseReads) {
         self.commit_command();
         // the processing that generated keys read it already
         let max_key = self
@@ -504,7 +546,7 @@ impl<'a> Txn<'a> {
             self.outer
                 .retain(|(ks, k), v| v.is_some() || !generated_after(*ks, k, max_key));
         }
-        Writes(self.outer)
+        (Writes(self.outer), self.base_reads.into_inner())
     }
 
     pub fn get_raw(&self, ks: Ks, key: &[u8]) -> Option<Vec<u8>> {
@@ -904,6 +946,63 @@ mod tests {
             );
         }
         assert!(txn.base_reads.borrow().bytes <= BASE_READS_BYTES);
+    }
+
+    /// Reads kept from one transaction to the next on the same base: what the first read is
+    /// not read from the base again, what it wrote is (the base, as a leader's, then holds the
+    /// writes), and the kept bytes stay what the kept entries weigh.
+    #[test]
+    fn base_reads_carry_over_to_the_next_transaction_but_not_what_it_wrote() {
+        let mut state = MemState::default();
+        for i in 0..4 {
+            state.map.insert((Ks::Jobs, key_i64(i)), vec![i as u8; 100]);
+        }
+        let mut base = Counting {
+            state,
+            gets: Default::default(),
+        };
+        let mut txn = Txn::new(&base);
+        for i in 0..4 {
+            assert!(txn.contains(Ks::Jobs, &key_i64(i)));
+        }
+        assert!(!txn.contains(Ks::Jobs, &key_i64(9)));
+        txn.put_raw(Ks::Jobs, key_i64(1), vec![11]);
+        txn.delete(Ks::Jobs, key_i64(2));
+        txn.put_raw(Ks::Jobs, key_i64(9), vec![99]);
+        let (writes, mut reads) = txn.into_parts();
+        // and the max key, read by `into_parts`
+        assert_eq!(base.gets.get(), 6);
+        reads.forget(&writes);
+        assert_eq!(reads.len(), 3, "keys 0 and 3 and the max key are kept");
+        let weight: usize = reads
+            .values
+            .iter()
+            .map(|(k, v)| BaseReads::weight(k, v))
+            .sum();
+        assert_eq!(reads.bytes, weight);
+        // the base takes the writes, as a leader's store and speculative layer do
+        for ((ks, k), v) in writes.0 {
+            match v {
+                Some(v) => base.state.map.insert((ks, k), v),
+                None => base.state.map.remove(&(ks, k)),
+            };
+        }
+        let txn = Txn::with_reads(&base, reads);
+        let got: Vec<Option<Vec<u8>>> = [0, 1, 2, 3, 9]
+            .iter()
+            .map(|&i| txn.get_raw(Ks::Jobs, &key_i64(i)))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                Some(vec![0; 100]),
+                Some(vec![11]),
+                None,
+                Some(vec![3; 100]),
+                Some(vec![99])
+            ]
+        );
+        assert_eq!(base.gets.get(), 9, "only the written keys are read again");
     }
 
     /// Deleting what this transaction created under a key it generated writes nothing; a
