@@ -3,6 +3,8 @@
 //! mappings, execution listeners, multi-instance inner instances, event variables). What each
 //! element kind does itself is its [`ElementProcessor`](super::kind::ElementProcessor).
 
+use std::sync::Arc;
+
 use zest_model::{ElementIdx, ListenerEventType, Process};
 use zest_protocol::{
     ErrorType, Intent, ProcessInstanceBatchRecord, ProcessInstanceRecord, Record, RecordValue,
@@ -246,7 +248,7 @@ pub fn complete_element(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
         );
         return Ok(());
     }
-    let Some(inst) = ctx
+    let Some(mut inst) = ctx
         .txn
         .get::<ElementInstance>(Ks::ElementInstances, &key_i64(key))
     else {
@@ -260,6 +262,7 @@ pub fn complete_element(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
             inst.state.name()
         )));
     }
+    let mut next_cycle_timer = false;
     if let Some(i) = ctx.cycle_timers.iter().position(|(pi, id, _)| {
         *pi == inst.record.process_instance_key && *id == inst.record.element_id
     }) {
@@ -267,9 +270,22 @@ pub fn complete_element(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
         let (_, _, timer) = ctx.cycle_timers.remove(i);
         let timer_key = ctx.next_key();
         ctx.event(timer_key, Intent::Created, RecordValue::Timer(timer));
+        next_cycle_timer = true;
     }
     ctx.event(key, Intent::ElementCompleting, pi_value(&inst.record));
-    on_complete(ctx, key)
+    if next_cycle_timer {
+        // the timer's applier may have changed the instance: read it again
+        return on_complete(ctx, key);
+    }
+    // what ELEMENT_COMPLETING's applier changed: the instance is not decoded a second time
+    inst.state = Intent::ElementCompleting;
+    let Some(model) = ctx.models.get(ctx.txn, inst.record.process_definition_key) else {
+        return on_complete(ctx, key);
+    };
+    let Some((idx, _)) = model.element_by_id(&inst.record.element_id) else {
+        return on_complete(ctx, key);
+    };
+    completing(ctx, inst, model, idx)
 }
 
 /// The part of completion after ELEMENT_COMPLETING; re-run when an incident on it is resolved.
@@ -279,6 +295,17 @@ pub fn on_complete(ctx: &mut Ctx<'_, '_, '_>, key: i64) -> ProcResult {
             "Expected element instance with key '{key}' to exist, but it does not"
         )));
     };
+    completing(ctx, inst, model, idx)
+}
+
+/// [`on_complete`] with the instance as it is in state (in ELEMENT_COMPLETING).
+fn completing(
+    ctx: &mut Ctx<'_, '_, '_>,
+    inst: ElementInstance,
+    model: Arc<Process>,
+    idx: ElementIdx,
+) -> ProcResult {
+    let key = inst.key;
     let el = model.element(idx);
     let mi = el.multi_instance.as_ref();
     if let Some(mi) = mi.filter(|_| el.is_body_instance(inst.record.bpmn_element_type)) {
