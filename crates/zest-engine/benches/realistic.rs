@@ -119,8 +119,8 @@ impl Partition {
 
     /// Processes commands as a partition's group: in one transaction (starting with what the
     /// last groups read), their records into one entry (kept in `self.records` for its
-    /// capacity, as a partition sizes its group's from the last one), then commits the writes. Returns the results, whose records are in
-    /// `self.records`.
+    /// capacity, as a partition sizes its group's from the last one), then commits the
+    /// writes. Returns the results, whose records are in `self.records`.
     fn process_group(&mut self, commands: Vec<Record>) -> Vec<zest_engine::ProcessingResult> {
         let mut txn = Txn::with_reads(&self.state, std::mem::take(&mut self.reads));
         self.records.clear();
@@ -168,8 +168,9 @@ impl Partition {
         let mut completed = false;
         loop {
             let mut jobs = Vec::new();
-            // the commands of a wave arrive together (the workers' delays are equal), so they
-            // are processed in groups of at most `max_group` (64 by default), as a partition does
+            // the commands of a wave (the publishes and completions of the jobs pushed
+            // together, most of which a server receives within a few milliseconds: the workers
+            // of a fan-out wait the same delay) in groups of at most `max_group`'s default
             while !commands.is_empty() {
                 let group: Vec<Record> = commands.drain(..commands.len().min(MAX_GROUP)).collect();
                 processed += group.len();

@@ -395,6 +395,9 @@ pub struct Txn<'a> {
     max_key: Cell<Option<i64>>,
 }
 
+/// A value read from the base, shared between what is kept and its readers.
+type Shared = Arc<Vec<u8>>;
+
 /// The values a transaction read from its base, kept for the rest of the transaction: the
 /// commands of a group read the same element instances, variables and jobs again and again
 /// (every scope walk reads the process instance; a job's completion, its element and their
@@ -402,12 +405,10 @@ pub struct Txn<'a> {
 /// base does not change under a transaction, and the transaction's own writes shadow what is
 /// kept here, so a kept value is the one the base would give. Bounded by [`BASE_READS_BYTES`]:
 /// past it, what is kept is dropped and the reads go to the base again.
-/// A value read from the base, shared between what is kept and its readers.
-type Shared = Arc<Vec<u8>>;
-
-/// What transactions read from their base (see above). A partition's leader keeps them from
-/// one group's transaction to the next ([`Txn::with_reads`], [`Txn::into_parts`]): its base
-/// changes only by the groups' own writes, which [`BaseReads::forget`] drops from it.
+///
+/// A partition's leader keeps them from one group's transaction to the next
+/// ([`Txn::with_reads`], [`Txn::into_parts`]): its base changes only by the groups' own
+/// writes, which [`BaseReads::forget`] drops from it.
 #[derive(Default)]
 pub struct BaseReads {
     values: foldhash::HashMap<(Ks, Vec<u8>), Option<Shared>>,

@@ -203,8 +203,8 @@ struct RecordSkip<'a> {
 }
 
 /// Fails to compile when [`ElementInstance`] or [`ProcessInstanceRecord`] gains or loses a
-/// field: [`InstanceHead`] and [`RecordSkip`] must then follow them (their order and types are
-/// checked by the tests).
+/// field: [`InstanceHead`], [`InstanceState`] and [`RecordSkip`] must then follow them
+/// (their order and types are checked by the tests).
 #[allow(dead_code)]
 fn instance_head_follows_the_instance(inst: ElementInstance) {
     let ElementInstance {

@@ -35,9 +35,17 @@ impl Active {
 /// The key, flow scope and state of an element instance (see [`InstanceState`]), without
 /// decoding the rest of it.
 pub(crate) fn instance_state(txn: &Txn<'_>, key: i64) -> Option<InstanceState> {
-    txn.with_raw(Ks::ElementInstances, &key_i64(key), |bytes| {
-        InstanceState::decode(bytes?).ok()
-    })
+    txn.with_raw(
+        Ks::ElementInstances,
+        &key_i64(key),
+        |bytes| match InstanceState::decode(bytes?) {
+            Ok(state) => Some(state),
+            Err(e) => {
+                tracing::error!(key, "undecodable element instance: {e}");
+                None
+            }
+        },
+    )
 }
 
 /// Loads an element instance with its process model and element index.
