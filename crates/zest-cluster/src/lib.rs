@@ -114,11 +114,15 @@ impl RecordBatch {
 
     /// What the batch holds in memory, given its encoded size: a decoded record takes
     /// `size_of::<Record>()` (280 bytes) whatever it carries, which for most records is several
-    /// times their encoding, and the encoding stands for what the records point to (variables,
-    /// names).
+    /// times their encoding, plus the box of a job, user task or decision evaluation
+    /// (`RecordValue::boxed_bytes`), and the encoding stands for what the records point to
+    /// (variables, names).
     pub fn memory_bytes(&self, encoded: usize) -> usize {
         match self {
-            RecordBatch::Records(r) => encoded + r.capacity() * std::mem::size_of::<Record>(),
+            RecordBatch::Records(r) => {
+                let boxed: usize = r.iter().map(|r| r.value.boxed_bytes()).sum();
+                encoded + r.capacity() * std::mem::size_of::<Record>() + boxed
+            }
             RecordBatch::Encoded(bytes) => bytes.capacity(),
         }
     }
@@ -384,5 +388,36 @@ async fn snapshot_on_log_size(raft: ZestRaft, store: PartitionStore, limit: u64,
         if result.is_err() {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RecordBatch;
+    use zest_protocol::{Intent, JobRecord, MessageRecord, Record, RecordValue};
+
+    /// An entry's estimate counts every decoded record and the boxes of its jobs, which live
+    /// outside the record (a job's fields take more than the record itself).
+    #[test]
+    fn a_batch_counts_its_records_and_their_boxes() {
+        let job = RecordValue::Job(Box::default());
+        let message = RecordValue::Message(MessageRecord::default());
+        let records: Vec<Record> = (0..10)
+            .map(|i| {
+                let value = if i % 2 == 0 {
+                    job.clone()
+                } else {
+                    message.clone()
+                };
+                zest_engine::new_command(i, Intent::Create, value, -1, -1)
+            })
+            .collect();
+        let decoded = records.capacity() * std::mem::size_of::<Record>();
+        let boxes = 5 * std::mem::size_of::<JobRecord>();
+        assert_eq!(
+            RecordBatch::new(records).memory_bytes(100),
+            100 + decoded + boxes
+        );
+        assert_eq!(RecordBatch::Encoded(vec![0; 100]).memory_bytes(100), 100);
     }
 }

@@ -880,6 +880,17 @@ impl RecordValue {
         }
     }
 
+    /// Bytes the value holds in a box of its own, outside `size_of::<Record>()` (the value
+    /// types much larger than the others, see [`RecordValue`]); 0 for the others.
+    pub fn boxed_bytes(&self) -> usize {
+        match self {
+            RecordValue::Job(_) => std::mem::size_of::<JobRecord>(),
+            RecordValue::UserTask(_) => std::mem::size_of::<UserTaskRecord>(),
+            RecordValue::DecisionEvaluation(_) => std::mem::size_of::<DecisionEvaluationRecord>(),
+            _ => 0,
+        }
+    }
+
     /// Zeebe-style JSON of the value (camelCase field names; JSON documents inlined).
     // One arm per value type, each a short table of field names: it reads best as one table,
     // and splitting it would scatter the mapping a reader compares against Zeebe's records.
