@@ -715,7 +715,7 @@ impl Broker {
             return Err(BrokerError::NoSuchPartition(partition));
         }
         match self.local.partition(partition) {
-            Some(p) => reads::read_blocking(&p.store, read)
+            Some(p) => reads::read_blocking(p, read)
                 .await
                 .map_err(|e| BrokerError::Unavailable(partition, e)),
             None => self.local.read_remote(partition, &read).await,
@@ -844,8 +844,20 @@ impl Broker {
             .values()
             .map(|p| p.store.clone())
             .collect();
+        let applied: Vec<_> = self
+            .local
+            .partitions()
+            .values()
+            .map(|p| p.applied.clone())
+            .collect();
         let backups = self.backups.clone();
-        tokio::task::spawn_blocking(move || backups.take(id, &stores));
+        tokio::spawn(async move {
+            // what was answered before the backup was asked for is in it
+            for a in applied {
+                a.wait_applied(Duration::from_secs(1)).await;
+            }
+            let _ = tokio::task::spawn_blocking(move || backups.take(id, &stores)).await;
+        });
         Ok(id)
     }
 

@@ -297,9 +297,7 @@ impl Local {
                 self.node_id
             )));
         };
-        let answer = read_blocking(&p.store, read)
-            .await
-            .map_err(Status::internal)?;
+        let answer = read_blocking(p, read).await.map_err(Status::internal)?;
         Ok(codec::encode(&answer))
     }
 

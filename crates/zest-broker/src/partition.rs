@@ -502,6 +502,15 @@ impl Supervisor {
         )
     }
 
+    /// The group has one voter, this node (which leads it): it commits what its log holds.
+    /// Groups are formed with their voters and never change them.
+    fn single_voter(&self) -> bool {
+        let metrics = self.raft.metrics();
+        let metrics = metrics.borrow();
+        let mut voters = metrics.membership_config.membership().voter_ids();
+        voters.next() == Some(self.config.node_id) && voters.next().is_none()
+    }
+
     fn processor(&self, leader: (u64, u64)) -> Processor {
         let streams = Arc::new(PartitionStreams::new(self.job_streams.clone()));
         Processor {
@@ -531,6 +540,9 @@ impl Supervisor {
             speculative: Speculative::new(),
             kept_reads: BaseReads::default(),
             in_flight: VecDeque::new(),
+            flushed: self
+                .single_voter()
+                .then(|| self.applied.flushed.subscribe()),
             next_seq: 0,
             records_hint: 0,
             lifetimes: Lifetimes::default(),
@@ -542,11 +554,17 @@ impl Supervisor {
     }
 }
 
-/// A processed group waiting for its log entry to commit.
+/// A processed group waiting for its log entry to commit and be applied.
 struct InFlight {
     seq: u64,
-    /// None when the group wrote nothing; it is answered once the groups before it committed.
+    /// None when the group wrote nothing; it is answered once the groups before it are.
     commit: Option<CommitReceiver>,
+    /// The position of its last record (0: it wrote none).
+    last_position: u64,
+    /// Its commands were answered and its side effects published (what follows is then
+    /// empty): when its entry committed, or, in a group of one voter, when the log held it
+    /// durably; it stays in flight until applied, for its speculative writes.
+    answered: bool,
     waiting: Vec<(i64, oneshot::Sender<Record>, bool)>,
     responses: Vec<zest_engine::Response>,
     /// What it holds until committed ([`group_bytes`]).
@@ -596,6 +614,11 @@ struct Processor {
     /// again from the store, through fjall's memtables, each time.
     kept_reads: BaseReads,
     in_flight: VecDeque<InFlight>,
+    /// In a group of one voter (the only one that can commit), what the log holds durably
+    /// (`AppliedInfo::flushed`): a batch there is committed, and its commands are answered
+    /// without waiting for openraft's core to hear of the flush, commit it and have it
+    /// applied (three hand-overs between tasks, each a wait for a busy runtime thread).
+    flushed: Option<watch::Receiver<zest_cluster::Flushed>>,
     next_seq: u64,
     /// Records of the last group (bounded): the next group's buffer starts this large, as
     /// growing a vector of records copies them all at every doubling.
@@ -638,6 +661,11 @@ impl Processor {
                 (self.pipeline_depth, self.pipeline_bytes),
             );
             let oldest_commits = self.in_flight.front().is_some_and(|f| f.commit.is_some());
+            let awaits_flush = self.flushed.is_some()
+                && self
+                    .in_flight
+                    .iter()
+                    .any(|f| !f.answered && f.commit.is_some());
             let carried = if can_process && !*stop_rx.borrow() {
                 self.carried.pop_front()
             } else {
@@ -657,6 +685,16 @@ impl Processor {
                         }
                     }, if oldest_commits => {
                         self.finish_oldest(commit_outcome(result), &pid_label);
+                        continue;
+                    }
+                    // the log holds more: answer what it holds
+                    _ = async {
+                        match self.flushed.as_mut() {
+                            Some(rx) => rx.changed().await,
+                            None => std::future::pending().await,
+                        }
+                    }, if awaits_flush => {
+                        self.answer_ready(&pid_label);
                         continue;
                     }
                     Some(s) = internal_rx.recv(), if can_process => s,
@@ -700,7 +738,7 @@ impl Processor {
                 .with_label_values(&[&pid_label])
                 .set(client_rx.len() as i64);
             self.process_group(group, &pid_label).await;
-            // read-only groups at the front need no commit
+            // read-only groups behind answered ones need no commit
             self.answer_ready(&pid_label);
         }
         // Let the groups in flight commit and answer them (a deposed leader's may never
@@ -859,6 +897,12 @@ impl Processor {
         }
         self.in_flight.push_back(InFlight {
             seq,
+            last_position: if commit.is_some() {
+                next_position - 1
+            } else {
+                0
+            },
+            answered: false,
             commit,
             waiting,
             responses,
@@ -936,31 +980,64 @@ impl Processor {
         }
     }
 
-    /// Answers the read-only groups at the front of the pipeline.
+    /// Answers, in order, the groups behind those answered that need no commit or whose entry
+    /// the log holds durably in a group of one voter; retires the answered read-only groups
+    /// at the front.
     fn answer_ready(&mut self, pid_label: &str) {
-        while self.in_flight.front().is_some_and(|f| f.commit.is_none()) {
-            self.finish_oldest(Ok(()), pid_label);
+        let durable = self
+            .flushed
+            .as_mut()
+            .map(|rx| *rx.borrow_and_update())
+            .filter(|f| f.leader == self.leader)
+            .map_or(0, |f| f.position);
+        while let Some(i) = self.in_flight.iter().position(|f| !f.answered) {
+            let group = &self.in_flight[i];
+            if group.commit.is_some() && group.last_position > durable {
+                break;
+            }
+            self.answer(i, pid_label);
+        }
+        while self
+            .in_flight
+            .front()
+            .is_some_and(|f| f.answered && f.commit.is_none())
+        {
+            self.retire_oldest(pid_label);
         }
     }
 
-    /// The oldest group in flight committed (or failed): drop its speculative writes, answer
-    /// its requests, publish its side effects.
+    /// The oldest group in flight committed and was applied (or failed): answer it if it was
+    /// not yet, and drop its speculative writes.
     fn finish_oldest(&mut self, result: Result<(), String>, pid_label: &str) {
-        let Some(mut done) = self.in_flight.pop_front() else {
+        let Some(front) = self.in_flight.front() else {
             return;
         };
-        self.in_flight_bytes -= done.bytes;
         if let Err(e) = result {
+            // An answered group's entry is durable in a group of one voter: such a commit
+            // fails only when openraft stopped (the node stops or its storage failed), and
+            // its groups are applied from the log when it starts again.
             tracing::error!(
                 partition = self.pid,
+                answered = front.answered,
                 "could not commit a batch: {e}; its commands and those after it are failed"
             );
-            for p in done.permits {
-                p.cancel();
-            }
             self.fail_in_flight(&e);
             return;
         }
+        if !front.answered {
+            self.answer(0, pid_label);
+        }
+        self.retire_oldest(pid_label);
+        self.answer_ready(pid_label);
+    }
+
+    /// The oldest group, answered, is applied (or wrote nothing): the state machine's store
+    /// holds its writes now.
+    fn retire_oldest(&mut self, pid_label: &str) {
+        let Some(done) = self.in_flight.pop_front() else {
+            return;
+        };
+        self.in_flight_bytes -= done.bytes;
         if done.commit.is_some() {
             self.metrics
                 .commit_latency
@@ -969,20 +1046,53 @@ impl Processor {
             let seq = done.seq;
             self.speculative.retain(|_, (_, s)| *s != seq);
         }
+        // abandoned waits (the client gave up) are released
+        if self.pending.len() > 1024 || self.in_flight.is_empty() {
+            self.pending.retain(|_, reply| !reply.is_closed());
+        }
+    }
+
+    /// Answers the requests of the group at `i` in the pipeline (every group before it is
+    /// answered) and publishes its side effects.
+    fn answer(&mut self, i: usize, pid_label: &str) {
+        let group = &mut self.in_flight[i];
+        group.answered = true;
+        if group.commit.is_some() {
+            // reads of this node's state wait until it is applied
+            self.applied
+                .answered_position
+                .fetch_max(group.last_position, Ordering::SeqCst);
+        }
+        let received = std::mem::take(&mut group.received);
+        let permits = std::mem::take(&mut group.permits);
+        let responses = std::mem::take(&mut group.responses);
+        let waiting = std::mem::take(&mut group.waiting);
+        let pushes = std::mem::take(&mut group.pushes);
+        let effects = std::mem::take(&mut group.effects);
         let latency = self.metrics.command_latency.with_label_values(&[pid_label]);
-        for at in &done.received {
+        for at in &received {
             latency.observe(at.elapsed().as_secs_f64());
         }
         // the group's commands are done: their permits go back to the limiter
-        drop(std::mem::take(&mut done.permits));
+        drop(permits);
         self.report_limiter(pid_label);
-        let mut answers: HashMap<i64, Record> = HashMap::with_capacity(done.responses.len());
-        for r in done.responses {
+        self.deliver_answers(responses, waiting);
+        self.publish_effects(effects, pushes);
+    }
+
+    /// Hands each request of a group its answer (create-with-result: kept for later).
+    fn deliver_answers(
+        &mut self,
+        responses: Vec<zest_engine::Response>,
+        waiting: Vec<(i64, oneshot::Sender<Record>, bool)>,
+    ) {
+        let mut answers: HashMap<i64, Record> = HashMap::with_capacity(responses.len());
+        for r in responses {
             if r.request_stream_id == self.stream_id {
                 answers.insert(r.request_id, r.record);
             }
         }
-        for (rid, reply, answered_later) in done.waiting {
+        for (rid, reply, answered_later) in waiting {
             match answers.remove(&rid) {
                 Some(record) => {
                     let _ = reply.send(record);
@@ -1001,13 +1111,14 @@ impl Processor {
                 let _ = reply.send(record);
             }
         }
-        // abandoned waits (the client gave up) are released
-        if self.pending.len() > 1024 || self.in_flight.is_empty() {
-            self.pending.retain(|_, reply| !reply.is_closed());
-        }
-        // in the order of their side effects, unless a batch was rolled back in between
-        let mut pushes: VecDeque<_> = done.pushes.into();
-        for e in done.effects {
+    }
+
+    /// A group's side effects, in their order: jobs pushed (into the places reserved for
+    /// them, unless a batch was rolled back in between), job notifications, commands for other
+    /// partitions.
+    fn publish_effects(&mut self, effects: Vec<SideEffect>, pushes: Vec<(i64, Place)>) {
+        let mut pushes: VecDeque<_> = pushes.into();
+        for e in effects {
             match e {
                 SideEffect::PushJob { job_key, job } => {
                     let place = pushes
@@ -1039,7 +1150,6 @@ impl Processor {
             }
         }
         self.flush_outbox();
-        self.answer_ready(pid_label);
     }
 
     /// Hands the commands for other partitions to their queues, in order; those for a

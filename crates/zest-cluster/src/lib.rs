@@ -29,7 +29,7 @@ use zest_storage::PartitionStore;
 
 pub use log_store::{LogFlush, LogStore};
 pub use network::{frame, unframe, Network};
-pub use state_machine::{AppliedInfo, SnapshotData, StateMachine};
+pub use state_machine::{AppliedInfo, Flushed, SnapshotData, StateMachine};
 
 pub type NodeId = u64;
 

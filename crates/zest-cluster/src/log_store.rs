@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use zest_protocol::codec;
 use zest_storage::PartitionStore;
 
-use crate::{AppliedInfo, NodeId, RecordBatch, TypeConfig};
+use crate::{AppliedInfo, Flushed, NodeId, RecordBatch, TypeConfig};
 
 /// How an entry is kept on disk: its log id and payload kind as JSON (small, rare types), the
 /// record batch in the binary codec ([`RecordBatch::encoded`]). Read borrowing from the
@@ -79,6 +79,25 @@ struct Msg(String);
 
 fn io_err(e: impl std::fmt::Display) -> AnyError {
     AnyError::new(&Msg(e.to_string()))
+}
+
+/// The last batch of records among `entries` that this node's leader wrote (a batch it
+/// received or read back holds its encoding), as [`Flushed`].
+fn last_own_batch(entries: &[Entry<TypeConfig>]) -> Option<Flushed> {
+    entries.iter().rev().find_map(|e| match &e.payload {
+        EntryPayload::Normal(RecordBatch::Records(records)) => records.last().map(|r| Flushed {
+            leader: (e.log_id.leader_id.term, e.log_id.leader_id.node_id),
+            position: r.position,
+        }),
+        _ => None,
+    })
+}
+
+/// Tells the leader's processing loop that the log holds `flushed` durably.
+fn tell_flushed(applied: Option<&AppliedInfo>, flushed: Option<Flushed>) {
+    if let (Some(applied), Some(flushed)) = (applied, flushed) {
+        applied.flushed.send_replace(flushed);
+    }
 }
 
 /// The result of a write on a blocking thread, as the `std::io::Result` openraft wants.
@@ -417,16 +436,33 @@ impl RaftLogStorage<TypeConfig> for LogStore {
             .zip(&batch)
             .map(|(entry, (_, bytes))| memory_bytes(entry, bytes.len()))
             .collect();
+        let flushed = last_own_batch(&entries);
         let res = if self.flush == LogFlush::EveryAppend {
             let store = self.store.clone();
-            // the fsync off the async runtime's worker threads
-            blocking_io(crate::offload(move || store.log_append(batch, true)).await)
+            let applied = self.applied.clone();
+            // the fsync off the async runtime's worker threads; the leader's processing loop
+            // hears of it from there, not after openraft's core was scheduled again
+            blocking_io(
+                crate::offload(move || {
+                    let res = store.log_append(batch, true);
+                    if res.is_ok() {
+                        tell_flushed(applied.as_deref(), flushed);
+                    }
+                    res
+                })
+                .await,
+            )
         } else {
             // a write to the OS, like the state machine's own writes: no hand-over to another
             // thread (each one costs a wake-up on the path of every command)
-            self.store
+            let res = self
+                .store
                 .log_append(batch, false)
-                .map_err(|e| std::io::Error::other(e.to_string()))
+                .map_err(|e| std::io::Error::other(e.to_string()));
+            if res.is_ok() {
+                tell_flushed(self.applied.as_deref(), flushed);
+            }
+            res
         };
         if res.is_ok() {
             // before openraft hears of the write: applying them reads them back
@@ -505,6 +541,59 @@ mod tests {
             log_id: LogId::new(openraft::CommittedLeaderId::new(3, 1), index),
             payload,
         }
+    }
+
+    /// The flush a leader's processing loop hears of is the last batch of records in the
+    /// append that this node wrote as leader: a batch received from a leader (or read back)
+    /// holds its encoding, and other entries hold no records.
+    #[test]
+    fn a_flush_names_the_last_batch_this_leader_wrote() {
+        let record = |position| {
+            let mut r = zest_engine::new_command(
+                1,
+                Intent::Create,
+                RecordValue::JobBatch(Default::default()),
+                -1,
+                -1,
+            );
+            r.position = position;
+            r
+        };
+        let own = |index, positions: &[u64]| {
+            entry(
+                index,
+                EntryPayload::Normal(RecordBatch::new(
+                    positions.iter().map(|p| record(*p)).collect(),
+                )),
+            )
+        };
+        let received = entry(
+            9,
+            EntryPayload::Normal(RecordBatch::Encoded(
+                RecordBatch::new(vec![record(99)]).encoded().into_owned(),
+            )),
+        );
+        let flushed = |position| {
+            Some(Flushed {
+                leader: (3, 1),
+                position,
+            })
+        };
+        assert_eq!(last_own_batch(&[]), None);
+        assert_eq!(last_own_batch(&[entry(1, EntryPayload::Blank)]), None);
+        assert_eq!(last_own_batch(std::slice::from_ref(&received)), None);
+        assert_eq!(
+            last_own_batch(&[
+                own(1, &[1, 2]),
+                own(2, &[3, 4]),
+                entry(3, EntryPayload::Blank)
+            ]),
+            flushed(4)
+        );
+        assert_eq!(
+            last_own_batch(&[own(1, &[5]), own(2, &[]), received]),
+            flushed(5)
+        );
     }
 
     /// How entries were written before a batch could stay encoded.

@@ -54,6 +54,25 @@ pub struct AppliedInfo {
     /// The index of the last entry known committed here, plus one (0: none yet); the log
     /// store sets it when openraft saves the commit index.
     pub committed_end: AtomicU64,
+    /// The last batch this node's leader wrote that the log holds durably (flushed): the log
+    /// store sets it once an append's fsync returns, before openraft hears of it. A group
+    /// with one voter commits what its leader's log holds, so its processing loop answers
+    /// a batch's commands from here, without waiting for openraft's core and the apply.
+    pub flushed: tokio::sync::watch::Sender<Flushed>,
+    /// The position of the last record whose command was answered before it was applied
+    /// (0: none). Reads of this node's state wait until it is applied
+    /// ([`AppliedInfo::wait_applied`]), so a client reads what it was told was done.
+    pub answered_position: AtomicU64,
+    /// Woken after each applied entry, for [`AppliedInfo::wait_applied`].
+    applied_notify: tokio::sync::Notify,
+}
+
+/// A batch the log holds durably: the leader that wrote it (term and node) and the position
+/// of its last record.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Flushed {
+    pub leader: (u64, u64),
+    pub position: u64,
 }
 
 /// What the log entries appended and not yet applied hold in memory (`log_store`'s estimate of
@@ -133,6 +152,24 @@ impl AppliedInfo {
         (entries, self.unapplied().bytes_through(committed))
     }
 
+    /// Waits (at most `limit`) until the records whose commands were answered are applied,
+    /// so that a read of the state sees them; false when the limit passed first.
+    pub async fn wait_applied(&self, limit: std::time::Duration) -> bool {
+        let target = self.answered_position.load(Ordering::SeqCst);
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let notified = self.applied_notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.last_position.load(Ordering::SeqCst) >= target {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return false;
+            }
+        }
+    }
+
     pub fn clear_precomputed(&self) {
         self.precomputed
             .lock()
@@ -203,7 +240,8 @@ impl StateMachine {
         self.info.clone()
     }
 
-    fn sm_meta(&self) -> Vec<(&'static [u8], Vec<u8>)> {
+    /// `last_position`: the position of the last record applied with these writes.
+    fn sm_meta(&self, last_position: u64) -> Vec<(&'static [u8], Vec<u8>)> {
         vec![
             (
                 APPLIED,
@@ -213,10 +251,7 @@ impl StateMachine {
                 MEMBERSHIP,
                 serde_json::to_vec(&self.membership).unwrap_or_default(),
             ),
-            (
-                LAST_POSITION,
-                codec::encode(&self.info.last_position.load(Ordering::SeqCst)),
-            ),
+            (LAST_POSITION, codec::encode(&last_position)),
         ]
     }
 }
@@ -227,7 +262,7 @@ impl StateMachine {
         I: IntoIterator<Item = Entry<TypeConfig>>,
     {
         let mut out = Vec::new();
-
+        let mut last_position = None;
         for entry in entries {
             self.applied = Some(entry.log_id);
             let writes = match &entry.payload {
@@ -251,9 +286,7 @@ impl StateMachine {
                             last = Some(r.position);
                         })
                         .map_err(|e| StorageIOError::apply(entry.log_id, any(e)))?;
-                    if let Some(last) = last {
-                        info.last_position.store(last, Ordering::SeqCst);
-                    }
+                    last_position = last;
                     match pre {
                         Some(w) => w,
                         None => txn.into_writes(),
@@ -265,15 +298,21 @@ impl StateMachine {
                 }
                 EntryPayload::Blank => Default::default(),
             };
+            let position = last_position
+                .take()
+                .unwrap_or_else(|| self.info.last_position.load(Ordering::SeqCst));
             self.store
-                .commit_state(writes, self.sm_meta())
+                .commit_state(writes, self.sm_meta(position))
                 .map_err(|e| StorageIOError::apply(entry.log_id, any(e)))?;
+            // after the commit: a read that waits for a position finds it in the store
+            self.info.last_position.store(position, Ordering::SeqCst);
             self.info
                 .last_index
                 .store(entry.log_id.index, Ordering::SeqCst);
             self.info.unapplied().applied(entry.log_id.index);
             out.push(());
         }
+        self.info.applied_notify.notify_waiters();
         Ok(out)
     }
 }
@@ -388,7 +427,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         // the applied log id and membership are the snapshot's; the last position is the one
         // the snapshot carries
         let meta_refs: Vec<(&[u8], Vec<u8>)> = self
-            .sm_meta()
+            .sm_meta(0)
             .into_iter()
             .filter(|(k, _)| *k != LAST_POSITION)
             .collect();
@@ -482,6 +521,52 @@ mod tests {
         assert_eq!(info.committed_lag(Some(2)), (2, 2000));
     }
 
+    /// A read of the state waits until the records whose commands were answered are
+    /// applied (the state machine wakes it), and no longer than its limit; the applied
+    /// position is in the store with the state it stands for.
+    #[tokio::test]
+    async fn a_read_waits_until_the_answered_records_are_applied() {
+        let (dir, _s, mut sm) = open("wait");
+        let info = sm.info.clone();
+        let limit = std::time::Duration::from_millis(30);
+        assert!(info.wait_applied(limit).await, "nothing answered");
+        info.answered_position.store(2, Ordering::SeqCst);
+        assert!(!info.wait_applied(limit).await, "nothing applied yet");
+        let waiter = tokio::spawn({
+            let info = info.clone();
+            async move { info.wait_applied(std::time::Duration::from_secs(30)).await }
+        });
+        tokio::task::yield_now().await;
+        let command = |position| {
+            let mut r = zest_engine::new_command(
+                1,
+                zest_protocol::Intent::Create,
+                zest_protocol::RecordValue::JobBatch(Default::default()),
+                -1,
+                -1,
+            );
+            r.position = position;
+            r
+        };
+        let entry = |index, positions: &[u64]| Entry::<TypeConfig> {
+            log_id: LogId::new(CommittedLeaderId::new(1, 0), index),
+            payload: EntryPayload::Normal(crate::RecordBatch::new(
+                positions.iter().map(|p| command(*p)).collect(),
+            )),
+        };
+        sm.apply(vec![entry(1, &[1])]).await.unwrap();
+        assert!(
+            !info.wait_applied(limit).await,
+            "position 2 not yet applied"
+        );
+        sm.apply(vec![entry(2, &[2]), entry(3, &[])]).await.unwrap();
+        assert!(waiter.await.unwrap(), "woken by the apply");
+        assert_eq!(info.last_position.load(Ordering::SeqCst), 2);
+        let stored = sm.store.sm_get(LAST_POSITION).unwrap().unwrap();
+        assert_eq!(codec::decode::<u64>(&stored).unwrap(), 2);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
     fn contents(store: &PartitionStore) -> Vec<(Ks, Vec<u8>, Vec<u8>)> {
         let mut out = Vec::new();
         for ks in Ks::ALL {
@@ -511,7 +596,7 @@ mod tests {
         for i in 0..3000u32 {
             txn.put_raw(Ks::Jobs, i.to_be_bytes().to_vec(), vec![7; 100]);
         }
-        let meta = leader.sm_meta();
+        let meta = leader.sm_meta(77);
         leader.store.commit_state(txn.into_writes(), meta).unwrap();
 
         let built = leader
