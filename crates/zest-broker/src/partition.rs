@@ -656,11 +656,18 @@ impl Processor {
     ) {
         let pid_label = self.pid.to_string();
         loop {
+            self.retire_applied(&pid_label);
             let can_process = may_process_more(
                 (self.in_flight.len(), self.in_flight_bytes),
                 (self.pipeline_depth, self.pipeline_bytes),
             );
-            let oldest_commits = self.in_flight.front().is_some_and(|f| f.commit.is_some());
+            // The oldest group's apply is waited for when it is not answered yet, or when the
+            // pipeline is full. An answered group is otherwise retired when the loop wakes for
+            // something else: a wake-up for it alone would be a second one per group.
+            let oldest_commits = self
+                .in_flight
+                .front()
+                .is_some_and(|f| f.commit.is_some() && (!f.answered || !can_process));
             let awaits_flush = self.flushed.is_some()
                 && self
                     .in_flight
@@ -1003,6 +1010,19 @@ impl Processor {
             .is_some_and(|f| f.answered && f.commit.is_none())
         {
             self.retire_oldest(pid_label);
+        }
+    }
+
+    /// Retires the answered groups at the front that are applied by now.
+    fn retire_applied(&mut self, pid_label: &str) {
+        while let Some(front) = self.in_flight.front_mut() {
+            let Some(rx) = front.commit.as_mut().filter(|_| front.answered) else {
+                return;
+            };
+            match rx.try_recv() {
+                Err(tokio::sync::oneshot::error::TryRecvError::Empty) => return,
+                result => self.finish_oldest(commit_outcome(result), pid_label),
+            }
         }
     }
 
