@@ -439,30 +439,14 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         let flushed = last_own_batch(&entries);
         let res = if self.flush == LogFlush::EveryAppend {
             let store = self.store.clone();
-            let applied = self.applied.clone();
-            // the fsync off the async runtime's worker threads; the leader's processing loop
-            // hears of it from there, not after openraft's core was scheduled again
-            blocking_io(
-                crate::offload(move || {
-                    let res = store.log_append(batch, true);
-                    if res.is_ok() {
-                        tell_flushed(applied.as_deref(), flushed);
-                    }
-                    res
-                })
-                .await,
-            )
+            // the fsync off the async runtime's worker threads
+            blocking_io(crate::offload(move || store.log_append(batch, true)).await)
         } else {
             // a write to the OS, like the state machine's own writes: no hand-over to another
             // thread (each one costs a wake-up on the path of every command)
-            let res = self
-                .store
+            self.store
                 .log_append(batch, false)
-                .map_err(|e| std::io::Error::other(e.to_string()));
-            if res.is_ok() {
-                tell_flushed(self.applied.as_deref(), flushed);
-            }
-            res
+                .map_err(|e| std::io::Error::other(e.to_string()))
         };
         if res.is_ok() {
             // before openraft hears of the write: applying them reads them back
@@ -481,6 +465,10 @@ impl RaftLogStorage<TypeConfig> for LogStore {
                 // full: a flush is already due and will cover this append too
                 let _ = flusher.try_send(());
             }
+            // Told from here, on openraft's core, not from the thread that fsynced: that would
+            // be one more wake-up from outside the runtime per append, and measured no faster
+            // (docs/benchmarks.md, 2026-11-29 afternoon).
+            tell_flushed(self.applied.as_deref(), flushed);
         }
         let failed = res.as_ref().err().map(|e| e.to_string());
         callback.log_io_completed(res);
