@@ -15,7 +15,8 @@ pub struct Metrics {
     pub backpressure_rejections: IntCounterVec,
     /// zeebe_stream_processor_batch_processing_duration: time to process one group of commands.
     pub processing_latency: HistogramVec,
-    /// zeebe_log_appender_commit_latency: time from append to commit+apply of a group.
+    /// zeebe_log_appender_commit_latency: time from append to the commit of a group (with
+    /// one voter: its flush; with several: their commit and its apply), when it is answered.
     pub commit_latency: HistogramVec,
     /// Commands per log entry.
     pub group_size: HistogramVec,

@@ -567,7 +567,7 @@ struct InFlight {
     answered: bool,
     waiting: Vec<(i64, oneshot::Sender<Record>, bool)>,
     responses: Vec<zest_engine::Response>,
-    /// What it holds until committed ([`group_bytes`]).
+    /// What it holds until applied ([`group_bytes`]).
     bytes: usize,
     effects: Vec<SideEffect>,
     /// Places reserved in job streams for the jobs this group pushes, by job key.
@@ -1009,7 +1009,7 @@ impl Processor {
             .front()
             .is_some_and(|f| f.answered && f.commit.is_none())
         {
-            self.retire_oldest(pid_label);
+            self.retire_oldest();
         }
     }
 
@@ -1047,22 +1047,18 @@ impl Processor {
         if !front.answered {
             self.answer(0, pid_label);
         }
-        self.retire_oldest(pid_label);
+        self.retire_oldest();
         self.answer_ready(pid_label);
     }
 
     /// The oldest group, answered, is applied (or wrote nothing): the state machine's store
     /// holds its writes now.
-    fn retire_oldest(&mut self, pid_label: &str) {
+    fn retire_oldest(&mut self) {
         let Some(done) = self.in_flight.pop_front() else {
             return;
         };
         self.in_flight_bytes -= done.bytes;
         if done.commit.is_some() {
-            self.metrics
-                .commit_latency
-                .with_label_values(&[pid_label])
-                .observe(done.appended.elapsed().as_secs_f64());
             let seq = done.seq;
             self.speculative.retain(|_, (_, s)| *s != seq);
         }
@@ -1078,6 +1074,11 @@ impl Processor {
         let group = &mut self.in_flight[i];
         group.answered = true;
         if group.commit.is_some() {
+            // answered once committed: from its append to here is the commit's latency
+            self.metrics
+                .commit_latency
+                .with_label_values(&[pid_label])
+                .observe(group.appended.elapsed().as_secs_f64());
             // reads of this node's state wait until it is applied
             self.applied
                 .answered_position
