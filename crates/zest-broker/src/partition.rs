@@ -614,7 +614,7 @@ struct Processor {
     /// again from the store, through fjall's memtables, each time.
     kept_reads: BaseReads,
     in_flight: VecDeque<InFlight>,
-    /// In a group of one voter (the only one that can commit), what the log holds durably
+    /// In a group of one voter (this node, whose log alone decides), what the log holds durably
     /// (`AppliedInfo::flushed`): a batch there is committed, and its commands are answered
     /// without waiting for openraft's core to hear of the flush, commit it and have it
     /// applied (three hand-overs between tasks, each a wait for a busy runtime thread).
