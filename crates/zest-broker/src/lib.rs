@@ -838,23 +838,18 @@ impl Broker {
     pub fn take_backup(&self, id: i64) -> Result<u64, backup::BackupError> {
         let pids: Vec<u32> = self.local.partitions().keys().copied().collect();
         let id = self.backups.schedule(id, &pids)?;
-        let stores: Vec<_> = self
+        let states: Vec<_> = self
             .local
             .partitions()
             .values()
-            .map(|p| p.store.clone())
-            .collect();
-        let applied: Vec<_> = self
-            .local
-            .partitions()
-            .values()
-            .map(|p| p.applied.clone())
+            .map(|p| p.answered_state())
             .collect();
         let backups = self.backups.clone();
         tokio::spawn(async move {
             // what was answered before the backup was asked for is in it
-            for a in applied {
-                a.wait_applied(Duration::from_secs(1)).await;
+            let mut stores = Vec::with_capacity(states.len());
+            for state in &states {
+                stores.push(state.store().await.clone());
             }
             let _ = tokio::task::spawn_blocking(move || backups.take(id, &stores)).await;
         });

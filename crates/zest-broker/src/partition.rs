@@ -42,7 +42,37 @@ pub(crate) struct PartitionHandle {
     tasks: std::sync::Mutex<Vec<JoinHandle<()>>>,
 }
 
+/// How long a read of a partition's state here waits for what this node answered to be
+/// applied: a slow apply delays a read this long at most, and the read then trails the log as
+/// a follower's does.
+const APPLY_WAIT: Duration = Duration::from_secs(1);
+
+/// A partition's committed state as a client of this node must see it: with the records this
+/// node answered applied. A command is answered before its entry is applied
+/// (`AppliedInfo::flushed`); a read that follows its answer here must still see its writes.
+pub(crate) struct AnsweredState {
+    store: PartitionStore,
+    applied: Arc<AppliedInfo>,
+}
+
+impl AnsweredState {
+    /// The store, once what was answered before this call is applied (or `APPLY_WAIT` passed).
+    pub async fn store(&self) -> &PartitionStore {
+        self.applied.wait_applied(APPLY_WAIT).await;
+        &self.store
+    }
+}
+
 impl PartitionHandle {
+    /// The state that REST reads, READ frames and backups read (not commands: they read
+    /// through the processor's own writes).
+    pub fn answered_state(&self) -> AnsweredState {
+        AnsweredState {
+            store: self.store.clone(),
+            applied: self.applied.clone(),
+        }
+    }
+
     /// Reserves a client command's bytes in the queue; None when the queue holds too many.
     pub fn reserve_queue_bytes(&self, record: &Record) -> Option<OwnedSemaphorePermit> {
         self.queue_bytes.reserve(record_bytes(record))
@@ -540,6 +570,7 @@ impl Supervisor {
             speculative: Speculative::new(),
             kept_reads: BaseReads::default(),
             in_flight: VecDeque::new(),
+            answered: 0,
             flushed: self
                 .single_voter()
                 .then(|| self.applied.flushed.subscribe()),
@@ -558,13 +589,7 @@ impl Supervisor {
 struct InFlight {
     seq: u64,
     /// None when the group wrote nothing; it is answered once the groups before it are.
-    commit: Option<CommitReceiver>,
-    /// The position of its last record (0: it wrote none).
-    last_position: u64,
-    /// Its commands were answered and its side effects published (what follows is then
-    /// empty): when its entry committed, or, in a group of one voter, when the log held it
-    /// durably; it stays in flight until applied, for its speculative writes.
-    answered: bool,
+    commit: Option<Commit>,
     waiting: Vec<(i64, oneshot::Sender<Record>, bool)>,
     responses: Vec<zest_engine::Response>,
     /// What it holds until applied ([`group_bytes`]).
@@ -580,6 +605,13 @@ struct InFlight {
 }
 
 use zest_cluster::CommitReceiver;
+
+/// A group's log entry on its way to being committed and applied.
+struct Commit {
+    rx: CommitReceiver,
+    /// The position of the entry's last record.
+    last_position: u64,
+}
 
 struct Processor {
     pid: PartitionId,
@@ -614,6 +646,11 @@ struct Processor {
     /// again from the store, through fjall's memtables, each time.
     kept_reads: BaseReads,
     in_flight: VecDeque<InFlight>,
+    /// How many groups at the front of `in_flight` are answered: their commands were answered
+    /// and their side effects published when their entry committed, or, in a group of one
+    /// voter, when the log held it durably. Groups are answered in order, so they are always
+    /// a prefix; they stay in flight until applied, for their speculative writes.
+    answered: usize,
     /// In a group of one voter (this node, whose log alone decides), what the log holds durably
     /// (`AppliedInfo::flushed`): a batch there is committed, and its commands are answered
     /// without waiting for openraft's core to hear of the flush, commit it and have it
@@ -667,12 +704,9 @@ impl Processor {
             let oldest_commits = self
                 .in_flight
                 .front()
-                .is_some_and(|f| f.commit.is_some() && (!f.answered || !can_process));
-            let awaits_flush = self.flushed.is_some()
-                && self
-                    .in_flight
-                    .iter()
-                    .any(|f| !f.answered && f.commit.is_some());
+                .is_some_and(|f| f.commit.is_some() && (self.answered == 0 || !can_process));
+            // (`answer_ready` leaves no read-only group first among the unanswered ones)
+            let awaits_flush = self.flushed.is_some() && self.answered < self.in_flight.len();
             let carried = if can_process && !*stop_rx.borrow() {
                 self.carried.pop_front()
             } else {
@@ -687,7 +721,7 @@ impl Processor {
                     // the oldest group committed: answer it (and the read-only groups behind it)
                     result = async {
                         match self.in_flight.front_mut().and_then(|f| f.commit.as_mut()) {
-                            Some(rx) => rx.await,
+                            Some(c) => (&mut c.rx).await,
                             None => std::future::pending().await,
                         }
                     }, if oldest_commits => {
@@ -752,7 +786,7 @@ impl Processor {
         // commit here: they are failed after a while, and their clients may retry).
         while let Some(front) = self.in_flight.front_mut() {
             let result = match front.commit.as_mut() {
-                Some(rx) => match tokio::time::timeout(Duration::from_secs(5), rx).await {
+                Some(c) => match tokio::time::timeout(Duration::from_secs(5), &mut c.rx).await {
                     Ok(r) => commit_outcome(r),
                     Err(_) => Err("this node stopped leading the partition".to_string()),
                 },
@@ -891,7 +925,12 @@ impl Processor {
                 records.shrink_to_fit();
             }
             match self.raft.client_write_ff(RecordBatch::new(records)).await {
-                Ok(rx) => commit = Some(rx),
+                Ok(rx) => {
+                    commit = Some(Commit {
+                        rx,
+                        last_position: next_position - 1,
+                    })
+                }
                 Err(e) => {
                     for p in permits {
                         p.cancel();
@@ -904,12 +943,6 @@ impl Processor {
         }
         self.in_flight.push_back(InFlight {
             seq,
-            last_position: if commit.is_some() {
-                next_position - 1
-            } else {
-                0
-            },
-            answered: false,
             commit,
             waiting,
             responses,
@@ -997,29 +1030,28 @@ impl Processor {
             .map(|rx| *rx.borrow_and_update())
             .filter(|f| f.leader == self.leader)
             .map_or(0, |f| f.position);
-        while let Some(i) = self.in_flight.iter().position(|f| !f.answered) {
-            let group = &self.in_flight[i];
-            if group.commit.is_some() && group.last_position > durable {
+        while let Some(group) = self.in_flight.get(self.answered) {
+            if group
+                .commit
+                .as_ref()
+                .is_some_and(|c| c.last_position > durable)
+            {
                 break;
             }
-            self.answer(i, pid_label);
+            self.answer_next(pid_label);
         }
-        while self
-            .in_flight
-            .front()
-            .is_some_and(|f| f.answered && f.commit.is_none())
-        {
+        while self.answered > 0 && self.in_flight.front().is_some_and(|f| f.commit.is_none()) {
             self.retire_oldest();
         }
     }
 
     /// Retires the answered groups at the front that are applied by now.
     fn retire_applied(&mut self, pid_label: &str) {
-        while let Some(front) = self.in_flight.front_mut() {
-            let Some(rx) = front.commit.as_mut().filter(|_| front.answered) else {
+        while self.answered > 0 {
+            let Some(c) = self.in_flight.front_mut().and_then(|f| f.commit.as_mut()) else {
                 return;
             };
-            match rx.try_recv() {
+            match c.rx.try_recv() {
                 Err(tokio::sync::oneshot::error::TryRecvError::Empty) => return,
                 result => self.finish_oldest(commit_outcome(result), pid_label),
             }
@@ -1029,23 +1061,23 @@ impl Processor {
     /// The oldest group in flight committed and was applied (or failed): answer it if it was
     /// not yet, and drop its speculative writes.
     fn finish_oldest(&mut self, result: Result<(), String>, pid_label: &str) {
-        let Some(front) = self.in_flight.front() else {
+        if self.in_flight.is_empty() {
             return;
-        };
+        }
         if let Err(e) = result {
             // An answered group's entry is durable in a group of one voter: such a commit
             // fails only when openraft stopped (the node stops or its storage failed), and
             // its groups are applied from the log when it starts again.
             tracing::error!(
                 partition = self.pid,
-                answered = front.answered,
+                answered = self.answered > 0,
                 "could not commit a batch: {e}; its commands and those after it are failed"
             );
             self.fail_in_flight(&e);
             return;
         }
-        if !front.answered {
-            self.answer(0, pid_label);
+        if self.answered == 0 {
+            self.answer_next(pid_label);
         }
         self.retire_oldest();
         self.answer_ready(pid_label);
@@ -1057,6 +1089,7 @@ impl Processor {
         let Some(done) = self.in_flight.pop_front() else {
             return;
         };
+        self.answered = self.answered.saturating_sub(1);
         self.in_flight_bytes -= done.bytes;
         if done.commit.is_some() {
             let seq = done.seq;
@@ -1068,12 +1101,14 @@ impl Processor {
         }
     }
 
-    /// Answers the requests of the group at `i` in the pipeline (every group before it is
-    /// answered) and publishes its side effects.
-    fn answer(&mut self, i: usize, pid_label: &str) {
-        let group = &mut self.in_flight[i];
-        group.answered = true;
-        if group.commit.is_some() {
+    /// Answers the requests of the first group not answered (groups are answered in order)
+    /// and publishes its side effects.
+    fn answer_next(&mut self, pid_label: &str) {
+        let Some(group) = self.in_flight.get_mut(self.answered) else {
+            return;
+        };
+        self.answered += 1;
+        if let Some(commit) = &group.commit {
             // answered once committed: from its append to here is the commit's latency
             self.metrics
                 .commit_latency
@@ -1082,7 +1117,7 @@ impl Processor {
             // reads of this node's state wait until it is applied
             self.applied
                 .answered_position
-                .fetch_max(group.last_position, Ordering::SeqCst);
+                .fetch_max(commit.last_position, Ordering::SeqCst);
         }
         let received = std::mem::take(&mut group.received);
         let permits = std::mem::take(&mut group.permits);
@@ -1219,6 +1254,7 @@ impl Processor {
                 p.cancel();
             }
         }
+        self.answered = 0;
         self.in_flight_bytes = 0;
         self.speculative.clear();
         self.kept_reads = BaseReads::default();

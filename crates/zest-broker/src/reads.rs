@@ -94,19 +94,12 @@ mod json_text {
     }
 }
 
-/// How long a read waits for the records answered on this node to be applied.
-const APPLY_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
-
 /// Runs `read` on a partition's committed state, here, on a blocking thread (a search scans).
 pub(crate) async fn read_blocking(
     partition: &crate::partition::PartitionHandle,
     read: Read,
 ) -> Result<Answer, String> {
-    // A command answered before its entry was applied (`AppliedInfo::flushed`) is seen by a
-    // read that follows its answer here, as it was before; a slow apply delays a read this
-    // long at most, and the read then trails the log as a follower's does.
-    partition.applied.wait_applied(APPLY_WAIT).await;
-    let store = partition.store.clone();
+    let store = partition.answered_state().store().await.clone();
     tokio::task::spawn_blocking(move || read_local(&store, &read))
         .await
         .map_err(|e| e.to_string())
