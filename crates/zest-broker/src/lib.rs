@@ -848,8 +848,8 @@ impl Broker {
         tokio::spawn(async move {
             // what was answered before the backup was asked for is in it
             let mut stores = Vec::with_capacity(states.len());
-            for state in &states {
-                stores.push(state.store().await.clone());
+            for state in states {
+                stores.push(state.into_store().await);
             }
             let _ = tokio::task::spawn_blocking(move || backups.take(id, &stores)).await;
         });

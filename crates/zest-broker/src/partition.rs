@@ -57,9 +57,9 @@ pub(crate) struct AnsweredState {
 
 impl AnsweredState {
     /// The store, once what was answered before this call is applied (or `APPLY_WAIT` passed).
-    pub async fn store(&self) -> &PartitionStore {
+    pub async fn into_store(self) -> PartitionStore {
         self.applied.wait_applied(APPLY_WAIT).await;
-        &self.store
+        self.store
     }
 }
 

@@ -99,7 +99,7 @@ pub(crate) async fn read_blocking(
     partition: &crate::partition::PartitionHandle,
     read: Read,
 ) -> Result<Answer, String> {
-    let store = partition.answered_state().store().await.clone();
+    let store = partition.answered_state().into_store().await;
     tokio::task::spawn_blocking(move || read_local(&store, &read))
         .await
         .map_err(|e| e.to_string())
