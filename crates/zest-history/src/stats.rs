@@ -1,0 +1,126 @@
+//! What colours a diagram and draws an instance's path: element instance counts per element,
+//! the sequence flows taken, the call hierarchy; and a definition's XML.
+
+use rusqlite::Connection;
+use serde_json::{json, Value};
+
+use crate::filter::Conditions;
+use crate::resources::PROCESS_INSTANCES;
+use crate::search::SearchError;
+
+/// Whose element instances are counted.
+#[derive(Clone, Copy, Debug)]
+pub enum Of {
+    /// The instances of a process definition (filtered by the request's process instance
+    /// filter).
+    Definition(i64),
+    /// One process instance.
+    Instance(i64),
+}
+
+pub fn process_xml(conn: &Connection, key: i64) -> Result<Option<String>, SearchError> {
+    let mut stmt = conn.prepare_cached("SELECT bpmn_xml FROM process_definition WHERE key = ?1")?;
+    let mut rows = stmt.query([key])?;
+    Ok(match rows.next()? {
+        Some(r) => Some(r.get(0)?),
+        None => None,
+    })
+}
+
+/// `{items: [{elementId, active, canceled, incidents, completed}]}`: an element instance
+/// with an open incident counts under `incidents`, not `active`.
+pub fn element_statistics(conn: &Connection, of: Of, filter: &Value) -> Result<Value, SearchError> {
+    let mut c = Conditions::default();
+    match of {
+        Of::Definition(key) => {
+            let mark = c.bind(rusqlite::types::Value::Integer(key));
+            c.sql.push(format!("t.process_definition_key = {mark}"));
+            c.compile(filter, PROCESS_INSTANCES.fields, PROCESS_INSTANCES.special)?;
+        }
+        Of::Instance(key) => {
+            let mark = c.bind(rusqlite::types::Value::Integer(key));
+            c.sql.push(format!("t.key = {mark}"));
+        }
+    }
+    let sql = format!(
+        "SELECT e.element_id, \
+           SUM(e.state = 'ACTIVE' AND e.incident_key IS NULL), \
+           SUM(e.state = 'TERMINATED'), \
+           SUM(e.state = 'ACTIVE' AND e.incident_key IS NOT NULL), \
+           SUM(e.state = 'COMPLETED') \
+         FROM {} JOIN element_instance e ON e.process_instance_key = t.key{} \
+         GROUP BY e.element_id ORDER BY e.element_id",
+        PROCESS_INSTANCES.from,
+        c.where_clause()
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut rows = stmt.query(rusqlite::params_from_iter(c.params.iter()))?;
+    let mut items = Vec::new();
+    while let Some(r) = rows.next()? {
+        items.push(json!({
+            "elementId": r.get::<_, String>(0)?,
+            "active": r.get::<_, i64>(1)?,
+            "canceled": r.get::<_, i64>(2)?,
+            "incidents": r.get::<_, i64>(3)?,
+            "completed": r.get::<_, i64>(4)?,
+        }));
+    }
+    Ok(json!({ "items": items }))
+}
+
+pub fn sequence_flows(conn: &Connection, process_instance: i64) -> Result<Value, SearchError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT flow_id, process_definition_key, bpmn_process_id, tenant_id \
+         FROM sequence_flow WHERE process_instance_key = ?1 ORDER BY flow_id",
+    )?;
+    let mut rows = stmt.query([process_instance])?;
+    let mut items = Vec::new();
+    while let Some(r) = rows.next()? {
+        let flow: String = r.get(0)?;
+        items.push(json!({
+            "sequenceFlowId": flow,
+            "processInstanceKey": process_instance.to_string(),
+            "processDefinitionKey": r.get::<_, Option<i64>>(1)?.unwrap_or(0).to_string(),
+            "processDefinitionId": r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+            "elementId": flow,
+            "tenantId": r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+        }));
+    }
+    Ok(json!({ "items": items }))
+}
+
+/// The instance and the instances that called it, root first; `None` when history lacks it.
+pub fn call_hierarchy(
+    conn: &Connection,
+    process_instance: i64,
+) -> Result<Option<Value>, SearchError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT t.parent_process_instance_key, t.process_definition_key, \
+                COALESCE(d.name, t.bpmn_process_id) \
+         FROM process_instance t LEFT JOIN process_definition d ON d.key = t.process_definition_key \
+         WHERE t.key = ?1",
+    )?;
+    let mut chain = Vec::new();
+    let mut key = process_instance;
+    // a chain of calls is at most as deep as the engine lets calls nest; the bound only
+    // guards against a cycle in damaged data
+    for _ in 0..1000 {
+        let mut rows = stmt.query([key])?;
+        let Some(r) = rows.next()? else { break };
+        let parent: Option<i64> = r.get(0)?;
+        chain.push(json!({
+            "processInstanceKey": key.to_string(),
+            "processDefinitionKey": r.get::<_, Option<i64>>(1)?.unwrap_or(0).to_string(),
+            "processDefinitionName": r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+        }));
+        match parent {
+            Some(p) if p > 0 => key = p,
+            _ => break,
+        }
+    }
+    if chain.is_empty() {
+        return Ok(None);
+    }
+    chain.reverse();
+    Ok(Some(Value::Array(chain)))
+}

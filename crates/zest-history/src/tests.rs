@@ -1,0 +1,348 @@
+use serde_json::json;
+use zest_protocol::{
+    BpmnElementType, BpmnEventType, IncidentRecord, Intent, ProcessInstanceRecord, ProcessRecord,
+    Record, RecordType, RecordValue, RejectionType, ValueType, VariableRecord,
+};
+
+use super::*;
+
+fn record(position: u64, key: i64, intent: Intent, value: RecordValue) -> Record {
+    Record {
+        position,
+        partition_id: 1,
+        key,
+        timestamp: 1_735_689_600_000 + position as i64,
+        record_type: RecordType::Event,
+        value_type: value.value_type(),
+        intent,
+        rejection_type: RejectionType::NullVal,
+        rejection_reason: String::new(),
+        source_record_position: -1,
+        request_id: -1,
+        request_stream_id: -1,
+        value,
+    }
+}
+
+const XML: &str = r#"<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL">
+  <bpmn:process id="order" name="Order"><bpmn:serviceTask id="pay" name="Pay" /></bpmn:process>
+</bpmn:definitions>"#;
+
+fn element(pi: i64, id: &str, ty: BpmnElementType) -> ProcessInstanceRecord {
+    ProcessInstanceRecord {
+        bpmn_process_id: "order".into(),
+        version: 1,
+        process_definition_key: 10,
+        process_instance_key: pi,
+        element_id: id.into(),
+        flow_scope_key: if ty == BpmnElementType::Process {
+            -1
+        } else {
+            pi
+        },
+        bpmn_element_type: ty,
+        bpmn_event_type: BpmnEventType::Unspecified,
+        parent_process_instance_key: -1,
+        parent_element_instance_key: -1,
+        tenant_id: "<default>".into(),
+    }
+}
+
+/// A definition, then instances 100.. each with a task; even ones complete, every third has an
+/// incident on its task, and each has a variable `n`.
+fn sample(count: i64) -> Vec<Record> {
+    let mut out = vec![record(
+        1,
+        10,
+        Intent::Created,
+        RecordValue::Process(ProcessRecord {
+            bpmn_process_id: "order".into(),
+            version: 1,
+            process_definition_key: 10,
+            resource_name: "order.bpmn".into(),
+            checksum: vec![],
+            resource: XML.as_bytes().to_vec(),
+            tenant_id: "<default>".into(),
+        }),
+    )];
+    let mut pos = 1;
+    let mut next = |out: &mut Vec<Record>, key, intent, value| {
+        pos += 1;
+        out.push(record(pos, key, intent, value));
+    };
+    for i in 0..count {
+        let pi = 100 + i * 10;
+        let proc = || RecordValue::ProcessInstance(element(pi, "order", BpmnElementType::Process));
+        let task =
+            || RecordValue::ProcessInstance(element(pi, "pay", BpmnElementType::ServiceTask));
+        next(&mut out, pi, Intent::ElementActivating, proc());
+        next(&mut out, pi + 1, Intent::ElementActivating, task());
+        next(
+            &mut out,
+            pi + 2,
+            Intent::Created,
+            RecordValue::Variable(VariableRecord {
+                name: "n".into(),
+                value: i.to_string(),
+                scope_key: pi,
+                process_instance_key: pi,
+                process_definition_key: 10,
+                bpmn_process_id: "order".into(),
+                tenant_id: "<default>".into(),
+            }),
+        );
+        if i % 3 == 0 {
+            next(
+                &mut out,
+                pi + 3,
+                Intent::Created,
+                RecordValue::Incident(IncidentRecord {
+                    error_type: zest_protocol::ErrorType::JobNoRetries,
+                    error_message: "no retries left".into(),
+                    bpmn_process_id: "order".into(),
+                    process_definition_key: 10,
+                    process_instance_key: pi,
+                    element_id: "pay".into(),
+                    element_instance_key: pi + 1,
+                    job_key: -1,
+                    variable_scope_key: pi + 1,
+                    tenant_id: "<default>".into(),
+                }),
+            );
+        } else if i % 2 == 0 {
+            next(&mut out, pi + 1, Intent::ElementCompleted, task());
+            next(&mut out, pi, Intent::ElementCompleted, proc());
+        }
+    }
+    out
+}
+
+fn open(name: &str) -> (std::path::PathBuf, History) {
+    let dir = std::env::temp_dir().join(format!("zest-history-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let h = History::open(&dir.join("history.sqlite"), 4 << 20).unwrap();
+    (dir, h)
+}
+
+fn search(h: &History, r: &Resource, q: serde_json::Value) -> serde_json::Value {
+    h.search(r, &q, Conditions::default()).unwrap()
+}
+
+fn keys(v: &serde_json::Value, field: &str) -> Vec<String> {
+    v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i[field].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn exported_instances_are_found_by_state_incident_and_variable() {
+    let (_dir, h) = open("find");
+    let records = sample(12);
+    let last = records.last().unwrap().position;
+    h.export(1, &records, last).unwrap();
+    assert_eq!(h.position(1).unwrap(), last);
+
+    let all = search(&h, &resources::PROCESS_INSTANCES, json!({}));
+    assert_eq!(all["page"]["totalItems"], 12);
+    let first = &all["items"][0];
+    assert_eq!(first["processInstanceKey"], "100");
+    assert_eq!(first["processDefinitionName"], "Order");
+    assert_eq!(first["startDate"], "2025-01-01T00:00:00.002Z");
+    assert_eq!(first["hasIncident"], true);
+
+    // 0..12: completed are the even ones without an incident (2, 4, 8, 10)
+    let done = search(
+        &h,
+        &resources::PROCESS_INSTANCES,
+        json!({"filter": {"state": "COMPLETED"}}),
+    );
+    assert_eq!(
+        keys(&done, "processInstanceKey"),
+        ["120", "140", "180", "200"]
+    );
+    assert!(done["items"][0]["endDate"].is_string());
+    let inc = search(
+        &h,
+        &resources::PROCESS_INSTANCES,
+        json!({"filter": {"hasIncident": true}}),
+    );
+    assert_eq!(inc["page"]["totalItems"], 4);
+    let var = search(
+        &h,
+        &resources::PROCESS_INSTANCES,
+        json!({"filter": {"variables": [{"name": "n", "value": {"$in": ["5", "7"]}}]}}),
+    );
+    assert_eq!(keys(&var, "processInstanceKey"), ["150", "170"]);
+    let or = search(
+        &h,
+        &resources::PROCESS_INSTANCES,
+        json!({"filter": {"$or": [{"processInstanceKey": "110"}, {"state": "COMPLETED", "processInstanceKey": {"$gt": "150"}}]}}),
+    );
+    assert_eq!(keys(&or, "processInstanceKey"), ["110", "180", "200"]);
+
+    let els = search(
+        &h,
+        &resources::ELEMENT_INSTANCES,
+        json!({"filter": {"processInstanceKey": "100"}}),
+    );
+    assert_eq!(els["items"][0]["elementName"], "Pay");
+    assert_eq!(els["items"][0]["hasIncident"], true);
+    assert_eq!(els["items"][0]["incidentKey"], "103");
+    let incidents = search(
+        &h,
+        &resources::INCIDENTS,
+        json!({"filter": {"state": "ACTIVE"}}),
+    );
+    assert_eq!(incidents["page"]["totalItems"], 4);
+    assert_eq!(incidents["items"][0]["errorType"], "JOB_NO_RETRIES");
+
+    let stats = h
+        .element_statistics(Of::Definition(10), &json!({}))
+        .unwrap();
+    assert_eq!(
+        stats["items"],
+        json!([{"elementId": "pay", "active": 4, "canceled": 0, "incidents": 4, "completed": 4}])
+    );
+}
+
+#[test]
+fn cursors_page_through_every_row_once_in_both_directions() {
+    let (_dir, h) = open("cursor");
+    let records = sample(25);
+    h.export(1, &records, records.last().unwrap().position)
+        .unwrap();
+    let q = |page: serde_json::Value| json!({"sort": [{"field": "state", "order": "DESC"}], "page": page});
+    let mut seen = Vec::new();
+    let mut page = search(&h, &resources::PROCESS_INSTANCES, q(json!({"limit": 7})));
+    let mut pages = vec![];
+    loop {
+        let ks = keys(&page, "processInstanceKey");
+        if ks.is_empty() {
+            break;
+        }
+        pages.push(page.clone());
+        seen.extend(ks);
+        let end = page["page"]["endCursor"].as_str().unwrap().to_string();
+        page = search(
+            &h,
+            &resources::PROCESS_INSTANCES,
+            q(json!({"limit": 7, "after": end})),
+        );
+    }
+    let by_offset = search(&h, &resources::PROCESS_INSTANCES, q(json!({"limit": 100})));
+    assert_eq!(seen, keys(&by_offset, "processInstanceKey"));
+    assert_eq!(seen.len(), 25);
+    // back from the last page's start
+    let start = pages[3]["page"]["startCursor"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let back = search(
+        &h,
+        &resources::PROCESS_INSTANCES,
+        q(json!({"limit": 7, "before": start})),
+    );
+    assert_eq!(
+        keys(&back, "processInstanceKey"),
+        keys(&pages[2], "processInstanceKey")
+    );
+    // a cursor of another query is refused
+    let other = h.search(
+        &resources::PROCESS_INSTANCES,
+        &json!({"page": {"after": start}}),
+        Conditions::default(),
+    );
+    assert!(matches!(other, Err(SearchError::Bad(m)) if m.contains("page.after")));
+}
+
+#[test]
+fn export_resumes_after_its_position_and_never_applies_twice() {
+    let (_dir, h) = open("resume");
+    let records = sample(6);
+    let (a, b) = records.split_at(10);
+    h.export(1, a, a.last().unwrap().position).unwrap();
+    // the whole stream again (at least once delivery): the first part is skipped
+    h.export(1, &records, records.last().unwrap().position)
+        .unwrap();
+    h.export(1, &records, records.last().unwrap().position)
+        .unwrap();
+    assert!(!b.is_empty());
+    let inc = search(
+        &h,
+        &resources::PROCESS_INSTANCES,
+        json!({"filter": {"processInstanceKey": "100"}}),
+    );
+    assert_eq!(inc["items"][0]["hasIncident"], true);
+    let counts: i64 = h
+        .read(|c| {
+            Ok(c.query_row(
+                "SELECT incidents FROM process_instance WHERE key = 100",
+                [],
+                |r| r.get(0),
+            )?)
+        })
+        .unwrap();
+    assert_eq!(counts, 1, "the incident is counted once");
+    let vars = search(&h, &resources::VARIABLES, json!({}));
+    assert_eq!(vars["page"]["totalItems"], 6);
+}
+
+#[test]
+fn bad_requests_name_the_field() {
+    let (_dir, h) = open("bad");
+    let cases = [
+        (json!({"filter": {"nope": 1}}), "'nope'"),
+        (json!({"sort": [{"field": "nope"}]}), "'nope'"),
+        (json!({"page": {"limit": 10001}}), "page.limit"),
+        (json!({"page": {"after": "garbage"}}), "page.after"),
+        (
+            json!({"filter": {"startDate": {"$gt": "soon"}}}),
+            "'startDate'",
+        ),
+    ];
+    for (q, needle) in cases {
+        match h.search(&resources::PROCESS_INSTANCES, &q, Conditions::default()) {
+            Err(SearchError::Bad(m)) => assert!(m.contains(needle), "{q}: {m}"),
+            other => panic!("{q}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn long_values_are_cut_with_the_whole_value_kept() {
+    let (_dir, h) = open("long");
+    let long = format!("\"{}\"", "x".repeat(20_000));
+    let records = vec![record(
+        1,
+        5,
+        Intent::Created,
+        RecordValue::Variable(VariableRecord {
+            name: "big".into(),
+            value: long.clone(),
+            scope_key: 1,
+            process_instance_key: 1,
+            process_definition_key: 1,
+            bpmn_process_id: "p".into(),
+            tenant_id: "<default>".into(),
+        }),
+    )];
+    h.export(1, &records, 1).unwrap();
+    let found = search(
+        &h,
+        &resources::VARIABLES,
+        json!({"filter": {"name": "big"}}),
+    );
+    assert_eq!(found["items"][0]["isTruncated"], true);
+    assert_eq!(
+        found["items"][0]["value"].as_str().unwrap().chars().count(),
+        PREVIEW_CHARS
+    );
+    let whole = h.get(&resources::VARIABLE_FULL, 5).unwrap().unwrap();
+    assert_eq!(whole["value"], long);
+    assert_eq!(whole["isTruncated"], false);
+    let _ = ValueType::Variable;
+}
