@@ -8,6 +8,7 @@ mod backpressure;
 pub mod backup;
 mod byte_share;
 mod cluster;
+pub mod export;
 mod failover;
 mod job_streams;
 mod local;
@@ -77,6 +78,12 @@ pub struct BrokerConfig {
     pub backpressure: BackpressureConfig,
     /// Where backups go (`/actuator/backupRuntime`); none: backups are refused.
     pub backup_dir: Option<PathBuf>,
+    /// Whether the node keeps a history (`data/history.sqlite`) for the REST API's searches.
+    pub history: bool,
+    /// The history store's page caches (`zest_memory_budget_bytes{part="history"}`).
+    pub history_cache_bytes: u64,
+    /// How long finished root instances stay in history (Camunda's `default-history-ttl`).
+    pub history_ttl: Duration,
     /// The memory budget (`--memory-mb`) the parts below were sized from.
     pub memory_bytes: u64,
     /// Parsed models an engine keeps (processes and decision graphs each).
@@ -109,6 +116,9 @@ impl Default for BrokerConfig {
             backpressure: BackpressureConfig::default(),
             backup_dir: None,
             memory_bytes: 128 << 20,
+            history: true,
+            history_cache_bytes: 4 << 20,
+            history_ttl: Duration::from_secs(30 * 24 * 3600),
             model_cache: 128,
             cluster: ClusterConfig::default(),
             memory_guard: true,
@@ -157,6 +167,8 @@ impl BrokerConfig {
         let partitions = self.partitions.max(1) as u64;
         (self.store.cache_bytes, self.store.write_buffer_bytes) =
             Self::store_parts(self.memory_bytes);
+        // the history store's page caches (a thirty-second, taken from the write buffers')
+        self.history_cache_bytes = sized / 32;
         // a parsed model takes some tens of KiB; 64 KiB each is a safe bound
         self.model_cache = ((sized / 16) / (64 << 10)) as usize;
         // commands waiting in the partitions' queues, by their documents and resources
@@ -186,7 +198,7 @@ impl BrokerConfig {
     /// 12, docs/benchmarks.md, 2026-11-28 evening); a larger cache bought it nothing.
     fn store_parts(memory_bytes: u64) -> (u64, u64) {
         let sized = Self::sized_bytes(memory_bytes);
-        (sized / 8, sized / 4)
+        (sized / 8, sized / 4 - sized / 32)
     }
 
     /// Memory each local partition keeps evaluated multi-instance input collections in: a
@@ -276,6 +288,12 @@ pub struct Broker {
     backups: Arc<backup::Backups>,
     /// Stops the internal port's server.
     internal_stop: Option<tokio::sync::watch::Sender<bool>>,
+    /// The history and its exporters (none with `--history off` or in a standalone gateway).
+    exporting: Option<Arc<export::Exporting>>,
+    /// Each local partition's export.
+    exports: BTreeMap<PartitionId, export::PartitionExport>,
+    /// Stops the exporters.
+    export_stop: tokio::sync::watch::Sender<bool>,
 }
 
 /// One partition as the topology shows it.
@@ -431,6 +449,33 @@ impl Broker {
             let handle = partition::start(pid, &config, store, &shared, (tx, rx), leading).await?;
             partitions.insert(pid, handle);
         }
+        let (export_stop, export_stop_rx) = tokio::sync::watch::channel(false);
+        let exporting = match (&store, config.history) {
+            (Some(_), true) => {
+                let history = zest_history::History::open(
+                    &config.data_dir.join("history.sqlite"),
+                    config.history_cache_bytes,
+                )?;
+                Some(Arc::new(export::Exporting::new(
+                    Arc::new(history),
+                    &metrics.registry,
+                )?))
+            }
+            _ => None,
+        };
+        let mut exports = BTreeMap::new();
+        if let Some(exporting) = &exporting {
+            exporting.start_retention(config.history_ttl, export_stop_rx.clone());
+            for (pid, handle) in &partitions {
+                let export = exporting.start(
+                    *pid,
+                    handle.store.clone(),
+                    handle.applied.clone(),
+                    export_stop_rx.clone(),
+                )?;
+                exports.insert(*pid, export);
+            }
+        }
         let _ = local.partitions.set(partitions);
         let memory = config.memory_guard.then(|| {
             let guard = Arc::new(memory_guard::MemoryGuard::new(config.guarded_bytes()));
@@ -449,6 +494,9 @@ impl Broker {
             metrics,
             backups,
             internal_stop,
+            exporting,
+            exports,
+            export_stop,
         };
         broker.wait_until_ready().await;
         if let (Some(guard), Some(at_ready)) = (&broker.memory, memory_guard::resident_bytes()) {
@@ -478,6 +526,30 @@ impl Broker {
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+    }
+
+    /// The node's exporting (its history store, pause and resume); none when history is off.
+    pub fn exporting(&self) -> Option<&Arc<export::Exporting>> {
+        self.exporting.as_ref()
+    }
+
+    /// Whether this node's history holds every partition of the cluster (it replicates them
+    /// all): its searches then see everything.
+    pub fn history_holds_every_partition(&self) -> bool {
+        self.exporting.is_some() && self.exports.len() as u32 == self.config.partitions
+    }
+
+    /// The history store, for a search: once this node's exporters have passed what it
+    /// answered (at most a second), so a search after a command here sees the command's
+    /// effects. None when the node keeps no history.
+    pub async fn history(&self) -> Option<&zest_history::History> {
+        let exporting = self.exporting.as_ref()?;
+        for (pid, export) in &self.exports {
+            if let Some(p) = self.local.partitions().get(pid) {
+                export.wait_exported(&p.applied).await;
+            }
+        }
+        Some(&exporting.history)
     }
 
     pub fn config(&self) -> &BrokerConfig {
@@ -774,6 +846,7 @@ impl Broker {
             ),
             ("job_streams", self.config.job_stream_bytes as u64),
             ("calls", self.config.call_bytes as u64),
+            ("history", self.config.history_cache_bytes),
         ];
         for (part, bytes) in budget {
             self.metrics
@@ -858,6 +931,7 @@ impl Broker {
 
     /// Stops accepting commands, lets in-flight groups finish, stops consensus and syncs.
     pub async fn shutdown(&self) {
+        let _ = self.export_stop.send(true);
         for p in self.local.partitions().values() {
             p.stop().await;
         }

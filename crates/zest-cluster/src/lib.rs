@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use zest_protocol::{codec, Record};
 use zest_storage::PartitionStore;
 
-pub use log_store::{LogFlush, LogStore};
+pub use log_store::{read_records, LogFlush, LogStore};
 pub use network::{frame, unframe, Network};
 pub use state_machine::{AppliedInfo, Flushed, SnapshotData, StateMachine};
 

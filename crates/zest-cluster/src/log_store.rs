@@ -61,6 +61,30 @@ pub(crate) fn encode_entry(e: &Entry<TypeConfig>) -> Vec<u8> {
 
 /// An entry as [`encode_entry`] wrote it; its records stay encoded until they are applied
 /// ([`RecordBatch::records`]).
+/// The records of the committed log entries with index in `[from, to)`, as far as the log
+/// holds them from `from` on and within about `max_bytes` of entries (at least one), each
+/// with its index; entries without records (membership, blank) come with none. For
+/// exporters, which read what is committed here in log order.
+pub fn read_records(
+    store: &PartitionStore,
+    from: u64,
+    to: u64,
+    max_bytes: usize,
+) -> Result<Vec<(u64, Vec<zest_protocol::Record>)>, String> {
+    let mut raw = store.log_range(from, to).map_err(|e| e.to_string())?;
+    raw.truncate(within_bytes(raw.iter().map(|(_, b)| b.len()), max_bytes));
+    let mut out = Vec::with_capacity(raw.len());
+    for (index, bytes) in raw {
+        let entry = decode_entry(&bytes)?;
+        let records = match entry.payload {
+            EntryPayload::Normal(batch) => batch.records()?.into_owned(),
+            _ => Vec::new(),
+        };
+        out.push((index, records));
+    }
+    Ok(out)
+}
+
 pub(crate) fn decode_entry(bytes: &[u8]) -> Result<Entry<TypeConfig>, String> {
     let s: StoredEntry = codec::decode_borrowed(bytes).map_err(|e| e.to_string())?;
     let log_id: LogId<NodeId> = serde_json::from_str(s.log_id).map_err(|e| e.to_string())?;
@@ -492,12 +516,16 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         self.recent().retain(|index| index > log_id.index);
         let marker = serde_json::to_vec(&log_id).map_err(|e| StorageIOError::write(io_err(e)))?;
         let store = self.store.clone();
+        // openraft may count entries purged that an exporter still needs: they stay on disk
+        // (openraft never reads behind its purge marker; the exporters read the journal)
+        let upto = match &self.applied {
+            Some(applied) => applied.purge_limit(log_id.index),
+            None => log_id.index,
+        };
         // fsyncs and file deletions: on a blocking thread, not a runtime worker (openraft's core
         // still waits for it)
-        blocking_io(
-            crate::offload(move || store.log_purge(log_id.index, ("last_purged", marker))).await,
-        )
-        .map_err(|e| StorageIOError::write_logs(io_err(e)).into())
+        blocking_io(crate::offload(move || store.log_purge(upto, ("last_purged", marker))).await)
+            .map_err(|e| StorageIOError::write_logs(io_err(e)).into())
     }
 }
 

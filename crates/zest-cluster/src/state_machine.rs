@@ -65,6 +65,14 @@ pub struct AppliedInfo {
     pub answered_position: AtomicU64,
     /// Woken after each applied entry, for [`AppliedInfo::wait_applied`].
     applied_notify: tokio::sync::Notify,
+    /// How far this node's exporters let the log be purged: 0 when there is no exporter,
+    /// else one more than the highest index they exported (the log is purged only up to it,
+    /// `LogStore::purge`), so an exporter behind the snapshot still finds its entries.
+    pub export_floor: AtomicU64,
+    /// The log indexes a snapshot installed here skipped, `(from, to]`: entries this node
+    /// never applied itself, which its exporters cannot read from its log (what it holds
+    /// there may be an old leader's uncommitted tail). (0, 0) when none was installed.
+    pub installed_gap: std::sync::Mutex<(u64, u64)>,
 }
 
 /// A batch the log holds durably: the leader that wrote it (term and node) and the position
@@ -167,6 +175,29 @@ impl AppliedInfo {
             if tokio::time::timeout_at(deadline, notified).await.is_err() {
                 return false;
             }
+        }
+    }
+
+    /// Waits (at most `limit`) until an entry after index `index` is applied; answers the
+    /// last applied index.
+    pub async fn wait_applied_beyond(&self, index: u64, limit: std::time::Duration) -> u64 {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let notified = self.applied_notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let last = self.last_index.load(Ordering::SeqCst);
+            if last > index || tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return self.last_index.load(Ordering::SeqCst);
+            }
+        }
+    }
+
+    /// The highest index the log may be purged up to, given a purge up to `index`.
+    pub fn purge_limit(&self, index: u64) -> u64 {
+        match self.export_floor.load(Ordering::SeqCst) {
+            0 => index,
+            floor => index.min(floor - 1),
         }
     }
 
@@ -451,7 +482,12 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         self.engine.reset_caches();
         self.info.clear_precomputed();
         if let Some(l) = meta.last_log_id {
-            self.info.last_index.store(l.index, Ordering::SeqCst);
+            let before = self.info.last_index.swap(l.index, Ordering::SeqCst);
+            *self
+                .info
+                .installed_gap
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()) = (before, l.index);
             self.info.unapplied().applied(l.index);
         }
         Ok(())

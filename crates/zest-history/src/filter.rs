@@ -55,6 +55,14 @@ pub struct Conditions {
 }
 
 impl Conditions {
+    /// The one condition `column = key` (a key from a request's path).
+    pub fn key_equals(column: &str, key: i64) -> Conditions {
+        let mut c = Conditions::default();
+        let mark = c.bind(Sql::Integer(key));
+        c.sql.push(format!("{column} = {mark}"));
+        c
+    }
+
     /// A placeholder for `value`: `?N`, numbered in the order the parameters are bound.
     pub fn bind(&mut self, value: Sql) -> String {
         self.params.push(value);

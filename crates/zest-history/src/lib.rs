@@ -11,6 +11,7 @@ mod bpmn;
 pub mod filter;
 mod project;
 pub mod resources;
+mod retention;
 pub mod search;
 mod stats;
 mod write;
@@ -71,54 +72,69 @@ impl History {
     }
 
     /// Where the partition's history stands: the position of the last record exported (0:
-    /// none yet).
-    pub fn position(&self, partition: u32) -> Result<u64, HistoryError> {
+    /// none yet) and the first log index not yet exported.
+    pub fn position(&self, partition: u32) -> Result<Exported, HistoryError> {
         let conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        let position: Option<i64> = conn
-            .query_row(
-                "SELECT position FROM export_position WHERE partition_id = ?1",
-                [partition],
-                |r| r.get(0),
-            )
-            .map(Some)
-            .or_else(|e| match e {
-                rusqlite::Error::QueryReturnedNoRows => Ok(None),
-                e => Err(e),
-            })?;
-        Ok(position.unwrap_or(0).max(0) as u64)
+        Ok(stored(&conn, partition)?)
     }
 
-    /// Exports `records` of `partition` (those after its stored position, in log order) and
-    /// stores `last_position` as its position, in one transaction. Answers how many records
-    /// were taken in.
+    /// Exports `records` of `partition`, the records of the log entries before `next_index`
+    /// not yet exported (those after its stored position, in log order), and stores
+    /// `next_index` and the last record's position, in one transaction. Answers how many
+    /// records were taken in.
     pub fn export(
         &self,
         partition: u32,
         records: &[Record],
-        last_position: u64,
+        next_index: u64,
     ) -> Result<usize, HistoryError> {
         let mut conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        let stored = {
-            let p: Option<i64> = conn
-                .query_row(
-                    "SELECT position FROM export_position WHERE partition_id = ?1",
-                    [partition],
-                    |r| r.get(0),
-                )
-                .ok();
-            p.unwrap_or(0).max(0) as u64
-        };
-        if last_position <= stored {
+        let before = stored(&conn, partition)?;
+        let mut changes = project::Changes::default();
+        let mut position = before.position;
+        for record in records.iter().filter(|r| r.position > before.position) {
+            changes.add(record);
+            position = record.position;
+        }
+        if changes.records == 0 && next_index <= before.next_index {
             return Ok(0);
         }
-        let mut changes = project::Changes::default();
-        for record in records.iter().filter(|r| r.position > stored) {
-            changes.add(record);
-        }
         let tx = conn.transaction()?;
-        write::write(&tx, partition, &changes, last_position)?;
+        write::write(
+            &tx,
+            partition,
+            &changes,
+            position,
+            next_index.max(before.next_index),
+        )?;
         tx.commit()?;
         Ok(changes.records)
+    }
+
+    /// Marks the partition's history as missing the records before `position` that it did
+    /// not export (a snapshot skipped them here), and moves it on to `next_index`.
+    pub fn skip_to(
+        &self,
+        partition: u32,
+        position: u64,
+        next_index: u64,
+    ) -> Result<(), HistoryError> {
+        let conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        conn.execute(
+            "INSERT INTO export_position (partition_id, position, next_index, gap_to) \
+             VALUES (?1, ?2, ?3, ?2) ON CONFLICT(partition_id) DO UPDATE SET \
+             position = MAX(position, excluded.position), \
+             next_index = MAX(next_index, excluded.next_index), gap_to = excluded.gap_to",
+            rusqlite::params![partition, position as i64, next_index as i64],
+        )?;
+        Ok(())
+    }
+
+    /// Removes up to `batch` finished root instances that ended before `cutoff` (epoch ms),
+    /// with everything under them; answers how many roots went.
+    pub fn remove_expired(&self, cutoff: i64, batch: usize) -> Result<usize, HistoryError> {
+        let mut conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(retention::remove_expired(&mut conn, cutoff, batch)?)
     }
 
     /// Runs `f` on a reader connection (opened on first use, kept for the next read).
@@ -184,6 +200,36 @@ impl History {
 }
 
 pub use stats::Of;
+
+/// Where a partition's export stands.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Exported {
+    /// The position of the last record exported (0: none).
+    pub position: u64,
+    /// The first log index not yet exported.
+    pub next_index: u64,
+    /// History lacks records before this position that a snapshot skipped (0: no gap).
+    pub gap_to: u64,
+}
+
+fn stored(conn: &Connection, partition: u32) -> rusqlite::Result<Exported> {
+    let row = conn.query_row(
+        "SELECT position, next_index, gap_to FROM export_position WHERE partition_id = ?1",
+        [partition],
+        |r| {
+            Ok(Exported {
+                position: r.get::<_, i64>(0)?.max(0) as u64,
+                next_index: r.get::<_, i64>(1)?.max(0) as u64,
+                gap_to: r.get::<_, i64>(2)?.max(0) as u64,
+            })
+        },
+    );
+    match row {
+        Ok(e) => Ok(e),
+        Err(rusqlite::Error::QueryReturnedNoRows) => Ok(Exported::default()),
+        Err(e) => Err(e),
+    }
+}
 
 fn configure(conn: &Connection, cache_kib: i64) -> rusqlite::Result<()> {
     conn.pragma_update(None, "cache_size", -cache_kib)?;

@@ -143,8 +143,9 @@ fn exported_instances_are_found_by_state_incident_and_variable() {
     let (_dir, h) = open("find");
     let records = sample(12);
     let last = records.last().unwrap().position;
-    h.export(1, &records, last).unwrap();
-    assert_eq!(h.position(1).unwrap(), last);
+    h.export(1, &records, 7).unwrap();
+    assert_eq!(h.position(1).unwrap().position, last);
+    assert_eq!(h.position(1).unwrap().next_index, 7);
 
     let all = search(&h, &resources::PROCESS_INSTANCES, json!({}));
     assert_eq!(all["page"]["totalItems"], 12);
@@ -264,7 +265,7 @@ fn export_resumes_after_its_position_and_never_applies_twice() {
     let (_dir, h) = open("resume");
     let records = sample(6);
     let (a, b) = records.split_at(10);
-    h.export(1, a, a.last().unwrap().position).unwrap();
+    h.export(1, a, 1).unwrap();
     // the whole stream again (at least once delivery): the first part is skipped
     h.export(1, &records, records.last().unwrap().position)
         .unwrap();
@@ -345,4 +346,34 @@ fn long_values_are_cut_with_the_whole_value_kept() {
     assert_eq!(whole["value"], long);
     assert_eq!(whole["isTruncated"], false);
     let _ = ValueType::Variable;
+}
+
+#[test]
+fn retention_removes_finished_roots_with_everything_under_them() {
+    let (_dir, h) = open("retention");
+    let records = sample(12);
+    h.export(1, &records, 1).unwrap();
+    let count = |table: &str| -> i64 {
+        h.read(|c| Ok(c.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))?))
+            .unwrap()
+    };
+    assert_eq!((count("process_instance"), count("variable")), (12, 12));
+    // nothing ended before the first record
+    assert_eq!(h.remove_expired(1_735_689_600_000, 500).unwrap(), 0);
+    // the four completed ones, two per batch
+    assert_eq!(h.remove_expired(i64::MAX, 2).unwrap(), 2);
+    assert_eq!(h.remove_expired(i64::MAX, 2).unwrap(), 2);
+    assert_eq!(h.remove_expired(i64::MAX, 2).unwrap(), 0);
+    assert_eq!((count("process_instance"), count("variable")), (8, 8));
+    assert_eq!(
+        count("element_instance"),
+        8,
+        "the completed instances' tasks went with them"
+    );
+    let left = search(
+        &h,
+        &resources::PROCESS_INSTANCES,
+        json!({"filter": {"state": "COMPLETED"}}),
+    );
+    assert_eq!(left["page"]["totalItems"], 0);
 }

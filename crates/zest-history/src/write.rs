@@ -345,7 +345,13 @@ fn roots(tx: &Transaction) -> Result<()> {
 }
 
 /// Writes `changes` and the partition's new position in `tx` (not committed here).
-pub fn write(tx: &Transaction, partition: u32, changes: &Changes, position: u64) -> Result<()> {
+pub fn write(
+    tx: &Transaction,
+    partition: u32,
+    changes: &Changes,
+    position: u64,
+    next_index: u64,
+) -> Result<()> {
     definitions(tx, changes)?;
     for (key, r) in &changes.instances {
         instance(tx, *key, r)?;
@@ -366,9 +372,10 @@ pub fn write(tx: &Transaction, partition: u32, changes: &Changes, position: u64)
     incident_links(tx, changes)?;
     roots(tx)?;
     tx.prepare_cached(
-        "INSERT INTO export_position (partition_id, position) VALUES (?1, ?2) \
-         ON CONFLICT(partition_id) DO UPDATE SET position = excluded.position",
+        "INSERT INTO export_position (partition_id, position, next_index) VALUES (?1, ?2, ?3) \
+         ON CONFLICT(partition_id) DO UPDATE SET position = excluded.position, \
+         next_index = excluded.next_index",
     )?
-    .execute(params![partition, position as i64])?;
+    .execute(params![partition, position as i64, next_index as i64])?;
     Ok(())
 }

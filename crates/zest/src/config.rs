@@ -76,6 +76,15 @@ pub struct StartArgs {
     /// (zest_memory_budget_bytes)
     #[arg(long, env = "ZEST_MEMORY_MB")]
     pub memory_mb: Option<u64>,
+    /// Keep a history of every instance, element, variable, incident, job and user task in
+    /// the data directory (history.sqlite) for the REST API's searches: on (default) or off
+    /// (the searches then answer 403, as Camunda's do without a secondary storage)
+    #[arg(long, env = "ZEST_HISTORY")]
+    pub history: Option<String>,
+    /// Days a finished root process instance (and all under it) stays in history (default
+    /// 30, Camunda's default-history-ttl)
+    #[arg(long, env = "ZEST_HISTORY_TTL_DAYS")]
+    pub history_ttl_days: Option<u64>,
     /// Block cache of the embedded store in MiB (default: an eighth of --memory-mb less its
     /// reserve, 12 of 128)
     #[arg(long, env = "ZEST_CACHE_MB")]
@@ -153,6 +162,8 @@ struct FileConfig {
     memory_mb: Option<u64>,
     cache_mb: Option<u64>,
     memory_guard: Option<bool>,
+    history: Option<String>,
+    history_ttl_days: Option<u64>,
     log: Option<String>,
     scheduler_interval_ms: Option<u64>,
     snapshot_every: Option<u64>,
@@ -367,6 +378,15 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
         broker.store.cache_bytes = mb * 1024 * 1024;
     }
     broker.memory_guard = args.memory_guard.or(file.memory_guard).unwrap_or(true);
+    broker.history = match args.history.or(file.history).as_deref() {
+        None | Some("on") => true,
+        Some("off") => false,
+        Some(other) => anyhow::bail!("history = {other}: expected on or off"),
+    };
+    if let Some(days) = args.history_ttl_days.or(file.history_ttl_days) {
+        anyhow::ensure!(days >= 1, "history-ttl-days must be at least 1");
+        broker.history_ttl = Duration::from_secs(days * 24 * 3600);
+    }
     if let Some(mb) = args.write_buffer_mb.or(file.write_buffer_mb) {
         anyhow::ensure!(mb >= 1, "write-buffer-mb must be at least 1");
         broker.store.write_buffer_bytes = mb * 1024 * 1024;

@@ -8,6 +8,7 @@ mod bench_state;
 mod cli;
 mod cluster_cmd;
 mod config;
+mod exporting;
 mod management;
 
 use std::sync::Arc;

@@ -43,8 +43,8 @@ pub async fn serve(
         .route(
             "/actuator/backupRuntime/{id}",
             get(backup_status).delete(backup_delete),
-        )
-        .with_state(broker);
+        );
+    let app = crate::exporting::routes(app).with_state(broker);
     let _ = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             let _ = shutdown.changed().await;

@@ -33,8 +33,8 @@ const MODEL: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 </bpmn:definitions>
 "#;
 
-/// The element instances of `instance` with element id `element_id`, once the search shows
-/// `count` of them.
+/// The active element instances of `instance` with element id `element_id`, once the search
+/// shows `count` of them (history keeps the finished ones too).
 fn find(rest: &str, instance: i64, element_id: &str, count: usize) -> Vec<Value> {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
@@ -43,7 +43,7 @@ fn find(rest: &str, instance: i64, element_id: &str, count: usize) -> Vec<Value>
             "POST",
             "/v2/element-instances/search",
             Some(
-                json!({"filter": {"processInstanceKey": instance.to_string(), "elementId": element_id}}),
+                json!({"filter": {"processInstanceKey": instance.to_string(), "elementId": element_id, "state": "ACTIVE"}}),
             ),
         );
         assert_eq!(status, 200, "{page}");

@@ -165,10 +165,12 @@ fn the_memory_budget_split_and_disk_sizes_are_in_the_metrics() {
         get("zest_memory_budget_bytes{part=\"block_cache\"}"),
         6.0 * mib
     );
+    // a quarter less a thirty-second, which goes to the history store's page caches
     assert_eq!(
         get("zest_memory_budget_bytes{part=\"write_buffers\"}"),
-        12.0 * mib
+        10.5 * mib
     );
+    assert_eq!(get("zest_memory_budget_bytes{part=\"history\"}"), 1.5 * mib);
     assert!(get("zest_memory_budget_bytes{part=\"model_cache\"}") <= 3.0 * mib);
     assert_eq!(
         get("zest_memory_budget_bytes{part=\"command_queues\"}"),

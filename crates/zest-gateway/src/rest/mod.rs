@@ -19,10 +19,11 @@ use zest_engine::new_command;
 use zest_protocol::{Intent, Record, RecordType, RecordValue, RejectionType, UserTaskRecord};
 
 mod definitions;
+mod history;
 
 /// The REST API's routes, to be served on Camunda's REST port (8080 by default).
 pub fn router(broker: Arc<Broker>, version: String) -> Router {
-    Router::new()
+    let router = Router::new()
         .route("/v2/topology", get(topology))
         .route("/v2/user-tasks/search", post(search_user_tasks))
         .route(
@@ -48,13 +49,10 @@ pub fn router(broker: Arc<Broker>, version: String) -> Router {
             axum::routing::delete(unassign_user_task),
         )
         .route(
-            "/v2/element-instances/search",
-            post(search_element_instances),
-        )
-        .route(
             "/v2/element-instances/ad-hoc-activities/{key}/activation",
             post(activate_ad_hoc_activities),
-        )
+        );
+    history::routes(router)
         .fallback(not_found)
         .with_state(Rest { broker, version })
 }
@@ -534,16 +532,15 @@ const ELEMENT_INSTANCE_FILTERS: [&str; 9] = [
     "tenantId",
 ];
 
-/// `POST /v2/element-instances/search`: the active element instances (Zest keeps no history
-/// yet), filtered by equality on the fields above, by key.
-async fn search_element_instances(
-    State(rest): State<Rest>,
-    uri: Uri,
-    text: String,
+/// `POST /v2/element-instances/search` without history (`--history off`): the active element
+/// instances in the partitions' state, filtered by equality on the fields above, by key.
+async fn search_active_element_instances(
+    rest: &Rest,
+    uri: &Uri,
+    text: &str,
 ) -> Result<Json<Value>, Problem> {
-    let (filter, page) =
-        search_request(&text, &uri, "element instance", &ELEMENT_INSTANCE_FILTERS)?;
-    search(&rest, SearchKind::ElementInstances, &filter, page, &uri).await
+    let (filter, page) = search_request(text, uri, "element instance", &ELEMENT_INSTANCE_FILTERS)?;
+    search(rest, SearchKind::ElementInstances, &filter, page, uri).await
 }
 
 /// A search request's filter and page; a filter field outside `allowed` is a 400 naming the

@@ -4,7 +4,10 @@
 
 CREATE TABLE export_position (
     partition_id INTEGER PRIMARY KEY,
+    -- the position of the last record exported
     position     INTEGER NOT NULL,
+    -- the first log index not yet exported
+    next_index   INTEGER NOT NULL DEFAULT 0,
     -- the position below which this partition's history is incomplete (a snapshot skipped
     -- the log there), 0 when it has none
     gap_to       INTEGER NOT NULL DEFAULT 0

@@ -1,0 +1,370 @@
+//! Exporters, as Zeebe has them: each partition replicated here feeds its committed records,
+//! in log order, to the node's history store (`zest-history`). Every replica exports its own
+//! log (leader or follower), so each node's history holds the partitions it replicates and a
+//! failover changes nothing. The store keeps the export position in the same transaction as
+//! the rows; the runner resumes after it and lets the log be purged only behind it
+//! (`AppliedInfo::export_floor`). A failing export is retried with backoff; processing never
+//! waits for it. See `docs/design/history.md`.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use prometheus::{HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry};
+use tokio::sync::watch;
+use zest_cluster::AppliedInfo;
+use zest_history::History;
+use zest_protocol::PartitionId;
+use zest_storage::PartitionStore;
+
+/// The exporter's id, as `/actuator/exporters` and the metrics name it.
+pub const EXPORTER_ID: &str = "history";
+
+/// Most bytes of log entries read and exported in one transaction.
+const BATCH_BYTES: usize = 8 << 20;
+
+/// How long a search waits for the exporter to pass what this node answered.
+const READ_WAIT: Duration = Duration::from_secs(1);
+
+/// The node's exporting: its store, whether it is paused, and its metrics.
+pub struct Exporting {
+    pub history: Arc<History>,
+    /// Paused by `/actuator/exporting/pause` (nothing is exported).
+    paused: watch::Sender<bool>,
+    /// Paused softly (`?soft=true`): records are exported, the log is not purged behind them.
+    soft: AtomicBool,
+    metrics: ExportMetrics,
+}
+
+struct ExportMetrics {
+    position: IntGaugeVec,
+    lag: IntGaugeVec,
+    failures: IntCounterVec,
+    records: IntCounterVec,
+    latency: HistogramVec,
+}
+
+impl ExportMetrics {
+    fn new(registry: &Registry) -> prometheus::Result<ExportMetrics> {
+        let labels = &["exporter", "partition"];
+        let m = ExportMetrics {
+            position: IntGaugeVec::new(
+                Opts::new(
+                    "zeebe_exporter_last_exported_position",
+                    "Position of the last record exported",
+                ),
+                labels,
+            )?,
+            lag: IntGaugeVec::new(
+                Opts::new(
+                    "zest_exporter_lag_records",
+                    "Records committed here and not yet exported",
+                ),
+                labels,
+            )?,
+            failures: IntCounterVec::new(
+                Opts::new(
+                    "zest_exporter_failures_total",
+                    "Exports that failed and were retried",
+                ),
+                labels,
+            )?,
+            records: IntCounterVec::new(
+                Opts::new("zeebe_exporter_events_total", "Records exported"),
+                labels,
+            )?,
+            latency: HistogramVec::new(
+                HistogramOpts::new(
+                    "zest_export_lag_seconds",
+                    "Time from a record's processing to its export (visible in searches)",
+                )
+                .buckets(vec![
+                    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+                ]),
+                &["partition"],
+            )?,
+        };
+        registry.register(Box::new(m.position.clone()))?;
+        registry.register(Box::new(m.lag.clone()))?;
+        registry.register(Box::new(m.failures.clone()))?;
+        registry.register(Box::new(m.records.clone()))?;
+        registry.register(Box::new(m.latency.clone()))?;
+        Ok(m)
+    }
+}
+
+/// One partition's export, as the REST reads and the management API see it.
+pub(crate) struct PartitionExport {
+    /// The position of the last record exported.
+    pub exported: watch::Receiver<u64>,
+}
+
+impl PartitionExport {
+    /// Waits (at most a second) until the records this node answered are exported, so that a
+    /// search after a command on this node sees it.
+    pub async fn wait_exported(&self, applied: &AppliedInfo) {
+        // what this node answered before its apply (one voter), or what it applied (answered
+        // after the apply): whichever is further
+        let target = applied
+            .answered_position
+            .load(Ordering::SeqCst)
+            .max(applied.last_position.load(Ordering::SeqCst));
+        let mut rx = self.exported.clone();
+        let _ = tokio::time::timeout(READ_WAIT, rx.wait_for(|p| *p >= target)).await;
+    }
+}
+
+impl Exporting {
+    pub fn new(history: Arc<History>, registry: &Registry) -> prometheus::Result<Exporting> {
+        Ok(Exporting {
+            history,
+            paused: watch::Sender::new(false),
+            soft: AtomicBool::new(false),
+            metrics: ExportMetrics::new(registry)?,
+        })
+    }
+
+    /// `/actuator/exporting/pause`: stops exporting (`soft`: goes on exporting but keeps the
+    /// log behind what was exported when paused).
+    pub fn pause(&self, soft: bool) {
+        self.soft.store(soft, Ordering::SeqCst);
+        self.paused.send_replace(!soft);
+    }
+
+    pub fn resume(&self) {
+        self.soft.store(false, Ordering::SeqCst);
+        self.paused.send_replace(false);
+    }
+
+    /// "PAUSED", "SOFT_PAUSED" or "EXPORTING".
+    pub fn state(&self) -> &'static str {
+        if *self.paused.borrow() {
+            "PAUSED"
+        } else if self.soft.load(Ordering::SeqCst) {
+            "SOFT_PAUSED"
+        } else {
+            "EXPORTING"
+        }
+    }
+
+    /// Removes history older than `ttl` (finished root instances and all under them) in
+    /// batches, every minute to every hour: the interval halves after a full batch and
+    /// doubles when nothing was due.
+    pub(crate) fn start_retention(
+        self: &Arc<Self>,
+        ttl: Duration,
+        mut stop: watch::Receiver<bool>,
+    ) {
+        const BATCH: usize = 500;
+        let (min, max) = (Duration::from_secs(60), Duration::from_secs(3600));
+        let history = self.history.clone();
+        tokio::spawn(async move {
+            let mut interval = min;
+            loop {
+                tokio::select! {
+                    _ = tokio::time::sleep(interval) => {}
+                    _ = stop.changed() => return,
+                }
+                let cutoff = crate::partition::now_millis() - ttl.as_millis() as i64;
+                let h = history.clone();
+                match tokio::task::spawn_blocking(move || h.remove_expired(cutoff, BATCH)).await {
+                    Ok(Ok(n)) if n == BATCH => interval = (interval / 2).max(min),
+                    Ok(Ok(0)) => interval = (interval * 2).min(max),
+                    Ok(Ok(_)) => {}
+                    Ok(Err(e)) => tracing::warn!("history retention failed: {e}"),
+                    Err(e) => tracing::warn!("history retention failed: {e}"),
+                }
+            }
+        });
+    }
+
+    /// Starts the export of partition `pid` from where the store says it is.
+    pub(crate) fn start(
+        self: &Arc<Self>,
+        pid: PartitionId,
+        store: PartitionStore,
+        applied: Arc<AppliedInfo>,
+        stop: watch::Receiver<bool>,
+    ) -> anyhow::Result<PartitionExport> {
+        let at = self.history.position(pid)?;
+        // nothing behind what is exported may be purged until this runner moves on
+        applied
+            .export_floor
+            .store(at.next_index.max(1), Ordering::SeqCst);
+        let (tx, rx) = watch::channel(at.position);
+        let runner = Runner {
+            pid,
+            store,
+            applied,
+            exporting: self.clone(),
+            next_index: at.next_index,
+            position: at.position,
+            exported: tx,
+        };
+        tokio::spawn(runner.run(stop));
+        Ok(PartitionExport { exported: rx })
+    }
+}
+
+struct Runner {
+    pid: PartitionId,
+    store: PartitionStore,
+    applied: Arc<AppliedInfo>,
+    exporting: Arc<Exporting>,
+    next_index: u64,
+    position: u64,
+    exported: watch::Sender<u64>,
+}
+
+impl Runner {
+    async fn run(mut self, mut stop: watch::Receiver<bool>) {
+        let mut backoff = Duration::from_millis(100);
+        let mut paused = self.exporting.paused.subscribe();
+        loop {
+            if *stop.borrow() {
+                return;
+            }
+            if *paused.borrow_and_update() {
+                tokio::select! {
+                    _ = paused.changed() => {}
+                    _ = stop.changed() => {}
+                }
+                continue;
+            }
+            let applied = self.applied.last_index.load(Ordering::SeqCst);
+            if applied < self.next_index {
+                let wait = self.next_index.saturating_sub(1);
+                tokio::select! {
+                    _ = self.applied.wait_applied_beyond(wait, Duration::from_secs(1)) => {}
+                    _ = stop.changed() => {}
+                }
+                continue;
+            }
+            match self.step(applied).await {
+                Ok(()) => backoff = Duration::from_millis(100),
+                Err(e) => {
+                    self.exporting
+                        .metrics
+                        .failures
+                        .with_label_values(&[EXPORTER_ID, &self.pid.to_string()])
+                        .inc();
+                    tracing::warn!(
+                        partition = self.pid,
+                        "export failed, retrying in {backoff:?}: {e}"
+                    );
+                    tokio::select! {
+                        _ = tokio::time::sleep(backoff) => {}
+                        _ = stop.changed() => {}
+                    }
+                    backoff = (backoff * 2).min(Duration::from_secs(10));
+                }
+            }
+        }
+    }
+
+    /// Exports the committed entries from `next_index` through `applied` (as many as one
+    /// batch holds).
+    async fn step(&mut self, applied: u64) -> anyhow::Result<()> {
+        if self.skip_installed_gap()? {
+            return Ok(());
+        }
+        let (store, from) = (self.store.clone(), self.next_index);
+        let entries = tokio::task::spawn_blocking(move || {
+            zest_cluster::read_records(&store, from, applied + 1, BATCH_BYTES)
+        })
+        .await?
+        .map_err(anyhow::Error::msg)?;
+        if entries.first().map(|(i, _)| *i) != Some(from) {
+            return self.skip_purged().await;
+        }
+        let next_index = entries.last().map_or(from, |(i, _)| i + 1);
+        let records: Vec<zest_protocol::Record> =
+            entries.into_iter().flat_map(|(_, r)| r).collect();
+        let newest = records.last().map(|r| (r.position, r.timestamp));
+        let history = self.exporting.history.clone();
+        let pid = self.pid;
+        let taken = tokio::task::spawn_blocking(move || history.export(pid, &records, next_index))
+            .await??;
+        self.next_index = next_index;
+        if let Some((position, timestamp)) = newest {
+            self.position = self.position.max(position);
+            let lag = (crate::partition::now_millis() - timestamp).max(0) as f64 / 1000.0;
+            self.exporting
+                .metrics
+                .latency
+                .with_label_values(&[&pid.to_string()])
+                .observe(lag);
+        }
+        self.publish(taken);
+        Ok(())
+    }
+
+    /// Tells the metrics, the waiting reads and the log's purge where the export is.
+    fn publish(&self, taken: usize) {
+        let labels = [EXPORTER_ID, &self.pid.to_string()];
+        let m = &self.exporting.metrics;
+        m.position
+            .with_label_values(&labels)
+            .set(self.position as i64);
+        m.records.with_label_values(&labels).inc_by(taken as u64);
+        let last = self.applied.last_position.load(Ordering::SeqCst);
+        m.lag
+            .with_label_values(&labels)
+            .set(last.saturating_sub(self.position) as i64);
+        if !self.exporting.soft.load(Ordering::SeqCst) {
+            self.applied
+                .export_floor
+                .store(self.next_index.max(1), Ordering::SeqCst);
+        }
+        self.exported.send_replace(self.position);
+    }
+
+    /// A snapshot installed here skipped the entries from `next_index` on: they were never
+    /// applied here and the log may hold another leader's entries there. History lacks them
+    /// (marked in the store, counted as a gap); export goes on after the snapshot.
+    fn skip_installed_gap(&mut self) -> anyhow::Result<bool> {
+        let (from, to) = *self
+            .applied
+            .installed_gap
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if self.next_index <= from || self.next_index > to {
+            return Ok(false);
+        }
+        let position = self.applied.last_position.load(Ordering::SeqCst);
+        tracing::warn!(
+            partition = self.pid,
+            from = self.next_index,
+            to,
+            "a snapshot installed here skipped log entries that history had not exported: \
+             this node's history of the partition lacks them"
+        );
+        self.exporting.history.skip_to(self.pid, position, to + 1)?;
+        self.next_index = to + 1;
+        self.position = self.position.max(position);
+        self.publish(0);
+        Ok(true)
+    }
+
+    /// The log no longer holds `next_index` (purged before this exporter existed, say):
+    /// history goes on from the first entry it holds, and the gap is marked.
+    async fn skip_purged(&mut self) -> anyhow::Result<()> {
+        let first = self.store.log_first_index()?.unwrap_or(self.next_index);
+        if first <= self.next_index {
+            // nothing readable yet (an entry being written): try again shortly
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            return Ok(());
+        }
+        let position = self.position;
+        tracing::warn!(
+            partition = self.pid,
+            from = self.next_index,
+            to = first,
+            "the log was purged behind history's position: history lacks those entries"
+        );
+        self.exporting.history.skip_to(self.pid, position, first)?;
+        self.next_index = first;
+        self.publish(0);
+        Ok(())
+    }
+}

@@ -1,0 +1,356 @@
+//! The REST API v2's reads of history (`zest-history`): searches and gets of process
+//! instances, process definitions, element instances, variables, incidents and jobs, the
+//! element statistics that colour a diagram, an instance's sequence flows and call hierarchy.
+//! One handler shape for all: parse the body, run the resource's search through the one filter
+//! compiler, answer `{items, page}`; a bad filter is a 400 naming the field. Without history
+//! (`--history off`) they answer Camunda's 403 ("requires a secondary storage").
+
+use axum::extract::{Path, State};
+use axum::http::{StatusCode, Uri};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::Value;
+use zest_history::resources::{
+    Resource, ELEMENT_INSTANCES, INCIDENTS, JOBS, PROCESS_DEFINITIONS, PROCESS_INSTANCES,
+    VARIABLES, VARIABLE_FULL,
+};
+use zest_history::{Conditions, History, Of, SearchError};
+
+use super::{parse_named_key, Problem, Rest};
+
+/// The history routes, added to the REST router.
+pub(super) fn routes(router: Router<Rest>) -> Router<Rest> {
+    router
+        .route(
+            "/v2/process-instances/search",
+            post(search_process_instances),
+        )
+        .route("/v2/process-instances/{key}", get(get_process_instance))
+        .route(
+            "/v2/process-instances/{key}/sequence-flows",
+            get(sequence_flows),
+        )
+        .route(
+            "/v2/process-instances/{key}/statistics/element-instances",
+            get(instance_statistics),
+        )
+        .route(
+            "/v2/process-instances/{key}/call-hierarchy",
+            get(call_hierarchy),
+        )
+        .route(
+            "/v2/process-instances/{key}/incidents/search",
+            post(search_instance_incidents),
+        )
+        .route(
+            "/v2/process-definitions/search",
+            post(search_process_definitions),
+        )
+        .route("/v2/process-definitions/{key}", get(get_process_definition))
+        .route(
+            "/v2/process-definitions/{key}/statistics/element-instances",
+            post(definition_statistics),
+        )
+        .route(
+            "/v2/element-instances/search",
+            post(search_element_instances),
+        )
+        .route("/v2/element-instances/{key}", get(get_element_instance))
+        .route("/v2/variables/search", post(search_variables))
+        .route("/v2/variables/{key}", get(get_variable))
+        .route("/v2/incidents/search", post(search_incidents))
+        .route("/v2/incidents/{key}", get(get_incident))
+        .route("/v2/jobs/search", post(search_jobs))
+}
+
+/// Camunda's answer when no secondary storage is configured.
+fn no_history(uri: &Uri) -> Problem {
+    Problem::new(
+        StatusCode::FORBIDDEN,
+        "This endpoint requires a secondary storage, but none is set. Start Zest with its \
+         history on (the default; `--history off` turns it off).",
+        uri,
+    )
+}
+
+async fn history<'a>(rest: &'a Rest, uri: &Uri) -> Result<&'a History, Problem> {
+    rest.broker.history().await.ok_or_else(|| no_history(uri))
+}
+
+fn search_problem(e: SearchError, uri: &Uri) -> Problem {
+    match e {
+        SearchError::Bad(m) => Problem::new(StatusCode::BAD_REQUEST, m, uri),
+        SearchError::Store(e) => {
+            tracing::error!("history search failed: {e}");
+            Problem::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("The history store failed to answer: {e}"),
+                uri,
+            )
+        }
+    }
+}
+
+/// A search body: a JSON object (an empty body is `{}`).
+fn query(text: &str, uri: &Uri) -> Result<Value, Problem> {
+    if text.trim().is_empty() {
+        return Ok(Value::Object(Default::default()));
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(_) => Err(Problem::new(
+            StatusCode::BAD_REQUEST,
+            "Expected the search request to be a JSON object",
+            uri,
+        )),
+        Err(e) => Err(Problem::new(
+            StatusCode::BAD_REQUEST,
+            format!("Expected a valid JSON request body, but it was not: {e}"),
+            uri,
+        )),
+    }
+}
+
+async fn run_search(
+    rest: &Rest,
+    resource: &'static Resource,
+    text: &str,
+    base: Conditions,
+    uri: &Uri,
+) -> Result<Json<Value>, Problem> {
+    let q = query(text, uri)?;
+    let h = history(rest, uri).await?;
+    h.search(resource, &q, base)
+        .map(Json)
+        .map_err(|e| search_problem(e, uri))
+}
+
+async fn run_get(
+    rest: &Rest,
+    resource: &'static Resource,
+    key: &str,
+    name: &str,
+    what: &str,
+    uri: &Uri,
+) -> Result<Json<Value>, Problem> {
+    let key = parse_named_key(key, name, uri)?;
+    let h = history(rest, uri).await?;
+    match h.get(resource, key).map_err(|e| search_problem(e, uri))? {
+        Some(v) => Ok(Json(v)),
+        None => Err(Problem::new(
+            StatusCode::NOT_FOUND,
+            format!("{what} with key '{key}' not found"),
+            uri,
+        )),
+    }
+}
+
+async fn search_process_instances(
+    State(rest): State<Rest>,
+    uri: Uri,
+    text: String,
+) -> Result<Json<Value>, Problem> {
+    run_search(
+        &rest,
+        &PROCESS_INSTANCES,
+        &text,
+        Conditions::default(),
+        &uri,
+    )
+    .await
+}
+
+async fn get_process_instance(
+    State(rest): State<Rest>,
+    Path(key): Path<String>,
+    uri: Uri,
+) -> Result<Json<Value>, Problem> {
+    let what = "Process Instance";
+    run_get(
+        &rest,
+        &PROCESS_INSTANCES,
+        &key,
+        "processInstanceKey",
+        what,
+        &uri,
+    )
+    .await
+}
+
+async fn search_instance_incidents(
+    State(rest): State<Rest>,
+    Path(key): Path<String>,
+    uri: Uri,
+    text: String,
+) -> Result<Json<Value>, Problem> {
+    let key = parse_named_key(&key, "processInstanceKey", &uri)?;
+    let base = Conditions::key_equals("t.process_instance_key", key);
+    run_search(&rest, &INCIDENTS, &text, base, &uri).await
+}
+
+async fn sequence_flows(
+    State(rest): State<Rest>,
+    Path(key): Path<String>,
+    uri: Uri,
+) -> Result<Json<Value>, Problem> {
+    let key = parse_named_key(&key, "processInstanceKey", &uri)?;
+    let h = history(&rest, &uri).await?;
+    h.sequence_flows(key)
+        .map(Json)
+        .map_err(|e| search_problem(e, &uri))
+}
+
+async fn instance_statistics(
+    State(rest): State<Rest>,
+    Path(key): Path<String>,
+    uri: Uri,
+) -> Result<Json<Value>, Problem> {
+    let key = parse_named_key(&key, "processInstanceKey", &uri)?;
+    let h = history(&rest, &uri).await?;
+    h.element_statistics(Of::Instance(key), &Value::Null)
+        .map(Json)
+        .map_err(|e| search_problem(e, &uri))
+}
+
+async fn call_hierarchy(
+    State(rest): State<Rest>,
+    Path(key): Path<String>,
+    uri: Uri,
+) -> Result<Json<Value>, Problem> {
+    let key = parse_named_key(&key, "processInstanceKey", &uri)?;
+    let h = history(&rest, &uri).await?;
+    match h.call_hierarchy(key).map_err(|e| search_problem(e, &uri))? {
+        Some(v) => Ok(Json(v)),
+        None => Err(Problem::new(
+            StatusCode::NOT_FOUND,
+            format!("Process Instance with key '{key}' not found"),
+            &uri,
+        )),
+    }
+}
+
+async fn search_process_definitions(
+    State(rest): State<Rest>,
+    uri: Uri,
+    text: String,
+) -> Result<Json<Value>, Problem> {
+    run_search(
+        &rest,
+        &PROCESS_DEFINITIONS,
+        &text,
+        Conditions::default(),
+        &uri,
+    )
+    .await
+}
+
+async fn get_process_definition(
+    State(rest): State<Rest>,
+    Path(key): Path<String>,
+    uri: Uri,
+) -> Result<Json<Value>, Problem> {
+    let what = "Process Definition";
+    run_get(
+        &rest,
+        &PROCESS_DEFINITIONS,
+        &key,
+        "processDefinitionKey",
+        what,
+        &uri,
+    )
+    .await
+}
+
+async fn definition_statistics(
+    State(rest): State<Rest>,
+    Path(key): Path<String>,
+    uri: Uri,
+    text: String,
+) -> Result<Json<Value>, Problem> {
+    let key = parse_named_key(&key, "processDefinitionKey", &uri)?;
+    let q = query(&text, &uri)?;
+    let h = history(&rest, &uri).await?;
+    let filter = q.get("filter").cloned().unwrap_or(Value::Null);
+    h.element_statistics(Of::Definition(key), &filter)
+        .map(Json)
+        .map_err(|e| search_problem(e, &uri))
+}
+
+/// With history of every partition here, the search of every element instance (finished ones
+/// too); otherwise (history off, or a cluster node that does not replicate every partition:
+/// the history fan-out over nodes is not built yet) the active ones in the partitions' state,
+/// read across the cluster, as before history existed.
+async fn search_element_instances(
+    State(rest): State<Rest>,
+    uri: Uri,
+    text: String,
+) -> Result<Json<Value>, Problem> {
+    if !rest.broker.history_holds_every_partition() {
+        return super::search_active_element_instances(&rest, &uri, &text).await;
+    }
+    run_search(
+        &rest,
+        &ELEMENT_INSTANCES,
+        &text,
+        Conditions::default(),
+        &uri,
+    )
+    .await
+}
+
+async fn get_element_instance(
+    State(rest): State<Rest>,
+    Path(key): Path<String>,
+    uri: Uri,
+) -> Result<Json<Value>, Problem> {
+    let what = "Element Instance";
+    run_get(
+        &rest,
+        &ELEMENT_INSTANCES,
+        &key,
+        "elementInstanceKey",
+        what,
+        &uri,
+    )
+    .await
+}
+
+async fn search_variables(
+    State(rest): State<Rest>,
+    uri: Uri,
+    text: String,
+) -> Result<Json<Value>, Problem> {
+    run_search(&rest, &VARIABLES, &text, Conditions::default(), &uri).await
+}
+
+async fn get_variable(
+    State(rest): State<Rest>,
+    Path(key): Path<String>,
+    uri: Uri,
+) -> Result<Json<Value>, Problem> {
+    run_get(&rest, &VARIABLE_FULL, &key, "variableKey", "Variable", &uri).await
+}
+
+async fn search_incidents(
+    State(rest): State<Rest>,
+    uri: Uri,
+    text: String,
+) -> Result<Json<Value>, Problem> {
+    run_search(&rest, &INCIDENTS, &text, Conditions::default(), &uri).await
+}
+
+async fn get_incident(
+    State(rest): State<Rest>,
+    Path(key): Path<String>,
+    uri: Uri,
+) -> Result<Json<Value>, Problem> {
+    run_get(&rest, &INCIDENTS, &key, "incidentKey", "Incident", &uri).await
+}
+
+async fn search_jobs(
+    State(rest): State<Rest>,
+    uri: Uri,
+    text: String,
+) -> Result<Json<Value>, Problem> {
+    run_search(&rest, &JOBS, &text, Conditions::default(), &uri).await
+}

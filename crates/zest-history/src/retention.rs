@@ -1,0 +1,44 @@
+//! Retention: finished root process instances and everything under them (child instances,
+//! element instances, variables, incidents, jobs, user tasks, sequence flows, all keyed by
+//! their root) are removed once they ended longer ago than the history's time to live
+//! (Camunda's `default-history-ttl`, 30 days). A few roots per transaction, so the exporter
+//! never waits long for the writer.
+
+use rusqlite::{params, Connection};
+
+/// The tables whose rows belong to a root process instance.
+const CHILD_TABLES: &[&str] = &[
+    "element_instance",
+    "variable",
+    "incident",
+    "job",
+    "user_task",
+    "sequence_flow",
+];
+
+/// Removes up to `batch` finished root instances that ended before `cutoff` (epoch ms) and
+/// everything under them, in one transaction; answers how many roots went.
+pub fn remove_expired(conn: &mut Connection, cutoff: i64, batch: usize) -> rusqlite::Result<usize> {
+    let tx = conn.transaction()?;
+    let roots: Vec<i64> = {
+        let mut stmt = tx.prepare_cached(
+            "SELECT key FROM process_instance \
+             WHERE end_date < ?1 AND root_process_instance_key = key \
+             AND state IN ('COMPLETED', 'TERMINATED') ORDER BY end_date LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![cutoff, batch as i64], |r| r.get(0))?;
+        rows.collect::<rusqlite::Result<_>>()?
+    };
+    for root in &roots {
+        for table in CHILD_TABLES {
+            tx.prepare_cached(&format!(
+                "DELETE FROM {table} WHERE root_process_instance_key = ?1"
+            ))?
+            .execute([root])?;
+        }
+        tx.prepare_cached("DELETE FROM process_instance WHERE root_process_instance_key = ?1")?
+            .execute([root])?;
+    }
+    tx.commit()?;
+    Ok(roots.len())
+}
