@@ -358,6 +358,64 @@ fn variables_named_like_functions() {
     assert_eq!(eval("string(string) + string", v), json!("ss"));
 }
 
+/// Times with an offset, `Z` or a zone, with fractional seconds, as FEEL-scala reads them and
+/// Zeebe writes them back (`ZonedTime.format`); local times as Java's `LocalTime.toString()`.
+#[test]
+fn times_with_offsets_and_fractions() {
+    let cases = [
+        ("time(\"12:59:01.3-01:00\")", "12:59:01.3-01:00"),
+        ("time(\"12:59:01.300-01:00\")", "12:59:01.3-01:00"),
+        ("time(\"12:59:01Z\")", "12:59:01Z"),
+        ("time(\"12:59:01.25Z\")", "12:59:01.25Z"),
+        ("time(\"12:59:01+00:00\")", "12:59:01Z"),
+        (
+            "time(\"00:00:01.123456789+05:30\")",
+            "00:00:01.123456789+05:30",
+        ),
+        ("time(\"12:59:01-00:30\")", "12:59:01-00:30"),
+        ("time(\"12:59:01@Europe/Paris\")", "12:59:01@Europe/Paris"),
+        ("time(\"T12:59:01.3-01:00\")", "12:59:01.3-01:00"),
+        ("time(12, 59, 1.3, duration(\"-PT1H\"))", "12:59:01.3-01:00"),
+        ("time(12, 59, 1, duration(\"PT0S\"))", "12:59:01Z"),
+        (
+            "time(\"00:00:01-01:00\") + duration(\"PT12H59M\")",
+            "12:59:01-01:00",
+        ),
+        (
+            "time(date and time(\"2016-12-24T23:59:00-08:00\"))",
+            "23:59:00-08:00",
+        ),
+        ("@\"12:59:01.3-01:00\"", "12:59:01.3-01:00"),
+        // local times: Java's form, and read without seconds or after a `T` as FEEL-scala does
+        ("time(\"12:59:01.3\")", "12:59:01.300"),
+        ("time(\"10:30\")", "10:30"),
+        ("time(\"T10:30:15\")", "10:30:15"),
+    ];
+    for (source, expected) in cases {
+        assert_eq!(eval0(source), json!(expected), "{source}");
+    }
+    // the text Zeebe writes converts back to the same time
+    for text in ["12:59:01.3-01:00", "12:59:01Z", "10:30", "12:59:01.300"] {
+        assert_eq!(eval("time(t)", json!({"t": text})), json!(text), "{text}");
+    }
+    assert_eq!(
+        eval0("time(\"12:59:01.3-01:00\") = time(12, 59, 1.3, duration(\"-PT1H\"))"),
+        json!(true)
+    );
+    assert_eq!(
+        eval0("time(\"12:59:01.3-01:00\").time offset"),
+        json!("-PT1H")
+    );
+    // as in FEEL-scala: an offset needs the seconds; no such hour
+    for source in [
+        "time(\"10:30+01:00\")",
+        "time(\"10:30Z\")",
+        "time(\"25:00\")",
+    ] {
+        assert_eq!(eval0(source), json!(null), "{source}");
+    }
+}
+
 #[test]
 fn temporal_values_become_iso_strings() {
     assert_eq!(eval0("duration(\"PT1M\")"), json!("PT1M"));
