@@ -62,6 +62,10 @@ pub(crate) fn scan(source: &str) -> Scanned<'_> {
                 if let Some(escape) = line_break_escape(ch) {
                     let text = text.get_or_insert_with(String::new);
                     text.push_str(&source[copied..at]);
+                    if escaped {
+                        // a backslash before the line break stays a backslash (`\\`)
+                        text.push('\\');
+                    }
                     text.push_str(escape);
                     copied = at + ch.len_utf8();
                     State::Literal { escaped: false }

@@ -1253,6 +1253,7 @@ fn quotes_in_comments_and_comment_marks_in_literals() {
         json!(3)
     );
     assert_eq!(eval0("\"line\r\nbreaks\""), json!("line\r\nbreaks"));
+    assert_eq!(eval0("\"back\\\nslash\""), json!("back\\\nslash"));
 }
 
 #[test]
