@@ -2,7 +2,8 @@
 //! overloads or results: `is defined`, `get or else`, `assert`, `extract`, `trim`, `uuid`,
 //! `to base64`, `is blank`, `is empty`, `duplicate values`, `partition`, `and`/`or` of a list,
 //! `random number`, `put`, `put all`, `last day of month`, `number(from)`, `string join` with a
-//! prefix and suffix, `get value` with a path, `date and time` with a time zone, `string` of
+//! prefix and suffix, `get value` with a path, `time` of a text without seconds,
+//! `date and time` with a time zone, `string` of
 //! contexts and lists as FEEL-scala writes them, `min`/`max` of any comparable values.
 //! DMN 1.4/1.5 functions that FEEL-scala lacks (`is`, `range`, `list replace`: null in Zeebe
 //! 8.8) are dsntk's: Zest gives their DMN result.
@@ -62,6 +63,7 @@ const EXTENSIONS: &[Extension] = &[
         string_join4,
     ),
     ext("get value", &["context", "key"], get_value),
+    ext("time", &["from"], time_text),
     ext("date and time", &["from"], date_and_time_text),
     ext("date and time", &["from", "timezone"], date_and_time_zone),
     ext("string", &["from"], string),
@@ -495,6 +497,26 @@ fn get_value(a: &[Value]) -> Value {
         };
     }
     current
+}
+
+/// `time(from)`, also for the texts FEEL-scala reads and dsntk does not: a local time without
+/// seconds (`10:30`, which is how Zeebe writes a local time whose seconds are zero) and a time
+/// after a `T` (`T10:30:00`, `T10:30:00+01:00`). A time with an offset or zone needs its
+/// seconds in FEEL-scala too (`time("10:30+01:00")` is null there).
+fn time_text(a: &[Value]) -> Value {
+    if let Value::String(s) = &a[0] {
+        let s = s.strip_prefix('T').unwrap_or(s);
+        let b = s.as_bytes();
+        let hours_minutes =
+            b.len() == 5 && b[2] == b':' && [0, 1, 3, 4].iter().all(|&i| b[i].is_ascii_digit());
+        let text = if hours_minutes {
+            format!("{s}:00")
+        } else {
+            s.to_string()
+        };
+        return crate::call_dsntk_builtin("time", &[Value::String(text)]);
+    }
+    crate::call_dsntk_builtin("time", a)
 }
 
 /// `date and time(from)`, also for the text Zeebe writes for a named zone

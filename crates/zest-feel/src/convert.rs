@@ -78,12 +78,12 @@ fn to_json(value: &FeelValue, skip_functions: bool) -> Result<Value, String> {
         FeelValue::Time(t) if matches!(t.zone(), FeelZone::Local) => {
             Value::String(java_local_time(t))
         }
+        FeelValue::Time(t) => Value::String(feel_scala_time(t)),
         FeelValue::DateTime(dt) if matches!(dt.time().zone(), FeelZone::Zone(_)) => {
             Value::String(java_zoned_date_time(dt))
         }
         // ISO 8601 texts
         FeelValue::Date(_)
-        | FeelValue::Time(_)
         | FeelValue::DateTime(_)
         | FeelValue::DaysAndTimeDuration(_)
         | FeelValue::YearsAndMonthsDuration(_) => Value::String(value.to_string()),
@@ -113,6 +113,43 @@ fn java_local_time(t: &FeelTime) -> String {
     out
 }
 
+/// A time with an offset or a zone as Zeebe writes it (FEEL-scala's `ZonedTime.format`): the
+/// seconds always, the fraction without trailing zeros, then Java's offset id (`Z`, `-01:00`,
+/// `+05:30:15`) or `@` and the zone: `12:59:01.3-01:00`, `10:00:00Z`, `10:00:00@Europe/Paris`.
+/// (dsntk writes an offset between -01:00 and 00:00 with a `+`.)
+fn feel_scala_time(t: &FeelTime) -> String {
+    let mut out = format!("{:02}:{:02}:{:02}", t.hour(), t.minute(), t.second());
+    if t.nanos() != 0 {
+        let fraction = format!("{:09}", t.nanos());
+        out.push('.');
+        out.push_str(fraction.trim_end_matches('0'));
+    }
+    match t.zone() {
+        FeelZone::Local => {}
+        FeelZone::Utc => out.push('Z'),
+        FeelZone::Offset(seconds) => out += &offset_id(*seconds),
+        FeelZone::Zone(zone) => {
+            out.push('@');
+            out += zone;
+        }
+    }
+    out
+}
+
+/// Java's `ZoneOffset.getId()`: `Z`, `+01:00`, `-00:30`, `+05:30:15`.
+fn offset_id(seconds: i32) -> String {
+    if seconds == 0 {
+        return "Z".to_string();
+    }
+    let sign = if seconds < 0 { '-' } else { '+' };
+    let abs = seconds.unsigned_abs();
+    let mut id = format!("{sign}{:02}:{:02}", abs / 3600, (abs % 3600) / 60);
+    if !abs.is_multiple_of(60) {
+        id += &format!(":{:02}", abs % 60);
+    }
+    id
+}
+
 /// A date and time in a named zone as Zeebe writes it: `2024-02-29T10:30:00+01:00[Europe/Berlin]`
 /// (`Z` for a zero offset).
 fn java_zoned_date_time(dt: &FeelDateTime) -> String {
@@ -122,13 +159,7 @@ fn java_zoned_date_time(dt: &FeelDateTime) -> String {
     let offset = chrono::DateTime::<chrono::FixedOffset>::try_from(dt.clone())
         .map(|d| d.offset().local_minus_utc())
         .unwrap_or(0);
-    let offset = if offset == 0 {
-        "Z".to_string()
-    } else {
-        let sign = if offset < 0 { '-' } else { '+' };
-        let abs = offset.unsigned_abs();
-        format!("{sign}{:02}:{:02}", abs / 3600, (abs % 3600) / 60)
-    };
+    let offset = offset_id(offset);
     let t = dt.time();
     let local = FeelTime::local(t.hour(), t.minute(), t.second(), t.nanos());
     format!("{}T{local}{offset}[{zone}]", dt.date())

@@ -28,12 +28,14 @@
 mod access;
 mod builtins;
 mod convert;
+mod scan;
 mod typed;
 mod warnings;
 
 use access::{collect_access, variables_context, Access};
 pub use access::{ReadParts, Reads};
 use convert::{feel_to_json, json_to_feel};
+use scan::{scan, Scanned};
 pub use typed::{NativeBody, NativeFunction, Val};
 use warnings::Warnings;
 
@@ -64,11 +66,18 @@ impl FeelError {
     }
 }
 
-/// Longest expression text accepted (bytes). Real Zeebe expressions are far shorter; the limit
-/// keeps dsntk's recursive evaluator builder away from stack exhaustion (which no `catch_unwind`
-/// can intercept) and bounds dsntk's parse time, which grows with the square of the number of
-/// distinct names (about 0.1 s for 500 names, 0.8 s at this limit).
-const MAX_SOURCE_LEN: usize = 8 * 1024;
+/// Longest expression accepted (bytes), not counting the contents of its string literals and
+/// its comments (see `scan`), which dsntk reads in linear time. The limit keeps dsntk's recursive
+/// evaluator builder away from stack exhaustion (which no `catch_unwind` can intercept) and
+/// bounds dsntk's parse time, which grows with the square of the number of distinct names (about
+/// 0.1 s for 500 names, 0.8 s at this limit) and of the number of tokens (a list of 100,000
+/// numbers takes seconds).
+const MAX_CODE_LEN: usize = 8 * 1024;
+
+/// Longest expression text accepted (bytes), string literals and comments included: a bound on
+/// the memory a parse takes (dsntk holds the text as 4-byte characters), far above the system
+/// prompts of AI agents that Camunda 8.8 processes carry in string literals (10-64 KiB).
+const MAX_TEXT_LEN: usize = 1024 * 1024;
 
 /// Longest run of names and `+ - * / . '` operators without a bracket, comparison, comma or
 /// string in between (`a + b * c` is a run of 5 parts). dsntk's lexer reads such a run as one
@@ -76,7 +85,7 @@ const MAX_SOURCE_LEN: usize = 8 * 1024;
 /// length (100 parts: 10 ms, 200: 80 ms, 400: 0.6 s, 800: 4 s).
 const MAX_NAME_RUN: usize = 128;
 
-/// Deepest bracket nesting (`(`, `[`, `{`) accepted, for the same reason as [`MAX_SOURCE_LEN`].
+/// Deepest bracket nesting (`(`, `[`, `{`) accepted, for the same reason as [`MAX_CODE_LEN`].
 const MAX_NESTING: usize = 64;
 
 /// Deepest AST accepted after parsing (long operator chains such as `1+1+...+1` nest deeply too).
@@ -130,9 +139,12 @@ impl Expression {
     /// allows and which would otherwise read as several names or as a subtraction.
     pub fn parse_with_names(source: &str, names: &[String]) -> Result<Expression, FeelError> {
         let source = source.trim();
-        check_limits("expression", source)?;
-        let names = names_in(source, names);
-        let outcome = catch_unwind(AssertUnwindSafe(|| parse_and_prepare(source, &names)));
+        let scanned = scan(source);
+        check_limits("expression", source, &scanned.code)?;
+        let names = names_in(&scanned.code, names);
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            parse_and_prepare(source, &scanned, &names)
+        }));
         let known_names = names;
         let (evaluator, names, access, extensions) = match outcome {
             Ok(result) => result?,
@@ -171,9 +183,10 @@ impl Expression {
     pub fn warnings(&self, vars: &Map<String, Value>) -> Vec<String> {
         let source = self.source();
         let outcome = catch_unwind(AssertUnwindSafe(|| {
+            let scanned = scan(source);
             let ast = dsntk_feel_parser::parse_expression(
-                &parse_scope(source, &self.inner.known_names),
-                source,
+                &parse_scope(&scanned.code, &self.inner.known_names),
+                &scanned.text,
                 false,
             )
             .ok()?;
@@ -387,9 +400,12 @@ impl UnaryTests {
     /// [`Expression::parse_with_names`]).
     pub fn parse_with_names(source: &str, names: &[String]) -> Result<UnaryTests, FeelError> {
         let source = source.trim();
-        check_limits("unary tests", source)?;
-        let names = names_in(source, names);
-        let outcome = catch_unwind(AssertUnwindSafe(|| parse_unary_tests(source, &names)));
+        let scanned = scan(source);
+        check_limits("unary tests", source, &scanned.code)?;
+        let names = names_in(&scanned.code, names);
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            parse_unary_tests(source, &scanned, &names)
+        }));
         let parsed = match outcome {
             Ok(result) => result?,
             Err(_) => {
@@ -543,7 +559,11 @@ type ParsedUnaryTests = (
     Box<[(Name, FeelValue)]>,
 );
 
-fn parse_unary_tests(source: &str, names: &[String]) -> Result<ParsedUnaryTests, FeelError> {
+fn parse_unary_tests(
+    source: &str,
+    scanned: &Scanned,
+    names: &[String],
+) -> Result<ParsedUnaryTests, FeelError> {
     let anything = || {
         Ok((
             true,
@@ -557,9 +577,9 @@ fn parse_unary_tests(source: &str, names: &[String]) -> Result<ParsedUnaryTests,
     if source.is_empty() || source == "-" {
         return anything();
     }
-    let scope = parse_scope(source, names);
-    let ast = dsntk_feel_parser::parse_unary_tests(&scope, source, false)
-        .map_err(|e| parse_failure("unary tests", source, &e.to_string()))?;
+    let scope = parse_scope(&scanned.code, names);
+    let ast = dsntk_feel_parser::parse_unary_tests(&scope, &scanned.text, false)
+        .map_err(|e| parse_failure("unary tests", source, &scanned.text, &e.to_string()))?;
     if ast_depth(&ast) > MAX_AST_DEPTH {
         return Err(FeelError::new(format!(
             "failed to parse unary tests '{source}': nested deeper than {MAX_AST_DEPTH} levels"
@@ -609,30 +629,29 @@ fn parse_unary_tests(source: &str, names: &[String]) -> Result<ParsedUnaryTests,
 }
 
 /// Rejects inputs that could exhaust the stack inside dsntk (a stack overflow aborts the process,
-/// `catch_unwind` cannot stop it) or make its parser run for seconds.
-fn check_limits(what: &str, source: &str) -> Result<(), FeelError> {
-    if source.len() > MAX_SOURCE_LEN {
-        return Err(FeelError::new(format!(
-            "failed to parse {what} '{}...': {what} longer than {MAX_SOURCE_LEN} bytes",
+/// `catch_unwind` cannot stop it) or make its parser run for seconds. `code` is the source
+/// without its string literals' contents and comments (see `scan`).
+fn check_limits(what: &str, source: &str, code: &str) -> Result<(), FeelError> {
+    let too_long = |limit: usize, part: &str| {
+        FeelError::new(format!(
+            "failed to parse {what} '{}...': {what} longer than {limit} bytes{part}",
             source.chars().take(64).collect::<String>()
-        )));
+        ))
+    };
+    if source.len() > MAX_TEXT_LEN {
+        return Err(too_long(MAX_TEXT_LEN, ""));
+    }
+    if code.len() > MAX_CODE_LEN {
+        return Err(too_long(
+            MAX_CODE_LEN,
+            " outside its string literals; split it over several expressions or variables",
+        ));
     }
     let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
     // Parts of the current name run, and whether the previous character was a name character.
     let mut run = 0usize;
     let mut in_word = false;
-    for ch in source.chars() {
-        if in_string {
-            match ch {
-                _ if escaped => escaped = false,
-                '\\' => escaped = true,
-                '"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
+    for ch in code.chars() {
         if is_name_part_char(ch) {
             if !in_word {
                 run += 1;
@@ -653,7 +672,6 @@ fn check_limits(what: &str, source: &str) -> Result<(), FeelError> {
             )));
         }
         match ch {
-            '"' => in_string = true,
             '(' | '[' | '{' => {
                 depth += 1;
                 if depth > MAX_NESTING {
@@ -678,10 +696,14 @@ type Prepared = (
     Box<[(Name, FeelValue)]>,
 );
 
-fn parse_and_prepare(source: &str, names: &[String]) -> Result<Prepared, FeelError> {
-    let scope = parse_scope(source, names);
-    let mut ast = dsntk_feel_parser::parse_expression(&scope, source, false)
-        .map_err(|e| parse_failure("expression", source, &e.to_string()))?;
+fn parse_and_prepare(
+    source: &str,
+    scanned: &Scanned,
+    names: &[String],
+) -> Result<Prepared, FeelError> {
+    let scope = parse_scope(&scanned.code, names);
+    let mut ast = dsntk_feel_parser::parse_expression(&scope, &scanned.text, false)
+        .map_err(|e| parse_failure("expression", source, &scanned.text, &e.to_string()))?;
     if ast_depth(&ast) > MAX_AST_DEPTH {
         return Err(FeelError::new(format!(
             "failed to parse expression '{source}': expression nested deeper than {MAX_AST_DEPTH} levels"
@@ -757,8 +779,9 @@ fn call_dsntk_builtin(name: &str, args: &[FeelValue]) -> FeelValue {
     dsntk_feel_evaluator::prepare(&call)(&FeelScope::from(ctx))
 }
 
-/// The error for a text that dsntk could not parse; `what` is "expression" or "unary tests".
-fn parse_failure(what: &str, source: &str, dsntk_message: &str) -> FeelError {
+/// The error for a text that dsntk could not parse; `what` is "expression" or "unary tests",
+/// `text` what dsntk was given (see `scan`).
+fn parse_failure(what: &str, source: &str, text: &str, dsntk_message: &str) -> FeelError {
     // dsntk prefixes its messages with the error kind, e.g. `<ParserError> syntax error: x +`.
     let detail = match dsntk_message
         .strip_prefix('<')
@@ -767,8 +790,8 @@ fn parse_failure(what: &str, source: &str, dsntk_message: &str) -> FeelError {
         Some((_, message)) => message,
         None => dsntk_message,
     };
-    let detail = match detail.strip_suffix(source) {
-        Some(stripped) if !source.is_empty() => stripped.trim_end().trim_end_matches(':'),
+    let detail = match detail.strip_suffix(text) {
+        Some(stripped) if !text.is_empty() => stripped.trim_end().trim_end_matches(':'),
         _ => detail,
     };
     FeelError::new(format!("failed to parse {what} '{source}': {detail}"))
@@ -862,12 +885,14 @@ const MULTI_WORD_FUNCTIONS: &[&str] = &[
 /// name; then `a + b` is `a`, `+`, `b`, whatever the variables are at evaluation time, and the
 /// parse can be done once at deployment. Exceptions: keywords; `date`, `time`, `duration` when
 /// used as function names (dsntk recognises those only when they are not known names); built-in
-/// type names when the expression has `instance of` or a function definition.
-fn parse_scope(source: &str, names: &[String]) -> FeelScope {
-    let words = identifier_words(source);
-    let typed = source.contains("function");
-    let only_types = words_only_in_instance_of(source);
-    let has_date_and_time = source.contains("date and time");
+/// type names when the expression has `instance of` or a function definition. `code` is the
+/// source without its string literals' contents and comments (see `scan`): the words of a long
+/// text in a literal are no names, and offering them would make the parse slower.
+fn parse_scope(code: &str, names: &[String]) -> FeelScope {
+    let words = identifier_words(code);
+    let typed = code.contains("function");
+    let only_types = words_only_in_instance_of(code);
+    let has_date_and_time = code.contains("date and time");
     let mut ctx = FeelContext::default();
     for (word, called) in &words {
         let word = word.as_str();
@@ -927,8 +952,7 @@ fn is_name_part_char(ch: char) -> bool {
 }
 
 /// The identifier-like words of `source`, each with whether some occurrence of it is followed
-/// (after whitespace) by `(`. Words inside string literals and comments are included too; offering
-/// extra names to the lexer is harmless.
+/// (after whitespace) by `(`.
 fn identifier_words(source: &str) -> HashMap<String, bool> {
     let chars: Vec<char> = source.chars().collect();
     let mut words: HashMap<String, bool> = HashMap::new();

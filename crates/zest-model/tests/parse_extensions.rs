@@ -1120,3 +1120,43 @@ fn ad_hoc_sub_process_problems() {
         "Attribute 'outputElement' must be present",
     );
 }
+
+/// An AI agent's system prompt of more than 10 KiB in a FEEL string literal, as Camunda 8.8's
+/// agent templates write it into an input mapping (quotes as `&quot;`, line breaks as `&#10;`):
+/// it deploys, and evaluates to the prompt.
+#[test]
+fn a_long_system_prompt_in_a_feel_literal_deploys() {
+    let paragraph =
+        "You are \\&quot;Ada\\&quot;, the support agent of ACME. If the customer asks for \
+        a refund, then check the order's date and time; for every order, list the items.&#10;\
+        Never say \\&quot;maybe\\&quot;, answer in the customer's language.\\n&#10;";
+    let prompt = paragraph.repeat(50);
+    let body = [
+        START,
+        &format!(
+            r#"<bpmn:serviceTask id="agent"><bpmn:extensionElements>
+                <zeebe:taskDefinition type="io.camunda.agenticai:aiagent-job-worker:1" />
+                <zeebe:ioMapping>
+                  <zeebe:input source="={{system: &quot;{prompt}&quot;, user: question}}" target="prompt" />
+                </zeebe:ioMapping>
+              </bpmn:extensionElements></bpmn:serviceTask>"#
+        ),
+        &flow("f1", "start", "agent"),
+    ]
+    .join("\n");
+    assert!(body.len() > 10 * 1024, "{} bytes", body.len());
+    let p = parse_ok(&process(&body));
+    let input = &p.element(idx(&p, "agent")).inputs[0];
+    let Expression::Feel(feel) = &input.source else {
+        panic!("a FEEL input: {:?}", input.source.source());
+    };
+    let vars = serde_json::json!({"question": "Where is my parcel?"});
+    let value = feel.evaluate(vars.as_object().unwrap()).unwrap();
+    let expected = paragraph
+        .replace("\\&quot;", "\"")
+        .replace("&#10;", "\n")
+        .replace("\\n", "\n")
+        .repeat(50);
+    assert_eq!(value["system"], serde_json::json!(expected));
+    assert_eq!(value["user"], serde_json::json!("Where is my parcel?"));
+}

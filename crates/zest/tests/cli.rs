@@ -159,7 +159,7 @@ fn the_examples_run_through_the_cli() {
     let vars: serde_json::Value = serde_json::from_str(job["variables"].as_str().unwrap()).unwrap();
     assert_eq!(
         vars["total"], 96.0,
-        "the input mapping used the decision's result"
+        "the output mapping computed the total from the decision's result"
     );
     assert_eq!(vars["discount"], 0.2);
     let done = ok_text(&node, &["complete", "job", &key(&job["key"])]);

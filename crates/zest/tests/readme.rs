@@ -7,8 +7,8 @@
 //! and `zest start &` (started on free ports with a temporary data directory, as every test
 //! node is; the other commands find it through `ZEEBE_ADDRESS`, as zbctl's users do). Every
 //! other line must exit with status 0; a line ending in `&` runs in the background until the
-//! end. The last line's output must show the whole example ran: the decision's discount and
-//! the worker's `paid`.
+//! end. The last line's output must show what the README says it prints: the decision's
+//! discount, the total computed from it, and the worker's `paid`.
 
 mod common;
 
@@ -164,6 +164,12 @@ fn the_quick_start_runs_as_written() {
     assert_eq!(
         variables["discount"], 0.2,
         "the decision gave the discount: {last}"
+    );
+    // the README: "the `total` that the business rule task's output mapping computes from it
+    // (`amount * (1 - discount)`: 96)"
+    assert_eq!(
+        variables["total"], 96,
+        "the total the discount gives is an instance variable: {last}"
     );
     // every background command was still running: none failed early
     for child in &mut background.0 {
