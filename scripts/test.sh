@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, lints, unit and behaviour tests of every crate, then the
-# black-box compatibility suites (official Go client, zbctl, pyzeebe) and the crash test
+# black-box compatibility suites (official Go client, zbctl, pyzeebe, Node SDK, Java) and the crash test
 # against a release build of `zest`. Installs what the compatibility suites need by itself.
 set -euo pipefail
 cd "$(dirname "$0")/.."

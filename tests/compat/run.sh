@@ -5,12 +5,14 @@
 #   ZEEBE_ADDRESS=127.0.0.1:26500 tests/compat/run.sh  # all but the crash test against a running server
 #
 # Suites, in order, stopping at the first that fails: Go client compat tests, the official Go
-# client's own integration tests, zbctl, the zest CLI as zbctl, pytest (pyzeebe), the Java
-# client, crash test (zest only). Installs what it needs on a fresh Debian machine: Go (must be
-# >= 1.21), python3 + venv (a venv in tests/compat/.venv), zbctl (built into tests/compat/bin).
+# client's own integration tests, zbctl, the zest CLI as zbctl, pytest (pyzeebe), Camunda's
+# Node.js SDK, the Java client, crash test (zest only). Installs what it needs on a fresh Debian
+# machine: Go (must be >= 1.21), python3 + venv (a venv in tests/compat/.venv), zbctl (built
+# into tests/compat/bin), Node.js >= 22 (the npm registry's `node` package in
+# tests/compat/.node, when the system's node is older) and the SDK (tests/compat/node/node_modules).
 #
 # Env: ZEST_BIN, ZEEBE_ADDRESS, COMPAT_VERBOSE=1 (go test -v / pytest -v), COMPAT_SUITES (space
-# separated subset of: go official zbctl zest-cli python java crash partitions cluster; crash runs three
+# separated subset of: go official zbctl zest-cli python node java crash partitions cluster; crash runs three
 # variants: default, log fsync off, and snapshots/segment deletion/backups during the kills;
 # partitions runs go, python, java and crash against 3 partitions; cluster runs go, python and
 # java against `zest cluster` (3 nodes, 3 partitions, replication factor 3) and the crash test
@@ -20,7 +22,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-SUITES=${COMPAT_SUITES:-go official zbctl zest-cli python java crash partitions cluster}
+SUITES=${COMPAT_SUITES:-go official zbctl zest-cli python node java crash partitions cluster}
 VERBOSE=${COMPAT_VERBOSE:-}
 
 log() { printf '\n==== %s\n' "$*"; }
@@ -77,6 +79,38 @@ if want python || want partitions || want cluster; then
   fi
   echo "compat: $("$VENV/bin/python" --version), pyzeebe $("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("pyzeebe"))')"
 fi
+if want node; then
+  # Camunda's Node.js SDK (tests/compat/node) on Node 22: a system node >= 22, else the npm
+  # registry's `node` package (a prebuilt Node 22 for this platform) installed into
+  # tests/compat/.node by the system's npm (Debian bookworm's nodejs is 18, trixie's 20); if
+  # that fails, a system node >= 20 (the suite passes on 20 too; its packages need >= 18, and
+  # node --test's --test-concurrency >= 20).
+  node_major() { "$1" -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
+  NODE_TOOLS=$HERE/.node
+  NODE_BIN=$NODE_TOOLS/node_modules/.bin/node
+  if [ "$(node_major "$NODE_BIN")" -lt 22 ]; then
+    if command -v node >/dev/null && [ "$(node_major node)" -ge 22 ]; then
+      NODE_BIN=$(command -v node)
+    else
+      command -v npm >/dev/null || apt_install nodejs npm
+      npm install --loglevel=error --no-audit --no-fund --prefix "$NODE_TOOLS" node@22 >/dev/null || true
+      if [ "$(node_major "$NODE_BIN")" -lt 22 ]; then
+        [ "$(node_major node)" -ge 20 ] || die "need Node.js >= 20 (npm install node@22 into $NODE_TOOLS failed; system node: $(node --version 2>/dev/null || echo none))"
+        echo "compat: npm install node@22 failed: the node suite runs on the system's $(node --version)"
+        NODE_BIN=$(command -v node)
+      fi
+    fi
+  fi
+  NODE_PATH_DIR=$(dirname "$NODE_BIN")
+  # npm runs under the node it finds first on PATH: the one the suite runs on
+  STAMP=$HERE/node/node_modules/.package-lock.sha
+  SUM=$(sha256sum "$HERE/node/package-lock.json" | cut -d' ' -f1)
+  if [ "$(cat "$STAMP" 2>/dev/null)" != "$SUM" ]; then
+    (cd "$HERE/node" && PATH=$NODE_PATH_DIR:$PATH npm ci --loglevel=error --no-audit --no-fund >/dev/null)
+    echo "$SUM" >"$STAMP"
+  fi
+  echo "compat: node $("$NODE_BIN" --version), @camunda8/sdk $("$NODE_BIN" -p "require('$HERE/node/node_modules/@camunda8/sdk/package.json').version")"
+fi
 if want java || want partitions || want cluster; then
   # the official Java client (tests/compat/java): needs a JDK >= 17 and Maven
   command -v mvn >/dev/null || apt_install maven
@@ -126,6 +160,11 @@ if want zest-cli && [ -n "${ZEST_BIN:-}" ]; then
 fi
 if want python; then
   run_suite python bash -c "cd '$HERE/python' && '$VENV/bin/python' -m pytest ${PYV[*]} -p no:cacheprovider ."
+fi
+# node --test runs each *.test.js in a process of its own; the harness starts zest (ZEST_BIN)
+# or takes ZEEBE_ADDRESS
+if want node; then
+  run_suite node bash -c "cd '$HERE/node' && PATH='$NODE_PATH_DIR':\$PATH node --test --test-reporter=spec --test-concurrency=1"
 fi
 # The Java smoke test only takes an address: against a zest binary, start one for it.
 java_suite() {

@@ -21,11 +21,26 @@ pub const FILE_DESCRIPTOR_SET: &[u8] =
     include_bytes!(concat!(env!("OUT_DIR"), "/gateway_descriptor.bin"));
 
 /// The tonic server of the gateway service, with the message size limit applied.
+///
+/// Requests may be compressed with gzip or deflate (`grpc-encoding`): Camunda's Node.js SDK
+/// (grpc-js) sends every request gzip-compressed, and the Java client does when configured.
+/// Zeebe's gateway (grpc-java) accepts gzip and answers uncompressed; so does this one, as no
+/// response is compressed (`send_compressed` is not set), whatever the client accepts. An
+/// encoding that is not accepted is answered with UNIMPLEMENTED, naming the ones that are.
+///
+/// The size limits count the decompressed message: tonic stops inflating a request at the
+/// decoding limit (RESOURCE_EXHAUSTED, "size limit ... exceeded while decompressing"), so a
+/// small compressed request cannot make the node hold more than an uncompressed one could,
+/// and the handlers check the decoded message against `max_message_size` as before. A call
+/// is decompressed while it holds its place in [`admission::Admitted`].
 pub fn server(
     service: GatewayService,
 ) -> admission::Admitted<proto::gateway_server::GatewayServer<GatewayService>> {
+    use tonic::codec::CompressionEncoding;
     let limit = service.config().max_message_size;
     let server = proto::gateway_server::GatewayServer::new(service)
+        .accept_compressed(CompressionEncoding::Gzip)
+        .accept_compressed(CompressionEncoding::Deflate)
         // Requests up to 4x the limit are decoded so that the handler can answer with a clear
         // RESOURCE_EXHAUSTED naming the limit; beyond that tonic refuses them itself.
         .max_decoding_message_size(limit.saturating_mul(4))
