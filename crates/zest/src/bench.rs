@@ -79,6 +79,11 @@ pub struct BenchArgs {
     /// Push jobs to the workers with StreamActivatedJobs (plus polling, as the official clients do)
     #[arg(long)]
     pub streaming: bool,
+    /// Drive the load over the REST API v2 at this URL (e.g. http://127.0.0.1:8080) instead
+    /// of gRPC: creations with awaitCompletion, job activation and completion over HTTP, as
+    /// Camunda 8.8's Java client does by default (one job type; --address still deploys)
+    #[arg(long)]
+    pub rest: Option<String>,
     /// Measurement duration, e.g. 60s, 2m
     #[arg(long, default_value = "60s", value_parser = parse_secs)]
     pub duration: Duration,
@@ -176,7 +181,7 @@ pub struct Latency {
 }
 
 impl Latency {
-    fn of(h: &Histogram<u64>) -> Latency {
+    pub(crate) fn of(h: &Histogram<u64>) -> Latency {
         let ms = |v: u64| v as f64 / 1000.0;
         Latency {
             count: h.len(),
@@ -638,6 +643,15 @@ fn scenario_model(args: &BenchArgs) -> anyhow::Result<Scenario> {
         format!("{}.bpmn", args.scenario),
         bytes.to_vec(),
     ))
+}
+
+/// Deploys the scenario's model (`--scenario` or `--bpmn`) and returns the process id to start.
+pub(crate) async fn deploy_scenario(
+    client: &mut GatewayClient<tonic::transport::Channel>,
+    args: &BenchArgs,
+) -> anyhow::Result<String> {
+    let scenario = scenario_model(args)?;
+    deploy(client, args, scenario.resources, scenario.process_id).await
 }
 
 /// Deploys the resources and returns the process id to start (`--process-id`, the scenario's,

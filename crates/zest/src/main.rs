@@ -4,6 +4,7 @@
 
 mod bench;
 mod bench_realistic;
+mod bench_rest;
 mod bench_state;
 mod cli;
 mod cluster_cmd;
@@ -193,6 +194,10 @@ async fn run_bench(args: bench::BenchArgs) -> anyhow::Result<()> {
     let text = if args.fill > 0 {
         let report = bench_state::run(args).await?;
         bench_state::print_report(&report);
+        serde_json::to_string_pretty(&report)?
+    } else if let Some(rest) = args.rest.clone() {
+        let report = bench_rest::run(args, &rest).await?;
+        bench::print_report(&report);
         serde_json::to_string_pretty(&report)?
     } else {
         let report = bench::run(args).await?;
