@@ -94,6 +94,7 @@ impl ExportMetrics {
 }
 
 /// One partition's export, as the REST reads and the management API see it.
+#[derive(Clone)]
 pub(crate) struct PartitionExport {
     /// The position of the last record exported.
     pub exported: watch::Receiver<u64>,

@@ -10,6 +10,7 @@ mod byte_share;
 mod cluster;
 pub mod export;
 mod failover;
+mod history_reads;
 mod job_streams;
 mod local;
 mod memory_guard;
@@ -33,6 +34,7 @@ use zest_storage::{Store, StoreConfig};
 
 pub use backpressure::{BackpressureConfig, LimitAlgorithm, DEFAULT_AIMD_RTT};
 pub use cluster::{ClusterConfig, NodeStatus, PartitionStatus};
+pub use history_reads::HistoryReadError;
 pub use job_streams::{JobStream, JobStreamSpec, PolledJobs, PushedJob, StreamSender};
 pub use metrics::Metrics;
 pub use zest_cluster::{LogFlush, RaftSettings};
@@ -406,6 +408,7 @@ impl Broker {
             router: router.clone(),
             cluster: cluster.clone(),
             jobs_available: jobs_available.clone(),
+            history: std::sync::OnceLock::new(),
         });
         let groups = Arc::new(Groups::default());
         let mut internal_stop = None;
@@ -475,6 +478,10 @@ impl Broker {
                 )?;
                 exports.insert(*pid, export);
             }
+            let _ = local.history.set(history_reads::HistoryHere {
+                history: exporting.history.clone(),
+                exports: exports.iter().map(|(p, e)| (*p, e.clone())).collect(),
+            });
         }
         let _ = local.partitions.set(partitions);
         let memory = config.memory_guard.then(|| {
@@ -955,7 +962,7 @@ fn partition_info(p: PartitionStatus) -> PartitionInfo {
 
 /// A read answered with what another read asks for: a node that does not speak this one's
 /// protocol.
-fn unexpected_answer(partition: PartitionId) -> BrokerError {
+pub(crate) fn unexpected_answer(partition: PartitionId) -> BrokerError {
     BrokerError::Unavailable(
         partition,
         "a node answered the read with something else (is it another version of Zest?)".into(),

@@ -30,6 +30,9 @@ pub(crate) struct Local {
     pub cluster: Arc<Cluster>,
     /// Job types that became activatable, on any node (what long polls and streams wait for).
     pub jobs_available: broadcast::Sender<String>,
+    /// This node's history and its partitions' exports, set once they started (never with
+    /// `--history off` or without partitions).
+    pub history: OnceLock<crate::history_reads::HistoryHere>,
 }
 
 static NO_PARTITIONS: BTreeMap<PartitionId, PartitionHandle> = BTreeMap::new();
@@ -291,6 +294,9 @@ impl Local {
     async fn read_here(&self, partition: PartitionId, body: &[u8]) -> Result<Vec<u8>, Status> {
         let read: Read =
             codec::decode(body).map_err(|e| Status::invalid_argument(e.to_string()))?;
+        if let Read::History(read) = read {
+            return Ok(codec::encode(&self.history_here(partition, read).await?));
+        }
         let Some(p) = self.partition(partition) else {
             return Err(Status::not_found(format!(
                 "partition {partition} is not replicated on node {}",

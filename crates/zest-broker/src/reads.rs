@@ -35,6 +35,9 @@ pub(crate) enum Read {
     Form(i64),
     /// The latest version of the form with this id.
     LatestForm(String),
+    /// A read of the partition's history (`history_reads`), answered from the node's
+    /// history store rather than its state.
+    History(#[serde(with = "json_text")] crate::history_reads::HistoryRead),
 }
 
 /// One partition's part of a search.
@@ -60,6 +63,8 @@ pub(crate) enum Answer {
     UserTask(Option<Box<StoredUserTask>>),
     Process(Option<ProcessRecord>),
     Form(Option<FormRecord>),
+    /// A read of history's answer, or why the request is wrong (the asker's 400).
+    History(#[serde(with = "json_text")] Result<crate::history_reads::HistoryAnswer, String>),
 }
 
 /// What a search looks for.
@@ -119,6 +124,8 @@ fn read_local(store: &PartitionStore, read: &Read) -> Answer {
         Read::Process(key) => Answer::Process(zest_engine::queries::process(store, *key)),
         Read::Form(key) => Answer::Form(zest_engine::queries::form(store, *key)),
         Read::LatestForm(id) => Answer::Form(zest_engine::queries::latest_form(store, id)),
+        // answered by the node's history (`Local::history_here`), never from the state
+        Read::History(_) => Answer::History(Err("a read of history reached the state".into())),
     }
 }
 

@@ -25,8 +25,8 @@ use zest_protocol::Record;
 
 pub use filter::{BadFilter, Conditions, Kind};
 pub use project::{message_hash, PREVIEW_CHARS};
-pub use resources::Resource;
-pub use search::SearchError;
+pub use resources::{Named, Resource};
+pub use search::{Part, SearchError};
 
 mod migrations {
     refinery::embed_migrations!("migrations/sqlite");
@@ -172,6 +172,18 @@ impl History {
         self.read(|c| search::search(c, resource, query, base))
     }
 
+    /// `partitions`' share of a search, for a merge with the other partitions' shares
+    /// ([`search::part`], [`search::merge`]).
+    pub fn search_part(
+        &self,
+        resource: &Resource,
+        query: &Value,
+        base: Conditions,
+        partitions: &[u32],
+    ) -> Result<search::Part, SearchError> {
+        self.read(|c| search::part(c, resource, query, base, partitions))
+    }
+
     /// The item of `resource` with `key`.
     pub fn get(&self, resource: &Resource, key: i64) -> Result<Option<Value>, SearchError> {
         self.read(|c| search::get(c, resource, key))
@@ -185,12 +197,31 @@ impl History {
     /// Element instance counts per element (active, canceled, incidents, completed) of a
     /// process definition's instances, or of one process instance.
     pub fn element_statistics(&self, of: stats::Of, filter: &Value) -> Result<Value, SearchError> {
-        self.read(|c| stats::element_statistics(c, of, filter))
+        self.read(|c| stats::element_statistics(c, of, filter, None))
+    }
+
+    /// [`History::element_statistics`] of the instances of `partitions` only (to be summed
+    /// with the other partitions' by [`merge_element_statistics`]).
+    pub fn element_statistics_of(
+        &self,
+        of: stats::Of,
+        filter: &Value,
+        partitions: &[u32],
+    ) -> Result<Value, SearchError> {
+        self.read(|c| stats::element_statistics(c, of, filter, Some(partitions)))
     }
 
     /// The sequence flows a process instance took.
     pub fn sequence_flows(&self, process_instance: i64) -> Result<Value, SearchError> {
         self.read(|c| stats::sequence_flows(c, process_instance))
+    }
+
+    /// The instance's entry in a call hierarchy and the key of its caller, if any.
+    pub fn call_hierarchy_link(
+        &self,
+        process_instance: i64,
+    ) -> Result<Option<(Value, Option<i64>)>, SearchError> {
+        self.read(|c| stats::call_hierarchy_link(c, process_instance))
     }
 
     /// The instance and its ancestors, root first (`call-hierarchy`).
@@ -199,7 +230,7 @@ impl History {
     }
 }
 
-pub use stats::Of;
+pub use stats::{merge_element_statistics, Of};
 
 /// Where a partition's export stands.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

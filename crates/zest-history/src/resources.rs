@@ -22,6 +22,33 @@ pub struct Resource {
     pub row: fn(&Row) -> rusqlite::Result<Value>,
 }
 
+/// A resource by name, as a read of history names it across the internal port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Named {
+    ProcessInstances,
+    ProcessDefinitions,
+    ElementInstances,
+    Variables,
+    /// A variable with its whole value.
+    VariableFull,
+    Incidents,
+    Jobs,
+}
+
+impl Named {
+    pub fn resource(self) -> &'static Resource {
+        match self {
+            Named::ProcessInstances => &PROCESS_INSTANCES,
+            Named::ProcessDefinitions => &PROCESS_DEFINITIONS,
+            Named::ElementInstances => &ELEMENT_INSTANCES,
+            Named::Variables => &VARIABLES,
+            Named::VariableFull => &VARIABLE_FULL,
+            Named::Incidents => &INCIDENTS,
+            Named::Jobs => &JOBS,
+        }
+    }
+}
+
 /// The key column, every order's last tie-breaker.
 pub const KEY: &str = "t.key";
 

@@ -155,8 +155,12 @@ fn sql_json(v: &Sql) -> Value {
 }
 
 fn encode_cursor(values: &[Sql], hash: u64) -> String {
-    let body =
-        json!({"q": format!("{hash:x}"), "v": values.iter().map(sql_json).collect::<Vec<_>>()});
+    cursor_of(&values.iter().map(sql_json).collect::<Vec<_>>(), hash)
+}
+
+/// The cursor of the row whose sort values are `values` (as JSON).
+fn cursor_of(values: &[Value], hash: u64) -> String {
+    let body = json!({"q": format!("{hash:x}"), "v": values});
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(body.to_string())
 }
 
@@ -201,80 +205,256 @@ fn keyset(c: &mut Conditions, order: &Order, values: &[Sql], after: bool) {
 }
 
 /// Runs `query` (a REST search request: filter, sort, page) over `resource`, with `base`
-/// conditions added (a path's key, say); answers the REST API's `{items, page}`.
+/// conditions added (a path's key, say); answers the REST API's `{items, page}`. One query over
+/// every partition this store holds.
 pub fn search(
     conn: &Connection,
     resource: &Resource,
     query: &Value,
     base: Conditions,
 ) -> Result<Value, SearchError> {
-    if !query.is_object() && !query.is_null() {
-        return Err(bad("Expected the search request to be a JSON object"));
-    }
-    let mut c = base;
-    c.compile(
-        query.get("filter").unwrap_or(&Value::Null),
-        resource.fields,
-        resource.special,
-    )?;
-    let order = order(resource, query.get("sort"))?;
-    let hash = query_hash(resource, query);
-    let page = page(query, hash, order.exprs.len())?;
-    let total: i64 = {
-        let sql = format!("SELECT count(*) FROM {}{}", resource.from, c.where_clause());
-        conn.prepare_cached(&sql)?
-            .query_row(rusqlite::params_from_iter(c.params.iter()), |r| r.get(0))?
-    };
-    let backwards = page.before.is_some();
-    if let Some(v) = page.after.as_ref().or(page.before.as_ref()) {
-        keyset(&mut c, &order, v, !backwards);
-    }
-    let order_by: Vec<String> = order
-        .exprs
-        .iter()
-        .map(|(e, desc)| format!("{e} {}", if *desc != backwards { "DESC" } else { "ASC" }))
-        .collect();
-    let sort_columns: Vec<&str> = order.exprs.iter().map(|(e, _)| e.as_str()).collect();
-    let offset = if page.after.is_some() || backwards {
-        0
+    let prepared = Prepared::new(resource, query)?;
+    let (rows, total) = prepared.rows(conn, resource, base, None)?;
+    Ok(prepared.answer(rows, total))
+}
+
+/// One share of a search that several stores (or several partitions) answer: the rows of the
+/// given partitions only, each with its item and the values of the order's columns, the
+/// partitions' count of matches, and the order's directions. A page by offset holds the first
+/// `from + limit` rows (the merge passes over `from` of all parts together); a page by cursor
+/// the `limit` rows after (or before) it, as the one-store search would.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Part {
+    /// Each row's item and its sort values, in the order's direction.
+    pub rows: Vec<(Value, Vec<Value>)>,
+    pub total: i64,
+    /// Whether each sort column descends.
+    pub desc: Vec<bool>,
+}
+
+/// The partition of a row: an entity key carries it in its high bits (a process definition's
+/// key is partition 1's: it is deployed on every partition, and counted once so).
+pub const PARTITION_OF_KEY: &str = "(t.key >> 51)";
+
+/// `partitions`' share of `query` (see [`Part`]).
+pub fn part(
+    conn: &Connection,
+    resource: &Resource,
+    query: &Value,
+    base: Conditions,
+    partitions: &[u32],
+) -> Result<Part, SearchError> {
+    let prepared = Prepared::new(resource, query)?;
+    let (rows, total) = prepared.rows(conn, resource, base, Some(partitions))?;
+    Ok(Part {
+        rows: rows
+            .into_iter()
+            .map(|(item, values)| (item, values.iter().map(sql_json).collect()))
+            .collect(),
+        total,
+        desc: prepared.order.exprs.iter().map(|(_, d)| *d).collect(),
+    })
+}
+
+/// The page of `query` that the parts of every partition make together: their rows merged by
+/// the sort values, the page cut from them (`from` passed over, or after the cursor), and the
+/// counts summed. A cursor of the answer is one of the same query's, valid for each part.
+pub fn merge(resource: &Resource, query: &Value, parts: Vec<Part>) -> Result<Value, SearchError> {
+    let prepared = Prepared::new(resource, query)?;
+    let desc: Vec<bool> = prepared.order.exprs.iter().map(|(_, d)| *d).collect();
+    let total = parts.iter().map(|p| p.total).sum();
+    let mut rows: Vec<(Value, Vec<Value>)> = parts.into_iter().flat_map(|p| p.rows).collect();
+    rows.sort_by(|a, b| compare_rows(&a.1, &b.1, &desc));
+    let limit = prepared.page.limit as usize;
+    let rows: Vec<(Value, Vec<Value>)> = if prepared.page.before.is_some() {
+        // the `limit` rows right before the cursor: the last of the merged ones
+        let skip = rows.len().saturating_sub(limit);
+        rows.into_iter().skip(skip).collect()
     } else {
-        page.from
+        let from = prepared.page.skipped() as usize;
+        rows.into_iter().skip(from).take(limit).collect()
     };
-    let sql = format!(
-        "SELECT {}, {} FROM {}{} ORDER BY {} LIMIT {} OFFSET {}",
-        resource.select,
-        sort_columns.join(", "),
-        resource.from,
-        c.where_clause(),
-        order_by.join(", "),
-        page.limit,
-        offset
-    );
-    let columns = select_columns(resource.select);
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let mut rows = stmt.query(rusqlite::params_from_iter(c.params.iter()))?;
-    let mut items = Vec::new();
-    while let Some(row) = rows.next()? {
-        let item = (resource.row)(row)?;
-        let sort_values: Vec<Sql> = (0..order.exprs.len())
-            .map(|i| row.get::<_, Sql>(columns + i))
-            .collect::<rusqlite::Result<_>>()?;
-        items.push((item, sort_values));
+    let hash = prepared.hash;
+    let start = rows.first().map(|(_, v)| cursor_of(v, hash));
+    let end = rows.last().map(|(_, v)| cursor_of(v, hash));
+    Ok(page_json(
+        rows.into_iter().map(|(i, _)| i).collect(),
+        total,
+        start,
+        end,
+    ))
+}
+
+/// Two rows' order: their sort values compared column by column, as SQLite compares them
+/// (numbers before text, text by its bytes), each column in its direction.
+fn compare_rows(a: &[Value], b: &[Value], desc: &[bool]) -> std::cmp::Ordering {
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        let o = compare_values(x, y);
+        let o = if desc.get(i).copied().unwrap_or(false) {
+            o.reverse()
+        } else {
+            o
+        };
+        if o != std::cmp::Ordering::Equal {
+            return o;
+        }
     }
-    if backwards {
-        items.reverse();
+    std::cmp::Ordering::Equal
+}
+
+fn compare_values(x: &Value, y: &Value) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let rank = |v: &Value| match v {
+        Value::Null => 0,
+        Value::Number(_) => 1,
+        Value::String(_) => 2,
+        _ => 3,
+    };
+    match (x, y) {
+        (Value::Number(a), Value::Number(b)) => match (a.as_i64(), b.as_i64()) {
+            (Some(a), Some(b)) => a.cmp(&b),
+            _ => {
+                let (a, b) = (a.as_f64().unwrap_or(0.0), b.as_f64().unwrap_or(0.0));
+                a.partial_cmp(&b).unwrap_or(Ordering::Equal)
+            }
+        },
+        (Value::String(a), Value::String(b)) => a.as_bytes().cmp(b.as_bytes()),
+        _ => rank(x).cmp(&rank(y)),
     }
-    let start = items.first().map(|(_, v)| encode_cursor(v, hash));
-    let end = items.last().map(|(_, v)| encode_cursor(v, hash));
-    Ok(json!({
-        "items": items.into_iter().map(|(i, _)| i).collect::<Vec<_>>(),
+}
+
+/// A query checked and compiled once: its order, its hash (what cursors are bound to), its
+/// page.
+struct Prepared<'q> {
+    query: &'q Value,
+    order: Order,
+    hash: u64,
+    page: Page,
+}
+
+impl Page {
+    /// The rows passed over before the page (a cursor page passes over none).
+    fn skipped(&self) -> i64 {
+        if self.after.is_some() || self.before.is_some() {
+            0
+        } else {
+            self.from
+        }
+    }
+}
+
+impl<'q> Prepared<'q> {
+    fn new(resource: &Resource, query: &'q Value) -> Result<Prepared<'q>, SearchError> {
+        if !query.is_object() && !query.is_null() {
+            return Err(bad("Expected the search request to be a JSON object"));
+        }
+        let order = order(resource, query.get("sort"))?;
+        let hash = query_hash(resource, query);
+        let page = page(query, hash, order.exprs.len())?;
+        Ok(Prepared {
+            query,
+            order,
+            hash,
+            page,
+        })
+    }
+
+    /// The matching rows (with their sort values) in the order's direction, and the count of
+    /// matches. With `partitions`, only theirs, and a page by offset holds the first
+    /// `from + limit` rows (the merge cuts the page); without, the page itself.
+    #[allow(clippy::type_complexity)]
+    fn rows(
+        &self,
+        conn: &Connection,
+        resource: &Resource,
+        base: Conditions,
+        partitions: Option<&[u32]>,
+    ) -> Result<(Vec<(Value, Vec<Sql>)>, i64), SearchError> {
+        let mut c = base;
+        c.compile(
+            self.query.get("filter").unwrap_or(&Value::Null),
+            resource.fields,
+            resource.special,
+        )?;
+        if let Some(partitions) = partitions {
+            let marks: Vec<String> = partitions
+                .iter()
+                .map(|p| c.bind(Sql::Integer(*p as i64)))
+                .collect();
+            c.sql
+                .push(format!("{PARTITION_OF_KEY} IN ({})", marks.join(", ")));
+        }
+        let total: i64 = {
+            let sql = format!("SELECT count(*) FROM {}{}", resource.from, c.where_clause());
+            conn.prepare_cached(&sql)?
+                .query_row(rusqlite::params_from_iter(c.params.iter()), |r| r.get(0))?
+        };
+        let page = &self.page;
+        let order = &self.order;
+        let backwards = page.before.is_some();
+        if let Some(v) = page.after.as_ref().or(page.before.as_ref()) {
+            keyset(&mut c, order, v, !backwards);
+        }
+        let order_by: Vec<String> = order
+            .exprs
+            .iter()
+            .map(|(e, desc)| format!("{e} {}", if *desc != backwards { "DESC" } else { "ASC" }))
+            .collect();
+        let sort_columns: Vec<&str> = order.exprs.iter().map(|(e, _)| e.as_str()).collect();
+        let (limit, offset) = match partitions {
+            Some(_) => (page.limit + page.skipped(), 0),
+            None => (page.limit, page.skipped()),
+        };
+        let sql = format!(
+            "SELECT {}, {} FROM {}{} ORDER BY {} LIMIT {} OFFSET {}",
+            resource.select,
+            sort_columns.join(", "),
+            resource.from,
+            c.where_clause(),
+            order_by.join(", "),
+            limit,
+            offset
+        );
+        let columns = select_columns(resource.select);
+        let mut stmt = conn.prepare_cached(&sql)?;
+        let mut rows = stmt.query(rusqlite::params_from_iter(c.params.iter()))?;
+        let mut items = Vec::new();
+        while let Some(row) = rows.next()? {
+            let item = (resource.row)(row)?;
+            let sort_values: Vec<Sql> = (0..order.exprs.len())
+                .map(|i| row.get::<_, Sql>(columns + i))
+                .collect::<rusqlite::Result<_>>()?;
+            items.push((item, sort_values));
+        }
+        if backwards {
+            items.reverse();
+        }
+        Ok((items, total))
+    }
+
+    /// The REST API's `{items, page}` of one store's page.
+    fn answer(&self, items: Vec<(Value, Vec<Sql>)>, total: i64) -> Value {
+        let start = items.first().map(|(_, v)| encode_cursor(v, self.hash));
+        let end = items.last().map(|(_, v)| encode_cursor(v, self.hash));
+        page_json(
+            items.into_iter().map(|(i, _)| i).collect(),
+            total,
+            start,
+            end,
+        )
+    }
+}
+
+fn page_json(items: Vec<Value>, total: i64, start: Option<String>, end: Option<String>) -> Value {
+    json!({
+        "items": items,
         "page": {
             "totalItems": total,
             "hasMoreTotalItems": false,
             "startCursor": start,
             "endCursor": end,
         }
-    }))
+    })
 }
 
 /// How many columns a `SELECT` list names (commas inside parentheses do not count).

@@ -29,8 +29,25 @@ pub fn process_xml(conn: &Connection, key: i64) -> Result<Option<String>, Search
 
 /// `{items: [{elementId, active, canceled, incidents, completed}]}`: an element instance
 /// with an open incident counts under `incidents`, not `active`.
-pub fn element_statistics(conn: &Connection, of: Of, filter: &Value) -> Result<Value, SearchError> {
+/// With `partitions`, only the instances of those (see [`crate::search::PARTITION_OF_KEY`]).
+pub fn element_statistics(
+    conn: &Connection,
+    of: Of,
+    filter: &Value,
+    partitions: Option<&[u32]>,
+) -> Result<Value, SearchError> {
     let mut c = Conditions::default();
+    if let Some(partitions) = partitions {
+        let marks: Vec<String> = partitions
+            .iter()
+            .map(|p| c.bind(rusqlite::types::Value::Integer(*p as i64)))
+            .collect();
+        c.sql.push(format!(
+            "{} IN ({})",
+            crate::search::PARTITION_OF_KEY,
+            marks.join(", ")
+        ));
+    }
     match of {
         Of::Definition(key) => {
             let mark = c.bind(rusqlite::types::Value::Integer(key));
@@ -68,6 +85,37 @@ pub fn element_statistics(conn: &Connection, of: Of, filter: &Value) -> Result<V
     Ok(json!({ "items": items }))
 }
 
+/// The element statistics of several partitions (each answered by
+/// [`element_statistics`] for its own): the counts of each element summed, in element order.
+pub fn merge_element_statistics(parts: &[Value]) -> Value {
+    let mut sums: std::collections::BTreeMap<String, [i64; 4]> = Default::default();
+    for part in parts {
+        for item in part["items"].as_array().into_iter().flatten() {
+            let id = item["elementId"].as_str().unwrap_or_default().to_string();
+            let sum = sums.entry(id).or_default();
+            for (i, name) in ["active", "canceled", "incidents", "completed"]
+                .iter()
+                .enumerate()
+            {
+                sum[i] += item[*name].as_i64().unwrap_or(0);
+            }
+        }
+    }
+    let items: Vec<Value> = sums
+        .into_iter()
+        .map(|(id, [active, canceled, incidents, completed])| {
+            json!({
+                "elementId": id,
+                "active": active,
+                "canceled": canceled,
+                "incidents": incidents,
+                "completed": completed,
+            })
+        })
+        .collect();
+    json!({ "items": items })
+}
+
 pub fn sequence_flows(conn: &Connection, process_instance: i64) -> Result<Value, SearchError> {
     let mut stmt = conn.prepare_cached(
         "SELECT flow_id, process_definition_key, bpmn_process_id, tenant_id \
@@ -89,33 +137,49 @@ pub fn sequence_flows(conn: &Connection, process_instance: i64) -> Result<Value,
     Ok(json!({ "items": items }))
 }
 
-/// The instance and the instances that called it, root first; `None` when history lacks it.
-pub fn call_hierarchy(
+/// One link of a call hierarchy: the instance's entry and the key of the instance that called
+/// it (None for a root); `None` when history lacks the instance. A caller may live on another
+/// partition (and another node): [`call_hierarchy`] follows the chain within one store.
+pub fn call_hierarchy_link(
     conn: &Connection,
     process_instance: i64,
-) -> Result<Option<Value>, SearchError> {
+) -> Result<Option<(Value, Option<i64>)>, SearchError> {
     let mut stmt = conn.prepare_cached(
         "SELECT t.parent_process_instance_key, t.process_definition_key, \
                 COALESCE(d.name, t.bpmn_process_id) \
          FROM process_instance t LEFT JOIN process_definition d ON d.key = t.process_definition_key \
          WHERE t.key = ?1",
     )?;
+    let mut rows = stmt.query([process_instance])?;
+    let Some(r) = rows.next()? else {
+        return Ok(None);
+    };
+    let parent: Option<i64> = r.get(0)?;
+    let entry = json!({
+        "processInstanceKey": process_instance.to_string(),
+        "processDefinitionKey": r.get::<_, Option<i64>>(1)?.unwrap_or(0).to_string(),
+        "processDefinitionName": r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+    });
+    Ok(Some((entry, parent.filter(|p| *p > 0))))
+}
+
+/// The instance and the instances that called it, root first; `None` when history lacks it.
+pub fn call_hierarchy(
+    conn: &Connection,
+    process_instance: i64,
+) -> Result<Option<Value>, SearchError> {
     let mut chain = Vec::new();
     let mut key = process_instance;
     // a chain of calls is at most as deep as the engine lets calls nest; the bound only
     // guards against a cycle in damaged data
     for _ in 0..1000 {
-        let mut rows = stmt.query([key])?;
-        let Some(r) = rows.next()? else { break };
-        let parent: Option<i64> = r.get(0)?;
-        chain.push(json!({
-            "processInstanceKey": key.to_string(),
-            "processDefinitionKey": r.get::<_, Option<i64>>(1)?.unwrap_or(0).to_string(),
-            "processDefinitionName": r.get::<_, Option<String>>(2)?.unwrap_or_default(),
-        }));
+        let Some((entry, parent)) = call_hierarchy_link(conn, key)? else {
+            break;
+        };
+        chain.push(entry);
         match parent {
-            Some(p) if p > 0 => key = p,
-            _ => break,
+            Some(p) => key = p,
+            None => break,
         }
     }
     if chain.is_empty() {

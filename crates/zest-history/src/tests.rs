@@ -51,6 +51,12 @@ fn element(pi: i64, id: &str, ty: BpmnElementType) -> ProcessInstanceRecord {
 /// A definition, then instances 100.. each with a task; even ones complete, every third has an
 /// incident on its task, and each has a variable `n`.
 fn sample(count: i64) -> Vec<Record> {
+    sample_at(count, 0)
+}
+
+/// [`sample`] with every instance's keys on `partition` (in their high bits).
+fn sample_at(count: i64, partition: i64) -> Vec<Record> {
+    let base = partition << 51;
     let mut out = vec![record(
         1,
         10,
@@ -71,7 +77,7 @@ fn sample(count: i64) -> Vec<Record> {
         out.push(record(pos, key, intent, value));
     };
     for i in 0..count {
-        let pi = 100 + i * 10;
+        let pi = base + 100 + i * 10;
         let proc = || RecordValue::ProcessInstance(element(pi, "order", BpmnElementType::Process));
         let task =
             || RecordValue::ProcessInstance(element(pi, "pay", BpmnElementType::ServiceTask));
@@ -376,4 +382,88 @@ fn retention_removes_finished_roots_with_everything_under_them() {
         json!({"filter": {"state": "COMPLETED"}}),
     );
     assert_eq!(left["page"]["totalItems"], 0);
+}
+
+/// Two stores, each with one partition's instances, answer the same pages together (their
+/// parts merged) as one store with both: by offset, by cursor in both directions, counts
+/// summed, and the definition (on every partition, partition 1's key) counted once.
+#[test]
+fn parts_of_partitions_merge_into_the_one_store_pages() {
+    let (_d1, one) = open("part-1");
+    let (_d2, two) = open("part-2");
+    let (_d3, both) = open("part-both");
+    let (a, b) = (sample_at(9, 1), sample_at(13, 2));
+    one.export(1, &a, 100).unwrap();
+    two.export(2, &b, 100).unwrap();
+    both.export(1, &a, 100).unwrap();
+    both.export(2, &b, 100).unwrap();
+    let merged = |r: &Resource, q: &serde_json::Value| {
+        let parts = vec![
+            one.search_part(r, q, Conditions::default(), &[1]).unwrap(),
+            two.search_part(r, q, Conditions::default(), &[2]).unwrap(),
+        ];
+        search::merge(r, q, parts).unwrap()
+    };
+    let r = &resources::PROCESS_INSTANCES;
+    let sort = json!([{"field": "state", "order": "DESC"}, {"field": "startDate"}]);
+    for page in [
+        json!({"limit": 100}),
+        json!({"from": 3, "limit": 5}),
+        json!({"from": 20, "limit": 5}),
+    ] {
+        let q = json!({"sort": sort, "page": page});
+        assert_eq!(merged(r, &q), search(&both, r, q.clone()), "{q}");
+    }
+    // a chain of cursor pages, forward, then one back
+    let q = |page: serde_json::Value| json!({"sort": sort, "page": page});
+    let mut page = merged(r, &q(json!({"limit": 4})));
+    let mut pages = Vec::new();
+    while !keys(&page, "processInstanceKey").is_empty() {
+        let end = page["page"]["endCursor"].as_str().unwrap().to_string();
+        let next = q(json!({"limit": 4, "after": end}));
+        assert_eq!(merged(r, &next), search(&both, r, next.clone()));
+        pages.push(page);
+        page = merged(r, &next);
+    }
+    let seen: Vec<String> = pages
+        .iter()
+        .flat_map(|p| keys(p, "processInstanceKey"))
+        .collect();
+    assert_eq!(seen.len(), 22);
+    let start = pages[3]["page"]["startCursor"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let back = q(json!({"limit": 4, "before": start}));
+    assert_eq!(
+        keys(&merged(r, &back), "processInstanceKey"),
+        keys(&pages[2], "processInstanceKey")
+    );
+    assert_eq!(merged(r, &back), search(&both, r, back.clone()));
+    // the definition is on both stores: only the part of its key's partition (0 here) has it
+    let defs = &resources::PROCESS_DEFINITIONS;
+    let q = json!({});
+    assert_eq!(merged(defs, &q)["page"]["totalItems"], 0);
+    let parts = vec![
+        one.search_part(defs, &q, Conditions::default(), &[0])
+            .unwrap(),
+        two.search_part(defs, &q, Conditions::default(), &[2])
+            .unwrap(),
+    ];
+    assert_eq!(
+        search::merge(defs, &q, parts).unwrap()["page"]["totalItems"],
+        1
+    );
+    // element statistics summed over partitions
+    let stats = merge_element_statistics(&[
+        one.element_statistics_of(Of::Definition(10), &json!({}), &[1])
+            .unwrap(),
+        two.element_statistics_of(Of::Definition(10), &json!({}), &[2])
+            .unwrap(),
+    ]);
+    assert_eq!(
+        stats,
+        both.element_statistics(Of::Definition(10), &json!({}))
+            .unwrap()
+    );
 }

@@ -2,8 +2,9 @@
 //! `zest cluster --nodes 3 --partitions 3 --replication-factor 1` puts one partition on each
 //! node, and a standalone `zest gateway` holds none. The REST API's searches, user tasks,
 //! forms and process XML must show what every partition holds, from any of them, in key
-//! order, paged across partitions; a poll must get the jobs of the partitions that answer
-//! when one does not.
+//! order, paged across partitions; so must history's searches and gets (finished element
+//! instances included, any sort, by offset and by cursor) and a definition's element
+//! statistics; a poll must get the jobs of the partitions that answer when one does not.
 
 mod common;
 
@@ -201,6 +202,8 @@ fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+    // what each of them answered, the same from both
+    let mut answers = Vec::new();
     for rest in [&rest0, &rest_gw] {
         let page = search(rest, "user-tasks", all.clone());
         assert_eq!(page["page"]["totalItems"], 6, "{page}");
@@ -231,24 +234,154 @@ fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
         );
         assert_eq!(keys(&one, "processInstanceKey"), vec![last], "{one}");
 
-        // element instances: each process instance and its task (and the incident of none)
+        // element instances in history (a process instance is not one of them): each
+        // instance's task active (and the incident of none), its start event finished
         let elements = search(
+            rest,
+            "element-instances",
+            json!({"filter": {"processDefinitionId": "user_tasks", "state": "ACTIVE"}, "page": {"limit": 100}}),
+        );
+        assert_eq!(elements["page"]["totalItems"], 6, "{elements}");
+        let finished = search(
+            rest,
+            "element-instances",
+            json!({"filter": {"processDefinitionId": "user_tasks", "state": "COMPLETED"}}),
+        );
+        assert_eq!(finished["page"]["totalItems"], 6, "{finished}");
+        assert!(finished["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["elementId"] == "start"));
+        let every = search(
             rest,
             "element-instances",
             json!({"filter": {"processDefinitionId": "user_tasks"}, "page": {"limit": 100}}),
         );
-        assert_eq!(elements["page"]["totalItems"], 12, "{elements}");
+        assert_eq!(every["page"]["totalItems"], 12, "{every}");
+        let element_keys = keys(&every, "elementInstanceKey");
+        let mut sorted = element_keys.clone();
+        sorted.sort();
+        assert_eq!(element_keys, sorted, "key order across partitions");
         assert!(elements["items"]
             .as_array()
             .unwrap()
             .iter()
             .all(|e| e["hasIncident"] == false));
-        let processes = search(
+        let tasks_of = search(
             rest,
             "element-instances",
-            json!({"filter": {"type": "PROCESS"}}),
+            json!({"filter": {"type": "USER_TASK"}}),
         );
-        assert_eq!(keys(&processes, "elementInstanceKey"), instances);
+        assert_eq!(keys(&tasks_of, "processInstanceKey"), instances);
+
+        // process instances from history, sorted by start (creation order, across the
+        // partitions), by offset and by cursor
+        let by_start = |page: Value| {
+            json!({
+                "filter": {"processDefinitionId": "user_tasks"},
+                "sort": [{"field": "startDate", "order": "DESC"}],
+                "page": page,
+            })
+        };
+        let full = search(rest, "process-instances", by_start(json!({"limit": 100})));
+        assert_eq!(full["page"]["totalItems"], 6, "{full}");
+        let started = keys(&full, "processInstanceKey");
+        let mut same = started.clone();
+        same.sort();
+        assert_eq!(same, instances);
+        let items = full["items"].as_array().unwrap();
+        for pair in items.windows(2) {
+            let (a, b) = (&pair[0], &pair[1]);
+            let date = |i: &Value| i["startDate"].as_str().unwrap().to_string();
+            let key = |i: &Value| {
+                i["processInstanceKey"]
+                    .as_str()
+                    .unwrap()
+                    .parse::<i64>()
+                    .unwrap()
+            };
+            assert!(
+                date(a) > date(b) || (date(a) == date(b) && key(a) < key(b)),
+                "newest first, then by key: {full}"
+            );
+        }
+        let first = search(rest, "process-instances", by_start(json!({"limit": 4})));
+        assert_eq!(keys(&first, "processInstanceKey"), started[..4].to_vec());
+        let end = first["page"]["endCursor"].as_str().unwrap();
+        let next = search(
+            rest,
+            "process-instances",
+            by_start(json!({"limit": 4, "after": end})),
+        );
+        assert_eq!(keys(&next, "processInstanceKey"), started[4..].to_vec());
+        assert_eq!(next["page"]["totalItems"], 6);
+        let start = next["page"]["startCursor"].as_str().unwrap();
+        let back = search(
+            rest,
+            "process-instances",
+            by_start(json!({"limit": 2, "before": start})),
+        );
+        assert_eq!(keys(&back, "processInstanceKey"), started[2..4].to_vec());
+        let middle = search(
+            rest,
+            "process-instances",
+            by_start(json!({"from": 1, "limit": 3})),
+        );
+        assert_eq!(keys(&middle, "processInstanceKey"), started[1..4].to_vec());
+        answers.push(vec![full, first, next, back, middle, every.clone()]);
+
+        // gets by key of every partition's instances, and the definition (partition 1's)
+        for &instance in &instances {
+            let (status, got) = http(
+                rest,
+                "GET",
+                &format!("/v2/process-instances/{instance}"),
+                None,
+            );
+            assert_eq!(status, 200, "{got}");
+            assert_eq!(got["processInstanceKey"], instance.to_string());
+            assert_eq!(got["state"], "ACTIVE");
+        }
+        let element = &every["items"][11];
+        let key = element["elementInstanceKey"].as_str().unwrap();
+        let (status, got) = http(rest, "GET", &format!("/v2/element-instances/{key}"), None);
+        assert_eq!((status, &got), (200, element));
+
+        // the definition's element statistics, summed over the partitions
+        let definition = every["items"][0]["processDefinitionKey"].as_str().unwrap();
+        let (status, stats) = http(
+            rest,
+            "POST",
+            &format!("/v2/process-definitions/{definition}/statistics/element-instances"),
+            Some(json!({})),
+        );
+        assert_eq!(status, 200, "{stats}");
+        let count = |id: &str, what: &str| {
+            stats["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|i| i["elementId"] == id)
+                .map(|i| i[what].as_i64().unwrap())
+        };
+        assert_eq!(count("review", "active"), Some(6), "{stats}");
+        assert_eq!(count("start", "completed"), Some(6), "{stats}");
+        let (status, got) = http(
+            rest,
+            "GET",
+            &format!("/v2/process-definitions/{definition}"),
+            None,
+        );
+        assert_eq!(
+            (status, &got["processDefinitionKey"]),
+            (200, &json!(definition))
+        );
+        let defs = search(rest, "process-definitions", json!({}));
+        assert_eq!(
+            defs["page"]["totalItems"], 1,
+            "deployed on every partition, one: {defs}"
+        );
 
         // one task of another node's partition, its form, and its process's XML
         let task = &page["items"][5];
@@ -267,6 +400,11 @@ fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
         );
         assert_eq!(status, 200);
     }
+
+    assert_eq!(
+        answers[0], answers[1],
+        "node 0 and the gateway answer the same"
+    );
 
     // a task completed over the gateway leaves every search
     let page = search(&rest_gw, "user-tasks", all.clone());

@@ -2,7 +2,9 @@
 //! instances, process definitions, element instances, variables, incidents and jobs, the
 //! element statistics that colour a diagram, an instance's sequence flows and call hierarchy.
 //! One handler shape for all: parse the body, run the resource's search through the one filter
-//! compiler, answer `{items, page}`; a bad filter is a 400 naming the field. Without history
+//! compiler, answer `{items, page}`; a bad filter is a 400 naming the field. Each answers the
+//! same from any node (a standalone gateway included): the broker asks the partitions this
+//! node's history lacks of the nodes that replicate them and merges (`Broker::history_search`). Without history
 //! (`--history off`) they answer Camunda's 403 ("requires a secondary storage").
 
 use axum::extract::{Path, State};
@@ -10,11 +12,8 @@ use axum::http::{StatusCode, Uri};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::Value;
-use zest_history::resources::{
-    Resource, ELEMENT_INSTANCES, INCIDENTS, JOBS, PROCESS_DEFINITIONS, PROCESS_INSTANCES,
-    VARIABLES, VARIABLE_FULL,
-};
-use zest_history::{Conditions, History, Of, SearchError};
+use zest_broker::HistoryReadError;
+use zest_history::{Named, Of};
 
 use super::{parse_named_key, Problem, Rest};
 
@@ -73,14 +72,12 @@ fn no_history(uri: &Uri) -> Problem {
     )
 }
 
-async fn history<'a>(rest: &'a Rest, uri: &Uri) -> Result<&'a History, Problem> {
-    rest.broker.history().await.ok_or_else(|| no_history(uri))
-}
-
-fn search_problem(e: SearchError, uri: &Uri) -> Problem {
+/// A failed read of history as the REST API answers it.
+fn history_problem(e: HistoryReadError, uri: &Uri) -> Problem {
     match e {
-        SearchError::Bad(m) => Problem::new(StatusCode::BAD_REQUEST, m, uri),
-        SearchError::Store(e) => {
+        HistoryReadError::Off => no_history(uri),
+        HistoryReadError::Bad(m) => Problem::new(StatusCode::BAD_REQUEST, m, uri),
+        HistoryReadError::Store(e) => {
             tracing::error!("history search failed: {e}");
             Problem::new(
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -88,6 +85,7 @@ fn search_problem(e: SearchError, uri: &Uri) -> Problem {
                 uri,
             )
         }
+        HistoryReadError::Unavailable(e) => super::broker_problem(e, uri),
     }
 }
 
@@ -111,31 +109,33 @@ fn query(text: &str, uri: &Uri) -> Result<Value, Problem> {
     }
 }
 
+/// A search of `resource` over every partition (`instance`: of that process instance's rows).
 async fn run_search(
     rest: &Rest,
-    resource: &'static Resource,
+    resource: Named,
     text: &str,
-    base: Conditions,
+    instance: Option<i64>,
     uri: &Uri,
 ) -> Result<Json<Value>, Problem> {
     let q = query(text, uri)?;
-    let h = history(rest, uri).await?;
-    h.search(resource, &q, base)
+    rest.broker
+        .history_search(resource, &q, instance)
+        .await
         .map(Json)
-        .map_err(|e| search_problem(e, uri))
+        .map_err(|e| history_problem(e, uri))
 }
 
 async fn run_get(
     rest: &Rest,
-    resource: &'static Resource,
+    resource: Named,
     key: &str,
     name: &str,
     what: &str,
     uri: &Uri,
 ) -> Result<Json<Value>, Problem> {
     let key = parse_named_key(key, name, uri)?;
-    let h = history(rest, uri).await?;
-    match h.get(resource, key).map_err(|e| search_problem(e, uri))? {
+    let item = rest.broker.history_get(resource, key).await;
+    match item.map_err(|e| history_problem(e, uri))? {
         Some(v) => Ok(Json(v)),
         None => Err(Problem::new(
             StatusCode::NOT_FOUND,
@@ -150,14 +150,7 @@ async fn search_process_instances(
     uri: Uri,
     text: String,
 ) -> Result<Json<Value>, Problem> {
-    run_search(
-        &rest,
-        &PROCESS_INSTANCES,
-        &text,
-        Conditions::default(),
-        &uri,
-    )
-    .await
+    run_search(&rest, Named::ProcessInstances, &text, None, &uri).await
 }
 
 async fn get_process_instance(
@@ -168,7 +161,7 @@ async fn get_process_instance(
     let what = "Process Instance";
     run_get(
         &rest,
-        &PROCESS_INSTANCES,
+        Named::ProcessInstances,
         &key,
         "processInstanceKey",
         what,
@@ -184,8 +177,7 @@ async fn search_instance_incidents(
     text: String,
 ) -> Result<Json<Value>, Problem> {
     let key = parse_named_key(&key, "processInstanceKey", &uri)?;
-    let base = Conditions::key_equals("t.process_instance_key", key);
-    run_search(&rest, &INCIDENTS, &text, base, &uri).await
+    run_search(&rest, Named::Incidents, &text, Some(key), &uri).await
 }
 
 async fn sequence_flows(
@@ -194,10 +186,11 @@ async fn sequence_flows(
     uri: Uri,
 ) -> Result<Json<Value>, Problem> {
     let key = parse_named_key(&key, "processInstanceKey", &uri)?;
-    let h = history(&rest, &uri).await?;
-    h.sequence_flows(key)
+    rest.broker
+        .history_sequence_flows(key)
+        .await
         .map(Json)
-        .map_err(|e| search_problem(e, &uri))
+        .map_err(|e| history_problem(e, &uri))
 }
 
 async fn instance_statistics(
@@ -206,10 +199,11 @@ async fn instance_statistics(
     uri: Uri,
 ) -> Result<Json<Value>, Problem> {
     let key = parse_named_key(&key, "processInstanceKey", &uri)?;
-    let h = history(&rest, &uri).await?;
-    h.element_statistics(Of::Instance(key), &Value::Null)
+    rest.broker
+        .history_statistics(Of::Instance(key), &Value::Null)
+        .await
         .map(Json)
-        .map_err(|e| search_problem(e, &uri))
+        .map_err(|e| history_problem(e, &uri))
 }
 
 async fn call_hierarchy(
@@ -218,8 +212,8 @@ async fn call_hierarchy(
     uri: Uri,
 ) -> Result<Json<Value>, Problem> {
     let key = parse_named_key(&key, "processInstanceKey", &uri)?;
-    let h = history(&rest, &uri).await?;
-    match h.call_hierarchy(key).map_err(|e| search_problem(e, &uri))? {
+    let chain = rest.broker.history_call_hierarchy(key).await;
+    match chain.map_err(|e| history_problem(e, &uri))? {
         Some(v) => Ok(Json(v)),
         None => Err(Problem::new(
             StatusCode::NOT_FOUND,
@@ -234,14 +228,7 @@ async fn search_process_definitions(
     uri: Uri,
     text: String,
 ) -> Result<Json<Value>, Problem> {
-    run_search(
-        &rest,
-        &PROCESS_DEFINITIONS,
-        &text,
-        Conditions::default(),
-        &uri,
-    )
-    .await
+    run_search(&rest, Named::ProcessDefinitions, &text, None, &uri).await
 }
 
 async fn get_process_definition(
@@ -252,7 +239,7 @@ async fn get_process_definition(
     let what = "Process Definition";
     run_get(
         &rest,
-        &PROCESS_DEFINITIONS,
+        Named::ProcessDefinitions,
         &key,
         "processDefinitionKey",
         what,
@@ -269,33 +256,26 @@ async fn definition_statistics(
 ) -> Result<Json<Value>, Problem> {
     let key = parse_named_key(&key, "processDefinitionKey", &uri)?;
     let q = query(&text, &uri)?;
-    let h = history(&rest, &uri).await?;
     let filter = q.get("filter").cloned().unwrap_or(Value::Null);
-    h.element_statistics(Of::Definition(key), &filter)
+    rest.broker
+        .history_statistics(Of::Definition(key), &filter)
+        .await
         .map(Json)
-        .map_err(|e| search_problem(e, &uri))
+        .map_err(|e| history_problem(e, &uri))
 }
 
-/// With history of every partition here, the search of every element instance (finished ones
-/// too); otherwise (history off, or a cluster node that does not replicate every partition:
-/// the history fan-out over nodes is not built yet) the active ones in the partitions' state,
-/// read across the cluster, as before history existed.
+/// The search of every element instance in history (finished ones too), over every partition;
+/// with `--history off`, the active ones in the partitions' state, read across the cluster, as
+/// before history existed.
 async fn search_element_instances(
     State(rest): State<Rest>,
     uri: Uri,
     text: String,
 ) -> Result<Json<Value>, Problem> {
-    if !rest.broker.history_holds_every_partition() {
+    if !rest.broker.history_on() {
         return super::search_active_element_instances(&rest, &uri, &text).await;
     }
-    run_search(
-        &rest,
-        &ELEMENT_INSTANCES,
-        &text,
-        Conditions::default(),
-        &uri,
-    )
-    .await
+    run_search(&rest, Named::ElementInstances, &text, None, &uri).await
 }
 
 async fn get_element_instance(
@@ -306,7 +286,7 @@ async fn get_element_instance(
     let what = "Element Instance";
     run_get(
         &rest,
-        &ELEMENT_INSTANCES,
+        Named::ElementInstances,
         &key,
         "elementInstanceKey",
         what,
@@ -320,7 +300,7 @@ async fn search_variables(
     uri: Uri,
     text: String,
 ) -> Result<Json<Value>, Problem> {
-    run_search(&rest, &VARIABLES, &text, Conditions::default(), &uri).await
+    run_search(&rest, Named::Variables, &text, None, &uri).await
 }
 
 async fn get_variable(
@@ -328,7 +308,15 @@ async fn get_variable(
     Path(key): Path<String>,
     uri: Uri,
 ) -> Result<Json<Value>, Problem> {
-    run_get(&rest, &VARIABLE_FULL, &key, "variableKey", "Variable", &uri).await
+    run_get(
+        &rest,
+        Named::VariableFull,
+        &key,
+        "variableKey",
+        "Variable",
+        &uri,
+    )
+    .await
 }
 
 async fn search_incidents(
@@ -336,7 +324,7 @@ async fn search_incidents(
     uri: Uri,
     text: String,
 ) -> Result<Json<Value>, Problem> {
-    run_search(&rest, &INCIDENTS, &text, Conditions::default(), &uri).await
+    run_search(&rest, Named::Incidents, &text, None, &uri).await
 }
 
 async fn get_incident(
@@ -344,7 +332,15 @@ async fn get_incident(
     Path(key): Path<String>,
     uri: Uri,
 ) -> Result<Json<Value>, Problem> {
-    run_get(&rest, &INCIDENTS, &key, "incidentKey", "Incident", &uri).await
+    run_get(
+        &rest,
+        Named::Incidents,
+        &key,
+        "incidentKey",
+        "Incident",
+        &uri,
+    )
+    .await
 }
 
 async fn search_jobs(
@@ -352,5 +348,5 @@ async fn search_jobs(
     uri: Uri,
     text: String,
 ) -> Result<Json<Value>, Problem> {
-    run_search(&rest, &JOBS, &text, Conditions::default(), &uri).await
+    run_search(&rest, Named::Jobs, &text, None, &uri).await
 }
