@@ -1,6 +1,7 @@
 //! Messages and signals through the REST API v2 of a real `zest start`: a published message
 //! correlates to the instance waiting for it (whose awaited creation then answers), a
-//! broadcast signal moves an instance on; both answer their keys.
+//! correlated message reaches the instance waiting now and answers its key (404 when none
+//! waits), a broadcast signal moves an instance on; all answer their keys.
 
 mod common;
 
@@ -53,6 +54,66 @@ fn a_published_message_correlates_and_a_broadcast_signal_is_caught() {
     let (status, done) = awaited.join().unwrap();
     assert_eq!(status, 200, "{done}");
     assert_eq!(done["variables"]["paid"], 42);
+
+    // correlation: to the instance waiting now, answering its key; nothing waiting is a 404
+    let (status, created) = http(
+        &rest,
+        "POST",
+        "/v2/process-instances",
+        Some(json!({"processDefinitionId": "rest_msg", "variables": {"orderId": "o-2"}})),
+    );
+    assert_eq!(status, 200, "{created}");
+    let correlate = |key: &str| {
+        http(
+            &rest,
+            "POST",
+            "/v2/messages/correlation",
+            Some(json!({"name": "rest_msg-paid", "correlationKey": key, "variables": {"paid": 7}})),
+        )
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let correlated = loop {
+        // the instance's subscription opens on the message partition just after its creation
+        let (status, answer) = correlate("o-2");
+        if status == 200 {
+            break answer;
+        }
+        assert_eq!(status, 404, "{answer}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never correlated: {answer}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(
+        correlated["processInstanceKey"],
+        created["processInstanceKey"]
+    );
+    assert!(
+        correlated["messageKey"]
+            .as_str()
+            .unwrap()
+            .parse::<i64>()
+            .unwrap()
+            > 0
+    );
+    assert_eq!(correlated["tenantId"], "<default>");
+    let (status, problem) = correlate("o-2");
+    assert_eq!(
+        (status, problem["title"].as_str()),
+        (404, Some("NOT_FOUND")),
+        "{problem}"
+    );
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("'rest_msg-paid'"),
+        "{problem}"
+    );
+    // nothing buffered: an instance that starts waiting later does not get it
+    let (status, problem) = correlate("o-3");
+    assert_eq!(status, 404, "{problem}");
 
     let signal = include_str!("../../../tests/compat/testdata/signal_catch.bpmn")
         .replace("zest_proc", "rest_sig");

@@ -1,5 +1,6 @@
-//! Messages and signals: `POST /v2/messages/publication` (MessagePublicationResult) and
-//! `POST /v2/signals/broadcast` (SignalBroadcastResult).
+//! Messages and signals: `POST /v2/messages/publication` (MessagePublicationResult),
+//! `POST /v2/messages/correlation` (MessageCorrelationResult, or 404 when nothing waits for
+//! the message) and `POST /v2/signals/broadcast` (SignalBroadcastResult).
 
 use axum::extract::State;
 use axum::http::Uri;
@@ -14,6 +15,7 @@ use crate::commands::tenant;
 
 pub(super) fn routes(r: Routes) -> Routes {
     r.route("/v2/messages/publication", post(publish))
+        .route("/v2/messages/correlation", post(correlate))
         .route("/v2/signals/broadcast", post(broadcast))
 }
 
@@ -47,6 +49,36 @@ async fn publish(State(rest): State<Rest>, uri: Uri, text: String) -> Result<Jso
     Ok(Json(json!({
         "messageKey": published.key.to_string(),
         "tenantId": published.tenant_id,
+    })))
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+struct CorrelationRequest {
+    name: Option<String>,
+    correlation_key: String,
+    #[serde(deserialize_with = "json_text")]
+    variables: String,
+    tenant_id: String,
+}
+
+async fn correlate(
+    State(rest): State<Rest>,
+    uri: Uri,
+    text: String,
+) -> Result<Json<Value>, Problem> {
+    let r: CorrelationRequest = required_body(&text, &uri)?;
+    let name = required(r.name, "name", &uri)?;
+    tenant(&r.tenant_id, "request Correlate Message").or_problem(&uri)?;
+    let correlated = rest
+        .commands
+        .correlate_message(name, r.correlation_key, r.variables)
+        .await
+        .or_problem(&uri)?;
+    Ok(Json(json!({
+        "messageKey": correlated.key.to_string(),
+        "tenantId": correlated.tenant_id,
+        "processInstanceKey": correlated.process_instance_key.to_string(),
     })))
 }
 
