@@ -6,7 +6,7 @@
 //! REST API into an RFC 9457 problem: the rejections and broker errors are mapped once, here.
 //!
 //! One module per resource: `deployment`, `process_instance`, `job`, `message`, `signal`,
-//! `incident`, `variables`, `decision`, `resource`, `user_task`.
+//! `incident`, `variables`, `decision`, `resource`, `user_task`, `clock`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,6 +15,7 @@ use zest_broker::Broker;
 use zest_engine::new_command;
 use zest_protocol::{Intent, PartitionId, Record, RecordType, RecordValue, DEFAULT_TENANT};
 
+pub mod clock;
 pub mod decision;
 pub mod deployment;
 mod error;

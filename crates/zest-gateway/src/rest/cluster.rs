@@ -1,17 +1,42 @@
-//! The cluster: `GET /v2/topology` (Camunda's TopologyResponse) and `GET /v2/status` (204
-//! while some partition has a healthy leader, 503 otherwise).
+//! The cluster: `GET /v2/topology` (Camunda's TopologyResponse), `GET /v2/status` (204
+//! while some partition has a healthy leader, 503 otherwise), and the engine's clock:
+//! `PUT /v2/clock` pins it, `POST /v2/clock/reset` sets it back to the system's (204 both).
 
 use axum::extract::State;
-use axum::http::StatusCode;
-use axum::routing::get;
+use axum::http::{StatusCode, Uri};
+use axum::routing::{get, post, put};
 use axum::Json;
+use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{Rest, Routes};
+use super::{no_content, required, required_body, Problem, Rest, Routes};
 
 pub(super) fn routes(r: Routes) -> Routes {
     r.route("/v2/topology", get(topology))
         .route("/v2/status", get(status))
+        .route("/v2/clock", put(pin_clock))
+        .route("/v2/clock/reset", post(reset_clock))
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+struct ClockPinRequest {
+    timestamp: Option<i64>,
+}
+
+async fn pin_clock(
+    State(rest): State<Rest>,
+    uri: Uri,
+    text: String,
+) -> Result<StatusCode, Problem> {
+    let r: ClockPinRequest = required_body(&text, &uri)?;
+    let timestamp = required(r.timestamp, "timestamp", &uri)?;
+    no_content(rest.commands.pin_clock(timestamp), &uri)
+}
+
+async fn reset_clock(State(rest): State<Rest>) -> StatusCode {
+    rest.commands.reset_clock();
+    StatusCode::NO_CONTENT
 }
 
 async fn topology(State(rest): State<Rest>) -> Json<Value> {
