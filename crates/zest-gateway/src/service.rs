@@ -10,15 +10,12 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio_stream::StreamExt;
 use tonic::{Request, Response, Status};
 use zest_broker::{JobStream, JobStreamSpec};
-use zest_protocol::{
-    ActivateInstruction, DeploymentResource, DeploymentResponse, MappingInstruction,
-    VariableInstruction, DEFAULT_TENANT,
-};
+use zest_protocol::{DeploymentResource, DeploymentResponse, MappingInstruction, DEFAULT_TENANT};
 
 use crate::commands::job::{jobs_wanted, JobFailure};
 use crate::commands::job_result::{ActivateElement, Corrections, WorkerResult};
 use crate::commands::message::NewMessage;
-use crate::commands::process_instance::NewInstance;
+use crate::commands::process_instance::{activation, NewInstance};
 use crate::commands::{tenant, CommandError, Commands, GatewayConfig};
 use crate::convert::activated_job;
 use crate::proto;
@@ -652,21 +649,10 @@ impl Gateway for GatewayService {
         let activate = r
             .activate_instructions
             .into_iter()
-            .map(|a| ActivateInstruction {
-                element_id: a.element_id,
-                ancestor_scope_key: if a.ancestor_element_instance_key > 0 {
-                    a.ancestor_element_instance_key
-                } else {
-                    -1
-                },
-                variable_instructions: a
-                    .variable_instructions
-                    .into_iter()
-                    .map(|v| VariableInstruction {
-                        variables: v.variables,
-                        element_id: v.scope_id,
-                    })
-                    .collect(),
+            .map(|a| {
+                let variables = a.variable_instructions.into_iter();
+                let variables = variables.map(|v| (v.scope_id, v.variables));
+                activation(a.element_id, a.ancestor_element_instance_key, variables)
             })
             .collect();
         let terminate = r

@@ -1,7 +1,8 @@
 //! Process instances through the REST API v2 of a real `zest start`: created by id and by
-//! key, with `awaitCompletion` answering the completed instance's variables, cancelled (204,
-//! then 404), their variables set; malformed, mistyped and incomplete requests are 400
-//! problems naming the property; `/v2/topology` and `/v2/status` answer what clients expect.
+//! key, with `awaitCompletion` answering the completed instance's variables, their variables
+//! set, modified, cancelled (204, then 404); malformed, mistyped and incomplete requests are
+//! 400 problems naming the property; `/v2/topology` and `/v2/status` answer what clients
+//! expect.
 
 mod common;
 
@@ -72,6 +73,35 @@ fn instances_are_created_awaited_cancelled_and_given_variables_over_rest() {
     assert_eq!(status, 204, "{body}");
     let job = activate_rest(&rest, "pi-rest-task").expect("the instance's job");
     assert_eq!(job["variables"], json!({"x": 1, "y": "set"}));
+
+    // modified: the task terminated and activated again, with a variable of its own
+    let (status, body) = http(
+        &rest,
+        "POST",
+        &format!("/v2/process-instances/{instance}/modification"),
+        Some(json!({
+            "terminateInstructions": [{"elementInstanceKey": job["elementInstanceKey"]}],
+            "activateInstructions": [{"elementId": "task", "variableInstructions": [{"variables": {"z": 2}}]}],
+        })),
+    );
+    assert_eq!(status, 204, "{body}");
+    let again = activate_rest(&rest, "pi-rest-task").expect("the task's new job");
+    assert_ne!(again["elementInstanceKey"], job["elementInstanceKey"]);
+    assert_eq!(again["variables"]["z"], 2);
+    let (status, problem) = http(
+        &rest,
+        "POST",
+        &format!("/v2/process-instances/{instance}/modification"),
+        Some(json!({"activateInstructions": [{"variableInstructions": []}]})),
+    );
+    assert_eq!(status, 400, "{problem}");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("activateInstructions[0].elementId"),
+        "{problem}"
+    );
 
     // cancelled: 204, then the instance is gone
     let cancel = format!("/v2/process-instances/{instance}/cancellation");

@@ -8,7 +8,8 @@ use zest_protocol::{
     ActivateInstruction, BpmnElementType, BpmnEventType, Intent, MappingInstruction, PartitionId,
     ProcessInstanceCreationRecord, ProcessInstanceMigrationRecord,
     ProcessInstanceModificationRecord, ProcessInstanceRecord, ProcessInstanceResultRecord, Record,
-    RecordType, RecordValue, RejectionType, TerminateInstruction, DEFAULT_TENANT,
+    RecordType, RecordValue, RejectionType, TerminateInstruction, VariableInstruction,
+    DEFAULT_TENANT,
 };
 
 use super::{variables_document, CommandError, Commands};
@@ -51,6 +52,27 @@ impl NewInstance {
                 self.tenant_id
             },
         })
+    }
+}
+
+/// One activation of a modification: `element_id`, under the element instance `ancestor`
+/// (0 or less: wherever the element's flow scope is), with variables (JSON object text) for
+/// the scopes named by their element ids (empty: the activated element's).
+pub fn activation(
+    element_id: String,
+    ancestor: i64,
+    variables: impl IntoIterator<Item = (String, String)>,
+) -> ActivateInstruction {
+    ActivateInstruction {
+        element_id,
+        ancestor_scope_key: if ancestor > 0 { ancestor } else { -1 },
+        variable_instructions: variables
+            .into_iter()
+            .map(|(element_id, variables)| VariableInstruction {
+                variables,
+                element_id,
+            })
+            .collect(),
     }
 }
 

@@ -3,13 +3,14 @@
 //! `PUT /v2/clock` pins it, `POST /v2/clock/reset` sets it back to the system's (204 both).
 
 use axum::extract::State;
-use axum::http::{StatusCode, Uri};
+use axum::http::StatusCode;
 use axum::routing::{get, post, put};
 use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{no_content, required, required_body, Problem, Rest, Routes};
+use super::call::Call;
+use super::{no_content, required, Problem, Rest, Routes};
 
 pub(super) fn routes(r: Routes) -> Routes {
     r.route("/v2/topology", get(topology))
@@ -26,10 +27,8 @@ struct ClockPinRequest {
 
 async fn pin_clock(
     State(rest): State<Rest>,
-    uri: Uri,
-    text: String,
+    Call { body: r, uri }: Call<ClockPinRequest>,
 ) -> Result<StatusCode, Problem> {
-    let r: ClockPinRequest = required_body(&text, &uri)?;
     let timestamp = required(r.timestamp, "timestamp", &uri)?;
     no_content(rest.commands.pin_clock(timestamp), &uri)
 }

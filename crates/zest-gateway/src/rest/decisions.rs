@@ -1,26 +1,30 @@
 //! Decisions, incidents and element instance variables: `POST /v2/decision-definitions/evaluation`
-//! (EvaluateDecisionResult), `POST /v2/incidents/{key}/resolution` and
-//! `PUT /v2/element-instances/{key}/variables`.
+//! (EvaluateDecisionResult), `POST /v2/incidents/{incidentKey}/resolution` and
+//! `PUT /v2/element-instances/{elementInstanceKey}/variables`.
 
-use axum::extract::{Path, State};
-use axum::http::{StatusCode, Uri};
+use axum::extract::State;
+use axum::http::StatusCode;
 use axum::routing::{post, put};
 use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use zest_protocol::EvaluatedDecisionValue;
 
-use super::{
-    body, json_text, key_of, no_content, parse_named_key, required_body, OrProblem, Problem, Rest,
-    Routes,
-};
+use super::call::{Call, Keyed};
+use super::{json_text, key_of, no_content, OrProblem, Problem, Rest, Routes};
 use crate::commands::decision::Evaluated;
 use crate::commands::tenant;
 
 pub(super) fn routes(r: Routes) -> Routes {
     r.route("/v2/decision-definitions/evaluation", post(evaluate))
-        .route("/v2/incidents/{key}/resolution", post(resolve_incident))
-        .route("/v2/element-instances/{key}/variables", put(set_variables))
+        .route(
+            "/v2/incidents/{incidentKey}/resolution",
+            post(resolve_incident),
+        )
+        .route(
+            "/v2/element-instances/{elementInstanceKey}/variables",
+            put(set_variables),
+        )
 }
 
 #[derive(Deserialize, Default)]
@@ -36,10 +40,8 @@ struct EvaluationRequest {
 
 async fn evaluate(
     State(rest): State<Rest>,
-    uri: Uri,
-    text: String,
+    Call { body: r, uri }: Call<EvaluationRequest>,
 ) -> Result<Json<Value>, Problem> {
-    let r: EvaluationRequest = required_body(&text, &uri)?;
     if r.decision_definition_id.is_none() && r.decision_definition_key.is_none() {
         return Err(Problem::bad(
             "No decisionDefinitionId or decisionDefinitionKey provided: one of them is required",
@@ -125,12 +127,8 @@ struct ResolutionRequest {
 
 async fn resolve_incident(
     State(rest): State<Rest>,
-    Path(key): Path<String>,
-    uri: Uri,
-    text: String,
+    Keyed { key, uri, .. }: Keyed<ResolutionRequest>,
 ) -> Result<StatusCode, Problem> {
-    let key = parse_named_key(&key, "incidentKey", &uri)?;
-    let _: ResolutionRequest = body(&text, &uri)?;
     no_content(rest.commands.resolve_incident(key).await, &uri)
 }
 
@@ -145,12 +143,8 @@ struct VariablesRequest {
 
 async fn set_variables(
     State(rest): State<Rest>,
-    Path(key): Path<String>,
-    uri: Uri,
-    text: String,
+    Keyed { key, body: r, uri }: Keyed<VariablesRequest>,
 ) -> Result<StatusCode, Problem> {
-    let key = parse_named_key(&key, "elementInstanceKey", &uri)?;
-    let r: VariablesRequest = required_body(&text, &uri)?;
     let variables = match r.variables {
         Some(v @ Value::Object(_)) => v.to_string(),
         Some(_) => {

@@ -1,21 +1,25 @@
 //! Deployments and resources: `POST /v2/deployments` (multipart/form-data: `resources` parts,
 //! an optional `tenantId`) answering Camunda's DeploymentResult, and
-//! `POST /v2/resources/{key}/deletion`.
+//! `POST /v2/resources/{resourceKey}/deletion`.
 
 use axum::extract::multipart::{Multipart, MultipartRejection};
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{StatusCode, Uri};
 use axum::routing::post;
 use axum::Json;
+use serde::Deserialize;
 use serde_json::{json, Value};
 use zest_protocol::{DeploymentResource, DeploymentResponse};
 
-use super::{parse_named_key, OrProblem, Problem, Rest, Routes};
+use super::call::Keyed;
+use super::{OrProblem, Problem, Rest, Routes};
 use crate::commands::tenant;
 
 pub(super) fn routes(r: Routes) -> Routes {
-    r.route("/v2/deployments", post(deploy))
-        .route("/v2/resources/{key}/deletion", post(delete_resource))
+    r.route("/v2/deployments", post(deploy)).route(
+        "/v2/resources/{resourceKey}/deletion",
+        post(delete_resource),
+    )
 }
 
 async fn deploy(
@@ -134,13 +138,18 @@ fn deployment_result(d: &DeploymentResponse) -> Value {
     })
 }
 
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+struct DeletionRequest {
+    #[allow(dead_code)] // accepted, as Camunda's; Zest keeps no batch operations
+    operation_reference: Option<i64>,
+}
+
 /// `POST /v2/resources/{resourceKey}/deletion`: 200 once deleted.
 async fn delete_resource(
     State(rest): State<Rest>,
-    Path(key): Path<String>,
-    uri: Uri,
+    Keyed { key, uri, .. }: Keyed<DeletionRequest>,
 ) -> Result<StatusCode, Problem> {
-    let key = parse_named_key(&key, "resourceKey", &uri)?;
     rest.commands.delete_resource(key).await.or_problem(&uri)?;
     Ok(StatusCode::OK)
 }

@@ -1,28 +1,26 @@
 //! Jobs: `POST /v2/jobs/activation` (long polling as gRPC's ActivateJobs; every partition's
-//! jobs in one answer), `/v2/jobs/{key}/completion`, `/failure`, `/error` and
-//! `PATCH /v2/jobs/{key}` (retries, timeout).
+//! jobs in one answer), `/v2/jobs/{jobKey}/completion`, `/failure`, `/error` and
+//! `PATCH /v2/jobs/{jobKey}` (retries, timeout).
 
-use axum::extract::{Path, State};
-use axum::http::{StatusCode, Uri};
+use axum::extract::State;
+use axum::http::StatusCode;
 use axum::routing::{patch, post};
 use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{
-    body, json_text, no_content, parse_named_key, required, required_body, OrProblem, Problem,
-    Rest, Routes,
-};
+use super::call::{Call, Keyed};
+use super::{json_text, no_content, required, OrProblem, Problem, Rest, Routes};
 use crate::commands::job::{jobs_wanted, JobFailure};
 use crate::commands::job_result::WorkerResult;
 use crate::proto;
 
 pub(super) fn routes(r: Routes) -> Routes {
     r.route("/v2/jobs/activation", post(activate))
-        .route("/v2/jobs/{key}/completion", post(complete))
-        .route("/v2/jobs/{key}/failure", post(fail))
-        .route("/v2/jobs/{key}/error", post(throw_error))
-        .route("/v2/jobs/{key}", patch(update))
+        .route("/v2/jobs/{jobKey}/completion", post(complete))
+        .route("/v2/jobs/{jobKey}/failure", post(fail))
+        .route("/v2/jobs/{jobKey}/error", post(throw_error))
+        .route("/v2/jobs/{jobKey}", patch(update))
 }
 
 #[derive(Deserialize, Default)]
@@ -83,10 +81,8 @@ fn activated_job(j: proto::ActivatedJob) -> Value {
 
 async fn activate(
     State(rest): State<Rest>,
-    uri: Uri,
-    text: String,
+    Call { body: r, uri }: Call<ActivationRequest>,
 ) -> Result<Json<Value>, Problem> {
-    let r: ActivationRequest = required_body(&text, &uri)?;
     let job_type = required(r.job_type, "type", &uri)?;
     let timeout = required(r.timeout, "timeout", &uri)?;
     let max = required(r.max_jobs_to_activate, "maxJobsToActivate", &uri)?;
@@ -122,12 +118,8 @@ struct CompletionRequest {
 
 async fn complete(
     State(rest): State<Rest>,
-    Path(key): Path<String>,
-    uri: Uri,
-    text: String,
+    Keyed { key, body: r, uri }: Keyed<CompletionRequest>,
 ) -> Result<StatusCode, Problem> {
-    let key = parse_named_key(&key, "jobKey", &uri)?;
-    let r: CompletionRequest = body(&text, &uri)?;
     let result = r
         .result
         .map(WorkerResult::into_result)
@@ -151,12 +143,8 @@ struct FailureRequest {
 
 async fn fail(
     State(rest): State<Rest>,
-    Path(key): Path<String>,
-    uri: Uri,
-    text: String,
+    Keyed { key, body: r, uri }: Keyed<FailureRequest>,
 ) -> Result<StatusCode, Problem> {
-    let key = parse_named_key(&key, "jobKey", &uri)?;
-    let r: FailureRequest = body(&text, &uri)?;
     let failure = JobFailure {
         retries: r.retries,
         error_message: r.error_message,
@@ -177,12 +165,8 @@ struct ErrorRequest {
 
 async fn throw_error(
     State(rest): State<Rest>,
-    Path(key): Path<String>,
-    uri: Uri,
-    text: String,
+    Keyed { key, body: r, uri }: Keyed<ErrorRequest>,
 ) -> Result<StatusCode, Problem> {
-    let key = parse_named_key(&key, "jobKey", &uri)?;
-    let r: ErrorRequest = required_body(&text, &uri)?;
     let code = required(r.error_code, "errorCode", &uri)?;
     let message = r.error_message.unwrap_or_default();
     let thrown = rest
@@ -208,12 +192,8 @@ struct Changeset {
 /// `PATCH /v2/jobs/{jobKey}`: the retries, then the timeout, each when given.
 async fn update(
     State(rest): State<Rest>,
-    Path(key): Path<String>,
-    uri: Uri,
-    text: String,
+    Keyed { key, body: r, uri }: Keyed<UpdateRequest>,
 ) -> Result<StatusCode, Problem> {
-    let key = parse_named_key(&key, "jobKey", &uri)?;
-    let r: UpdateRequest = required_body(&text, &uri)?;
     let _ = r.operation_reference;
     let changes = required(r.changeset, "changeset", &uri)?;
     if changes.retries.is_none() && changes.timeout.is_none() {

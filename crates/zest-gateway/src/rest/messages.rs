@@ -3,13 +3,13 @@
 //! the message) and `POST /v2/signals/broadcast` (SignalBroadcastResult).
 
 use axum::extract::State;
-use axum::http::Uri;
 use axum::routing::post;
 use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{json_text, required, required_body, OrProblem, Problem, Rest, Routes};
+use super::call::Call;
+use super::{json_text, required, OrProblem, Problem, Rest, Routes};
 use crate::commands::message::NewMessage;
 use crate::commands::tenant;
 
@@ -31,8 +31,10 @@ struct PublicationRequest {
     tenant_id: String,
 }
 
-async fn publish(State(rest): State<Rest>, uri: Uri, text: String) -> Result<Json<Value>, Problem> {
-    let r: PublicationRequest = required_body(&text, &uri)?;
+async fn publish(
+    State(rest): State<Rest>,
+    Call { body: r, uri }: Call<PublicationRequest>,
+) -> Result<Json<Value>, Problem> {
     let name = required(r.name, "name", &uri)?;
     tenant(&r.tenant_id, "request Publish Message").or_problem(&uri)?;
     let published = rest
@@ -64,10 +66,8 @@ struct CorrelationRequest {
 
 async fn correlate(
     State(rest): State<Rest>,
-    uri: Uri,
-    text: String,
+    Call { body: r, uri }: Call<CorrelationRequest>,
 ) -> Result<Json<Value>, Problem> {
-    let r: CorrelationRequest = required_body(&text, &uri)?;
     let name = required(r.name, "name", &uri)?;
     tenant(&r.tenant_id, "request Correlate Message").or_problem(&uri)?;
     let correlated = rest
@@ -93,10 +93,8 @@ struct BroadcastRequest {
 
 async fn broadcast(
     State(rest): State<Rest>,
-    uri: Uri,
-    text: String,
+    Call { body: r, uri }: Call<BroadcastRequest>,
 ) -> Result<Json<Value>, Problem> {
-    let r: BroadcastRequest = required_body(&text, &uri)?;
     let name = required(r.signal_name, "signalName", &uri)?;
     tenant(&r.tenant_id, "request Broadcast Signal").or_problem(&uri)?;
     let sent = rest

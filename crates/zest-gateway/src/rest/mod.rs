@@ -19,6 +19,7 @@ use zest_protocol::{Intent, UserTaskRecord};
 
 use crate::commands::{CommandError, Commands};
 
+mod call;
 mod cluster;
 mod decisions;
 mod definitions;
@@ -234,20 +235,6 @@ fn body<T: for<'de> Deserialize<'de> + Default>(text: &str, uri: &Uri) -> Result
         )
     })?;
     Ok(value)
-}
-
-/// A JSON body that must be there (the operation's `requestBody` is `required`).
-fn required_body<T: for<'de> Deserialize<'de> + Default>(
-    text: &str,
-    uri: &Uri,
-) -> Result<T, Problem> {
-    if text.trim().is_empty() {
-        return Err(Problem::bad(
-            "Expected a JSON request body, but the request had none",
-            uri,
-        ));
-    }
-    body(text, uri)
 }
 
 /// A property that must be given, or a 400 naming it.

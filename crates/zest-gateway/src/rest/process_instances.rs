@@ -4,26 +4,33 @@
 
 use std::time::Duration;
 
-use axum::extract::{Path, State};
-use axum::http::{StatusCode, Uri};
+use axum::extract::State;
+use axum::http::StatusCode;
 use axum::routing::post;
 use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use zest_protocol::{ActivateInstruction, MappingInstruction, VariableInstruction};
+use zest_protocol::MappingInstruction;
 
-use super::{
-    body, json_text, key_of, no_content, parse_named_key, required, required_body, OrProblem,
-    Problem, Rest, Routes,
-};
-use crate::commands::process_instance::NewInstance;
+use super::call::{Call, Keyed};
+use super::{json_text, key_of, no_content, required, OrProblem, Problem, Rest, Routes};
+use crate::commands::process_instance::{activation, NewInstance};
 use crate::commands::tenant;
 
 pub(super) fn routes(r: Routes) -> Routes {
     r.route("/v2/process-instances", post(create))
-        .route("/v2/process-instances/{key}/cancellation", post(cancel))
-        .route("/v2/process-instances/{key}/modification", post(modify))
-        .route("/v2/process-instances/{key}/migration", post(migrate))
+        .route(
+            "/v2/process-instances/{processInstanceKey}/cancellation",
+            post(cancel),
+        )
+        .route(
+            "/v2/process-instances/{processInstanceKey}/modification",
+            post(modify),
+        )
+        .route(
+            "/v2/process-instances/{processInstanceKey}/migration",
+            post(migrate),
+        )
 }
 
 #[derive(Deserialize, Default)]
@@ -72,8 +79,10 @@ fn created(
     })
 }
 
-async fn create(State(rest): State<Rest>, uri: Uri, text: String) -> Result<Json<Value>, Problem> {
-    let r: CreationRequest = required_body(&text, &uri)?;
+async fn create(
+    State(rest): State<Rest>,
+    Call { body: r, uri }: Call<CreationRequest>,
+) -> Result<Json<Value>, Problem> {
     if r.process_definition_id.is_none() && r.process_definition_key.is_none() {
         return Err(Problem::bad(
             "No processDefinitionId or processDefinitionKey provided: one of them is required",
@@ -143,12 +152,8 @@ struct OperationRequest {
 
 async fn cancel(
     State(rest): State<Rest>,
-    Path(key): Path<String>,
-    uri: Uri,
-    text: String,
+    Keyed { key, uri, .. }: Keyed<OperationRequest>,
 ) -> Result<StatusCode, Problem> {
-    let key = parse_named_key(&key, "processInstanceKey", &uri)?;
-    let _: OperationRequest = body(&text, &uri)?;
     no_content(rest.commands.cancel_instance(key).await, &uri)
 }
 
@@ -186,31 +191,18 @@ struct TerminateRequest {
 
 async fn modify(
     State(rest): State<Rest>,
-    Path(key): Path<String>,
-    uri: Uri,
-    text: String,
+    Keyed { key, body: r, uri }: Keyed<ModificationRequest>,
 ) -> Result<StatusCode, Problem> {
-    let key = parse_named_key(&key, "processInstanceKey", &uri)?;
-    let r: ModificationRequest = required_body(&text, &uri)?;
     let _ = r.operation_reference;
     let mut activate = Vec::new();
     for (i, a) in r.activate_instructions.into_iter().enumerate() {
         let name = format!("activateInstructions[{i}].elementId");
-        activate.push(ActivateInstruction {
-            element_id: required(a.element_id, &name, &uri)?,
-            ancestor_scope_key: a
-                .ancestor_element_instance_key
-                .filter(|k| *k > 0)
-                .unwrap_or(-1),
-            variable_instructions: a
-                .variable_instructions
-                .into_iter()
-                .map(|v| VariableInstruction {
-                    variables: v.variables,
-                    element_id: v.scope_id,
-                })
-                .collect(),
-        });
+        let variables = a.variable_instructions.into_iter();
+        activate.push(activation(
+            required(a.element_id, &name, &uri)?,
+            a.ancestor_element_instance_key.unwrap_or(-1),
+            variables.map(|v| (v.scope_id, v.variables)),
+        ));
     }
     let mut terminate = Vec::new();
     for (i, t) in r.terminate_instructions.into_iter().enumerate() {
@@ -242,12 +234,8 @@ struct MappingRequest {
 
 async fn migrate(
     State(rest): State<Rest>,
-    Path(key): Path<String>,
-    uri: Uri,
-    text: String,
+    Keyed { key, body: r, uri }: Keyed<MigrationRequest>,
 ) -> Result<StatusCode, Problem> {
-    let key = parse_named_key(&key, "processInstanceKey", &uri)?;
-    let r: MigrationRequest = required_body(&text, &uri)?;
     let _ = r.operation_reference;
     let target = required(
         r.target_process_definition_key,
