@@ -18,6 +18,7 @@ use zest_broker::{Broker, BrokerError};
 use zest_protocol::{Intent, UserTaskRecord};
 
 use crate::commands::{CommandError, Commands};
+use call::Keyed;
 
 mod call;
 mod cluster;
@@ -36,11 +37,11 @@ pub fn router(commands: Commands) -> Router {
     let router = Router::new()
         .route("/v2/user-tasks/search", post(search_user_tasks))
         .route(
-            "/v2/user-tasks/{key}",
+            "/v2/user-tasks/{userTaskKey}",
             get(get_user_task).patch(update_user_task),
         )
         .route(
-            "/v2/user-tasks/{key}/form",
+            "/v2/user-tasks/{userTaskKey}/form",
             get(definitions::user_task_form),
         )
         .route(
@@ -51,10 +52,16 @@ pub fn router(commands: Commands) -> Router {
             "/v2/process-definitions/{key}/form",
             get(definitions::start_form),
         )
-        .route("/v2/user-tasks/{key}/completion", post(complete_user_task))
-        .route("/v2/user-tasks/{key}/assignment", post(assign_user_task))
         .route(
-            "/v2/user-tasks/{key}/assignee",
+            "/v2/user-tasks/{userTaskKey}/completion",
+            post(complete_user_task),
+        )
+        .route(
+            "/v2/user-tasks/{userTaskKey}/assignment",
+            post(assign_user_task),
+        )
+        .route(
+            "/v2/user-tasks/{userTaskKey}/assignee",
             axum::routing::delete(unassign_user_task),
         )
         .route(
@@ -62,7 +69,7 @@ pub fn router(commands: Commands) -> Router {
             post(search_element_instances),
         )
         .route(
-            "/v2/element-instances/ad-hoc-activities/{key}/activation",
+            "/v2/element-instances/ad-hoc-activities/{adHocSubProcessInstanceKey}/activation",
             post(activate_ad_hoc_activities),
         );
     let router = [
@@ -288,12 +295,12 @@ struct AdHocActivationElement {
 /// activates elements of an active ad-hoc sub-process (AD_HOC_SUB_PROCESS_INSTRUCTION).
 async fn activate_ad_hoc_activities(
     State(rest): State<Rest>,
-    Path(key): Path<String>,
-    uri: Uri,
-    text: String,
+    Keyed {
+        key,
+        body: req,
+        uri,
+    }: Keyed<AdHocActivationRequest>,
 ) -> Result<StatusCode, Problem> {
-    let key = parse_named_key(&key, "adHocSubProcessInstanceKey", &uri)?;
-    let req: AdHocActivationRequest = body(&text, &uri)?;
     let bad = |detail: &str| Problem::new(StatusCode::BAD_REQUEST, detail, &uri);
     if req.elements.is_empty() {
         return Err(bad(
@@ -333,12 +340,12 @@ struct CompletionRequest {
 
 async fn complete_user_task(
     State(rest): State<Rest>,
-    Path(key): Path<String>,
-    uri: Uri,
-    text: String,
+    Keyed {
+        key,
+        body: req,
+        uri,
+    }: Keyed<CompletionRequest>,
 ) -> Result<StatusCode, Problem> {
-    let key = parse_key(&key, &uri)?;
-    let req: CompletionRequest = body(&text, &uri)?;
     let value = UserTaskRecord {
         variables: req
             .variables
@@ -361,12 +368,12 @@ struct AssignmentRequest {
 
 async fn assign_user_task(
     State(rest): State<Rest>,
-    Path(key): Path<String>,
-    uri: Uri,
-    text: String,
+    Keyed {
+        key,
+        body: req,
+        uri,
+    }: Keyed<AssignmentRequest>,
 ) -> Result<StatusCode, Problem> {
-    let key = parse_key(&key, &uri)?;
-    let req: AssignmentRequest = body(&text, &uri)?;
     let Some(assignee) = req.assignee.filter(|a| !a.trim().is_empty()) else {
         return Err(Problem::new(
             StatusCode::BAD_REQUEST,
@@ -390,10 +397,8 @@ async fn assign_user_task(
 
 async fn unassign_user_task(
     State(rest): State<Rest>,
-    Path(key): Path<String>,
-    uri: Uri,
+    Keyed { key, uri, .. }: Keyed<Value>,
 ) -> Result<StatusCode, Problem> {
-    let key = parse_key(&key, &uri)?;
     let value = UserTaskRecord {
         action: "unassign".to_string(),
         ..UserTaskRecord::command()
@@ -420,12 +425,12 @@ struct Changeset {
 
 async fn update_user_task(
     State(rest): State<Rest>,
-    Path(key): Path<String>,
-    uri: Uri,
-    text: String,
+    Keyed {
+        key,
+        body: req,
+        uri,
+    }: Keyed<UpdateRequest>,
 ) -> Result<StatusCode, Problem> {
-    let key = parse_key(&key, &uri)?;
-    let req: UpdateRequest = body(&text, &uri)?;
     let mut value = UserTaskRecord {
         action: req.action.clone().unwrap_or_default(),
         ..UserTaskRecord::command()
