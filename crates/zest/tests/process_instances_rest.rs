@@ -233,3 +233,55 @@ fn topology_and_status_answer_what_clients_expect() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+#[test]
+fn an_instance_migrates_to_another_version_over_rest() {
+    let node = start("process-instances-rest-migrate");
+    let rest = node.rest.clone();
+    deploy_rest(
+        &rest,
+        "migrate_v1.bpmn",
+        include_bytes!("../../../tests/compat/testdata/migrate_v1.bpmn"),
+    );
+    let (status, created) = create(&rest, json!({"processDefinitionId": "migrate"}));
+    assert_eq!(status, 200, "{created}");
+    let instance = created["processInstanceKey"].as_str().unwrap().to_string();
+    let v2 = deploy_rest(
+        &rest,
+        "migrate_v2.bpmn",
+        include_bytes!("../../../tests/compat/testdata/migrate_v2.bpmn"),
+    );
+    let target = v2["deployments"][0]["processDefinition"]["processDefinitionKey"].clone();
+    let path = format!("/v2/process-instances/{instance}/migration");
+    let (status, problem) = http(
+        &rest,
+        "POST",
+        &path,
+        Some(json!({"mappingInstructions": []})),
+    );
+    assert_eq!(status, 400, "{problem}");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("targetProcessDefinitionKey"),
+        "{problem}"
+    );
+    let (status, body) = http(
+        &rest,
+        "POST",
+        &path,
+        Some(json!({"targetProcessDefinitionKey": target,
+                    "mappingInstructions": [{"sourceElementId": "sub", "targetElementId": "sub2"},
+                                            {"sourceElementId": "a", "targetElementId": "b"}]})),
+    );
+    assert_eq!(status, 204, "{body}");
+    let (status, page) = http(
+        &rest,
+        "POST",
+        "/v2/element-instances/search",
+        Some(json!({"filter": {"processInstanceKey": instance, "elementId": "b"}})),
+    );
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(page["page"]["totalItems"], 1, "the task is b now: {page}");
+}
