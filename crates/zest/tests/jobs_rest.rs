@@ -144,7 +144,8 @@ fn a_failed_job_becomes_an_incident_that_is_resolved_and_errors_are_thrown() {
     let (status, body) = post(
         &rest,
         &format!("/v2/jobs/{key}/failure"),
-        json!({"retries": 0, "errorMessage": "boom", "variables": {"tried": true}}),
+        // what a client leaves unset may come as null
+        json!({"retries": 0, "errorMessage": "boom", "retryBackOff": null, "variables": {"tried": true, "none": null}}),
     );
     assert_eq!(status, 204, "{body}");
     let incident = incident_of(&rest, &instance);
@@ -165,6 +166,10 @@ fn a_failed_job_becomes_an_incident_that_is_resolved_and_errors_are_thrown() {
     let again = activate_rest(&rest, "rest-flaky").expect("the job is back after the resolution");
     assert_eq!(again["jobKey"], job["jobKey"]);
     assert_eq!(again["variables"]["tried"], true);
+    assert!(
+        again["variables"].as_object().unwrap().contains_key("none"),
+        "a null variable is kept: {again}"
+    );
     // an active job's timeout and retries change in one PATCH
     let (status, body) = http(
         &rest,

@@ -220,12 +220,20 @@ fn broker_problem(e: BrokerError, uri: &Uri) -> Problem {
 }
 
 /// A JSON body, or a 400 problem naming the property that is wrong (an empty body is `{}`).
+/// A property sent as null counts as not given, as Camunda's clients send what they leave
+/// unset (a variables document keeps its nulls: there they are values).
 fn body<T: for<'de> Deserialize<'de> + Default>(text: &str, uri: &Uri) -> Result<T, Problem> {
     if text.trim().is_empty() {
         return Ok(T::default());
     }
-    let mut de = serde_json::Deserializer::from_str(text);
-    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+    let mut value: Value = serde_json::from_str(text).map_err(|e| {
+        Problem::bad(
+            format!("Expected a valid JSON request body, but it was not: {e}"),
+            uri,
+        )
+    })?;
+    drop_nulls(&mut value);
+    serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
         let detail = if path == "." || path.is_empty() {
@@ -234,14 +242,23 @@ fn body<T: for<'de> Deserialize<'de> + Default>(text: &str, uri: &Uri) -> Result
             format!("Property '{path}' is invalid: {inner}")
         };
         Problem::bad(detail, uri)
-    })?;
-    de.end().map_err(|e| {
-        Problem::bad(
-            format!("Expected a valid JSON request body, but it was not: {e}"),
-            uri,
-        )
-    })?;
-    Ok(value)
+    })
+}
+
+/// Removes the properties whose value is null, except inside variables documents.
+fn drop_nulls(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            m.retain(|_, x| !x.is_null());
+            for (name, x) in m.iter_mut() {
+                if name != "variables" {
+                    drop_nulls(x);
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(drop_nulls),
+        _ => {}
+    }
 }
 
 /// A property that must be given, or a 400 naming it.
