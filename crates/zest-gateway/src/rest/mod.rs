@@ -116,6 +116,7 @@ impl Problem {
             StatusCode::CONFLICT => "INVALID_STATE",
             StatusCode::TOO_MANY_REQUESTS => "RESOURCE_EXHAUSTED",
             StatusCode::SERVICE_UNAVAILABLE => "UNAVAILABLE",
+            StatusCode::PAYLOAD_TOO_LARGE => "PAYLOAD_TOO_LARGE",
             _ => "INTERNAL",
         };
         Problem {
