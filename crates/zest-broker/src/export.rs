@@ -166,7 +166,7 @@ impl Exporting {
                     _ = tokio::time::sleep(interval) => {}
                     _ = stop.changed() => return,
                 }
-                let cutoff = crate::partition::now_millis() - ttl.as_millis() as i64;
+                let cutoff = crate::clock::now_millis() - ttl.as_millis() as i64;
                 let h = history.clone();
                 match tokio::task::spawn_blocking(move || h.remove_expired(cutoff, BATCH)).await {
                     Ok(Ok(n)) if n == BATCH => interval = (interval / 2).max(min),
@@ -289,7 +289,7 @@ impl Runner {
         self.next_index = next_index;
         if let Some((position, timestamp)) = newest {
             self.position = self.position.max(position);
-            let lag = (crate::partition::now_millis() - timestamp).max(0) as f64 / 1000.0;
+            let lag = (crate::clock::now_millis() - timestamp).max(0) as f64 / 1000.0;
             self.exporting
                 .metrics
                 .latency

@@ -7,6 +7,7 @@
 mod backpressure;
 pub mod backup;
 mod byte_share;
+pub mod clock;
 mod cluster;
 pub mod export;
 mod failover;

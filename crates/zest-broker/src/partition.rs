@@ -3,7 +3,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use openraft::BasicNode;
 use tokio::sync::{broadcast, mpsc, oneshot, watch, OwnedSemaphorePermit};
@@ -17,6 +17,7 @@ use zest_storage::{PartitionStore, Store};
 
 use crate::backpressure::{Limiter, Permit};
 use crate::byte_share::ByteShare;
+use crate::clock::now_millis;
 use crate::cluster::{Cluster, NodeId};
 use crate::job_streams::{PartitionStreams, Place, PushedJob, Registry};
 use crate::metrics::{Lifetimes, Metrics};
@@ -120,13 +121,6 @@ pub(crate) fn answered_later(record: &Record) -> bool {
             Intent::Assign | Intent::Claim | Intent::Update | Intent::Complete
         )
     )
-}
-
-pub(crate) fn now_millis() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }
 
 /// Zest before 2026-11-26 wrote each snapshot as a full dump of the state to
@@ -560,7 +554,7 @@ impl Supervisor {
             metrics: self.metrics.clone(),
             // identifies this term's requests: answers to requests of an earlier term are not
             // delivered to anyone
-            stream_id: (now_millis() & 0x7fff_ffff) as i32,
+            stream_id: (crate::clock::wall_millis() & 0x7fff_ffff) as i32,
             max_group: self.config.max_group,
             pipeline_depth: self.config.pipeline_depth.max(1),
             pipeline_bytes: self.config.pipeline_bytes,

@@ -14,7 +14,7 @@ use zest_protocol::{
 };
 use zest_storage::PartitionStore;
 
-use crate::partition::now_millis;
+use crate::clock::now_millis;
 use crate::router::{Router, Sent};
 use crate::Submission;
 

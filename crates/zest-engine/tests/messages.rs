@@ -602,3 +602,42 @@ fn the_workload_msg_one_task_starts_by_message() {
     h.settle();
     h.assert_no_runtime_state();
 }
+
+/// MESSAGE_CORRELATION CORRELATE with `variables`.
+fn correlate(h: &mut Harness, name: &str, correlation_key: &str) -> Batch {
+    h.client(
+        -1,
+        Intent::Correlate,
+        RecordValue::MessageCorrelation(zest_protocol::MessageCorrelationRecord {
+            name: name.into(),
+            correlation_key: correlation_key.into(),
+            variables: r#"{"paid":true}"#.into(),
+            ..Default::default()
+        }),
+    )
+}
+
+#[test]
+fn a_correlated_message_reaches_a_waiting_instance_now_or_is_rejected_and_never_buffered() {
+    let mut h = Harness::new();
+    h.deploy_ok(&catch_process("order"));
+    let instance = h.create_ok("order", r#"{"orderId":"o-1"}"#);
+    let b = correlate(&mut h, "paid", "o-1");
+    let RecordValue::MessageCorrelation(c) = &b.accepted().value else {
+        unreachable!("{:?}", b.accepted())
+    };
+    assert_eq!(c.process_instance_key, instance);
+    assert_eq!(c.message_key, b.accepted().key);
+    assert_eq!(b.count(PMS, Intent::Correlated), 1);
+    h.settle();
+    // nothing waits any more: NOT_FOUND, and the message is not kept for the next instance
+    let reason = correlate(&mut h, "paid", "o-1").rejection(RejectionType::NotFound);
+    assert_eq!(
+        reason,
+        "Expected to find subscription for message with name 'paid' and correlation key 'o-1', but none was found."
+    );
+    let late = h.create("order", r#"{"orderId":"o-1"}"#);
+    assert_eq!(late.count(PMS, Intent::Correlated), 0);
+    let reason = correlate(&mut h, "", "o-1").rejection(RejectionType::InvalidArgument);
+    assert!(reason.contains("name"), "{reason}");
+}

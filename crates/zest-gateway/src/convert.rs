@@ -1,69 +1,8 @@
-//! Records <-> protocol messages, and rejections -> gRPC statuses (as Zeebe's gateway maps them).
+//! Records -> gRPC protocol messages (errors are mapped in `commands::CommandError`).
 
-use tonic::{Code, Status};
-use zest_broker::BrokerError;
-use zest_protocol::{JobRecord, Record, RecordType, RejectionType};
+use zest_protocol::JobRecord;
 
 use crate::proto;
-
-/// Zeebe's mapping of rejection types to status codes; the message keeps Zeebe's shape:
-/// "Command 'CREATE' rejected with code 'NOT_FOUND': ...".
-pub fn rejection_status(r: &Record) -> Status {
-    let code = match r.rejection_type {
-        RejectionType::InvalidArgument => Code::InvalidArgument,
-        RejectionType::NotFound => Code::NotFound,
-        RejectionType::AlreadyExists => Code::AlreadyExists,
-        RejectionType::InvalidState => Code::FailedPrecondition,
-        RejectionType::ExceededBatchRecordSize => Code::ResourceExhausted,
-        RejectionType::ProcessingError | RejectionType::NullVal => Code::Internal,
-    };
-    let rtype = serde_json::to_value(r.rejection_type)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default();
-    Status::new(
-        code,
-        format!(
-            "Command '{}' rejected with code '{}': {}",
-            r.intent.name(),
-            rtype,
-            r.rejection_reason
-        ),
-    )
-}
-
-pub fn broker_status(e: BrokerError) -> Status {
-    match e {
-        BrokerError::Backpressure(_)
-        | BrokerError::JobBacklog(_)
-        | BrokerError::NodeBusy(_)
-        | BrokerError::MemoryFull { .. } => Status::resource_exhausted(e.to_string()),
-        BrokerError::Unavailable(..) => Status::unavailable(e.to_string()),
-        BrokerError::NoSuchPartition(_) => Status::not_found(e.to_string()),
-    }
-}
-
-/// Checks the answer of a command: a rejection becomes its status.
-pub fn expect_event(r: Record) -> Result<Record, Status> {
-    if r.record_type == RecordType::CommandRejection {
-        Err(rejection_status(&r))
-    } else {
-        Ok(r)
-    }
-}
-
-/// Validates a variables document: empty, or a JSON object. Returns it normalised.
-pub fn variables_document(text: String, property: &str) -> Result<String, Status> {
-    match zest_protocol::json::parse_document(&text) {
-        // blank text and `null` are no document; an object (even `{}`) goes through as sent
-        // (the request's own text: a call waiting for its answer holds no copy of it)
-        Ok(_) if text.trim().is_empty() || text.trim() == "null" => Ok(String::new()),
-        Ok(_) => Ok(text),
-        Err(e) => Err(Status::invalid_argument(format!(
-            "Property '{property}' is invalid: {e}"
-        ))),
-    }
-}
 
 fn job_kind(kind: zest_protocol::JobKind) -> proto::activated_job::JobKind {
     use proto::activated_job::JobKind as P;

@@ -3,6 +3,7 @@
 //! into commands for the broker's partitions and records back into responses.
 
 pub mod admission;
+pub mod commands;
 mod convert;
 pub mod rest;
 mod service;
@@ -13,7 +14,8 @@ pub mod proto {
     tonic::include_proto!("gateway_protocol");
 }
 
-pub use service::{GatewayConfig, GatewayService};
+pub use commands::{Commands, GatewayConfig};
+pub use service::GatewayService;
 
 /// The gateway protocol's file descriptor set (encoded `google.protobuf.FileDescriptorSet`), so
 /// that clients can print its messages as protojson.

@@ -1,251 +1,65 @@
+//! Zeebe's gRPC `gateway_protocol.Gateway` service: each method translates its request into a
+//! call of the command layer (`crate::commands`) and its answer into the response message.
+
 use std::pin::Pin;
-use std::sync::Arc;
 use std::time::Duration;
 
 use futures::Stream;
 use prost::Message;
 use tokio::sync::broadcast::error::RecvError;
-use tonic::{Code, Request, Response, Status};
-use zest_broker::{Broker, JobStream, JobStreamSpec, PushedJob};
-use zest_engine::new_command;
-use zest_protocol::{
-    BpmnElementType, BpmnEventType, DecisionEvaluationRecord, DeploymentRecord, DeploymentResource,
-    DeploymentResponse, ErrorType, IncidentRecord, Intent, JobBatchRecord, JobRecord,
-    MessageRecord, PartitionId, ProcessInstanceCreationRecord, ProcessInstanceRecord, Record,
-    RecordValue, VariableDocumentRecord, VariableDocumentUpdateSemantic, DEFAULT_TENANT,
-};
+use tokio_stream::StreamExt;
+use tonic::{Request, Response, Status};
+use zest_broker::{JobStream, JobStreamSpec};
+use zest_protocol::{DeploymentResource, DeploymentResponse, MappingInstruction, DEFAULT_TENANT};
 
-use crate::convert::{activated_job, broker_status, expect_event, variables_document};
+use crate::commands::job::{jobs_wanted, JobFailure};
+use crate::commands::job_result::{ActivateElement, Corrections, WorkerResult};
+use crate::commands::message::NewMessage;
+use crate::commands::process_instance::{activation, NewInstance};
+use crate::commands::{tenant, CommandError, Commands, GatewayConfig};
+use crate::convert::activated_job;
 use crate::proto;
 use crate::proto::gateway_server::Gateway;
 
-#[derive(Debug, Clone)]
-pub struct GatewayConfig {
-    /// Largest request accepted, in bytes (Zeebe's default: 4 MiB).
-    pub max_message_size: usize,
-    /// Long-polling time of ActivateJobs when the request gives none (requestTimeout 0).
-    pub default_long_polling: Duration,
-    /// How long CreateProcessInstanceWithResult waits when the request gives no timeout.
-    pub default_request_timeout: Duration,
-    /// Version reported by Topology.
-    pub version: String,
-}
-
-impl Default for GatewayConfig {
-    fn default() -> Self {
-        GatewayConfig {
-            max_message_size: 4 * 1024 * 1024,
-            default_long_polling: Duration::from_secs(10),
-            default_request_timeout: Duration::from_secs(15),
-            version: "8.8.0".into(),
-        }
-    }
-}
-
 #[derive(Clone)]
 pub struct GatewayService {
-    broker: Arc<Broker>,
-    config: GatewayConfig,
-    /// Becomes true when the node stops: open job streams and parked long polls end, so the
-    /// server's graceful shutdown does not wait on them forever.
-    shutdown: Option<tokio::sync::watch::Receiver<bool>>,
+    commands: Commands,
 }
 
 type BoxStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'static>>;
+type Answer<T> = Result<Response<T>, Status>;
 
 impl GatewayService {
-    pub fn new(broker: Arc<Broker>, config: GatewayConfig) -> Self {
+    pub fn new(broker: std::sync::Arc<zest_broker::Broker>, config: GatewayConfig) -> Self {
         GatewayService {
-            broker,
-            config,
-            shutdown: None,
+            commands: Commands::new(broker, config),
         }
     }
 
     /// Ends job streams and long polls once `shutdown` turns true.
     pub fn with_shutdown(mut self, shutdown: tokio::sync::watch::Receiver<bool>) -> Self {
-        self.shutdown = Some(shutdown);
+        self.commands = self.commands.with_shutdown(shutdown);
         self
     }
 
-    /// Activates up to `max` jobs like `wanted` (type, worker, timeout, variables, tenants) on
-    /// one partition: the one command behind long polling and job streams alike.
-    async fn activate(
-        &self,
-        partition: PartitionId,
-        wanted: &JobBatchRecord,
-        max: i32,
-    ) -> Result<Vec<PushedJob>, Status> {
-        let batch = JobBatchRecord {
-            max_jobs_to_activate: max,
-            ..wanted.clone()
-        };
-        let cmd = new_command(-1, Intent::Activate, RecordValue::JobBatch(batch), -1, -1);
-        let event = self.submit(partition, cmd).await?;
-        Ok(match event.value {
-            RecordValue::JobBatch(b) => b
-                .job_keys
-                .iter()
-                .zip(b.jobs)
-                .map(|(&key, job)| PushedJob { key, job })
-                .collect(),
-            _ => Vec::new(),
-        })
-    }
-
-    /// Jobs activated for polls count in the node's share with the job streams'
-    /// (`job_stream_bytes`), from each partition's answer until the gateway hands the batch to
-    /// the gRPC layer (tonic's encoding and HTTP/2's buffers are not counted). While the share
-    /// is full, a long poll waits as it would for jobs to appear: false when it should end
-    /// instead (no long polling, its deadline, the client gone or the node stopping).
-    async fn wait_for_job_room<T: Send>(
-        &self,
-        tx: &tokio::sync::mpsc::Sender<T>,
-        deadline: Option<tokio::time::Instant>,
-    ) -> bool {
-        if self.broker.has_job_room() {
-            return true;
-        }
-        let Some(deadline) = deadline else {
-            return false;
-        };
-        tokio::select! {
-            _ = tokio::time::sleep_until(deadline) => false,
-            _ = tx.closed() => false,
-            _ = self.stopping() => false,
-            _ = self.broker.job_room() => true,
-        }
-    }
-
-    /// Resolves once the node is stopping (never, without a shutdown signal).
-    async fn stopping(&self) {
-        match self.shutdown.clone() {
-            Some(mut rx) => {
-                let _ = rx.wait_for(|stop| *stop).await;
-            }
-            None => std::future::pending().await,
-        }
-    }
-
     pub fn config(&self) -> &GatewayConfig {
-        &self.config
+        self.commands.config()
+    }
+
+    /// The command layer this service translates to (the REST API shares it).
+    pub fn commands(&self) -> &Commands {
+        &self.commands
     }
 
     fn check_size<M: Message>(&self, msg: &M) -> Result<(), Status> {
-        let len = msg.encoded_len();
-        if len > self.config.max_message_size {
-            return Err(Status::resource_exhausted(format!(
-                "Expected the request to be at most {} bytes (the maximum message size), but it was {len} bytes",
-                self.config.max_message_size
-            )));
-        }
-        Ok(())
-    }
-
-    async fn submit(&self, partition: PartitionId, command: Record) -> Result<Record, Status> {
-        let answer = self
-            .broker
-            .submit(partition, command)
-            .await
-            .map_err(broker_status)?;
-        expect_event(answer)
-    }
-
-    /// A process instance creation on `partition`. Deployments are distributed from partition 1
-    /// to the others after they are answered (as in Zeebe), so right after a deployment another
-    /// partition may not know the process yet: then the instance is created on partition 1,
-    /// which has every deployment first.
-    async fn submit_creation(
-        &self,
-        partition: PartitionId,
-        command: Record,
-    ) -> Result<Record, Status> {
-        if partition == 1 {
-            return self.submit(1, command).await;
-        }
-        let (key, intent) = (command.key, command.intent);
-        // no copy kept for the retry: a call with result holds it until its instance completes
-        let answer = self
-            .broker
-            .submit(partition, command)
-            .await
-            .map_err(broker_status)?;
-        if answer.record_type == zest_protocol::RecordType::CommandRejection
-            && answer.rejection_type == zest_protocol::RejectionType::NotFound
-        {
-            // a rejection carries its command's value: the same command, on partition 1
-            return self
-                .submit(1, new_command(key, intent, answer.value, -1, -1))
-                .await;
-        }
-        expect_event(answer)
-    }
-
-    /// The partition of a key, or NOT_FOUND with the command's wording when no partition has it.
-    fn route(&self, key: i64, not_found: impl FnOnce() -> String) -> Result<PartitionId, Status> {
-        let p = self.broker.partition_of(key);
-        if key <= 0 || p < 1 || p > self.broker.partition_count() {
-            return Err(Status::not_found(not_found()));
-        }
-        Ok(p)
-    }
-
-    async fn deploy(
-        &self,
-        resources: Vec<DeploymentResource>,
-        tenant: String,
-    ) -> Result<(i64, DeploymentResponse), Status> {
-        if resources.is_empty() {
-            return Err(Status::invalid_argument(
-                "Expected to deploy at least one resource, but none given",
-            ));
-        }
-        let value = RecordValue::Deployment(DeploymentRecord {
-            resources,
-            processes_metadata: Vec::new(),
-            tenant_id: tenant,
-        });
-        let event = self
-            .submit(1, new_command(-1, Intent::Create, value, -1, -1))
-            .await?;
-        match event.value {
-            RecordValue::DeploymentResponse(d) => Ok((event.key, d)),
-            _ => Err(Status::internal("unexpected answer to a deployment")),
-        }
-    }
-
-    fn creation_record(
-        &self,
-        r: &mut proto::CreateProcessInstanceRequest,
-    ) -> Result<ProcessInstanceCreationRecord, Status> {
-        if !r.start_instructions.is_empty() {
-            return Err(Status::invalid_argument(
-                "Start instructions are not supported by this version of Zest yet; create the instance without them",
-            ));
-        }
-        if r.bpmn_process_id.is_empty() && r.process_definition_key <= 0 {
-            return Err(Status::invalid_argument(
-                "Expected at least a bpmnProcessId or a key greater than -1, but none given",
-            ));
-        }
-        Ok(ProcessInstanceCreationRecord {
-            bpmn_process_id: r.bpmn_process_id.clone(),
-            version: if r.version == 0 { -1 } else { r.version },
-            process_definition_key: r.process_definition_key,
-            variables: variables_document(std::mem::take(&mut r.variables), "variables")?,
-            process_instance_key: -1,
-            fetch_variables: Vec::new(),
-            tenant_id: tenant(&r.tenant_id),
-        })
+        Ok(self.commands.check_size(msg.encoded_len())?)
     }
 }
 
-fn tenant(t: &str) -> String {
-    if t.is_empty() {
-        DEFAULT_TENANT.to_string()
-    } else {
-        t.to_string()
-    }
+/// An empty response once the command is done.
+fn done<T: Default>(r: Result<(), CommandError>) -> Answer<T> {
+    r?;
+    Ok(Response::new(T::default()))
 }
 
 fn process_metadata(d: &DeploymentResponse) -> Vec<proto::ProcessMetadata> {
@@ -261,113 +75,134 @@ fn process_metadata(d: &DeploymentResponse) -> Vec<proto::ProcessMetadata> {
         .collect()
 }
 
-fn job_command(key: i64, intent: Intent, job: JobRecord) -> Record {
-    new_command(key, intent, RecordValue::Job(Box::new(job)), -1, -1)
+fn deployments(d: &DeploymentResponse) -> Vec<proto::Deployment> {
+    use proto::deployment::Metadata;
+    let forms = d.forms_metadata.iter().map(|f| {
+        Metadata::Form(proto::FormMetadata {
+            form_id: f.form_id.clone(),
+            version: f.version,
+            form_key: f.form_key,
+            resource_name: f.resource_name.clone(),
+            tenant_id: f.tenant_id.clone(),
+        })
+    });
+    let decisions = d.decisions_metadata.iter().map(|m| {
+        Metadata::Decision(proto::DecisionMetadata {
+            dmn_decision_id: m.decision_id.clone(),
+            dmn_decision_name: m.decision_name.clone(),
+            version: m.version,
+            decision_key: m.decision_key,
+            dmn_decision_requirements_id: m.decision_requirements_id.clone(),
+            decision_requirements_key: m.decision_requirements_key,
+            tenant_id: m.tenant_id.clone(),
+        })
+    });
+    let graphs = d.decision_requirements_metadata.iter().map(|m| {
+        Metadata::DecisionRequirements(proto::DecisionRequirementsMetadata {
+            dmn_decision_requirements_id: m.decision_requirements_id.clone(),
+            dmn_decision_requirements_name: m.decision_requirements_name.clone(),
+            version: m.decision_requirements_version,
+            decision_requirements_key: m.decision_requirements_key,
+            resource_name: m.resource_name.clone(),
+            tenant_id: m.tenant_id.clone(),
+        })
+    });
+    process_metadata(d)
+        .into_iter()
+        .map(Metadata::Process)
+        .chain(decisions)
+        .chain(graphs)
+        .chain(forms)
+        .map(|m| proto::Deployment { metadata: Some(m) })
+        .collect()
 }
 
-/// What a worker asks for, from ActivateJobs or StreamActivatedJobs (`verb` names the call in
-/// errors): a non-blank type and a timeout of at least 1 ms. The batch size is filled in per
-/// activation.
-fn job_request(
-    verb: &str,
-    job_type: &str,
-    worker: &str,
-    timeout: i64,
-    fetch_variables: &[String],
-    tenant_ids: &[String],
-) -> Result<JobBatchRecord, Status> {
-    if job_type.trim().is_empty() {
-        return Err(Status::invalid_argument(format!(
-            "Expected to {verb} jobs of a type, but the type was blank"
-        )));
+fn new_instance(r: proto::CreateProcessInstanceRequest) -> NewInstance {
+    NewInstance {
+        process_id: r.bpmn_process_id,
+        version: r.version,
+        definition_key: r.process_definition_key,
+        variables: r.variables,
+        tenant_id: r.tenant_id,
+        start_instructions: r
+            .start_instructions
+            .into_iter()
+            .map(|s| s.element_id)
+            .collect(),
     }
-    if timeout < 1 {
-        return Err(Status::invalid_argument(format!(
-            "Expected to {verb} jobs with a timeout of at least 1 ms, but it was {timeout}"
-        )));
-    }
-    Ok(JobBatchRecord {
-        job_type: job_type.to_string(),
-        worker: worker.to_string(),
-        timeout,
-        fetch_variables: fetch_variables.to_vec(),
-        tenant_ids: tenant_ids.to_vec(),
-        ..Default::default()
-    })
 }
 
-/// A CompleteJob result: the ad-hoc sub-process kind (the elements to activate, whether the
-/// sub-process is done), or the user task kind (a task listener that denies or corrects its
-/// task; the corrected attributes are the corrections given, as Zeebe's gateway lists them).
-fn job_result(r: proto::JobResult) -> Result<zest_protocol::JobResult, Status> {
-    use zest_protocol::{AdHocActivateElement, JobResult, JobResultType};
-    match r.r#type.as_deref().unwrap_or("userTask") {
-        "adHocSubProcess" => {
-            let mut activate_elements = Vec::with_capacity(r.activate_elements.len());
-            for (i, e) in r.activate_elements.into_iter().enumerate() {
-                if e.element_id.trim().is_empty() {
-                    return Err(Status::invalid_argument(format!(
-                        "Property 'result.activateElements[{i}].elementId' is empty; name an element of the ad-hoc sub-process"
-                    )));
-                }
-                let variables = variables_document(
-                    e.variables,
-                    &format!("result.activateElements[{i}].variables"),
-                )?;
-                activate_elements.push(AdHocActivateElement {
-                    element_id: e.element_id,
-                    variables,
-                });
-            }
-            Ok(JobResult {
-                result_type: JobResultType::AdHocSubProcess,
-                activate_elements,
-                completion_condition_fulfilled: r
-                    .is_completion_condition_fulfilled
-                    .unwrap_or(false),
-                cancel_remaining_instances: r.is_cancel_remaining_instances.unwrap_or(false),
-                ..Default::default()
+fn worker_result(r: proto::JobResult) -> WorkerResult {
+    WorkerResult {
+        kind: r.r#type,
+        denied: r.denied,
+        denied_reason: r.denied_reason,
+        corrections: r.corrections.map(|c| Corrections {
+            assignee: c.assignee,
+            due_date: c.due_date,
+            follow_up_date: c.follow_up_date,
+            candidate_users: c.candidate_users.map(|l| l.values),
+            candidate_groups: c.candidate_groups.map(|l| l.values),
+            priority: c.priority,
+        }),
+        activate_elements: r
+            .activate_elements
+            .into_iter()
+            .map(|e| ActivateElement {
+                element_id: e.element_id,
+                variables: e.variables,
             })
-        }
-        "userTask" => {
-            let mut result = JobResult {
-                denied: r.denied.unwrap_or(false),
-                denied_reason: r.denied_reason.unwrap_or_default(),
-                ..Default::default()
-            };
-            if let Some(c) = r.corrections {
-                let (out, corrected) = (&mut result.corrections, &mut result.corrected_attributes);
-                if let Some(v) = c.assignee {
-                    out.assignee = v;
-                    corrected.push("assignee".into());
-                }
-                if let Some(v) = c.due_date {
-                    out.due_date = v;
-                    corrected.push("dueDate".into());
-                }
-                if let Some(v) = c.follow_up_date {
-                    out.follow_up_date = v;
-                    corrected.push("followUpDate".into());
-                }
-                if let Some(v) = c.candidate_users {
-                    out.candidate_users = v.values;
-                    corrected.push("candidateUsersList".into());
-                }
-                if let Some(v) = c.candidate_groups {
-                    out.candidate_groups = v.values;
-                    corrected.push("candidateGroupsList".into());
-                }
-                if let Some(v) = c.priority {
-                    out.priority = v;
-                    corrected.push("priority".into());
-                }
-            }
-            Ok(result)
-        }
-        other => Err(Status::invalid_argument(format!(
-            "Property 'result.type' must be one of [userTask, adHocSubProcess], but was '{other}'"
-        ))),
+            .collect(),
+        is_completion_condition_fulfilled: r.is_completion_condition_fulfilled,
+        is_cancel_remaining_instances: r.is_cancel_remaining_instances,
     }
+}
+
+fn evaluated_decisions(
+    key: i64,
+    decisions: Vec<zest_protocol::EvaluatedDecisionValue>,
+) -> Vec<proto::EvaluatedDecision> {
+    decisions
+        .into_iter()
+        .enumerate()
+        .map(|(i, e)| proto::EvaluatedDecision {
+            decision_key: e.decision_key,
+            decision_id: e.decision_id,
+            decision_name: e.decision_name,
+            decision_version: e.decision_version,
+            decision_type: e.decision_type,
+            decision_output: e.decision_output,
+            matched_rules: e
+                .matched_rules
+                .into_iter()
+                .map(|m| proto::MatchedDecisionRule {
+                    rule_id: m.rule_id,
+                    rule_index: m.rule_index,
+                    evaluated_outputs: m
+                        .evaluated_outputs
+                        .into_iter()
+                        .map(|o| proto::EvaluatedDecisionOutput {
+                            output_id: o.output_id,
+                            output_name: o.output_name,
+                            output_value: o.output_value,
+                        })
+                        .collect(),
+                })
+                .collect(),
+            evaluated_inputs: e
+                .evaluated_inputs
+                .into_iter()
+                .map(|i| proto::EvaluatedDecisionInput {
+                    input_id: i.input_id,
+                    input_name: i.input_name,
+                    input_value: i.input_value,
+                })
+                .collect(),
+            tenant_id: e.tenant_id,
+            // Zeebe: the evaluation's key and the decision's position in it
+            decision_evaluation_instance_key: format!("{key}-{}", i + 1),
+        })
+        .collect()
 }
 
 #[tonic::async_trait]
@@ -378,9 +213,9 @@ impl Gateway for GatewayService {
     async fn activate_jobs(
         &self,
         request: Request<proto::ActivateJobsRequest>,
-    ) -> Result<Response<Self::ActivateJobsStream>, Status> {
+    ) -> Answer<Self::ActivateJobsStream> {
         let r = request.into_inner();
-        let wanted = job_request(
+        let wanted = jobs_wanted(
             "activate",
             &r.r#type,
             &r.worker,
@@ -388,96 +223,21 @@ impl Gateway for GatewayService {
             &r.fetch_variable,
             &r.tenant_ids,
         )?;
-        if r.max_jobs_to_activate < 1 {
-            // a broker's gateway hands out at most maxJobsToActivate jobs over the partitions:
-            // with none wanted it asks no partition and ends the call without jobs (zbctl's
-            // `activate jobs --maxJobsToActivate 0` prints {"jobs": []})
-            return Ok(Response::new(Box::pin(tokio_stream::empty())));
-        }
-        let long_polling = match r.request_timeout {
-            0 => Some(self.config.default_long_polling),
-            t if t < 0 => None,
-            t => Some(Duration::from_millis(t as u64)),
-        };
-        let deadline = long_polling.map(|d| tokio::time::Instant::now() + d);
-        let this = self.clone();
-        let stream = async_stream(move |tx| async move {
-            // Subscribe before the first attempt so that no notification is missed.
-            let mut notifications = this.broker.subscribe_jobs();
-            loop {
-                if !this.wait_for_job_room(&tx, deadline).await {
-                    return;
-                }
-                let mut answered = false;
-                // counted from each partition's answer on (see `wait_for_job_room`)
-                let mut held = this.broker.hold_polled_jobs();
-                let mut remaining = r.max_jobs_to_activate;
-                // every partition, starting at the next in turn (as Zeebe's gateway), so that
-                // no partition's jobs wait behind another's
-                let count = this.broker.partition_count();
-                let first = this.broker.next_activation_partition();
-                // a partition that fails is passed over, as Zeebe's gateway does: the jobs
-                // the others activated are answered (dropped, they would wait for their
-                // timeout), and the failure only when no partition gave a job
-                let mut failure = None;
-                for partition in (0..count).map(|i| (first - 1 + i) % count + 1) {
-                    if remaining < 1 {
-                        break;
-                    }
-                    match this.activate(partition, &wanted, remaining).await {
-                        Ok(activated) if activated.is_empty() => {}
-                        Ok(activated) => {
-                            remaining -= activated.len() as i32;
-                            held.add(&activated);
-                            // each partition's jobs in a response of their own, as Zeebe's
-                            // gateway answers: a partition's batch fits a client's default
-                            // 4 MiB message limit (the engine bounds its variables), the
-                            // batches of several together may not
-                            let jobs = activated
-                                .into_iter()
-                                .map(|j| activated_job(j.key, j.job))
-                                .collect();
-                            if tx
-                                .send(Ok(proto::ActivateJobsResponse { jobs }))
-                                .await
-                                .is_err()
-                            {
-                                return; // the client went
-                            }
-                            answered = true;
-                        }
-                        Err(status) => {
-                            failure.get_or_insert(status);
-                        }
-                    }
-                }
-                if answered {
-                    drop(held);
-                    return;
-                }
-                if let Some(status) = failure {
-                    let _ = tx.send(Err(status)).await;
-                    return;
-                }
-                let Some(deadline) = deadline else { return };
-                // Park until a job of this type appears, the deadline passes, the client goes
-                // or the node stops (then the answer is an empty batch, as at the deadline).
-                loop {
-                    tokio::select! {
-                        _ = tokio::time::sleep_until(deadline) => return,
-                        _ = tx.closed() => return,
-                        _ = this.stopping() => return,
-                        n = notifications.recv() => match n {
-                            Ok(t) if t == r.r#type => break,
-                            Ok(_) => continue,
-                            Err(RecvError::Lagged(_)) => break,
-                            Err(RecvError::Closed) => return,
-                        }
-                    }
-                }
-            }
+        let batches = self
+            .commands
+            .poll_jobs(wanted, r.max_jobs_to_activate, r.request_timeout);
+        // each partition's jobs in a response of their own, as Zeebe's gateway answers
+        let stream = tokio_stream::wrappers::ReceiverStream::new(batches).map(|batch| {
+            batch
+                .map(|jobs| proto::ActivateJobsResponse {
+                    jobs: jobs
+                        .into_iter()
+                        .map(|j| activated_job(j.key, j.job))
+                        .collect(),
+                })
+                .map_err(Status::from)
         });
-        Ok(Response::new(stream))
+        Ok(Response::new(Box::pin(stream)))
     }
 
     /// Job push, as Zeebe does it: the stream registers with the broker, and a job of its type
@@ -500,9 +260,9 @@ impl Gateway for GatewayService {
     async fn stream_activated_jobs(
         &self,
         request: Request<proto::StreamActivatedJobsRequest>,
-    ) -> Result<Response<Self::StreamActivatedJobsStream>, Status> {
+    ) -> Answer<Self::StreamActivatedJobsStream> {
         let r = request.into_inner();
-        let wanted = job_request(
+        let wanted = jobs_wanted(
             "stream",
             &r.r#type,
             &r.worker,
@@ -512,8 +272,8 @@ impl Gateway for GatewayService {
         )?;
         let this = self.clone();
         // Subscribe before the first activation so that no notification is missed.
-        let mut notifications = this.broker.subscribe_jobs();
-        let jobs = this.broker.open_job_stream(
+        let mut notifications = this.commands.broker().subscribe_jobs();
+        let jobs = this.commands.broker().open_job_stream(
             &JobStreamSpec {
                 job_type: wanted.job_type.clone(),
                 worker: wanted.worker.clone(),
@@ -530,9 +290,9 @@ impl Gateway for GatewayService {
             ended: false,
         };
         tokio::spawn(async move {
-            let partitions = this.broker.partition_count();
+            let partitions = this.commands.broker().partition_count();
             let mut first = 1;
-            let stopped = || Status::unavailable("the gateway is shutting down; reconnect");
+            let stopped = || Status::from(CommandError::Stopping);
             let mut error_tx = Some(error_tx);
             let mut fail = |status: Status| {
                 if let Some(e) = error_tx.take() {
@@ -547,7 +307,7 @@ impl Gateway for GatewayService {
                         Some(room) => room,
                         None => return, // the client went away
                     },
-                    _ = this.stopping() => return fail(stopped()),
+                    _ = this.commands.stopping() => return fail(stopped()),
                 };
                 let mut room = grant.jobs as i32;
                 let mut activated_any = false;
@@ -557,7 +317,7 @@ impl Gateway for GatewayService {
                         break;
                     }
                     let partition = (first + i - 1) % partitions + 1;
-                    match this.activate(partition, &wanted, room).await {
+                    match this.commands.activate(partition, &wanted, room).await {
                         Ok(activated) => {
                             room -= activated.len() as i32;
                             let mut activated = activated.into_iter();
@@ -565,28 +325,23 @@ impl Gateway for GatewayService {
                                 activated_any = true;
                                 if let Err(job) = tx.send(job, &mut grant).await {
                                     // the client went away: hand these back
-                                    this.broker.yield_job(job);
-                                    activated.for_each(|job| this.broker.yield_job(job));
+                                    this.commands.broker().yield_job(job);
+                                    activated.for_each(|job| this.commands.broker().yield_job(job));
                                     return;
                                 }
                             }
                         }
-                        Err(status)
-                            if matches!(
-                                status.code(),
-                                Code::ResourceExhausted | Code::Unavailable
-                            ) =>
-                        {
+                        Err(e) if e.is_transient() => {
                             // a full queue or a partition between leaders: try again soon
-                            tracing::debug!(partition, %status, "job stream pauses");
+                            tracing::debug!(partition, %e, "job stream pauses");
                             paused = true;
                             tokio::select! {
                                 _ = tokio::time::sleep(Duration::from_millis(100)) => {}
                                 _ = tx.closed() => return,
-                                _ = this.stopping() => return fail(stopped()),
+                                _ = this.commands.stopping() => return fail(stopped()),
                             }
                         }
-                        Err(status) => return fail(status),
+                        Err(e) => return fail(e.into()),
                     }
                 }
                 first = first % partitions + 1;
@@ -599,7 +354,7 @@ impl Gateway for GatewayService {
                 loop {
                     tokio::select! {
                         _ = tx.closed() => return,
-                        _ = this.stopping() => return fail(stopped()),
+                        _ = this.commands.stopping() => return fail(stopped()),
                         n = notifications.recv() => match n {
                             Ok(t) if t == r.r#type => break,
                             Ok(_) => continue,
@@ -616,71 +371,32 @@ impl Gateway for GatewayService {
     async fn cancel_process_instance(
         &self,
         request: Request<proto::CancelProcessInstanceRequest>,
-    ) -> Result<Response<proto::CancelProcessInstanceResponse>, Status> {
-        let r = request.into_inner();
-        let key = r.process_instance_key;
-        let p = self.route(key, || format!("Command 'CANCEL' rejected with code 'NOT_FOUND': Expected to cancel a process instance with key '{key}', but no such process was found"))?;
-        let value = RecordValue::ProcessInstance(ProcessInstanceRecord {
-            bpmn_process_id: String::new(),
-            version: -1,
-            process_definition_key: -1,
-            process_instance_key: key,
-            element_id: String::new(),
-            flow_scope_key: -1,
-            bpmn_element_type: BpmnElementType::Unspecified,
-            bpmn_event_type: BpmnEventType::Unspecified,
-            parent_process_instance_key: -1,
-            parent_element_instance_key: -1,
-            tenant_id: DEFAULT_TENANT.into(),
-        });
-        self.submit(p, new_command(key, Intent::Cancel, value, -1, -1))
-            .await?;
-        Ok(Response::new(proto::CancelProcessInstanceResponse {}))
+    ) -> Answer<proto::CancelProcessInstanceResponse> {
+        let key = request.into_inner().process_instance_key;
+        done(self.commands.cancel_instance(key).await)
     }
 
     async fn complete_job(
         &self,
         request: Request<proto::CompleteJobRequest>,
-    ) -> Result<Response<proto::CompleteJobResponse>, Status> {
+    ) -> Answer<proto::CompleteJobResponse> {
         self.check_size(request.get_ref())?;
-        let mut r = request.into_inner();
-        let key = r.job_key;
-        let p = self.route(key, || format!("Command 'COMPLETE' rejected with code 'NOT_FOUND': Expected to complete job with key '{key}', but no such job was found"))?;
-        let job = JobRecord {
-            variables: variables_document(std::mem::take(&mut r.variables), "variables")?,
-            result: r.result.map(job_result).transpose()?.unwrap_or_default(),
-            ..Default::default()
-        };
-        self.submit(p, job_command(key, Intent::Complete, job))
-            .await?;
-        Ok(Response::new(proto::CompleteJobResponse {}))
+        let r = request.into_inner();
+        let result = r
+            .result
+            .map(|r| worker_result(r).into_result())
+            .transpose()?;
+        let c = &self.commands;
+        done(c.complete_job(r.job_key, r.variables, result).await)
     }
 
     async fn create_process_instance(
         &self,
         request: Request<proto::CreateProcessInstanceRequest>,
-    ) -> Result<Response<proto::CreateProcessInstanceResponse>, Status> {
+    ) -> Answer<proto::CreateProcessInstanceResponse> {
         self.check_size(request.get_ref())?;
-        let mut r = request.into_inner();
-        let creation = self.creation_record(&mut r)?;
-        let partition = self.broker.next_partition();
-        let event = self
-            .submit_creation(
-                partition,
-                new_command(
-                    -1,
-                    Intent::Create,
-                    RecordValue::ProcessInstanceCreation(creation),
-                    -1,
-                    -1,
-                ),
-            )
-            .await?;
-        let RecordValue::ProcessInstanceCreation(c) = event.value else {
-            return Err(Status::internal(
-                "unexpected answer to a process instance creation",
-            ));
-        };
+        let new = new_instance(request.into_inner());
+        let c = self.commands.create_instance(new).await?;
         Ok(Response::new(proto::CreateProcessInstanceResponse {
             process_definition_key: c.process_definition_key,
             bpmn_process_id: c.bpmn_process_id,
@@ -694,42 +410,20 @@ impl Gateway for GatewayService {
     async fn create_process_instance_with_result(
         &self,
         request: Request<proto::CreateProcessInstanceWithResultRequest>,
-    ) -> Result<Response<proto::CreateProcessInstanceWithResultResponse>, Status> {
+    ) -> Answer<proto::CreateProcessInstanceWithResultResponse> {
         self.check_size(request.get_ref())?;
         let r = request.into_inner();
-        let Some(mut inner) = r.request else {
+        let Some(inner) = r.request else {
             return Err(Status::invalid_argument(
                 "Expected a 'request' to create a process instance, but none was given",
             ));
         };
-        let mut creation = self.creation_record(&mut inner)?;
-        creation.fetch_variables = r.fetch_variables.clone();
-        let timeout = if r.request_timeout > 0 {
-            Duration::from_millis(r.request_timeout as u64)
-        } else {
-            self.config.default_request_timeout
-        };
-        let partition = self.broker.next_partition();
-        let cmd = new_command(
-            -1,
-            Intent::CreateWithAwaitingResult,
-            RecordValue::ProcessInstanceCreation(creation),
-            -1,
-            -1,
-        );
-        let answer = match tokio::time::timeout(timeout, self.submit_creation(partition, cmd)).await {
-            Ok(a) => a?,
-            Err(_) => {
-                return Err(Status::deadline_exceeded(format!(
-                    "Time out between gateway and broker: Request ProcessInstanceCreationRequest to partition {partition} timed out after {timeout:?}; the process instance did not complete in time"
-                )))
-            }
-        };
-        let RecordValue::ProcessInstanceResult(res) = answer.value else {
-            return Err(Status::internal(
-                "unexpected answer to a process instance creation with result",
-            ));
-        };
+        let timeout =
+            (r.request_timeout > 0).then(|| Duration::from_millis(r.request_timeout as u64));
+        let res = self
+            .commands
+            .create_instance_with_result(new_instance(inner), r.fetch_variables, timeout)
+            .await?;
         Ok(Response::new(
             proto::CreateProcessInstanceWithResultResponse {
                 process_definition_key: res.process_definition_key,
@@ -746,49 +440,15 @@ impl Gateway for GatewayService {
     async fn evaluate_decision(
         &self,
         request: Request<proto::EvaluateDecisionRequest>,
-    ) -> Result<Response<proto::EvaluateDecisionResponse>, Status> {
+    ) -> Answer<proto::EvaluateDecisionResponse> {
         self.check_size(request.get_ref())?;
-        let mut r = request.into_inner();
-        if r.decision_key <= 0 && r.decision_id.trim().is_empty() {
-            return Err(Status::invalid_argument(
-                "Expected either a decision id or a valid decision key, but none provided",
-            ));
-        }
-        let tenant_id = r.tenant_id.trim();
-        if !tenant_id.is_empty() && tenant_id != DEFAULT_TENANT {
-            return Err(Status::invalid_argument(format!(
-                "Expected to handle gRPC request EvaluateDecision with tenant identifier '{tenant_id}', but multi-tenancy is disabled"
-            )));
-        }
-        let command = DecisionEvaluationRecord {
-            decision_key: if r.decision_key > 0 {
-                r.decision_key
-            } else {
-                -1
-            },
-            decision_id: r.decision_id.trim().to_string(),
-            variables: variables_document(std::mem::take(&mut r.variables), "variables")?,
-            tenant_id: DEFAULT_TENANT.into(),
-            ..Default::default()
-        };
-        // decisions are deployed to the first partition, like processes
-        let event = self
-            .submit(
-                1,
-                new_command(
-                    -1,
-                    Intent::Evaluate,
-                    RecordValue::DecisionEvaluation(Box::new(command)),
-                    -1,
-                    -1,
-                ),
-            )
+        let r = request.into_inner();
+        tenant(&r.tenant_id, "gRPC request EvaluateDecision")?;
+        let c = &self.commands;
+        let e = c
+            .evaluate_decision(r.decision_key, &r.decision_id, r.variables)
             .await?;
-        let RecordValue::DecisionEvaluation(d) = event.value else {
-            return Err(Status::internal(
-                "unexpected answer to a decision evaluation",
-            ));
-        };
+        let (key, d) = (e.key, e.evaluation);
         Ok(Response::new(proto::EvaluateDecisionResponse {
             decision_key: d.decision_key,
             decision_id: d.decision_id,
@@ -797,63 +457,22 @@ impl Gateway for GatewayService {
             decision_requirements_id: d.decision_requirements_id,
             decision_requirements_key: d.decision_requirements_key,
             decision_output: d.decision_output,
-            evaluated_decisions: d
-                .evaluated_decisions
-                .into_iter()
-                .enumerate()
-                .map(|(i, e)| proto::EvaluatedDecision {
-                    decision_key: e.decision_key,
-                    decision_id: e.decision_id,
-                    decision_name: e.decision_name,
-                    decision_version: e.decision_version,
-                    decision_type: e.decision_type,
-                    decision_output: e.decision_output,
-                    matched_rules: e
-                        .matched_rules
-                        .into_iter()
-                        .map(|m| proto::MatchedDecisionRule {
-                            rule_id: m.rule_id,
-                            rule_index: m.rule_index,
-                            evaluated_outputs: m
-                                .evaluated_outputs
-                                .into_iter()
-                                .map(|o| proto::EvaluatedDecisionOutput {
-                                    output_id: o.output_id,
-                                    output_name: o.output_name,
-                                    output_value: o.output_value,
-                                })
-                                .collect(),
-                        })
-                        .collect(),
-                    evaluated_inputs: e
-                        .evaluated_inputs
-                        .into_iter()
-                        .map(|i| proto::EvaluatedDecisionInput {
-                            input_id: i.input_id,
-                            input_name: i.input_name,
-                            input_value: i.input_value,
-                        })
-                        .collect(),
-                    tenant_id: e.tenant_id,
-                    // Zeebe: the evaluation's key and the decision's position in it
-                    decision_evaluation_instance_key: format!("{}-{}", event.key, i + 1),
-                })
-                .collect(),
+            evaluated_decisions: evaluated_decisions(key, d.evaluated_decisions),
             failed_decision_id: d.failed_decision_id,
             failure_message: d.evaluation_failure_message,
             tenant_id: d.tenant_id,
-            decision_instance_key: event.key,
-            decision_evaluation_key: event.key,
+            decision_instance_key: key,
+            decision_evaluation_key: key,
         }))
     }
 
     async fn deploy_process(
         &self,
         request: Request<proto::DeployProcessRequest>,
-    ) -> Result<Response<proto::DeployProcessResponse>, Status> {
+    ) -> Answer<proto::DeployProcessResponse> {
         self.check_size(request.get_ref())?;
-        let r = request.into_inner();
-        let resources = r
+        let resources = request
+            .into_inner()
             .processes
             .into_iter()
             .map(|p| DeploymentResource {
@@ -861,9 +480,12 @@ impl Gateway for GatewayService {
                 resource: p.definition,
             })
             .collect();
-        let (key, d) = self.deploy(resources, DEFAULT_TENANT.into()).await?;
+        let d = self
+            .commands
+            .deploy(resources, DEFAULT_TENANT.into())
+            .await?;
         Ok(Response::new(proto::DeployProcessResponse {
-            key,
+            key: d.deployment_key,
             processes: process_metadata(&d),
         }))
     }
@@ -871,10 +493,14 @@ impl Gateway for GatewayService {
     async fn deploy_resource(
         &self,
         request: Request<proto::DeployResourceRequest>,
-    ) -> Result<Response<proto::DeployResourceResponse>, Status> {
+    ) -> Answer<proto::DeployResourceResponse> {
         self.check_size(request.get_ref())?;
         let r = request.into_inner();
-        let tenant_id = tenant(&r.tenant_id);
+        let tenant_id = if r.tenant_id.is_empty() {
+            DEFAULT_TENANT.to_string()
+        } else {
+            r.tenant_id
+        };
         let resources = r
             .resources
             .into_iter()
@@ -883,56 +509,10 @@ impl Gateway for GatewayService {
                 resource: p.content,
             })
             .collect();
-        let (key, d) = self.deploy(resources, tenant_id.clone()).await?;
-        let forms = d.forms_metadata.iter().map(|f| proto::Deployment {
-            metadata: Some(proto::deployment::Metadata::Form(proto::FormMetadata {
-                form_id: f.form_id.clone(),
-                version: f.version,
-                form_key: f.form_key,
-                resource_name: f.resource_name.clone(),
-                tenant_id: f.tenant_id.clone(),
-            })),
-        });
-        let decisions = d.decisions_metadata.iter().map(|m| proto::Deployment {
-            metadata: Some(proto::deployment::Metadata::Decision(
-                proto::DecisionMetadata {
-                    dmn_decision_id: m.decision_id.clone(),
-                    dmn_decision_name: m.decision_name.clone(),
-                    version: m.version,
-                    decision_key: m.decision_key,
-                    dmn_decision_requirements_id: m.decision_requirements_id.clone(),
-                    decision_requirements_key: m.decision_requirements_key,
-                    tenant_id: m.tenant_id.clone(),
-                },
-            )),
-        });
-        let graphs = d
-            .decision_requirements_metadata
-            .iter()
-            .map(|m| proto::Deployment {
-                metadata: Some(proto::deployment::Metadata::DecisionRequirements(
-                    proto::DecisionRequirementsMetadata {
-                        dmn_decision_requirements_id: m.decision_requirements_id.clone(),
-                        dmn_decision_requirements_name: m.decision_requirements_name.clone(),
-                        version: m.decision_requirements_version,
-                        decision_requirements_key: m.decision_requirements_key,
-                        resource_name: m.resource_name.clone(),
-                        tenant_id: m.tenant_id.clone(),
-                    },
-                )),
-            });
-        let deployments = process_metadata(&d)
-            .into_iter()
-            .map(|m| proto::Deployment {
-                metadata: Some(proto::deployment::Metadata::Process(m)),
-            })
-            .chain(decisions)
-            .chain(graphs)
-            .chain(forms)
-            .collect();
+        let d = self.commands.deploy(resources, tenant_id.clone()).await?;
         Ok(Response::new(proto::DeployResourceResponse {
-            key,
-            deployments,
+            key: d.deployment_key,
+            deployments: deployments(&d),
             tenant_id,
         }))
     }
@@ -940,151 +520,78 @@ impl Gateway for GatewayService {
     async fn fail_job(
         &self,
         request: Request<proto::FailJobRequest>,
-    ) -> Result<Response<proto::FailJobResponse>, Status> {
+    ) -> Answer<proto::FailJobResponse> {
         self.check_size(request.get_ref())?;
-        let mut r = request.into_inner();
-        let key = r.job_key;
-        let p = self.route(key, || format!("Command 'FAIL' rejected with code 'NOT_FOUND': Expected to fail job with key '{key}', but no such job was found"))?;
-        let job = JobRecord {
+        let r = request.into_inner();
+        let failure = JobFailure {
             retries: r.retries,
             error_message: r.error_message,
             retry_backoff: r.retry_back_off,
-            variables: variables_document(std::mem::take(&mut r.variables), "variables")?,
-            ..Default::default()
+            variables: r.variables,
         };
-        self.submit(p, job_command(key, Intent::Fail, job)).await?;
-        Ok(Response::new(proto::FailJobResponse {}))
+        done(self.commands.fail_job(r.job_key, failure).await)
     }
 
     async fn throw_error(
         &self,
         request: Request<proto::ThrowErrorRequest>,
-    ) -> Result<Response<proto::ThrowErrorResponse>, Status> {
+    ) -> Answer<proto::ThrowErrorResponse> {
         self.check_size(request.get_ref())?;
-        let mut r = request.into_inner();
-        let key = r.job_key;
-        let p = self.route(key, || format!("Command 'THROW_ERROR' rejected with code 'NOT_FOUND': Expected to throw an error for job with key '{key}', but no such job was found"))?;
-        if r.error_code.trim().is_empty() {
-            return Err(Status::invalid_argument(
-                "Expected to throw an error with an error code, but the errorCode was blank",
-            ));
-        }
-        let job = JobRecord {
-            error_code: r.error_code,
-            error_message: r.error_message,
-            variables: variables_document(std::mem::take(&mut r.variables), "variables")?,
-            ..Default::default()
-        };
-        self.submit(p, job_command(key, Intent::ThrowError, job))
-            .await?;
-        Ok(Response::new(proto::ThrowErrorResponse {}))
+        let r = request.into_inner();
+        let c = &self.commands;
+        let thrown = c.throw_job_error(r.job_key, r.error_code, r.error_message, r.variables);
+        done(thrown.await)
     }
 
     async fn publish_message(
         &self,
         request: Request<proto::PublishMessageRequest>,
-    ) -> Result<Response<proto::PublishMessageResponse>, Status> {
+    ) -> Answer<proto::PublishMessageResponse> {
         self.check_size(request.get_ref())?;
-        let mut r = request.into_inner();
-        if r.name.trim().is_empty() {
-            return Err(Status::invalid_argument(
-                "Expected to publish a message with a name, but the name is empty",
-            ));
-        }
-        let tenant_id = r.tenant_id.trim();
-        if !tenant_id.is_empty() && tenant_id != DEFAULT_TENANT {
-            return Err(Status::invalid_argument(format!(
-                "Expected to handle gRPC request PublishMessage with tenant identifier '{tenant_id}', but multi-tenancy is disabled"
-            )));
-        }
-        let message = MessageRecord {
-            name: r.name,
-            variables: variables_document(std::mem::take(&mut r.variables), "variables")?,
-            // routed like Zeebe: the message partition is the correlation key's hash
-            correlation_key: r.correlation_key,
-            time_to_live: r.time_to_live,
-            message_id: r.message_id,
-            deadline: -1,
-            tenant_id: DEFAULT_TENANT.into(),
-        };
-        let partition = zest_protocol::partition_for_correlation_key(
-            &message.correlation_key,
-            self.broker.partition_count(),
-        );
-        let event = self
-            .submit(
-                partition,
-                new_command(-1, Intent::Publish, RecordValue::Message(message), -1, -1),
-            )
+        let r = request.into_inner();
+        tenant(&r.tenant_id, "gRPC request PublishMessage")?;
+        let published = self
+            .commands
+            .publish_message(NewMessage {
+                name: r.name,
+                correlation_key: r.correlation_key,
+                time_to_live: r.time_to_live,
+                message_id: r.message_id,
+                variables: r.variables,
+            })
             .await?;
-        let tenant_id = match &event.value {
-            RecordValue::Message(m) => m.tenant_id.clone(),
-            _ => DEFAULT_TENANT.into(),
-        };
         Ok(Response::new(proto::PublishMessageResponse {
-            key: event.key,
-            tenant_id,
+            key: published.key,
+            tenant_id: published.tenant_id,
         }))
     }
 
     async fn resolve_incident(
         &self,
         request: Request<proto::ResolveIncidentRequest>,
-    ) -> Result<Response<proto::ResolveIncidentResponse>, Status> {
+    ) -> Answer<proto::ResolveIncidentResponse> {
         let key = request.into_inner().incident_key;
-        let p = self.route(key, || format!("Command 'RESOLVE' rejected with code 'NOT_FOUND': Expected to resolve incident with key '{key}', but no such incident was found"))?;
-        let value = RecordValue::Incident(IncidentRecord {
-            error_type: ErrorType::Unknown,
-            error_message: String::new(),
-            bpmn_process_id: String::new(),
-            process_definition_key: -1,
-            process_instance_key: -1,
-            element_id: String::new(),
-            element_instance_key: -1,
-            job_key: -1,
-            variable_scope_key: -1,
-            tenant_id: DEFAULT_TENANT.into(),
-        });
-        self.submit(p, new_command(key, Intent::Resolve, value, -1, -1))
-            .await?;
-        Ok(Response::new(proto::ResolveIncidentResponse {}))
+        done(self.commands.resolve_incident(key).await)
     }
 
     async fn set_variables(
         &self,
         request: Request<proto::SetVariablesRequest>,
-    ) -> Result<Response<proto::SetVariablesResponse>, Status> {
+    ) -> Answer<proto::SetVariablesResponse> {
         self.check_size(request.get_ref())?;
-        let mut r = request.into_inner();
-        let key = r.element_instance_key;
-        let p = self.route(key, || format!("Command 'UPDATE' rejected with code 'NOT_FOUND': Expected to update variables for element with key '{key}', but no such element was found"))?;
-        let variables = variables_document(std::mem::take(&mut r.variables), "variables")?;
-        if variables.is_empty() {
-            return Err(Status::invalid_argument("Property 'variables' is invalid: Expected a document with at least one variable, but it was empty"));
-        }
-        let value = RecordValue::VariableDocument(VariableDocumentRecord {
-            scope_key: key,
-            update_semantics: if r.local {
-                VariableDocumentUpdateSemantic::Local
-            } else {
-                VariableDocumentUpdateSemantic::Propagate
-            },
-            variables,
-            tenant_id: DEFAULT_TENANT.into(),
-        });
-        let event = self
-            .submit(p, new_command(-1, Intent::Update, value, -1, -1))
+        let r = request.into_inner();
+        let c = &self.commands;
+        let key = c
+            .set_variables(r.element_instance_key, r.variables, r.local)
             .await?;
-        Ok(Response::new(proto::SetVariablesResponse {
-            key: event.key,
-        }))
+        Ok(Response::new(proto::SetVariablesResponse { key }))
     }
 
     async fn topology(
         &self,
         _request: Request<proto::TopologyRequest>,
-    ) -> Result<Response<proto::TopologyResponse>, Status> {
-        let topology = self.broker.cluster_topology();
+    ) -> Answer<proto::TopologyResponse> {
+        let topology = self.commands.broker().cluster_topology();
         let brokers = topology
             .brokers
             .iter()
@@ -1112,7 +619,7 @@ impl Gateway for GatewayService {
                     host,
                     port: port as i32,
                     partitions,
-                    version: self.config.version.clone(),
+                    version: self.commands.config().version.clone(),
                 }
             })
             .collect();
@@ -1121,173 +628,99 @@ impl Gateway for GatewayService {
             cluster_size: topology.cluster_size as i32,
             partitions_count: topology.partitions_count as i32,
             replication_factor: topology.replication_factor as i32,
-            gateway_version: self.config.version.clone(),
+            gateway_version: self.commands.config().version.clone(),
         }))
     }
 
     async fn update_job_retries(
         &self,
         request: Request<proto::UpdateJobRetriesRequest>,
-    ) -> Result<Response<proto::UpdateJobRetriesResponse>, Status> {
+    ) -> Answer<proto::UpdateJobRetriesResponse> {
         let r = request.into_inner();
-        let key = r.job_key;
-        let p = self.route(key, || format!("Command 'UPDATE_RETRIES' rejected with code 'NOT_FOUND': Expected to update retries for job with key '{key}', but no such job was found"))?;
-        let job = JobRecord {
-            retries: r.retries,
-            ..Default::default()
-        };
-        self.submit(p, job_command(key, Intent::UpdateRetries, job))
-            .await?;
-        Ok(Response::new(proto::UpdateJobRetriesResponse {}))
+        done(self.commands.update_job_retries(r.job_key, r.retries).await)
     }
 
     async fn modify_process_instance(
         &self,
         request: Request<proto::ModifyProcessInstanceRequest>,
-    ) -> Result<Response<proto::ModifyProcessInstanceResponse>, Status> {
+    ) -> Answer<proto::ModifyProcessInstanceResponse> {
         self.check_size(request.get_ref())?;
         let r = request.into_inner();
-        let key = r.process_instance_key;
-        let p = self.route(key, || format!("Command 'MODIFY' rejected with code 'NOT_FOUND': Expected to modify process instance but no process instance found with key '{key}'"))?;
-        let mut activate_instructions = Vec::new();
-        for a in &r.activate_instructions {
-            let mut variable_instructions = Vec::new();
-            for v in &a.variable_instructions {
-                variable_instructions.push(zest_protocol::VariableInstruction {
-                    variables: variables_document(v.variables.clone(), "variables")?,
-                    element_id: v.scope_id.clone(),
-                });
-            }
-            activate_instructions.push(zest_protocol::ActivateInstruction {
-                element_id: a.element_id.clone(),
-                ancestor_scope_key: if a.ancestor_element_instance_key > 0 {
-                    a.ancestor_element_instance_key
-                } else {
-                    -1
-                },
-                variable_instructions,
-            });
-        }
-        let value = RecordValue::ProcessInstanceModification(
-            zest_protocol::ProcessInstanceModificationRecord {
-                process_instance_key: key,
-                terminate_instructions: r
-                    .terminate_instructions
-                    .iter()
-                    .map(|t| zest_protocol::TerminateInstruction {
-                        element_instance_key: t.element_instance_key,
-                    })
-                    .collect(),
-                activate_instructions,
-                activated_element_instance_keys: Vec::new(),
-                tenant_id: DEFAULT_TENANT.into(),
-            },
-        );
-        self.submit(p, new_command(key, Intent::Modify, value, -1, -1))
-            .await?;
-        Ok(Response::new(proto::ModifyProcessInstanceResponse {}))
+        let activate = r
+            .activate_instructions
+            .into_iter()
+            .map(|a| {
+                let variables = a.variable_instructions.into_iter();
+                let variables = variables.map(|v| (v.scope_id, v.variables));
+                activation(a.element_id, a.ancestor_element_instance_key, variables)
+            })
+            .collect();
+        let terminate = r
+            .terminate_instructions
+            .iter()
+            .map(|t| t.element_instance_key)
+            .collect();
+        let c = &self.commands;
+        done(
+            c.modify_instance(r.process_instance_key, terminate, activate)
+                .await,
+        )
     }
 
     async fn migrate_process_instance(
         &self,
         request: Request<proto::MigrateProcessInstanceRequest>,
-    ) -> Result<Response<proto::MigrateProcessInstanceResponse>, Status> {
+    ) -> Answer<proto::MigrateProcessInstanceResponse> {
         self.check_size(request.get_ref())?;
         let r = request.into_inner();
-        let key = r.process_instance_key;
-        let p = self.route(key, || format!("Command 'MIGRATE' rejected with code 'NOT_FOUND': Expected to migrate process instance but no process instance found with key '{key}'"))?;
         let Some(plan) = r.migration_plan else {
             return Err(Status::invalid_argument(
                 "Expected argument 'migrationPlan' to be provided, but it was not",
             ));
         };
-        let value =
-            RecordValue::ProcessInstanceMigration(zest_protocol::ProcessInstanceMigrationRecord {
-                process_instance_key: key,
-                target_process_definition_key: plan.target_process_definition_key,
-                mapping_instructions: plan
-                    .mapping_instructions
-                    .iter()
-                    .map(|m| zest_protocol::MappingInstruction {
-                        source_element_id: m.source_element_id.clone(),
-                        target_element_id: m.target_element_id.clone(),
-                    })
-                    .collect(),
-                tenant_id: DEFAULT_TENANT.into(),
-            });
-        self.submit(p, new_command(key, Intent::Migrate, value, -1, -1))
-            .await?;
-        Ok(Response::new(proto::MigrateProcessInstanceResponse {}))
+        let mappings = plan
+            .mapping_instructions
+            .into_iter()
+            .map(|m| MappingInstruction {
+                source_element_id: m.source_element_id,
+                target_element_id: m.target_element_id,
+            })
+            .collect();
+        let (c, key) = (&self.commands, r.process_instance_key);
+        done(
+            c.migrate_instance(key, plan.target_process_definition_key, mappings)
+                .await,
+        )
     }
 
     async fn update_job_timeout(
         &self,
         request: Request<proto::UpdateJobTimeoutRequest>,
-    ) -> Result<Response<proto::UpdateJobTimeoutResponse>, Status> {
+    ) -> Answer<proto::UpdateJobTimeoutResponse> {
         let r = request.into_inner();
-        let key = r.job_key;
-        let p = self.route(key, || format!("Command 'UPDATE_TIMEOUT' rejected with code 'NOT_FOUND': Expected to update the timeout of job with key '{key}', but no such job was found"))?;
-        let job = JobRecord {
-            timeout: r.timeout,
-            ..Default::default()
-        };
-        self.submit(p, job_command(key, Intent::UpdateTimeout, job))
-            .await?;
-        Ok(Response::new(proto::UpdateJobTimeoutResponse {}))
+        done(self.commands.update_job_timeout(r.job_key, r.timeout).await)
     }
 
     async fn delete_resource(
         &self,
         request: Request<proto::DeleteResourceRequest>,
-    ) -> Result<Response<proto::DeleteResourceResponse>, Status> {
+    ) -> Answer<proto::DeleteResourceResponse> {
         let key = request.into_inner().resource_key;
-        // resources are deployed to the first partition
-        let value = RecordValue::ResourceDeletion(zest_protocol::ResourceDeletionRecord {
-            resource_key: key,
-            tenant_id: DEFAULT_TENANT.into(),
-        });
-        self.submit(1, new_command(key, Intent::Delete, value, -1, -1))
-            .await?;
-        Ok(Response::new(proto::DeleteResourceResponse {}))
+        done(self.commands.delete_resource(key).await)
     }
 
     async fn broadcast_signal(
         &self,
         request: Request<proto::BroadcastSignalRequest>,
-    ) -> Result<Response<proto::BroadcastSignalResponse>, Status> {
+    ) -> Answer<proto::BroadcastSignalResponse> {
         self.check_size(request.get_ref())?;
-        let mut r = request.into_inner();
-        if r.signal_name.trim().is_empty() {
-            return Err(Status::invalid_argument(
-                "Expected to broadcast a signal with a name, but the name is empty",
-            ));
-        }
-        let tenant_id = r.tenant_id.trim();
-        if !tenant_id.is_empty() && tenant_id != DEFAULT_TENANT {
-            return Err(Status::invalid_argument(format!(
-                "Expected to handle gRPC request BroadcastSignal with tenant identifier '{tenant_id}', but multi-tenancy is disabled"
-            )));
-        }
-        let signal = zest_protocol::SignalRecord {
-            signal_name: r.signal_name,
-            variables: variables_document(std::mem::take(&mut r.variables), "variables")?,
-            tenant_id: DEFAULT_TENANT.into(),
-        };
-        // like a deployment, a broadcast is processed by the first partition (with one
-        // partition per node that is every subscription)
-        let event = self
-            .submit(
-                1,
-                new_command(-1, Intent::Broadcast, RecordValue::Signal(signal), -1, -1),
-            )
-            .await?;
-        let tenant_id = match &event.value {
-            RecordValue::Signal(s) => s.tenant_id.clone(),
-            _ => DEFAULT_TENANT.into(),
-        };
+        let r = request.into_inner();
+        tenant(&r.tenant_id, "gRPC request BroadcastSignal")?;
+        let c = &self.commands;
+        let sent = c.broadcast_signal(r.signal_name, r.variables).await?;
         Ok(Response::new(proto::BroadcastSignalResponse {
-            key: event.key,
-            tenant_id,
+            key: sent.key,
+            tenant_id: sent.tenant_id,
         }))
     }
 }
@@ -1334,16 +767,4 @@ impl Stream for PushedJobs {
             .poll_recv(cx)
             .map(|job| job.map(|j| Ok(activated_job(j.key, j.job))))
     }
-}
-
-/// A response stream fed by a task through a bounded channel (one message in flight).
-fn async_stream<T, F, Fut>(f: F) -> BoxStream<T>
-where
-    T: Send + 'static,
-    F: FnOnce(tokio::sync::mpsc::Sender<Result<T, Status>>) -> Fut,
-    Fut: std::future::Future<Output = ()> + Send + 'static,
-{
-    let (tx, rx) = tokio::sync::mpsc::channel(1);
-    tokio::spawn(f(tx));
-    Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx))
 }

@@ -58,6 +58,7 @@ pub enum ValueType {
     CompensationSubscription,
     AdHocSubProcessInstruction,
     CommandDistribution,
+    MessageCorrelation,
 }
 
 impl ValueType {
@@ -95,6 +96,7 @@ impl ValueType {
             ValueType::CompensationSubscription => "COMPENSATION_SUBSCRIPTION",
             ValueType::AdHocSubProcessInstruction => "AD_HOC_SUB_PROCESS_INSTRUCTION",
             ValueType::CommandDistribution => "COMMAND_DISTRIBUTION",
+            ValueType::MessageCorrelation => "MESSAGE_CORRELATION",
         }
     }
 }

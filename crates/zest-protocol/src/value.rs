@@ -336,6 +336,21 @@ pub struct MessageRecord {
     pub tenant_id: String,
 }
 
+/// MESSAGE_CORRELATION: a message correlated at once to a waiting subscription or message
+/// start event, never buffered (Zeebe 8.8's `POST /v2/messages/correlation`). The command
+/// carries name, correlation key, variables and tenant; CORRELATED adds the message's key and
+/// the process instance it reached.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct MessageCorrelationRecord {
+    pub name: String,
+    pub correlation_key: String,
+    /// A JSON object (text); empty means no variables.
+    pub variables: String,
+    pub tenant_id: String,
+    pub message_key: i64,
+    pub process_instance_key: i64,
+}
+
 /// MESSAGE_BATCH: expires many buffered messages in one command.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct MessageBatchRecord {
@@ -808,6 +823,7 @@ pub enum RecordValue {
     CommandDistribution(crate::CommandDistributionRecord),
     /// A deployment sent from partition 1 to the others (DEPLOYMENT CREATE there).
     DistributedDeployment(crate::DistributedDeployment),
+    MessageCorrelation(MessageCorrelationRecord),
 }
 
 impl RecordValue {
@@ -849,6 +865,7 @@ impl RecordValue {
             RecordValue::AdHocSubProcessInstruction(_) => ValueType::AdHocSubProcessInstruction,
             RecordValue::CommandDistribution(_) => ValueType::CommandDistribution,
             RecordValue::DistributedDeployment(_) => ValueType::Deployment,
+            RecordValue::MessageCorrelation(_) => ValueType::MessageCorrelation,
         }
     }
 
@@ -865,6 +882,7 @@ impl RecordValue {
             RecordValue::Variable(v) => v.value.len(),
             RecordValue::Message(m) => m.variables.len(),
             RecordValue::Signal(s) => s.variables.len(),
+            RecordValue::MessageCorrelation(m) => m.variables.len(),
             RecordValue::UserTask(u) => u.variables.len(),
             RecordValue::DecisionEvaluation(d) => d.variables.len(),
             RecordValue::ProcessInstanceModification(m) => m
@@ -1027,6 +1045,11 @@ impl RecordValue {
             RecordValue::Signal(s) => json!({
                 "signalName": s.signal_name, "variables": doc(&s.variables),
                 "tenantId": s.tenant_id,
+            }),
+            RecordValue::MessageCorrelation(m) => json!({
+                "name": m.name, "correlationKey": m.correlation_key,
+                "variables": doc(&m.variables), "tenantId": m.tenant_id,
+                "messageKey": m.message_key, "processInstanceKey": m.process_instance_key,
             }),
             RecordValue::SignalSubscription(s) => json!({
                 "processDefinitionKey": s.process_definition_key,

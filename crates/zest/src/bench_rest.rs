@@ -47,7 +47,11 @@ impl Shared {
 
 /// Runs the REST load against `rest` (e.g. `http://127.0.0.1:8080`).
 pub async fn run(args: BenchArgs, rest: &str) -> anyhow::Result<Report> {
-    let in_flight = if args.in_flight == 0 { 64 } else { args.in_flight };
+    let in_flight = if args.in_flight == 0 {
+        64
+    } else {
+        args.in_flight
+    };
     let mut grpc = crate::bench::connect(&args.address).await?;
     let process_id = crate::bench::deploy_scenario(&mut grpc, &args).await?;
     let client = reqwest::Client::builder()
@@ -57,7 +61,10 @@ pub async fn run(args: BenchArgs, rest: &str) -> anyhow::Result<Report> {
     let t0 = Instant::now();
     let shared = Arc::new(Shared {
         client,
-        base: rest.trim_end_matches('/').trim_end_matches("/v2").to_string(),
+        base: rest
+            .trim_end_matches('/')
+            .trim_end_matches("/v2")
+            .to_string(),
         process_id,
         variables: json!({"businessKey": "bench", "amount": 120}),
         window_start: t0 + args.warmup,
@@ -190,7 +197,10 @@ async fn work(s: Arc<Shared>, args: BenchArgs) {
             },
             Ok(r) => {
                 let status = r.status();
-                s.error(format!("activation: {status}: {}", r.text().await.unwrap_or_default()));
+                s.error(format!(
+                    "activation: {status}: {}",
+                    r.text().await.unwrap_or_default()
+                ));
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 continue;
             }

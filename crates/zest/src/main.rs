@@ -304,6 +304,7 @@ async fn run_node(cfg: config::Resolved) -> anyhow::Result<()> {
         },
     )
     .with_shutdown(shutdown_rx.clone());
+    let commands = service.commands().clone();
     let mut grpc_shutdown = shutdown_rx.clone();
     let grpc = tokio::spawn(
         tonic::transport::Server::builder()
@@ -332,7 +333,7 @@ async fn run_node(cfg: config::Resolved) -> anyhow::Result<()> {
         shutdown_rx.clone(),
     ));
     let mut rest_shutdown = shutdown_rx.clone();
-    let rest_app = zest_gateway::rest::router(broker.clone(), GatewayConfig::default().version);
+    let rest_app = zest_gateway::rest::router(commands);
     let rest = tokio::spawn(async move {
         let _ = axum::serve(rest_listener, rest_app)
             .with_graceful_shutdown(async move {

@@ -392,13 +392,11 @@ pub(crate) fn start_instance(
     sub: &StoredStartSubscription,
     message_key: i64,
     message: &MessageRecord,
-) {
-    let Some(process) = crate::behaviour::process_deletion::process_head(
+) -> Option<i64> {
+    let process = crate::behaviour::process_deletion::process_head(
         ctx.txn,
         sub.record.process_definition_key,
-    ) else {
-        return;
-    };
+    )?;
     let instance_key = ctx.next_key();
     ctx.event(
         sub.key,
@@ -418,4 +416,5 @@ pub(crate) fn start_instance(
         &sub.record.start_event_id,
         message.variables.clone(),
     );
+    Some(instance_key)
 }

@@ -10,8 +10,8 @@ use crate::state::{key_i64, read_i64, KeyBuf, Ks};
 use crate::types::tenant;
 use crate::types::{StoredMessageSubscription, StoredStartSubscription};
 use zest_protocol::{
-    Intent, MessageBatchRecord, MessageRecord, MessageSubscriptionRecord, Record, RecordValue,
-    RejectionType,
+    Intent, MessageBatchRecord, MessageCorrelationRecord, MessageRecord, MessageSubscriptionRecord,
+    Record, RecordValue, RejectionType,
 };
 
 /// MESSAGE PUBLISH: buffers the message (unless its time to live is over at once) and
@@ -57,7 +57,72 @@ pub fn publish(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, m: &MessageRecord) -> Pr
         )
         .clone();
     ctx.respond(cmd, published);
+    correlate_now(ctx, key, &message);
+    if message.time_to_live <= 0 {
+        ctx.event(key, Intent::Expired, RecordValue::Message(message));
+    }
+    Ok(())
+}
 
+/// MESSAGE_CORRELATION CORRELATE (Zeebe 8.8's message correlation): the message correlates at
+/// once, as a published message with no time to live, and the answer names the first process
+/// instance it reached (a waiting one's, or one it started); when it reaches none, the command
+/// is rejected NOT_FOUND and nothing of it stays.
+pub fn correlate(
+    ctx: &mut Ctx<'_, '_, '_>,
+    cmd: &Record,
+    c: &MessageCorrelationRecord,
+) -> ProcResult {
+    if c.name.is_empty() {
+        return Err(Rejection::invalid_argument(
+            "Expected to correlate a message with a name, but the name is empty",
+        ));
+    }
+    variables::parse_document(&c.variables).map_err(|e| {
+        Rejection::invalid_argument(format!("Property 'variables' is invalid: {e}"))
+    })?;
+    let message = MessageRecord {
+        name: c.name.clone(),
+        correlation_key: c.correlation_key.clone(),
+        time_to_live: 0,
+        variables: c.variables.clone(),
+        message_id: String::new(),
+        deadline: ctx.now,
+        tenant_id: tenant(&c.tenant_id),
+    };
+    let key = ctx.next_key();
+    ctx.event(
+        key,
+        Intent::Published,
+        RecordValue::Message(message.clone()),
+    );
+    let reached = correlate_now(ctx, key, &message);
+    let Some(&process_instance_key) = reached.first() else {
+        return Err(Rejection::not_found(format!(
+            "Expected to find subscription for message with name '{}' and correlation key '{}', but none was found.",
+            c.name, c.correlation_key
+        )));
+    };
+    ctx.event(key, Intent::Expired, RecordValue::Message(message.clone()));
+    let correlated = MessageCorrelationRecord {
+        message_key: key,
+        process_instance_key,
+        tenant_id: message.tenant_id,
+        ..c.clone()
+    };
+    ctx.event_and_respond(
+        cmd,
+        key,
+        Intent::Correlated,
+        RecordValue::MessageCorrelation(correlated),
+    );
+    Ok(())
+}
+
+/// Correlates the message `key` to every waiting subscription and message start event it
+/// matches, at most once per process; returns the process instances it reached, in order.
+fn correlate_now(ctx: &mut Ctx<'_, '_, '_>, key: i64, message: &MessageRecord) -> Vec<i64> {
+    let mut reached = Vec::new();
     // waiting elements: one per process (bpmn process id), in subscription order
     let mut served: Vec<String> = Vec::new();
     let mut correlations = Vec::new();
@@ -75,7 +140,8 @@ pub fn publish(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, m: &MessageRecord) -> Pr
             continue;
         }
         served.push(sub.record.bpmn_process_id.clone());
-        correlations.push(correlating(ctx, &sub, key, &message));
+        reached.push(sub.record.process_instance_key);
+        correlations.push(correlating(ctx, &sub, key, message));
     }
     // message start events of the latest versions
     let start_prefix = KeyBuf::new().tag(b's').str(&message.name).build();
@@ -100,15 +166,12 @@ pub fn publish(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, m: &MessageRecord) -> Pr
             continue;
         }
         served.push(process_id);
-        start_instance(ctx, &sub, key, &message);
+        reached.extend(start_instance(ctx, &sub, key, message));
     }
     for (partition, value) in correlations {
         ctx.send(partition, Intent::Correlate, value);
     }
-    if message.time_to_live <= 0 {
-        ctx.event(key, Intent::Expired, RecordValue::Message(message));
-    }
-    Ok(())
+    reached
 }
 
 /// MESSAGE_SUBSCRIPTION CORRELATING for `message`; returns the PROCESS_MESSAGE_SUBSCRIPTION

@@ -61,6 +61,7 @@ pub(crate) fn dispatch(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
         (RecordValue::Incident(_), Resolve) => process_instance::resolve_incident(ctx, cmd),
         (RecordValue::Timer(_), Trigger) => process_instance::trigger_timer(ctx, cmd),
         (RecordValue::Message(m), Publish) => message::publish(ctx, cmd, m),
+        (RecordValue::MessageCorrelation(c), Correlate) => message::correlate(ctx, cmd, c),
         (RecordValue::Message(_) | RecordValue::MessageBatch(_), Expire) => {
             message::expire(ctx, cmd)
         }

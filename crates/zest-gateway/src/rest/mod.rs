@@ -6,32 +6,43 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
+use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
 use serde_json::{json, Map, Value};
 use zest_broker::reads::{user_task_json, SearchKind};
 use zest_broker::{Broker, BrokerError};
-use zest_engine::new_command;
-use zest_protocol::{Intent, Record, RecordType, RecordValue, RejectionType, UserTaskRecord};
+use zest_protocol::{Intent, UserTaskRecord};
 
+use crate::commands::{CommandError, Commands};
+use call::Keyed;
+
+mod call;
+mod cluster;
+mod decisions;
 mod definitions;
+mod deployments;
 mod history;
+mod jobs;
+mod messages;
+mod process_instances;
 
-/// The REST API's routes, to be served on Camunda's REST port (8080 by default).
-pub fn router(broker: Arc<Broker>, version: String) -> Router {
+/// The REST API's routes, to be served on Camunda's REST port (8080 by default), over the
+/// command layer the gRPC gateway shares. An `Authorization` header is accepted and ignored
+/// (authentication is off).
+pub fn router(commands: Commands) -> Router {
+    let limit = commands.config().max_message_size;
     let router = Router::new()
-        .route("/v2/topology", get(topology))
         .route("/v2/user-tasks/search", post(search_user_tasks))
         .route(
-            "/v2/user-tasks/{key}",
+            "/v2/user-tasks/{userTaskKey}",
             get(get_user_task).patch(update_user_task),
         )
         .route(
-            "/v2/user-tasks/{key}/form",
+            "/v2/user-tasks/{userTaskKey}/form",
             get(definitions::user_task_form),
         )
         .route(
@@ -42,57 +53,100 @@ pub fn router(broker: Arc<Broker>, version: String) -> Router {
             "/v2/process-definitions/{key}/form",
             get(definitions::start_form),
         )
-        .route("/v2/user-tasks/{key}/completion", post(complete_user_task))
-        .route("/v2/user-tasks/{key}/assignment", post(assign_user_task))
         .route(
-            "/v2/user-tasks/{key}/assignee",
+            "/v2/user-tasks/{userTaskKey}/completion",
+            post(complete_user_task),
+        )
+        .route(
+            "/v2/user-tasks/{userTaskKey}/assignment",
+            post(assign_user_task),
+        )
+        .route(
+            "/v2/user-tasks/{userTaskKey}/assignee",
             axum::routing::delete(unassign_user_task),
         )
         .route(
-            "/v2/element-instances/ad-hoc-activities/{key}/activation",
+            "/v2/element-instances/ad-hoc-activities/{adHocSubProcessInstanceKey}/activation",
             post(activate_ad_hoc_activities),
         );
-    history::routes(router)
+    let router = [
+        cluster::routes,
+        deployments::routes,
+        process_instances::routes,
+        jobs::routes,
+        messages::routes,
+        decisions::routes,
+        history::routes,
+    ]
+    .into_iter()
+    .fold(router, |r, routes| routes(r));
+    router
         .fallback(not_found)
-        .with_state(Rest { broker, version })
+        // requests up to the gateway's message size (Zeebe's 4 MiB), as over gRPC
+        .layer(DefaultBodyLimit::max(limit))
+        .with_state(Rest {
+            broker: commands.broker().clone(),
+            commands,
+        })
 }
+
+type Routes = Router<Rest>;
 
 #[derive(Clone)]
 struct Rest {
     broker: Arc<Broker>,
-    version: String,
+    commands: Commands,
 }
 
 /// An RFC 9457 problem detail, as Camunda's REST API answers errors.
 struct Problem {
     status: StatusCode,
+    title: &'static str,
     detail: String,
     instance: String,
 }
 
 impl Problem {
     fn new(status: StatusCode, detail: impl Into<String>, uri: &Uri) -> Problem {
-        Problem {
-            status,
-            detail: detail.into(),
-            instance: uri.path().to_string(),
-        }
-    }
-}
-
-impl IntoResponse for Problem {
-    fn into_response(self) -> Response {
-        let title = match self.status {
+        let title = match status {
             StatusCode::BAD_REQUEST => "INVALID_ARGUMENT",
             StatusCode::NOT_FOUND => "NOT_FOUND",
             StatusCode::CONFLICT => "INVALID_STATE",
             StatusCode::TOO_MANY_REQUESTS => "RESOURCE_EXHAUSTED",
             StatusCode::SERVICE_UNAVAILABLE => "UNAVAILABLE",
+            StatusCode::PAYLOAD_TOO_LARGE => "PAYLOAD_TOO_LARGE",
             _ => "INTERNAL",
         };
+        Problem {
+            status,
+            title,
+            detail: detail.into(),
+            instance: uri.path().to_string(),
+        }
+    }
+
+    /// A command's error, with the status and title it maps to.
+    fn of(e: CommandError, uri: &Uri) -> Problem {
+        let (status, title) = e.http();
+        Problem {
+            status,
+            title,
+            detail: e.message(),
+            instance: uri.path().to_string(),
+        }
+    }
+
+    /// A 400 for bad input.
+    fn bad(detail: impl Into<String>, uri: &Uri) -> Problem {
+        Problem::new(StatusCode::BAD_REQUEST, detail, uri)
+    }
+}
+
+impl IntoResponse for Problem {
+    fn into_response(self) -> Response {
         let body = json!({
             "type": "about:blank",
-            "title": title,
+            "title": self.title,
             "status": self.status.as_u16(),
             "detail": self.detail,
             "instance": self.instance,
@@ -106,6 +160,22 @@ impl IntoResponse for Problem {
     }
 }
 
+/// Turns a command's error into the problem for this request.
+trait OrProblem<T> {
+    fn or_problem(self, uri: &Uri) -> Result<T, Problem>;
+}
+
+impl<T> OrProblem<T> for Result<T, CommandError> {
+    fn or_problem(self, uri: &Uri) -> Result<T, Problem> {
+        self.map_err(|e| Problem::of(e, uri))
+    }
+}
+
+/// 204 once a command is done.
+fn no_content(r: Result<(), CommandError>, uri: &Uri) -> Result<StatusCode, Problem> {
+    r.or_problem(uri).map(|()| StatusCode::NO_CONTENT)
+}
+
 async fn not_found(uri: Uri) -> Problem {
     Problem::new(
         StatusCode::NOT_FOUND,
@@ -115,42 +185,6 @@ async fn not_found(uri: Uri) -> Problem {
         ),
         &uri,
     )
-}
-
-async fn topology(State(rest): State<Rest>) -> Json<Value> {
-    let topology = rest.broker.cluster_topology();
-    let brokers: Vec<Value> = topology
-        .brokers
-        .iter()
-        .map(|b| {
-            let (host, port) = crate::host_and_port(&b.address);
-            let partitions: Vec<Value> = b
-                .partitions
-                .iter()
-                .map(|p| {
-                    json!({
-                        "partitionId": p.partition_id,
-                        "role": if p.is_leader { "leader" } else { "follower" },
-                        "health": if p.healthy { "healthy" } else { "unhealthy" },
-                    })
-                })
-                .collect();
-            json!({
-                "nodeId": b.node_id,
-                "host": host,
-                "port": port,
-                "partitions": partitions,
-                "version": rest.version,
-            })
-        })
-        .collect();
-    Json(json!({
-        "brokers": brokers,
-        "clusterSize": topology.cluster_size,
-        "partitionsCount": topology.partitions_count,
-        "replicationFactor": topology.replication_factor,
-        "gatewayVersion": rest.version,
-    }))
 }
 
 /// A key from the path: a positive number.
@@ -169,7 +203,7 @@ fn parse_named_key(text: &str, name: &str, uri: &Uri) -> Result<i64, Problem> {
     })
 }
 
-/// Sends a USER_TASK command and turns its rejection into a problem.
+/// Sends a USER_TASK command: 204 once done.
 async fn user_task_command(
     rest: &Rest,
     key: i64,
@@ -177,79 +211,86 @@ async fn user_task_command(
     value: UserTaskRecord,
     uri: &Uri,
 ) -> Result<StatusCode, Problem> {
-    let partition = rest.broker.partition_of(key);
-    let verb = intent.name().to_lowercase();
-    if partition < 1 || partition > rest.broker.partition_count() {
-        return Err(Problem::new(
-            StatusCode::NOT_FOUND,
-            format!(
-                "Command '{}' rejected with code 'NOT_FOUND': Expected to {verb} user task with key '{key}', but no such user task was found",
-                intent.name()
-            ),
-            uri,
-        ));
-    }
-    let cmd = new_command(key, intent, RecordValue::UserTask(Box::new(value)), -1, -1);
-    let answer = rest
-        .broker
-        .submit(partition, cmd)
-        .await
-        .map_err(|e| broker_problem(e, uri))?;
-    check(&answer, uri)?;
-    Ok(StatusCode::NO_CONTENT)
+    no_content(rest.commands.user_task(key, intent, value).await, uri)
 }
 
 fn broker_problem(e: BrokerError, uri: &Uri) -> Problem {
-    let status = match e {
-        BrokerError::Backpressure(_)
-        | BrokerError::JobBacklog(_)
-        | BrokerError::NodeBusy(_)
-        | BrokerError::MemoryFull { .. } => StatusCode::TOO_MANY_REQUESTS,
-        BrokerError::Unavailable(..) => StatusCode::SERVICE_UNAVAILABLE,
-        BrokerError::NoSuchPartition(_) => StatusCode::NOT_FOUND,
-    };
-    Problem::new(status, e.to_string(), uri)
+    Problem::of(CommandError::Broker(e), uri)
 }
 
-fn check(answer: &Record, uri: &Uri) -> Result<(), Problem> {
-    if answer.record_type != RecordType::CommandRejection {
-        return Ok(());
-    }
-    let (status, code) = match answer.rejection_type {
-        RejectionType::InvalidArgument => (StatusCode::BAD_REQUEST, "INVALID_ARGUMENT"),
-        RejectionType::NotFound => (StatusCode::NOT_FOUND, "NOT_FOUND"),
-        RejectionType::InvalidState => (StatusCode::CONFLICT, "INVALID_STATE"),
-        RejectionType::AlreadyExists => (StatusCode::CONFLICT, "ALREADY_EXISTS"),
-        RejectionType::ExceededBatchRecordSize => {
-            (StatusCode::BAD_REQUEST, "EXCEEDED_BATCH_RECORD_SIZE")
-        }
-        RejectionType::ProcessingError | RejectionType::NullVal => {
-            (StatusCode::INTERNAL_SERVER_ERROR, "PROCESSING_ERROR")
-        }
-    };
-    Err(Problem::new(
-        status,
-        format!(
-            "Command '{}' rejected with code '{code}': {}",
-            answer.intent.name(),
-            answer.rejection_reason
-        ),
-        uri,
-    ))
-}
-
-/// A JSON body, or a problem naming what is wrong with it (an empty body is `{}`).
+/// A JSON body, or a 400 problem naming the property that is wrong (an empty body is `{}`).
+/// A property sent as null counts as not given, as Camunda's clients send what they leave
+/// unset (a variables document keeps its nulls: there they are values).
 fn body<T: for<'de> Deserialize<'de> + Default>(text: &str, uri: &Uri) -> Result<T, Problem> {
     if text.trim().is_empty() {
         return Ok(T::default());
     }
-    serde_json::from_str(text).map_err(|e| {
-        Problem::new(
-            StatusCode::BAD_REQUEST,
+    let mut value: Value = serde_json::from_str(text).map_err(|e| {
+        Problem::bad(
             format!("Expected a valid JSON request body, but it was not: {e}"),
             uri,
         )
+    })?;
+    drop_nulls(&mut value);
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let detail = if path == "." || path.is_empty() {
+            format!("Expected a valid JSON request body, but it was not: {inner}")
+        } else {
+            format!("Property '{path}' is invalid: {inner}")
+        };
+        Problem::bad(detail, uri)
     })
+}
+
+/// Removes the properties whose value is null, except inside variables documents.
+fn drop_nulls(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            m.retain(|_, x| !x.is_null());
+            for (name, x) in m.iter_mut() {
+                if name != "variables" {
+                    drop_nulls(x);
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(drop_nulls),
+        _ => {}
+    }
+}
+
+/// A property that must be given, or a 400 naming it.
+fn required<T>(value: Option<T>, name: &str, uri: &Uri) -> Result<T, Problem> {
+    value.ok_or_else(|| Problem::bad(format!("No {name} provided: '{name}' is required"), uri))
+}
+
+/// A JSON object property (variables) as its text: empty when missing or null; anything but an
+/// object is refused.
+pub(crate) fn json_text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    match Option::<Value>::deserialize(d)? {
+        None | Some(Value::Null) => Ok(String::new()),
+        Some(v @ Value::Object(_)) => Ok(v.to_string()),
+        Some(other) => Err(serde::de::Error::custom(format!(
+            "expected a JSON object, but got {other}"
+        ))),
+    }
+}
+
+/// A key given as Camunda's REST API gives keys, a string of digits (a JSON number too).
+fn key_of<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    match Option::<Value>::deserialize(d)? {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) if n.as_i64().is_some() => Ok(n.as_i64()),
+        Some(Value::String(t)) => t.trim().parse().map(Some).map_err(|_| {
+            serde::de::Error::custom(format!(
+                "expected a key (a string of digits), but got '{t}'"
+            ))
+        }),
+        Some(other) => Err(serde::de::Error::custom(format!(
+            "expected a key (a string of digits), but got {other}"
+        ))),
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -270,12 +311,12 @@ struct AdHocActivationElement {
 /// activates elements of an active ad-hoc sub-process (AD_HOC_SUB_PROCESS_INSTRUCTION).
 async fn activate_ad_hoc_activities(
     State(rest): State<Rest>,
-    Path(key): Path<String>,
-    uri: Uri,
-    text: String,
+    Keyed {
+        key,
+        body: req,
+        uri,
+    }: Keyed<AdHocActivationRequest>,
 ) -> Result<StatusCode, Problem> {
-    let key = parse_named_key(&key, "adHocSubProcessInstanceKey", &uri)?;
-    let req: AdHocActivationRequest = body(&text, &uri)?;
     let bad = |detail: &str| Problem::new(StatusCode::BAD_REQUEST, detail, &uri);
     if req.elements.is_empty() {
         return Err(bad(
@@ -303,28 +344,7 @@ async fn activate_ad_hoc_activities(
         cancel_remaining_instances: req.cancel_remaining_instances.unwrap_or(false),
         ..Default::default()
     };
-    let partition = rest.broker.partition_of(key);
-    if partition < 1 || partition > rest.broker.partition_count() {
-        return Err(Problem::new(
-            StatusCode::NOT_FOUND,
-            format!("Command 'ACTIVATE' rejected with code 'NOT_FOUND': Expected to activate activities for ad-hoc sub-process but no ad-hoc sub-process instance found with key '{key}'."),
-            &uri,
-        ));
-    }
-    let cmd = new_command(
-        -1,
-        Intent::Activate,
-        RecordValue::AdHocSubProcessInstruction(value),
-        -1,
-        -1,
-    );
-    let answer = rest
-        .broker
-        .submit(partition, cmd)
-        .await
-        .map_err(|e| broker_problem(e, &uri))?;
-    check(&answer, &uri)?;
-    Ok(StatusCode::NO_CONTENT)
+    no_content(rest.commands.activate_ad_hoc(key, value).await, &uri)
 }
 
 #[derive(Deserialize, Default)]
@@ -336,12 +356,12 @@ struct CompletionRequest {
 
 async fn complete_user_task(
     State(rest): State<Rest>,
-    Path(key): Path<String>,
-    uri: Uri,
-    text: String,
+    Keyed {
+        key,
+        body: req,
+        uri,
+    }: Keyed<CompletionRequest>,
 ) -> Result<StatusCode, Problem> {
-    let key = parse_key(&key, &uri)?;
-    let req: CompletionRequest = body(&text, &uri)?;
     let value = UserTaskRecord {
         variables: req
             .variables
@@ -364,12 +384,12 @@ struct AssignmentRequest {
 
 async fn assign_user_task(
     State(rest): State<Rest>,
-    Path(key): Path<String>,
-    uri: Uri,
-    text: String,
+    Keyed {
+        key,
+        body: req,
+        uri,
+    }: Keyed<AssignmentRequest>,
 ) -> Result<StatusCode, Problem> {
-    let key = parse_key(&key, &uri)?;
-    let req: AssignmentRequest = body(&text, &uri)?;
     let Some(assignee) = req.assignee.filter(|a| !a.trim().is_empty()) else {
         return Err(Problem::new(
             StatusCode::BAD_REQUEST,
@@ -393,10 +413,8 @@ async fn assign_user_task(
 
 async fn unassign_user_task(
     State(rest): State<Rest>,
-    Path(key): Path<String>,
-    uri: Uri,
+    Keyed { key, uri, .. }: Keyed<Value>,
 ) -> Result<StatusCode, Problem> {
-    let key = parse_key(&key, &uri)?;
     let value = UserTaskRecord {
         action: "unassign".to_string(),
         ..UserTaskRecord::command()
@@ -423,12 +441,12 @@ struct Changeset {
 
 async fn update_user_task(
     State(rest): State<Rest>,
-    Path(key): Path<String>,
-    uri: Uri,
-    text: String,
+    Keyed {
+        key,
+        body: req,
+        uri,
+    }: Keyed<UpdateRequest>,
 ) -> Result<StatusCode, Problem> {
-    let key = parse_key(&key, &uri)?;
-    let req: UpdateRequest = body(&text, &uri)?;
     let mut value = UserTaskRecord {
         action: req.action.clone().unwrap_or_default(),
         ..UserTaskRecord::command()

@@ -191,14 +191,27 @@ pub fn http(
     path: &str,
     body: Option<serde_json::Value>,
 ) -> (u16, serde_json::Value) {
-    let mut s = TcpStream::connect(addr).unwrap();
     let body = body.map(|b| b.to_string()).unwrap_or_default();
+    http_with(addr, method, path, "application/json", body.as_bytes())
+}
+
+/// One HTTP/1.0 request with a body of `content_type` (Basic demo:demo, as c8ctl sends by
+/// default, is accepted and ignored): (status, parsed JSON body or Null).
+pub fn http_with(
+    addr: &str,
+    method: &str,
+    path: &str,
+    content_type: &str,
+    body: &[u8],
+) -> (u16, serde_json::Value) {
+    let mut s = TcpStream::connect(addr).unwrap();
     write!(
         s,
-        "{method} {path} HTTP/1.0\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        "{method} {path} HTTP/1.0\r\nHost: {addr}\r\nAuthorization: Basic ZGVtbzpkZW1v\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
         body.len()
     )
     .unwrap();
+    s.write_all(body).unwrap();
     let mut out = String::new();
     s.read_to_string(&mut out).unwrap();
     let status = out
@@ -211,4 +224,60 @@ pub fn http(
         status,
         serde_json::from_str(text).unwrap_or(serde_json::Value::Null),
     )
+}
+
+/// A multipart/form-data body of `resources` files (name, content) and text parts: (content
+/// type, body).
+pub fn multipart(files: &[(&str, &[u8])], texts: &[(&str, &str)]) -> (String, Vec<u8>) {
+    let boundary = "zest-test-boundary-7d3f";
+    let mut body = Vec::new();
+    for (name, content) in files {
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"resources\"; filename=\"{name}\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+            )
+            .as_bytes(),
+        );
+        body.extend_from_slice(content);
+        body.extend_from_slice(b"\r\n");
+    }
+    for (name, value) in texts {
+        body.extend_from_slice(
+            format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n")
+                .as_bytes(),
+        );
+    }
+    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    (format!("multipart/form-data; boundary={boundary}"), body)
+}
+
+/// Deploys one resource over REST (`POST /v2/deployments`) and returns the DeploymentResult.
+pub fn deploy_rest(rest: &str, name: &str, content: &[u8]) -> serde_json::Value {
+    let (content_type, body) = multipart(&[(name, content)], &[]);
+    let (status, answer) = http_with(rest, "POST", "/v2/deployments", &content_type, &body);
+    assert_eq!(status, 200, "{name} deploys: {answer}");
+    answer
+}
+
+/// Activates up to one job of `job_type` over REST, waiting up to 10 s for one.
+pub fn activate_rest(rest: &str, job_type: &str) -> Option<serde_json::Value> {
+    let (status, answer) = http(
+        rest,
+        "POST",
+        "/v2/jobs/activation",
+        Some(serde_json::json!({
+            "type": job_type, "worker": "rest-test", "timeout": 60_000,
+            "maxJobsToActivate": 1, "requestTimeout": 10_000,
+        })),
+    );
+    assert_eq!(status, 200, "{answer}");
+    answer["jobs"].as_array().unwrap().first().cloned()
+}
+
+/// A process with one service task of type `job_type`, id `process_id`.
+pub fn service_task_bpmn(process_id: &str, job_type: &str) -> Vec<u8> {
+    include_str!("../../../../tests/compat/testdata/one_task.bpmn")
+        .replace("\"benchmark\"", &format!("\"{process_id}\""))
+        .replace("benchmark-task", job_type)
+        .into_bytes()
 }

@@ -1,0 +1,156 @@
+//! How fast the history store takes one-task instances: each instance's records as the engine
+//! writes them (process, start event, task, job, end event, a variable), exported in batches
+//! of `BATCH` instances, as a partition's exporter does under load.
+//!
+//! `cargo run --release -p zest-history --example export_rate [instances] [batch]`
+
+use std::time::Instant;
+
+use zest_history::History;
+use zest_protocol::{
+    BpmnElementType, BpmnEventType, Intent, JobRecord, ProcessInstanceRecord, Record, RecordType,
+    RecordValue, RejectionType, VariableRecord,
+};
+
+fn record(position: u64, key: i64, intent: Intent, value: RecordValue) -> Record {
+    Record {
+        position,
+        partition_id: 1,
+        key,
+        timestamp: 1_735_689_600_000 + position as i64,
+        record_type: RecordType::Event,
+        value_type: value.value_type(),
+        intent,
+        rejection_type: RejectionType::NullVal,
+        rejection_reason: String::new(),
+        source_record_position: -1,
+        request_id: -1,
+        request_stream_id: -1,
+        value,
+    }
+}
+
+fn element(pi: i64, id: &str, ty: BpmnElementType) -> RecordValue {
+    RecordValue::ProcessInstance(ProcessInstanceRecord {
+        bpmn_process_id: "benchmark".into(),
+        version: 1,
+        process_definition_key: 1,
+        process_instance_key: pi,
+        element_id: id.into(),
+        flow_scope_key: pi,
+        bpmn_element_type: ty,
+        bpmn_event_type: BpmnEventType::None,
+        parent_process_instance_key: -1,
+        parent_element_instance_key: -1,
+        tenant_id: "<default>".into(),
+    })
+}
+
+/// One one-task instance's events, from creation to completion (as two batches would hold
+/// them: created and waiting, then the job completed).
+fn instance(pi: i64, pos: &mut u64, out: &mut Vec<Record>) {
+    let mut push = |key, intent, value| {
+        *pos += 1;
+        out.push(record(*pos, key, intent, value));
+    };
+    let job = || {
+        RecordValue::Job(Box::new(JobRecord {
+            job_type: "benchmark-task".into(),
+            retries: 3,
+            element_id: "task".into(),
+            element_instance_key: pi + 3,
+            process_instance_key: pi,
+            bpmn_process_id: "benchmark".into(),
+            process_definition_key: 1,
+            tenant_id: "<default>".into(),
+            ..Default::default()
+        }))
+    };
+    let var = RecordValue::Variable(VariableRecord {
+        name: "businessKey".into(),
+        value: "\"order-4711\"".into(),
+        scope_key: pi,
+        process_instance_key: pi,
+        process_definition_key: 1,
+        bpmn_process_id: "benchmark".into(),
+        tenant_id: "<default>".into(),
+    });
+    let p = || element(pi, "benchmark", BpmnElementType::Process);
+    push(pi + 1, Intent::Created, var);
+    push(pi, Intent::ElementActivating, p());
+    push(pi, Intent::ElementActivated, p());
+    for (k, id, ty) in [(pi + 2, "start", BpmnElementType::StartEvent)] {
+        push(k, Intent::ElementActivating, element(pi, id, ty));
+        push(k, Intent::ElementCompleted, element(pi, id, ty));
+    }
+    push(
+        pi + 5,
+        Intent::SequenceFlowTaken,
+        element(pi, "f1", BpmnElementType::SequenceFlow),
+    );
+    push(
+        pi + 3,
+        Intent::ElementActivating,
+        element(pi, "task", BpmnElementType::ServiceTask),
+    );
+    push(pi + 4, Intent::Created, job());
+    push(pi + 4, Intent::Completed, job());
+    push(
+        pi + 3,
+        Intent::ElementCompleted,
+        element(pi, "task", BpmnElementType::ServiceTask),
+    );
+    push(
+        pi + 6,
+        Intent::SequenceFlowTaken,
+        element(pi, "f2", BpmnElementType::SequenceFlow),
+    );
+    push(
+        pi + 7,
+        Intent::ElementActivating,
+        element(pi, "end", BpmnElementType::EndEvent),
+    );
+    push(
+        pi + 7,
+        Intent::ElementCompleted,
+        element(pi, "end", BpmnElementType::EndEvent),
+    );
+    push(pi, Intent::ElementCompleted, p());
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let instances: i64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(200_000);
+    let batch: i64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(100);
+    let dir = std::env::temp_dir().join(format!("zest-export-rate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let h = History::open(&dir.join("history.sqlite"), 4 << 20).unwrap();
+    let (mut pos, mut index, mut records) = (0u64, 0u64, 0usize);
+    let start = Instant::now();
+    let mut n = 0;
+    while n < instances {
+        let mut batch_records = Vec::new();
+        for i in n..(n + batch).min(instances) {
+            instance(1000 + i * 10, &mut pos, &mut batch_records);
+        }
+        n += batch;
+        index += 1;
+        records += batch_records.len();
+        h.export(1, &batch_records, index).unwrap();
+    }
+    let s = start.elapsed().as_secs_f64();
+    let bytes = std::fs::metadata(dir.join("history.sqlite"))
+        .map(|m| m.len())
+        .unwrap_or(0)
+        + std::fs::metadata(dir.join("history.sqlite-wal"))
+            .map(|m| m.len())
+            .unwrap_or(0);
+    println!(
+        "{instances} one-task instances ({records} records) in batches of {batch}: {s:.2} s, \
+         {:.0} instances/s, {:.0} records/s; {:.0} bytes per instance on disk",
+        instances as f64 / s,
+        records as f64 / s,
+        bytes as f64 / instances as f64
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
