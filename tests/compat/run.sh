@@ -6,13 +6,14 @@
 #
 # Suites, in order, stopping at the first that fails: Go client compat tests, the official Go
 # client's own integration tests, zbctl, the zest CLI as zbctl, pytest (pyzeebe), Camunda's
-# Node.js SDK, the Java client, crash test (zest only). Installs what it needs on a fresh Debian
-# machine: Go (must be >= 1.21), python3 + venv (a venv in tests/compat/.venv), zbctl (built
-# into tests/compat/bin), Node.js >= 22 (the npm registry's `node` package in
-# tests/compat/.node, when the system's node is older) and the SDK (tests/compat/node/node_modules).
+# Node.js SDK, c8ctl (Camunda's REST CLI, zest only), the Java client, crash test (zest only).
+# Installs what it needs on a fresh Debian machine: Go (must be >= 1.21), python3 + venv (a
+# venv in tests/compat/.venv), zbctl (built into tests/compat/bin), Node.js >= 22 (the npm
+# registry's `node` package in tests/compat/.node, when the system's node is older), the SDK
+# (tests/compat/node/node_modules) and c8ctl (copied from ../shared into tests/compat/.c8ctl).
 #
 # Env: ZEST_BIN, ZEEBE_ADDRESS, COMPAT_VERBOSE=1 (go test -v / pytest -v), COMPAT_SUITES (space
-# separated subset of: go official zbctl zest-cli python node java crash partitions cluster; crash runs three
+# separated subset of: go official zbctl zest-cli python node c8ctl java crash partitions cluster; crash runs three
 # variants: default, log fsync off, and snapshots/segment deletion/backups during the kills;
 # partitions runs go, python, java and crash against 3 partitions; cluster runs go, python and
 # java against `zest cluster` (3 nodes, 3 partitions, replication factor 3) and the crash test
@@ -22,7 +23,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-SUITES=${COMPAT_SUITES:-go official zbctl zest-cli python node java crash partitions cluster}
+SUITES=${COMPAT_SUITES:-go official zbctl zest-cli python node c8ctl java crash partitions cluster}
 VERBOSE=${COMPAT_VERBOSE:-}
 
 log() { printf '\n==== %s\n' "$*"; }
@@ -79,7 +80,7 @@ if want python || want partitions || want cluster; then
   fi
   echo "compat: $("$VENV/bin/python" --version), pyzeebe $("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("pyzeebe"))')"
 fi
-if want node; then
+if want node || want c8ctl; then
   # Camunda's Node.js SDK (tests/compat/node) on Node 22: a system node >= 22, else the npm
   # registry's `node` package (a prebuilt Node 22 for this platform) installed into
   # tests/compat/.node by the system's npm (Debian bookworm's nodejs is 18, trixie's 20); if
@@ -102,6 +103,8 @@ if want node; then
     fi
   fi
   NODE_PATH_DIR=$(dirname "$NODE_BIN")
+fi
+if want node; then
   # npm runs under the node it finds first on PATH: the one the suite runs on
   STAMP=$HERE/node/node_modules/.package-lock.sha
   SUM=$(sha256sum "$HERE/node/package-lock.json" | cut -d' ' -f1)
@@ -110,6 +113,16 @@ if want node; then
     echo "$SUM" >"$STAMP"
   fi
   echo "compat: node $("$NODE_BIN" --version), @camunda8/sdk $("$NODE_BIN" -p "require('$HERE/node/node_modules/@camunda8/sdk/package.json').version")"
+fi
+if want c8ctl; then
+  # c8ctl 3.3.0 (Camunda's REST CLI) from the shared folder beside the checkout; the suite's
+  # harness copies it into tests/compat/.c8ctl and installs it there once (npm install node@22,
+  # since c8ctl needs Node >= 22.18, then npm install); node --test itself runs on $NODE_BIN
+  [ -f "$ROOT/../shared/tools/c8ctl-3.3.0/dist/index.js" ] ||
+    die "c8ctl 3.3.0 is missing: expected $ROOT/../shared/tools/c8ctl-3.3.0 (the shared/ folder beside the checkout)"
+  if [ -n "${ZEEBE_ADDRESS:-}" ]; then
+    echo "compat: external server: the c8ctl suite (it starts zest on ports of its own) is skipped"
+  fi
 fi
 if want java || want partitions || want cluster; then
   # the official Java client (tests/compat/java): needs a JDK >= 17 and Maven
@@ -165,6 +178,11 @@ fi
 # or takes ZEEBE_ADDRESS
 if want node; then
   run_suite node bash -c "cd '$HERE/node' && PATH='$NODE_PATH_DIR':\$PATH node --test --test-reporter=spec --test-concurrency=1"
+fi
+# c8ctl, Camunda's REST CLI, against `zest start` on kernel-given ports (CAMUNDA_BASE_URL only),
+# and against its default profile (localhost:8080, demo/demo) when port 8080 is free (zest only)
+if want c8ctl && [ -n "${ZEST_BIN:-}" ]; then
+  run_suite c8ctl bash -c "cd '$HERE/c8ctl' && PATH='$NODE_PATH_DIR':\$PATH node --test --test-reporter=spec --test-concurrency=1"
 fi
 # The Java smoke test only takes an address: against a zest binary, start one for it.
 java_suite() {
