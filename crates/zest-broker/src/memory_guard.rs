@@ -225,9 +225,10 @@ mod tests {
         config.store.cache_bytes = 512 * mib;
         config.store.write_buffer_bytes = 4 * mib;
         assert_eq!(config.guarded_bytes(), (128 + 512 - 12) * mib);
-        // write buffers past their 24 MiB raise it too
+        // write buffers past their 21 MiB (a quarter less the history's thirty-second of the
+        // 96 sized) raise it too
         config.store.write_buffer_bytes = 40 * mib;
-        assert_eq!(config.guarded_bytes(), (128 + 512 - 12 + 40 - 24) * mib);
+        assert_eq!(config.guarded_bytes(), (128 + 512 - 12 + 40 - 21) * mib);
     }
 
     /// A program larger than a release build (a debug build) has the lines raised by as much.
