@@ -276,7 +276,7 @@ impl Runner {
         .await?
         .map_err(anyhow::Error::msg)?;
         if entries.first().map(|(i, _)| *i) != Some(from) {
-            return self.skip_purged().await;
+            return self.skip_purged(applied).await;
         }
         let next_index = entries.last().map_or(from, |(i, _)| i + 1);
         let records: Vec<zest_protocol::Record> =
@@ -349,14 +349,21 @@ impl Runner {
 
     /// The log no longer holds `next_index` (purged before this exporter existed, say):
     /// history goes on from the first entry it holds, and the gap is marked.
-    async fn skip_purged(&mut self) -> anyhow::Result<()> {
-        let first = self.store.log_first_index()?.unwrap_or(self.next_index);
+    async fn skip_purged(&mut self, applied: u64) -> anyhow::Result<()> {
+        // an empty log (a restored backup, say) holds none of what was applied
+        let first = self.store.log_first_index()?.unwrap_or(applied + 1);
         if first <= self.next_index {
             // nothing readable yet (an entry being written): try again shortly
             tokio::time::sleep(Duration::from_millis(10)).await;
             return Ok(());
         }
-        let position = self.position;
+        // past everything applied, history stands at the last applied record (reads that wait
+        // for it do not wait for records it will never see)
+        let position = if first > applied {
+            self.applied.last_position.load(Ordering::SeqCst)
+        } else {
+            self.position
+        };
         tracing::warn!(
             partition = self.pid,
             from = self.next_index,
@@ -365,6 +372,7 @@ impl Runner {
         );
         self.exporting.history.skip_to(self.pid, position, first)?;
         self.next_index = first;
+        self.position = self.position.max(position);
         self.publish(0);
         Ok(())
     }
