@@ -20,8 +20,9 @@ use zest_storage::PartitionStore;
 /// The exporter's id, as `/actuator/exporters` and the metrics name it.
 pub const EXPORTER_ID: &str = "history";
 
-/// Most bytes of log entries read and exported in one transaction.
-const BATCH_BYTES: usize = 8 << 20;
+/// Most bytes of log entries read and exported in one transaction (decoded, their records
+/// take a few times that: a catch-up holds some MiB at a time, not the backlog).
+const BATCH_BYTES: usize = 1 << 20;
 
 /// How long a search waits for the exporter to pass what this node answered.
 const READ_WAIT: Duration = Duration::from_secs(1);

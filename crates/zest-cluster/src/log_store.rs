@@ -71,16 +71,29 @@ pub fn read_records(
     to: u64,
     max_bytes: usize,
 ) -> Result<Vec<(u64, Vec<zest_protocol::Record>)>, String> {
-    let mut raw = store.log_range(from, to).map_err(|e| e.to_string())?;
-    raw.truncate(within_bytes(raw.iter().map(|(_, b)| b.len()), max_bytes));
-    let mut out = Vec::with_capacity(raw.len());
-    for (index, bytes) in raw {
-        let entry = decode_entry(&bytes)?;
-        let records = match entry.payload {
-            EntryPayload::Normal(batch) => batch.records()?.into_owned(),
-            _ => Vec::new(),
-        };
-        out.push((index, records));
+    // a few entries at a time: an exporter far behind must not read its whole backlog
+    const CHUNK: u64 = 16;
+    let mut out = Vec::new();
+    let (mut at, mut bytes) = (from, 0usize);
+    while at < to {
+        let raw = store
+            .log_range(at, (at + CHUNK).min(to))
+            .map_err(|e| e.to_string())?;
+        if raw.is_empty() {
+            break;
+        }
+        for (index, entry) in raw {
+            if !out.is_empty() && bytes + entry.len() > max_bytes {
+                return Ok(out);
+            }
+            bytes += entry.len();
+            let records = match decode_entry(&entry)?.payload {
+                EntryPayload::Normal(batch) => batch.records()?.into_owned(),
+                _ => Vec::new(),
+            };
+            out.push((index, records));
+            at = index + 1;
+        }
     }
     Ok(out)
 }
