@@ -79,10 +79,9 @@ fn instance(pi: i64, pos: &mut u64, out: &mut Vec<Record>) {
     push(pi + 1, Intent::Created, var);
     push(pi, Intent::ElementActivating, p());
     push(pi, Intent::ElementActivated, p());
-    for (k, id, ty) in [(pi + 2, "start", BpmnElementType::StartEvent)] {
-        push(k, Intent::ElementActivating, element(pi, id, ty));
-        push(k, Intent::ElementCompleted, element(pi, id, ty));
-    }
+    let start = || element(pi, "start", BpmnElementType::StartEvent);
+    push(pi + 2, Intent::ElementActivating, start());
+    push(pi + 2, Intent::ElementCompleted, start());
     push(
         pi + 5,
         Intent::SequenceFlowTaken,
