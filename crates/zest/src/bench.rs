@@ -26,7 +26,7 @@ use zest_gateway::proto::gateway_client::GatewayClient;
 const ONE_TASK: &[u8] = include_bytes!("../bench/one_task.bpmn");
 const TYPICAL: &[u8] = include_bytes!("../bench/typical_process.bpmn");
 const TEN_TASKS: &[u8] = include_bytes!("../bench/ten_tasks.bpmn");
-const TYPICAL_PAYLOAD: &str = include_str!("../bench/typical_payload.json");
+pub(crate) const TYPICAL_PAYLOAD: &str = include_str!("../bench/typical_payload.json");
 
 /// Largest latency the histograms hold (10 minutes, in microseconds).
 const MAX_LATENCY_US: u64 = 600_000_000;

@@ -2,7 +2,8 @@
 //! client and Spring starter take by default. Each of `--in-flight` creators loops on `POST
 //! /v2/process-instances` with `awaitCompletion` (its latency: request to the completed
 //! instance's answer); `--workers` workers loop on `POST /v2/jobs/activation` (long polling)
-//! and complete each job with `POST /v2/jobs/{key}/completion`. The model is deployed over gRPC
+//! and complete each job with `POST /v2/jobs/{key}/completion`. Each instance carries the
+//! gRPC run's variables (`typical_payload.json`, or `--payload`). The model is deployed over gRPC
 //! (`--address`), as the gRPC run does: deployment is not what is measured. Works against
 //! Zeebe's REST API as well.
 
@@ -66,7 +67,13 @@ pub async fn run(args: BenchArgs, rest: &str) -> anyhow::Result<Report> {
             .trim_end_matches("/v2")
             .to_string(),
         process_id,
-        variables: json!({"businessKey": "bench", "amount": 120}),
+        // the gRPC run's variables (typical_payload.json, or --payload), so both carry the same
+        variables: match &args.payload {
+            Some(p) => serde_json::from_str(
+                &std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
+            )?,
+            None => serde_json::from_str(crate::bench::TYPICAL_PAYLOAD)?,
+        },
         window_start: t0 + args.warmup,
         window_end: t0 + args.warmup + args.duration,
         started: AtomicU64::new(0),
