@@ -1,7 +1,7 @@
 use serde_json::json;
 use zest_protocol::{
     BpmnElementType, BpmnEventType, IncidentRecord, Intent, ProcessInstanceRecord, ProcessRecord,
-    Record, RecordType, RecordValue, RejectionType, ValueType, VariableRecord,
+    Record, RecordType, RecordValue, RejectionType, VariableRecord,
 };
 
 use super::*;
@@ -351,7 +351,6 @@ fn long_values_are_cut_with_the_whole_value_kept() {
     let whole = h.get(&resources::VARIABLE_FULL, 5).unwrap().unwrap();
     assert_eq!(whole["value"], long);
     assert_eq!(whole["isTruncated"], false);
-    let _ = ValueType::Variable;
 }
 
 #[test]
