@@ -7,6 +7,7 @@ mod bench_realistic;
 mod bench_rest;
 mod bench_state;
 mod cli;
+mod clock_actuator;
 mod cluster_cmd;
 mod config;
 mod exporting;

@@ -1,7 +1,8 @@
 //! Management endpoints: Prometheus `/metrics`, `/health`, `/ready`, `/startup`, and the same
 //! under Zeebe's (Spring Boot actuator) paths, which Zeebe users' monitoring expects:
 //! `/actuator/prometheus`, `/actuator/health` (with `/liveness`, `/readiness`, `/startup`) and
-//! `/actuator/info`; and Zeebe's backup API, `/actuator/backupRuntime` (`zest_broker::backup`).
+//! `/actuator/info`; Zeebe's backup API, `/actuator/backupRuntime` (`zest_broker::backup`); and
+//! its clock, `/actuator/clock` (`crate::clock_actuator`).
 
 use std::sync::Arc;
 
@@ -44,7 +45,7 @@ pub async fn serve(
             "/actuator/backupRuntime/{id}",
             get(backup_status).delete(backup_delete),
         );
-    let app = crate::exporting::routes(app).with_state(broker);
+    let app = crate::clock_actuator::routes(crate::exporting::routes(app)).with_state(broker);
     let _ = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             let _ = shutdown.changed().await;
