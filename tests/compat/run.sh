@@ -6,14 +6,16 @@
 #
 # Suites, in order, stopping at the first that fails: Go client compat tests, the official Go
 # client's own integration tests, zbctl, the zest CLI as zbctl, pytest (pyzeebe), Camunda's
-# Node.js SDK, c8ctl (Camunda's REST CLI, zest only), the Java client, crash test (zest only).
+# Node.js SDK, c8ctl (Camunda's REST CLI, zest only), the Java client (gRPC, and REST with the
+# 8.8 client's defaults), Camunda's Spring Boot starter, Camunda Process Test (remote runtime),
+# crash test (zest only).
 # Installs what it needs on a fresh Debian machine: Go (must be >= 1.21), python3 + venv (a
 # venv in tests/compat/.venv), zbctl (built into tests/compat/bin), Node.js >= 22 (the npm
 # registry's `node` package in tests/compat/.node, when the system's node is older), the SDK
 # (tests/compat/node/node_modules) and c8ctl (copied from ../shared into tests/compat/.c8ctl).
 #
 # Env: ZEST_BIN, ZEEBE_ADDRESS, COMPAT_VERBOSE=1 (go test -v / pytest -v), COMPAT_SUITES (space
-# separated subset of: go official zbctl zest-cli python node c8ctl java crash partitions cluster; crash runs three
+# separated subset of: go official zbctl zest-cli python node c8ctl java spring cpt crash partitions cluster; crash runs three
 # variants: default, log fsync off, and snapshots/segment deletion/backups during the kills;
 # partitions runs go, python, java and crash against 3 partitions; cluster runs go, python and
 # java against `zest cluster` (3 nodes, 3 partitions, replication factor 3) and the crash test
@@ -23,7 +25,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-SUITES=${COMPAT_SUITES:-go official zbctl zest-cli python node c8ctl java crash partitions cluster}
+SUITES=${COMPAT_SUITES:-go official zbctl zest-cli python node c8ctl java spring cpt crash partitions cluster}
 VERBOSE=${COMPAT_VERBOSE:-}
 
 log() { printf '\n==== %s\n' "$*"; }
@@ -124,8 +126,9 @@ if want c8ctl; then
     echo "compat: external server: the c8ctl suite (it starts zest on ports of its own) is skipped"
   fi
 fi
-if want java || want partitions || want cluster; then
-  # the official Java client (tests/compat/java): needs a JDK >= 17 and Maven
+if want java || want spring || want cpt || want partitions || want cluster; then
+  # the official Java client (tests/compat/java), the Spring Boot starter (spring) and Camunda
+  # Process Test (cpt): a JDK >= 17 and Maven; their artifacts come from Maven Central into ~/.m2
   command -v mvn >/dev/null || apt_install maven
   command -v javac >/dev/null || apt_install default-jdk-headless
   echo "compat: $(mvn -v 2>/dev/null | head -1)"
@@ -184,13 +187,16 @@ fi
 if want c8ctl && [ -n "${ZEST_BIN:-}" ]; then
   run_suite c8ctl bash -c "cd '$HERE/c8ctl' && PATH='$NODE_PATH_DIR':\$PATH node --test --test-reporter=spec --test-concurrency=1"
 fi
-# The Java smoke test only takes an address: against a zest binary, start one for it.
-java_suite() {
-  local addr=${ZEEBE_ADDRESS:-} rest=${ZEEBE_REST_ADDRESS:-} pid="" dir=""
+# The Maven suites (java, spring, cpt) only take addresses: against a zest binary, start one
+# for each run (ZEEBE_ADDRESS: gRPC host:port; ZEEBE_REST_ADDRESS and ZEST_MANAGEMENT_ADDRESS:
+# URLs; against an external server the management address defaults to its host's :9600).
+maven_suite() { # module directory under tests/compat
+  local module=$1
+  local addr=${ZEEBE_ADDRESS:-} rest=${ZEEBE_REST_ADDRESS:-} mgmt=${ZEST_MANAGEMENT_ADDRESS:-} pid="" dir=""
   if [ -z "$addr" ]; then
     # port 0 for every address: the node binds what the kernel gives and names it in READY
     # (no pick that another process could take before the node binds it)
-    dir=$(mktemp -d /tmp/zest-java-XXXXXX)
+    dir=$(mktemp -d /tmp/zest-$module-XXXXXX)
     "$ZEST_BIN" start --data-dir "$dir/data" --gateway-address 127.0.0.1:0 \
       --management-address 127.0.0.1:0 --rest-address 127.0.0.1:0 >"$dir/out.log" 2>"$dir/err.log" &
     pid=$!
@@ -198,24 +204,41 @@ java_suite() {
     grep -q READY "$dir/out.log" || { echo "zest did not start:"; tail -20 "$dir/err.log"; kill "$pid" 2>/dev/null; return 1; }
     addr=$(sed -n 's/^READY gateway=\([^ ]*\) .*/\1/p' "$dir/out.log" | head -1)
     rest=http://$(sed -n 's/^READY .* rest=\([^ ]*\) .*/\1/p' "$dir/out.log" | head -1)
+    mgmt=http://$(sed -n 's/^READY .* management=\([^ ]*\) .*/\1/p' "$dir/out.log" | head -1)
   fi
+  [ -n "$mgmt" ] || mgmt=http://${addr%:*}:9600
   local rc=0
-  rm -rf "$HERE/java/target/surefire-reports"
-  (cd "$HERE/java" && ZEEBE_ADDRESS=$addr ZEEBE_REST_ADDRESS=$rest mvn -B -q test ${JAVA_TESTS:+"-Dtest=$JAVA_TESTS"}) || rc=$?
-  if [ -n "$pid" ]; then kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; rm -rf "$dir"; fi
+  rm -rf "$HERE/$module/target/surefire-reports"
+  (cd "$HERE/$module" && ZEEBE_ADDRESS=$addr ZEEBE_REST_ADDRESS=$rest ZEST_MANAGEMENT_ADDRESS=$mgmt \
+    mvn -B -q test ${JAVA_TESTS:+"-Dtest=$JAVA_TESTS"}) || rc=$?
+  if [ -n "$pid" ]; then
+    kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+    [ $rc = 0 ] || { echo "zest's log (last lines):"; tail -20 "$dir/err.log"; }
+    rm -rf "$dir"
+  fi
   # surefire's report says how many ran (mvn -q prints no summary line)
-  python3 - "$HERE/java/target/surefire-reports" <<'PY' || true
+  python3 - "$module" "$HERE/$module/target/surefire-reports" <<'PY' || true
 import glob, sys, xml.etree.ElementTree as ET
-t = f = 0
-for path in glob.glob(sys.argv[1] + "/TEST-*.xml"):
+t = f = s = 0
+for path in glob.glob(sys.argv[2] + "/TEST-*.xml"):
     r = ET.parse(path).getroot()
     t += int(r.get("tests", 0)); f += int(r.get("failures", 0)) + int(r.get("errors", 0))
-print(f"java: {t - f} passed, {f} failed")
+    s += int(r.get("skipped", 0))
+print(f"{sys.argv[1]}: {t - f - s} passed, {f} failed, {s} skipped")
 PY
   return $rc
 }
+java_suite() { maven_suite java; }
 if want java; then
   run_suite java java_suite
+fi
+# Camunda's Spring Boot starter 8.8 (a Spring Boot 3 app, the starter's defaults: REST) and
+# Camunda Process Test 8.8 in its remote-runtime mode, each against a zest of its own
+if want spring; then
+  run_suite spring maven_suite spring
+fi
+if want cpt; then
+  run_suite cpt maven_suite cpt
 fi
 if want crash; then
   run_suite crash bash -c "cd '$HERE/go' && go test -v -count=1 -timeout 5m -tags crash ./crash -run TestCrash"
