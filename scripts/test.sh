@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, lints, unit and behaviour tests of every crate, then the
-# black-box compatibility suites (official Go client, zbctl, pyzeebe, Node SDK, Java) and the crash test
+# black-box compatibility suites (official Go client, zbctl, pyzeebe, Node SDK, Java over gRPC and
+# REST, Camunda's Spring Boot starter, Camunda Process Test) and the crash test
 # against a release build of `zest`. Installs what the compatibility suites need by itself.
 set -euo pipefail
 cd "$(dirname "$0")/.."
