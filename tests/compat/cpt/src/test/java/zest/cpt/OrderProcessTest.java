@@ -106,7 +106,8 @@ class OrderProcessTest {
       "CamundaAssert reads the client's search requests, which send empty lists that Zest's"
           + " filters refuse (400): POST /v2/process-instances/search {\"filter\":{\"tags\":[],"
           + "\"variables\":[],\"processInstanceKey\":{\"$eq\":\"..\",\"$in\":[],\"$notIn\":[]},"
-          + "\"$or\":[]}}: Unknown filter field 'tags'")
+          + "\"$or\":[]}}: Unknown filter field 'tags'; and the user task search answers name null"
+          + " for a task named Approve (hasName fails)")
   void anOrderWaitsForItsTimerUntilTheClockMovesOnAndCompletes() {
     processTestContext.mockJobWorker("cpt-check").thenComplete(Map.of("checked", true));
     ProcessInstanceEvent order = start(Map.of("orderId", "o-1"));
