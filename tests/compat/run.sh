@@ -189,7 +189,7 @@ if want c8ctl && [ -n "${ZEST_BIN:-}" ]; then
 fi
 # The Maven suites (java, spring, cpt) only take addresses: against a zest binary, start one
 # for each run (ZEEBE_ADDRESS: gRPC host:port; ZEEBE_REST_ADDRESS and ZEST_MANAGEMENT_ADDRESS:
-# URLs; against an external server the management address defaults to its host's :9600).
+# URLs; against an external server without them, its host's :8080 and :9600, Zeebe's defaults).
 maven_suite() { # module directory under tests/compat
   local module=$1
   local addr=${ZEEBE_ADDRESS:-} rest=${ZEEBE_REST_ADDRESS:-} mgmt=${ZEST_MANAGEMENT_ADDRESS:-} pid="" dir=""
@@ -206,6 +206,8 @@ maven_suite() { # module directory under tests/compat
     rest=http://$(sed -n 's/^READY .* rest=\([^ ]*\) .*/\1/p' "$dir/out.log" | head -1)
     mgmt=http://$(sed -n 's/^READY .* management=\([^ ]*\) .*/\1/p' "$dir/out.log" | head -1)
   fi
+  # an external server without these: Zeebe's default ports on its host
+  [ -n "$rest" ] || rest=http://${addr%:*}:8080
   [ -n "$mgmt" ] || mgmt=http://${addr%:*}:9600
   local rc=0
   rm -rf "$HERE/$module/target/surefire-reports"
