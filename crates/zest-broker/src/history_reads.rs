@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use zest_history::aggregate::{Aggregate, Groups};
 use zest_history::{Conditions, History, Named, Of, Part, SearchError};
 use zest_protocol::PartitionId;
 
@@ -49,6 +50,8 @@ pub(crate) enum HistoryRead {
     SequenceFlows(i64),
     /// One link of a call hierarchy.
     CallLink(i64),
+    /// The groups of an 8.9 statistics request.
+    Aggregate(Aggregate),
 }
 
 /// A node's answer to a [`HistoryRead`].
@@ -58,6 +61,7 @@ pub(crate) enum HistoryAnswer {
     Item(Option<Value>),
     Value(Value),
     Link(Option<(Value, Option<i64>)>),
+    Groups(Groups),
 }
 
 /// Why a read of history failed.
@@ -146,6 +150,9 @@ fn run(
         }
         HistoryRead::SequenceFlows(key) => HistoryAnswer::Value(history.sequence_flows(key)?),
         HistoryRead::CallLink(key) => HistoryAnswer::Link(history.call_hierarchy_link(key)?),
+        HistoryRead::Aggregate(aggregate) => {
+            HistoryAnswer::Groups(history.aggregate(&aggregate, Some(partitions))?)
+        }
     })
 }
 
@@ -243,6 +250,33 @@ impl Broker {
                     .await
             }
         }
+    }
+
+    /// The page of an 8.9 statistics request (`query`: its sort and page): every partition's
+    /// groups, summed.
+    pub async fn history_aggregate(
+        &self,
+        aggregate: Aggregate,
+        query: &Value,
+    ) -> Result<Value, HistoryReadError> {
+        if !self.history_on() {
+            return Err(HistoryReadError::Off);
+        }
+        let parts = if self.history_holds_every_partition() {
+            let h = self.history().await.ok_or(HistoryReadError::Off)?;
+            vec![h.aggregate(&aggregate, None)?]
+        } else {
+            let mut parts = Vec::new();
+            let read = HistoryRead::Aggregate(aggregate.clone());
+            for (partition, answer) in self.ask_every_partition(read).await? {
+                match answer {
+                    HistoryAnswer::Groups(g) => parts.push(g),
+                    _ => return Err(crate::unexpected_answer(partition).into()),
+                }
+            }
+            parts
+        };
+        Ok(zest_history::aggregate::page(&aggregate, parts, query)?)
     }
 
     /// The sequence flows a process instance took.

@@ -7,6 +7,7 @@
 //!
 //! Layer: beside `zest-storage` (it knows records, not the engine or the broker).
 
+pub mod aggregate;
 mod bpmn;
 pub mod filter;
 mod project;
@@ -209,6 +210,16 @@ impl History {
         partitions: &[u32],
     ) -> Result<Value, SearchError> {
         self.read(|c| stats::element_statistics(c, of, filter, Some(partitions)))
+    }
+
+    /// The groups of an 8.9 statistics request in `partitions` (None: every partition this
+    /// store holds), for [`aggregate::page`].
+    pub fn aggregate(
+        &self,
+        aggregate: &aggregate::Aggregate,
+        partitions: Option<&[u32]>,
+    ) -> Result<aggregate::Groups, SearchError> {
+        self.read(|c| aggregate::groups(c, aggregate, partitions))
     }
 
     /// The sequence flows a process instance took.

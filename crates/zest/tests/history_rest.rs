@@ -239,3 +239,101 @@ fn without_history_the_searches_answer_403() {
         "{problem}"
     );
 }
+
+/// Camunda 8.9's statistics of active instances (Operate's dashboard) over two partitions:
+/// per definition, per version, per incident error and per definition of one error; and
+/// FEEL evaluated through `POST /v2/expression/evaluation`.
+#[test]
+fn the_dashboard_statistics_count_the_active_instances() {
+    let node = start_with("history-statistics", &["--partitions", "2"]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut c = rt.block_on(connect(&node.gateway));
+    rt.block_on(load(&mut c));
+    let rest = &node.rest;
+
+    let by_definition = search(
+        rest,
+        "/v2/process-definitions/statistics/process-instances",
+        json!({}),
+    );
+    assert_eq!(total(&by_definition), 1, "{by_definition}");
+    let item = &by_definition["items"][0];
+    assert_eq!(item["processDefinitionId"], "benchmark", "{item}");
+    assert_eq!(item["activeInstancesWithoutIncidentCount"], 5, "{item}");
+    assert_eq!(item["activeInstancesWithIncidentCount"], 1, "{item}");
+    assert_eq!(item["hasMultipleVersions"], false, "{item}");
+
+    let by_version = search(
+        rest,
+        "/v2/process-definitions/statistics/process-instances-by-version",
+        json!({"filter": {"processDefinitionId": "benchmark"},
+               "sort": [{"field": "processDefinitionVersion", "order": "DESC"}]}),
+    );
+    let version = &by_version["items"][0];
+    assert_eq!(version["processDefinitionVersion"], 1, "{by_version}");
+    assert!(version["processDefinitionKey"].is_string(), "{version}");
+    assert_eq!(version["activeInstancesWithoutIncidentCount"], 5);
+
+    let by_error = search(
+        rest,
+        "/v2/incidents/statistics/process-instances-by-error",
+        json!({"sort": [{"field": "activeInstancesWithErrorCount", "order": "DESC"}]}),
+    );
+    assert_eq!(total(&by_error), 1, "{by_error}");
+    let error = &by_error["items"][0];
+    assert_eq!(error["errorMessage"], "card declined", "{error}");
+    assert_eq!(error["activeInstancesWithErrorCount"], 1);
+    let hash = error["errorHashCode"].as_i64().expect("a hash code");
+    // Java's String.hashCode of the message, as Operate groups incidents by
+    let java_hash = "card declined"
+        .encode_utf16()
+        .fold(0i32, |h, u| h.wrapping_mul(31).wrapping_add(u as i32));
+    assert_eq!(hash, java_hash as i64);
+
+    let of_error = search(
+        rest,
+        "/v2/incidents/statistics/process-instances-by-definition",
+        json!({"filter": {"errorHashCode": hash}}),
+    );
+    assert_eq!(of_error["items"][0]["processDefinitionId"], "benchmark");
+    assert_eq!(of_error["items"][0]["activeInstancesWithErrorCount"], 1);
+
+    // what is wrong is named
+    let (status, problem) = http(
+        rest,
+        "POST",
+        "/v2/process-definitions/statistics/process-instances-by-version",
+        Some(json!({})),
+    );
+    assert_eq!(status, 400, "{problem}");
+    assert!(problem["detail"]
+        .as_str()
+        .unwrap()
+        .contains("filter.processDefinitionId"));
+    let (status, problem) = http(
+        rest,
+        "POST",
+        "/v2/incidents/statistics/process-instances-by-error",
+        Some(json!({"sort": [{"field": "nope"}]})),
+    );
+    assert_eq!(status, 400, "{problem}");
+    assert!(problem["detail"].as_str().unwrap().contains("nope"));
+
+    // FEEL, as the engine evaluates it
+    let (status, evaluated) = http(
+        rest,
+        "POST",
+        "/v2/expression/evaluation",
+        Some(json!({"expression": "=x + y", "variables": {"x": 10, "y": 20}})),
+    );
+    assert_eq!(status, 200, "{evaluated}");
+    assert_eq!(evaluated["result"], 30);
+    assert_eq!(evaluated["warnings"], json!([]));
+    let (status, problem) = http(
+        rest,
+        "POST",
+        "/v2/expression/evaluation",
+        Some(json!({"expression": "=1 +* 2"})),
+    );
+    assert_eq!(status, 400, "{problem}");
+}

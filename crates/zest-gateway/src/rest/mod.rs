@@ -25,10 +25,12 @@ mod cluster;
 mod decisions;
 mod definitions;
 mod deployments;
+mod expression;
 mod history;
 mod jobs;
 mod messages;
 mod process_instances;
+mod statistics;
 
 /// The REST API's routes, to be served on Camunda's REST port (8080 by default), over the
 /// command layer the gRPC gateway shares. An `Authorization` header is accepted and ignored
@@ -76,7 +78,9 @@ pub fn router(commands: Commands) -> Router {
         jobs::routes,
         messages::routes,
         decisions::routes,
+        expression::routes,
         history::routes,
+        statistics::routes,
     ]
     .into_iter()
     .fold(router, |r, routes| routes(r));
