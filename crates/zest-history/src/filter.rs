@@ -104,6 +104,11 @@ impl Conditions {
                 self.or(value, fields, special)?;
                 continue;
             }
+            // a list field left empty (`tags: []`, `variables: []`) sets no condition: Camunda's
+            // Java client sends every list of its filter, empty when the user set none
+            if value.as_array().is_some_and(|a| a.is_empty()) {
+                continue;
+            }
             if let Some(handled) = special.and_then(|s| s(name, value, self)) {
                 handled?;
                 continue;
@@ -199,9 +204,9 @@ impl Conditions {
                     )));
                 };
                 if items.is_empty() {
-                    return Err(BadFilter(format!(
-                        "Expected '{op}' of '{name}' to list at least one value"
-                    )));
+                    // no condition, as Camunda reads it: its Java client sends `$in: []` and
+                    // `$notIn: []` beside every `$eq` the user sets
+                    return Ok(());
                 }
                 let marks = items
                     .iter()
@@ -376,8 +381,19 @@ mod tests {
         assert!(e.0.contains("'$gt'") && e.0.contains("'state'"), "{e}");
         let e = compile(json!({"startDate": {"$lt": "yesterday"}})).unwrap_err();
         assert!(e.0.contains("RFC 3339"), "{e}");
-        let e = compile(json!({"processDefinitionId": {"$in": []}})).unwrap_err();
-        assert!(e.0.contains("at least one"), "{e}");
+        assert!(compile(json!([1])).is_err());
+    }
+
+    #[test]
+    fn empty_lists_set_no_condition_as_the_java_client_sends_them() {
+        let (sql, params) = compile(json!({
+            "processInstanceKey": {"$eq": "42", "$in": [], "$notIn": []},
+            "tags": [], "variables": [], "$or": []
+        }))
+        .unwrap();
+        assert_eq!(params, vec![Sql::Integer(42)], "{sql}");
+        let (sql, params) = compile(json!({"processDefinitionId": {"$in": []}})).unwrap();
+        assert!(params.is_empty() && !sql.contains("IN"), "{sql}");
         assert!(compile(json!([1])).is_err());
     }
 
