@@ -148,10 +148,6 @@ class RestSearchRequestsTest {
   }
 
   @Test
-  @Disabled(
-      "Zest 400: POST /v2/process-instances/search {\"filter\":{\"tags\":[],\"variables\":[],"
-          + "\"processInstanceKey\":{\"$eq\":\"..\",\"$in\":[],\"$notIn\":[]},\"$or\":[]}}: "
-          + "Unknown filter field 'tags' (empty lists are no condition in Camunda)")
   void processInstancesByDefinitionAndStateSortedAndPaged() {
     SearchResponse<ProcessInstance> first =
         RestDefaultsTest.await(
@@ -187,10 +183,6 @@ class RestSearchRequestsTest {
   }
 
   @Test
-  @Disabled(
-      "Zest 400: POST /v2/process-definitions/search {\"filter\":{\"processDefinitionId\":"
-          + "{\"$eq\":\"..\",\"$in\":[],\"$notIn\":[]}}}: Expected '$in' of 'processDefinitionId'"
-          + " to list at least one value")
   void processDefinitionsById() {
     ProcessDefinition d =
         client
@@ -223,10 +215,6 @@ class RestSearchRequestsTest {
   }
 
   @Test
-  @Disabled(
-      "Zest 400: POST /v2/variables/search {\"filter\":{\"name\":{\"$eq\":\"worked\",\"$in\":[],"
-          + "\"$notIn\":[]},\"processInstanceKey\":{\"$eq\":\"..\",\"$in\":[],\"$notIn\":[]}}}: "
-          + "Expected '$in' of 'name' to list at least one value")
   void variablesOfAnInstanceByName() {
     Variable v =
         RestDefaultsTest.await(
@@ -267,10 +255,6 @@ class RestSearchRequestsTest {
   }
 
   @Test
-  @Disabled(
-      "Zest 400: POST /v2/jobs/search {\"filter\":{\"processInstanceKey\":{\"$eq\":\"..\","
-          + "\"$in\":[],\"$notIn\":[]}}}: Expected '$in' of 'processInstanceKey' to list at least"
-          + " one value")
   void jobsOfTheProcessByStateSortedByKey() {
     var jobs =
         client
