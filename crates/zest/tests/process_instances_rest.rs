@@ -232,6 +232,11 @@ fn topology_and_status_answer_what_clients_expect() {
         assert!(std::time::Instant::now() < deadline, "/v2/status never 204");
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+    // no Camunda license, said as a cluster without a license key says it
+    let (status, license) = http(&rest, "GET", "/v2/license", None);
+    assert_eq!(status, 200, "{license}");
+    assert_eq!(license["validLicense"], false, "{license}");
+    assert_eq!(license["isCommercial"], false, "{license}");
 }
 
 #[test]

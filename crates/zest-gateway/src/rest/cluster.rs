@@ -1,6 +1,7 @@
 //! The cluster: `GET /v2/topology` (Camunda's TopologyResponse), `GET /v2/status` (204
 //! while some partition has a healthy leader, 503 otherwise), and the engine's clock:
-//! `PUT /v2/clock` pins it, `POST /v2/clock/reset` sets it back to the system's (204 both).
+//! `PUT /v2/clock` pins it, `POST /v2/clock/reset` sets it back to the system's (204 both);
+//! `GET /v2/license` (none).
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -15,6 +16,7 @@ use super::{no_content, required, Problem, Rest, Routes};
 pub(super) fn routes(r: Routes) -> Routes {
     r.route("/v2/topology", get(topology))
         .route("/v2/status", get(status))
+        .route("/v2/license", get(license))
         .route("/v2/clock", put(pin_clock))
         .route("/v2/clock/reset", post(reset_clock))
 }
@@ -91,4 +93,15 @@ async fn status(State(rest): State<Rest>) -> StatusCode {
     } else {
         StatusCode::SERVICE_UNAVAILABLE
     }
+}
+
+/// `GET /v2/license`: Zest runs under no Camunda license, and says so the way a Camunda
+/// cluster without a license key does (Operate shows its non-production notice).
+async fn license() -> Json<Value> {
+    Json(json!({
+        "validLicense": false,
+        "licenseType": "unknown",
+        "isCommercial": false,
+        "expiresAt": null,
+    }))
 }
