@@ -73,7 +73,7 @@ fn no_history(uri: &Uri) -> Problem {
 }
 
 /// A failed read of history as the REST API answers it.
-fn history_problem(e: HistoryReadError, uri: &Uri) -> Problem {
+pub(super) fn history_problem(e: HistoryReadError, uri: &Uri) -> Problem {
     match e {
         HistoryReadError::Off => no_history(uri),
         HistoryReadError::Bad(m) => Problem::new(StatusCode::BAD_REQUEST, m, uri),
@@ -90,7 +90,7 @@ fn history_problem(e: HistoryReadError, uri: &Uri) -> Problem {
 }
 
 /// A search body: a JSON object (an empty body is `{}`).
-fn query(text: &str, uri: &Uri) -> Result<Value, Problem> {
+pub(super) fn query(text: &str, uri: &Uri) -> Result<Value, Problem> {
     if text.trim().is_empty() {
         return Ok(Value::Object(Default::default()));
     }
@@ -110,7 +110,7 @@ fn query(text: &str, uri: &Uri) -> Result<Value, Problem> {
 }
 
 /// A search of `resource` over every partition (`instance`: of that process instance's rows).
-async fn run_search(
+pub(super) async fn run_search(
     rest: &Rest,
     resource: Named,
     text: &str,
@@ -125,7 +125,7 @@ async fn run_search(
         .map_err(|e| history_problem(e, uri))
 }
 
-async fn run_get(
+pub(super) async fn run_get(
     rest: &Rest,
     resource: Named,
     key: &str,
