@@ -5,6 +5,9 @@
 
 use std::collections::BTreeMap;
 
+pub mod decisions;
+pub mod messages;
+
 use serde::Serialize;
 use zest_protocol::{
     BpmnElementType, Intent, JobRecord, ProcessInstanceRecord, Record, RecordType, RecordValue,
@@ -29,6 +32,8 @@ pub struct Changes {
     pub element_incidents: BTreeMap<i64, i64>,
     pub jobs: BTreeMap<i64, Job>,
     pub user_tasks: BTreeMap<i64, UserTask>,
+    pub decisions: decisions::Decisions,
+    pub messages: messages::Messages,
     /// Records taken in, for the metrics.
     pub records: usize,
 }
@@ -242,6 +247,17 @@ impl Changes {
                 }
             }
             RecordValue::UserTask(t) => self.user_task(key, at, intent, t),
+            RecordValue::DecisionRequirements(r) if intent == Intent::Created => {
+                self.decisions.requirements.push(r.clone())
+            }
+            RecordValue::Decision(d) if intent == Intent::Created => {
+                self.decisions.definitions.push(d.clone())
+            }
+            RecordValue::DecisionEvaluation(e) => self.decisions.evaluation(key, at, intent, e),
+            RecordValue::ProcessMessageSubscription(m) => {
+                self.messages
+                    .subscription(key, at, intent, record.partition_id, record.position, m)
+            }
             _ => {}
         }
     }

@@ -7,6 +7,20 @@ use serde_json::{json, Map, Value};
 
 use crate::filter::{field, Conditions, Field, Kind, Special};
 
+mod decisions;
+mod deployed;
+mod messages;
+
+pub use deployed::{RESOURCES, RESOURCE_CONTENT};
+mod user_tasks;
+
+pub use decisions::{
+    decision_instance_key, DECISION_DEFINITIONS, DECISION_DEFINITION_XML, DECISION_INSTANCES,
+    DECISION_INSTANCE_FULL, DECISION_REQUIREMENTS, DECISION_REQUIREMENTS_XML,
+};
+pub use messages::{CORRELATED_MESSAGES, MESSAGE_SUBSCRIPTIONS};
+pub use user_tasks::{EFFECTIVE_AT, EFFECTIVE_VARIABLES, USER_TASKS};
+
 /// A searchable resource.
 pub struct Resource {
     /// Its name, as errors say it.
@@ -33,6 +47,24 @@ pub enum Named {
     VariableFull,
     Incidents,
     Jobs,
+    UserTasks,
+    /// Variables effective at an element instance (a user task's), nearest scope first.
+    EffectiveVariables,
+    DecisionDefinitions,
+    /// A decision definition's DMN XML (`{"xml": ...}`).
+    DecisionDefinitionXml,
+    DecisionRequirements,
+    /// Decision requirements' DMN XML (`{"xml": ...}`).
+    DecisionRequirementsXml,
+    DecisionInstances,
+    /// A decision instance with its inputs and matched rules.
+    DecisionInstanceFull,
+    MessageSubscriptions,
+    CorrelatedMessages,
+    /// A deployed process or decision requirements resource.
+    DeployedResources,
+    /// Its text (`{"content": ...}`).
+    ResourceContent,
 }
 
 impl Named {
@@ -45,6 +77,18 @@ impl Named {
             Named::VariableFull => &VARIABLE_FULL,
             Named::Incidents => &INCIDENTS,
             Named::Jobs => &JOBS,
+            Named::UserTasks => &USER_TASKS,
+            Named::EffectiveVariables => &EFFECTIVE_VARIABLES,
+            Named::DecisionDefinitions => &DECISION_DEFINITIONS,
+            Named::DecisionDefinitionXml => &DECISION_DEFINITION_XML,
+            Named::DecisionRequirements => &DECISION_REQUIREMENTS,
+            Named::DecisionRequirementsXml => &DECISION_REQUIREMENTS_XML,
+            Named::DecisionInstances => &DECISION_INSTANCES,
+            Named::DecisionInstanceFull => &DECISION_INSTANCE_FULL,
+            Named::MessageSubscriptions => &MESSAGE_SUBSCRIPTIONS,
+            Named::CorrelatedMessages => &CORRELATED_MESSAGES,
+            Named::DeployedResources => &RESOURCES,
+            Named::ResourceContent => &RESOURCE_CONTENT,
         }
     }
 }

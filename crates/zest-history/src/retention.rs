@@ -14,6 +14,9 @@ const CHILD_TABLES: &[&str] = &[
     "job",
     "user_task",
     "sequence_flow",
+    "decision_instance",
+    "message_subscription",
+    "correlated_message",
 ];
 
 /// Removes up to `batch` finished root instances that ended before `cutoff` (epoch ms) and
@@ -39,6 +42,12 @@ pub fn remove_expired(conn: &mut Connection, cutoff: i64, batch: usize) -> rusql
         tx.prepare_cached("DELETE FROM process_instance WHERE root_process_instance_key = ?1")?
             .execute([root])?;
     }
+    // evaluations of no process instance (EvaluateDecision) expire by their own date
+    tx.prepare_cached(
+        "DELETE FROM decision_instance WHERE key IN (SELECT key FROM decision_instance \
+         WHERE evaluation_date < ?1 AND root_process_instance_key IS NULL LIMIT ?2)",
+    )?
+    .execute(params![cutoff, (batch * 64) as i64])?;
     tx.commit()?;
     Ok(roots.len())
 }

@@ -369,6 +369,8 @@ pub fn write(
         user_task(tx, *key, r)?;
     }
     flows_and_variables(tx, changes)?;
+    changes.decisions.write(tx)?;
+    changes.messages.write(tx)?;
     incident_links(tx, changes)?;
     roots(tx)?;
     tx.prepare_cached(

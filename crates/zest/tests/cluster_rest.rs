@@ -160,10 +160,14 @@ fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
                 name: "review.form".into(),
                 content: include_bytes!("../../../tests/compat/testdata/review.form").to_vec(),
             },
+            proto::Resource {
+                name: "pricing.dmn".into(),
+                content: include_bytes!("../../../tests/compat/testdata/pricing.dmn").to_vec(),
+            },
         ],
         tenant_id: String::new(),
     }))
-    .expect("the model and its form deploy");
+    .expect("the model, its form and a DMN deploy");
     // round-robin: two instances on each partition
     let mut instances = Vec::new();
     for _ in 0..6 {
@@ -382,6 +386,25 @@ fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
             defs["page"]["totalItems"], 1,
             "deployed on every partition, one: {defs}"
         );
+        // decisions too: each of the DMN's four once, and one of them by key
+        let decisions = search(rest, "decision-definitions", json!({}));
+        assert_eq!(
+            decisions["page"]["totalItems"], 4,
+            "deployed on every partition, once each: {decisions}"
+        );
+        let price = search(
+            rest,
+            "decision-definitions",
+            json!({"filter": {"decisionDefinitionId": "price"}}),
+        );
+        let price_key = price["items"][0]["decisionDefinitionKey"].as_str().unwrap();
+        let (status, got) = http(
+            rest,
+            "GET",
+            &format!("/v2/decision-definitions/{price_key}"),
+            None,
+        );
+        assert_eq!((status, &got["name"]), (200, &json!("Price")), "{got}");
 
         // one task of another node's partition, its form, and its process's XML
         let task = &page["items"][5];
@@ -406,7 +429,7 @@ fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
         "node 0 and the gateway answer the same"
     );
 
-    // a task completed over the gateway leaves every search
+    // a task completed over the gateway leaves the open ones (history keeps it, COMPLETED)
     let page = search(&rest_gw, "user-tasks", all.clone());
     let key = page["items"][5]["userTaskKey"]
         .as_str()
@@ -424,7 +447,7 @@ fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
         let remaining = search(
             &rest0,
             "user-tasks",
-            json!({"filter": {"elementId": "review"}}),
+            json!({"filter": {"elementId": "review", "state": "CREATED"}}),
         );
         if remaining["page"]["totalItems"] == 5 {
             break;
@@ -435,6 +458,13 @@ fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+    let done = search(
+        &rest_gw,
+        "user-tasks",
+        json!({"filter": {"userTaskKey": key, "state": "COMPLETED"}}),
+    );
+    assert_eq!(done["page"]["totalItems"], 1, "{done}");
+    assert!(done["items"][0]["completionDate"].is_string(), "{done}");
     // the next task of that instance, on node 2's partition, has a form deployed on node 0's
     let instance = page["items"][5]["processInstanceKey"].clone();
     let approve = json!({"filter": {"processInstanceKey": instance, "elementId": "approve"}});

@@ -110,7 +110,7 @@ pub(super) fn query(text: &str, uri: &Uri) -> Result<Value, Problem> {
 }
 
 /// A search of `resource` over every partition (`instance`: of that process instance's rows).
-async fn run_search(
+pub(super) async fn run_search(
     rest: &Rest,
     resource: Named,
     text: &str,
@@ -125,7 +125,7 @@ async fn run_search(
         .map_err(|e| history_problem(e, uri))
 }
 
-async fn run_get(
+pub(super) async fn run_get(
     rest: &Rest,
     resource: Named,
     key: &str,

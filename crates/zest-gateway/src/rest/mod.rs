@@ -1,5 +1,7 @@
 //! The Camunda 8 REST API (v2), as far as Zest serves it: topology, Camunda user tasks
-//! (complete, assign, unassign, update, get, search, form), element instances, and deployed
+//! (complete, assign, unassign, update, form here; their search and get read history in
+//! `user_tasks_history.rs`, and the open tasks of the state here with `--history off`),
+//! element instances, and deployed
 //! definitions (`definitions`: a process's XML and start form). Commands go to the broker like the gRPC
 //! gateway's; queries read the committed state of the partitions. Errors are RFC 9457 problem
 //! details with Camunda's wording ("Command 'COMPLETE' rejected with code 'NOT_FOUND': ...").
@@ -23,14 +25,18 @@ use call::Keyed;
 mod call;
 mod cluster;
 mod decisions;
+mod decisions_history;
 mod definitions;
 mod deployments;
 mod expression;
 mod history;
 mod jobs;
 mod messages;
+mod messages_history;
 mod process_instances;
+mod resources_history;
 mod statistics;
+mod user_tasks_history;
 
 /// The REST API's routes, to be served on Camunda's REST port (8080 by default), over the
 /// command layer the gRPC gateway shares. An `Authorization` header is accepted and ignored
@@ -38,10 +44,9 @@ mod statistics;
 pub fn router(commands: Commands) -> Router {
     let limit = commands.config().max_message_size;
     let router = Router::new()
-        .route("/v2/user-tasks/search", post(search_user_tasks))
         .route(
             "/v2/user-tasks/{userTaskKey}",
-            get(get_user_task).patch(update_user_task),
+            axum::routing::patch(update_user_task),
         )
         .route(
             "/v2/user-tasks/{userTaskKey}/form",
@@ -81,6 +86,10 @@ pub fn router(commands: Commands) -> Router {
         expression::routes,
         history::routes,
         statistics::routes,
+        user_tasks_history::routes,
+        decisions_history::routes,
+        messages_history::routes,
+        resources_history::routes,
     ]
     .into_iter()
     .fold(router, |r, routes| routes(r));
@@ -493,6 +502,7 @@ async fn update_user_task(
     user_task_command(&rest, key, Intent::Update, value, &uri).await
 }
 
+/// `GET /v2/user-tasks/{key}` with `--history off`: an open task of the state.
 async fn get_user_task(
     State(rest): State<Rest>,
     Path(key): Path<String>,
@@ -620,6 +630,7 @@ async fn search(
     })))
 }
 
+/// `POST /v2/user-tasks/search` with `--history off`: the open tasks of the state.
 async fn search_user_tasks(
     State(rest): State<Rest>,
     uri: Uri,

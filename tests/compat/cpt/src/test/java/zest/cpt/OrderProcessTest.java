@@ -101,9 +101,6 @@ class OrderProcessTest {
     assertEquals(Map.of("orderId", "t-1", "checked", true), done.getVariablesAsMap());
   }
 
-  @Disabled(
-      "the user task search (POST /v2/user-tasks/search) refuses the Java client's"
-          + " processInstanceVariables: [] until it reads history (issue 60)")
   @Test
   void anOrderWaitsForItsTimerUntilTheClockMovesOnAndCompletes() {
     processTestContext.mockJobWorker("cpt-check").thenComplete(Map.of("checked", true));

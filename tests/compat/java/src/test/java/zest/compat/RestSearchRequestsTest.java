@@ -233,10 +233,6 @@ class RestSearchRequestsTest {
   }
 
   @Test
-  @Disabled(
-      "Zest 400: POST /v2/user-tasks/search {\"filter\":{\"processInstanceVariables\":[],"
-          + "\"localVariables\":[],\"processInstanceKey\":\"..\"}}: Expected a supported user task"
-          + " filter (...), but got 'processInstanceVariables'")
   void userTasksOfAnInstance() {
     UserTask t =
         RestDefaultsTest.await(
