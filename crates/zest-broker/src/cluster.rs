@@ -114,6 +114,10 @@ pub(crate) enum SubmitAnswer {
     Done(Box<Record>),
     Backpressure,
     JobBacklog,
+    ExportBacklog {
+        held_mib: u64,
+        max_mib: u64,
+    },
     Unavailable(String),
     /// This node does not lead the partition (any more): ask its leader.
     NotLeader,
@@ -132,6 +136,9 @@ impl From<Result<Record, BrokerError>> for SubmitAnswer {
                 | BrokerError::MemoryFull { .. },
             ) => SubmitAnswer::Backpressure,
             Err(BrokerError::JobBacklog(_)) => SubmitAnswer::JobBacklog,
+            Err(BrokerError::ExportBacklog {
+                held_mib, max_mib, ..
+            }) => SubmitAnswer::ExportBacklog { held_mib, max_mib },
             Err(BrokerError::Unavailable(_, reason)) => SubmitAnswer::Unavailable(reason),
             Err(BrokerError::NoSuchPartition(_)) => SubmitAnswer::NoSuchPartition,
         }
@@ -146,6 +153,11 @@ impl SubmitAnswer {
             SubmitAnswer::Done(record) => Ok(*record),
             SubmitAnswer::Backpressure => Err(BrokerError::Backpressure(partition)),
             SubmitAnswer::JobBacklog => Err(BrokerError::JobBacklog(partition)),
+            SubmitAnswer::ExportBacklog { held_mib, max_mib } => Err(BrokerError::ExportBacklog {
+                partition,
+                held_mib,
+                max_mib,
+            }),
             SubmitAnswer::Unavailable(reason) => Err(BrokerError::Unavailable(partition, reason)),
             SubmitAnswer::NoSuchPartition => Err(BrokerError::NoSuchPartition(partition)),
             SubmitAnswer::NotLeader => return None,

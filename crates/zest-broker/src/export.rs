@@ -6,7 +6,7 @@
 //! (`AppliedInfo::export_floor`). A failing export is retried with backoff; processing never
 //! waits for it. See `docs/design/history.md`.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,6 +27,56 @@ const BATCH_BYTES: usize = 1 << 20;
 /// How long a search waits for the exporter to pass what this node answered.
 const READ_WAIT: Duration = Duration::from_secs(1);
 
+/// The default of `--max-unexported-log-mb`: 1 GiB of log per partition (see
+/// `docs/design/history.md`, "Bounds").
+pub const DEFAULT_MAX_UNEXPORTED_LOG_BYTES: u64 = 1 << 30;
+
+/// How often the log an exporter holds is measured.
+const BACKLOG_EVERY: Duration = Duration::from_millis(200);
+
+/// The log a partition's exporter holds (from the first entry it has not exported on), and
+/// the gate it closes: past `max_bytes`, new process instances are refused (`BrokerError::
+/// ExportBacklog`), so a stuck exporter (paused, or its store failing) cannot fill the disk.
+/// Commands that drain work go on. The gate opens again once the exporter has brought what it
+/// holds back under three quarters of the bound (not at the bound itself, where every
+/// measurement would open and close it again).
+pub struct Backlog {
+    /// 0: no bound.
+    max_bytes: u64,
+    held: AtomicU64,
+    closed: AtomicBool,
+}
+
+impl Backlog {
+    pub fn new(max_bytes: u64) -> Backlog {
+        Backlog {
+            max_bytes,
+            held: AtomicU64::new(0),
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    /// The exporter now holds `held` bytes of log.
+    pub fn update(&self, held: u64) {
+        self.held.store(held, Ordering::Relaxed);
+        if self.max_bytes == 0 {
+            return;
+        }
+        if held > self.max_bytes {
+            self.closed.store(true, Ordering::Relaxed);
+        } else if held <= self.max_bytes / 4 * 3 {
+            self.closed.store(false, Ordering::Relaxed);
+        }
+    }
+
+    /// While the gate is closed: the bytes held and the bound.
+    pub fn refusal(&self) -> Option<(u64, u64)> {
+        self.closed
+            .load(Ordering::Relaxed)
+            .then(|| (self.held.load(Ordering::Relaxed), self.max_bytes))
+    }
+}
+
 /// The node's exporting: its store, whether it is paused, and its metrics.
 pub struct Exporting {
     pub history: Arc<History>,
@@ -39,6 +89,8 @@ pub struct Exporting {
 
 struct ExportMetrics {
     position: IntGaugeVec,
+    held_bytes: IntGaugeVec,
+    gate_closed: IntGaugeVec,
     lag: IntGaugeVec,
     failures: IntCounterVec,
     records: IntCounterVec,
@@ -55,6 +107,21 @@ impl ExportMetrics {
                     "Position of the last record exported",
                 ),
                 labels,
+            )?,
+            held_bytes: IntGaugeVec::new(
+                Opts::new(
+                    "zest_exporter_unexported_log_bytes",
+                    "Bytes of the partition's log from the first entry not yet exported on",
+                ),
+                labels,
+            )?,
+            gate_closed: IntGaugeVec::new(
+                Opts::new(
+                    "zest_exporter_backlog_gate_closed",
+                    "1 while the unexported log is past max-unexported-log-mb and new process \
+                     instances are refused",
+                ),
+                &["partition"],
             )?,
             lag: IntGaugeVec::new(
                 Opts::new(
@@ -87,6 +154,8 @@ impl ExportMetrics {
         };
         registry.register(Box::new(m.position.clone()))?;
         registry.register(Box::new(m.lag.clone()))?;
+        registry.register(Box::new(m.held_bytes.clone()))?;
+        registry.register(Box::new(m.gate_closed.clone()))?;
         registry.register(Box::new(m.failures.clone()))?;
         registry.register(Box::new(m.records.clone()))?;
         registry.register(Box::new(m.latency.clone()))?;
@@ -180,12 +249,14 @@ impl Exporting {
         });
     }
 
-    /// Starts the export of partition `pid` from where the store says it is.
+    /// Starts the export of partition `pid` from where the store says it is, and the
+    /// measurement of the log it holds (`backlog`).
     pub(crate) fn start(
         self: &Arc<Self>,
         pid: PartitionId,
         store: PartitionStore,
         applied: Arc<AppliedInfo>,
+        backlog: Arc<Backlog>,
         stop: watch::Receiver<bool>,
     ) -> anyhow::Result<PartitionExport> {
         let at = self.history.position(pid)?;
@@ -194,6 +265,13 @@ impl Exporting {
             .export_floor
             .store(at.next_index.max(1), Ordering::SeqCst);
         let (tx, rx) = watch::channel(at.position);
+        tokio::spawn(self.clone().measure_backlog(
+            pid,
+            store.clone(),
+            applied.clone(),
+            backlog,
+            stop.clone(),
+        ));
         let runner = Runner {
             pid,
             store,
@@ -205,6 +283,39 @@ impl Exporting {
         };
         tokio::spawn(runner.run(stop));
         Ok(PartitionExport { exported: rx })
+    }
+
+    /// Measures the log held behind the export floor (what the exporter has not exported,
+    /// or, paused softly, what it keeps) every [`BACKLOG_EVERY`], for the gate and the metrics.
+    /// Apart from the runner: a paused or failing runner is what it must see.
+    async fn measure_backlog(
+        self: Arc<Self>,
+        pid: PartitionId,
+        store: PartitionStore,
+        applied: Arc<AppliedInfo>,
+        backlog: Arc<Backlog>,
+        mut stop: watch::Receiver<bool>,
+    ) {
+        let label = pid.to_string();
+        let held_bytes = self
+            .metrics
+            .held_bytes
+            .with_label_values(&[EXPORTER_ID, &label]);
+        let gate_closed = self.metrics.gate_closed.with_label_values(&[&label]);
+        loop {
+            let floor = applied.export_floor.load(Ordering::SeqCst).max(1);
+            let s = store.clone();
+            // the journal's lock may wait for an append's fsync: not on a runtime thread
+            if let Ok(held) = tokio::task::spawn_blocking(move || s.log_bytes_from(floor)).await {
+                backlog.update(held);
+                held_bytes.set(held as i64);
+                gate_closed.set(backlog.refusal().is_some() as i64);
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(BACKLOG_EVERY) => {}
+                _ = stop.changed() => return,
+            }
+        }
     }
 }
 
@@ -376,5 +487,26 @@ impl Runner {
         self.position = self.position.max(position);
         self.publish(0);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Backlog;
+
+    #[test]
+    fn the_backlog_gate_closes_past_the_bound_and_opens_under_three_quarters_of_it() {
+        let b = Backlog::new(1000);
+        b.update(1000);
+        assert_eq!(b.refusal(), None, "at the bound: open");
+        b.update(1001);
+        assert_eq!(b.refusal(), Some((1001, 1000)));
+        b.update(800);
+        assert_eq!(b.refusal(), Some((800, 1000)), "still closed above 750");
+        b.update(750);
+        assert_eq!(b.refusal(), None);
+        let off = Backlog::new(0);
+        off.update(u64::MAX);
+        assert_eq!(off.refusal(), None, "0: no bound");
     }
 }

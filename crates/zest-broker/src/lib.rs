@@ -87,6 +87,9 @@ pub struct BrokerConfig {
     pub history_cache_bytes: u64,
     /// How long finished root instances stay in history (Camunda's `default-history-ttl`).
     pub history_ttl: Duration,
+    /// Most bytes of a partition's log its exporter may hold unexported before new process
+    /// instances are refused (`export::Backlog`; 0: no bound).
+    pub max_unexported_log_bytes: u64,
     /// The memory budget (`--memory-mb`) the parts below were sized from.
     pub memory_bytes: u64,
     /// Parsed models an engine keeps (processes and decision graphs each).
@@ -122,6 +125,7 @@ impl Default for BrokerConfig {
             history: true,
             history_cache_bytes: 4 << 20,
             history_ttl: Duration::from_secs(30 * 24 * 3600),
+            max_unexported_log_bytes: export::DEFAULT_MAX_UNEXPORTED_LOG_BYTES,
             model_cache: 128,
             cluster: ClusterConfig::default(),
             memory_guard: true,
@@ -137,6 +141,12 @@ pub enum BrokerError {
     Backpressure(PartitionId),
     #[error("Expected to create a process instance, but partition {0} is overloaded: jobs wait behind busy job workers for longer than backpressure-max-job-wait-ms allows (the job backlog gate); retry later, add job workers, or set backpressure-max-job-wait-ms to 0 to turn the gate off")]
     JobBacklog(PartitionId),
+    #[error("Expected to create a process instance, but partition {partition}'s log holds {held_mib} MiB not yet exported to history, more than max-unexported-log-mb ({max_mib}) allows; new process instances are refused until the exporter catches up; retry later, or resume exporting (POST /actuator/exporting/resume) or mend what makes it fail")]
+    ExportBacklog {
+        partition: PartitionId,
+        held_mib: u64,
+        max_mib: u64,
+    },
     #[error("Expected to handle the request, but this node's clients have as many commands in progress as its memory allows (the call share of --memory-mb, {0} bytes); retry later, or give the node more memory")]
     NodeBusy(usize),
     #[error("Expected to handle the request, but this node's memory ({resident_mib} MiB resident) is at its budget (--memory-mb {budget_mib}); new process instances are refused until it is back under; retry later, or give the node more memory")]
@@ -475,6 +485,7 @@ impl Broker {
                     *pid,
                     handle.store.clone(),
                     handle.applied.clone(),
+                    handle.export_backlog.clone(),
                     export_stop_rx.clone(),
                 )?;
                 exports.insert(*pid, export);

@@ -93,10 +93,18 @@ impl Local {
             p.rejected_requests.inc();
             return Err(BrokerError::Backpressure(partition));
         };
+        let starts = backpressure::starts_instances(record.value_type, record.intent);
+        if let Some((held, max)) = p.export_backlog.refusal().filter(|_| starts) {
+            p.rejected_requests.inc();
+            return Err(BrokerError::ExportBacklog {
+                partition,
+                held_mib: held.div_ceil(1 << 20),
+                max_mib: max >> 20,
+            });
+        }
         let permit = if backpressure::exempt(record.value_type, record.intent) {
             None
         } else {
-            let starts = backpressure::starts_instances(record.value_type, record.intent);
             match p.limiter.try_acquire(starts) {
                 Ok(permit) => Some(permit),
                 Err(refusal) => {

@@ -34,6 +34,8 @@ pub(crate) struct PartitionHandle {
     pub rejected_requests: prometheus::IntCounter,
     pub store: PartitionStore,
     pub applied: Arc<AppliedInfo>,
+    /// The log its exporter holds unexported, and whether that refuses new instances.
+    pub export_backlog: Arc<crate::export::Backlog>,
     /// The bytes of the command queue (`BrokerConfig::command_queue_bytes`).
     queue_bytes: ByteShare,
     /// True while this node leads the partition and processes its commands.
@@ -314,6 +316,7 @@ pub(crate) async fn start(
         rejected_requests,
         store: pstore,
         applied: praft.applied,
+        export_backlog: Arc::new(crate::export::Backlog::new(config.max_unexported_log_bytes)),
         queue_bytes: ByteShare::new(config.command_queue_bytes),
         leading: leading_flag,
         stop_tx,

@@ -44,10 +44,31 @@ pub enum HistoryError {
 /// Readers kept open at most (each has its own page cache).
 const READERS: usize = 4;
 
+/// Prepared statements the writer keeps.
+const WRITER_STATEMENTS: usize = 64;
+
+/// The writer's connection, with each partition's position as it last wrote it (read once
+/// from the store, then kept here: one row per partition).
+struct Writer {
+    conn: Connection,
+    positions: std::collections::HashMap<u32, Exported>,
+}
+
+impl Writer {
+    fn position(&mut self, partition: u32) -> rusqlite::Result<Exported> {
+        if let Some(at) = self.positions.get(&partition) {
+            return Ok(*at);
+        }
+        let at = stored(&self.conn, partition)?;
+        self.positions.insert(partition, at);
+        Ok(at)
+    }
+}
+
 /// The history store of one node.
 pub struct History {
     path: std::path::PathBuf,
-    writer: Mutex<Connection>,
+    writer: Mutex<Writer>,
     readers: Mutex<Vec<Connection>>,
     /// Page cache of each connection, in KiB.
     cache_kib: i64,
@@ -60,13 +81,19 @@ impl History {
         let cache_kib = ((cache_bytes / 1024) as i64 / (READERS as i64 + 1)).max(256);
         let mut writer = Connection::open(path)?;
         configure(&writer, cache_kib)?;
+        // every statement of a batch stays prepared (the default of 16 is fewer than a
+        // batch uses once the tables' upserts, inserts and updates are counted)
+        writer.set_prepared_statement_cache_capacity(WRITER_STATEMENTS);
         writer.pragma_update(None, "journal_mode", "WAL")?;
         migrations::migrations::runner()
             .run(&mut writer)
             .map_err(|e| HistoryError::Migration(e.to_string()))?;
         Ok(History {
             path: path.to_path_buf(),
-            writer: Mutex::new(writer),
+            writer: Mutex::new(Writer {
+                conn: writer,
+                positions: Default::default(),
+            }),
             readers: Mutex::new(Vec::new()),
             cache_kib,
         })
@@ -75,8 +102,8 @@ impl History {
     /// Where the partition's history stands: the position of the last record exported (0:
     /// none yet) and the first log index not yet exported.
     pub fn position(&self, partition: u32) -> Result<Exported, HistoryError> {
-        let conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        Ok(stored(&conn, partition)?)
+        let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(w.position(partition)?)
     }
 
     /// Exports `records` of `partition`, the records of the log entries before `next_index`
@@ -89,8 +116,8 @@ impl History {
         records: &[Record],
         next_index: u64,
     ) -> Result<usize, HistoryError> {
-        let mut conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        let before = stored(&conn, partition)?;
+        let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let before = w.position(partition)?;
         let mut changes = project::Changes::default();
         let mut position = before.position;
         for record in records.iter().filter(|r| r.position > before.position) {
@@ -100,15 +127,15 @@ impl History {
         if changes.records == 0 && next_index <= before.next_index {
             return Ok(0);
         }
-        let tx = conn.transaction()?;
-        write::write(
-            &tx,
-            partition,
-            &changes,
+        let after = Exported {
             position,
-            next_index.max(before.next_index),
-        )?;
+            next_index: next_index.max(before.next_index),
+            ..before
+        };
+        let tx = w.conn.transaction()?;
+        write::write(&tx, partition, &changes, after.position, after.next_index)?;
         tx.commit()?;
+        w.positions.insert(partition, after);
         Ok(changes.records)
     }
 
@@ -120,8 +147,10 @@ impl History {
         position: u64,
         next_index: u64,
     ) -> Result<(), HistoryError> {
-        let conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        conn.execute(
+        let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        // read again from the store at the next export
+        w.positions.remove(&partition);
+        w.conn.execute(
             "INSERT INTO export_position (partition_id, position, next_index, gap_to) \
              VALUES (?1, ?2, ?3, ?2) ON CONFLICT(partition_id) DO UPDATE SET \
              position = MAX(position, excluded.position), \
@@ -134,8 +163,8 @@ impl History {
     /// Removes up to `batch` finished root instances that ended before `cutoff` (epoch ms),
     /// with everything under them; answers how many roots went.
     pub fn remove_expired(&self, cutoff: i64, batch: usize) -> Result<usize, HistoryError> {
-        let mut conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        Ok(retention::remove_expired(&mut conn, cutoff, batch)?)
+        let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(retention::remove_expired(&mut w.conn, cutoff, batch)?)
     }
 
     /// Runs `f` on a reader connection (opened on first use, kept for the next read).

@@ -466,3 +466,138 @@ fn parts_of_partitions_merge_into_the_one_store_pages() {
             .unwrap()
     );
 }
+
+/// Every row carries the root of its process instance: a child instance's root is its
+/// parent's, whether the parent was exported in the same batch or an earlier one, and a row
+/// first written without its process instance (a job known from its activation alone) gets
+/// it once a record names it.
+#[test]
+fn every_row_carries_its_root_instance_across_batches() {
+    let (_dir, h) = open("roots");
+    let child = |pi: i64, parent: i64, id: &str, ty| {
+        let mut r = element(pi, id, ty);
+        if ty == BpmnElementType::Process {
+            r.parent_process_instance_key = parent;
+            r.parent_element_instance_key = parent + 1;
+        }
+        RecordValue::ProcessInstance(r)
+    };
+    let job = |pi: i64| {
+        RecordValue::Job(Box::new(zest_protocol::JobRecord {
+            job_type: "pay".into(),
+            retries: 3,
+            element_id: "pay".into(),
+            element_instance_key: pi + 1,
+            process_instance_key: pi,
+            bpmn_process_id: "order".into(),
+            process_definition_key: 10,
+            tenant_id: "<default>".into(),
+            ..Default::default()
+        }))
+    };
+    let activation = RecordValue::JobBatch(zest_protocol::JobBatchRecord {
+        job_type: "pay".into(),
+        job_keys: vec![305],
+        jobs: vec![zest_protocol::JobRecord {
+            worker: "w".into(),
+            ..Default::default()
+        }],
+        ..Default::default()
+    });
+    let flow = |pi: i64| {
+        let mut r = element(pi, "to-pay", BpmnElementType::SequenceFlow);
+        r.flow_scope_key = pi;
+        RecordValue::ProcessInstance(r)
+    };
+    let variable = |pi: i64| {
+        RecordValue::Variable(VariableRecord {
+            name: "n".into(),
+            value: "1".into(),
+            scope_key: pi,
+            process_instance_key: pi,
+            process_definition_key: 10,
+            bpmn_process_id: "order".into(),
+            tenant_id: "<default>".into(),
+        })
+    };
+    let mut pos = 0;
+    let mut batch = |values: Vec<(i64, Intent, RecordValue)>| {
+        let records: Vec<Record> = values
+            .into_iter()
+            .map(|(key, intent, value)| {
+                pos += 1;
+                record(pos, key, intent, value)
+            })
+            .collect();
+        h.export(1, &records, pos).unwrap();
+    };
+    use BpmnElementType::{Process, ServiceTask};
+    // the root and its child in one batch, its element and variable in it too
+    batch(vec![
+        (
+            100,
+            Intent::ElementActivating,
+            child(100, -1, "order", Process),
+        ),
+        (
+            101,
+            Intent::ElementActivating,
+            child(100, -1, "pay", ServiceTask),
+        ),
+        (102, Intent::Created, variable(100)),
+        (
+            200,
+            Intent::ElementActivating,
+            child(200, 100, "order", Process),
+        ),
+    ]);
+    // the grandchild in the next batch; a job known only from its activation first
+    batch(vec![
+        (
+            300,
+            Intent::ElementActivating,
+            child(300, 200, "order", Process),
+        ),
+        (
+            201,
+            Intent::ElementActivating,
+            child(200, -1, "pay", ServiceTask),
+        ),
+        (305, Intent::Activated, activation),
+    ]);
+    batch(vec![
+        (202, Intent::Created, variable(200)),
+        (301, Intent::SequenceFlowTaken, flow(300)),
+        (305, Intent::Created, job(300)),
+        (
+            400,
+            Intent::ElementActivating,
+            child(400, -1, "order", Process),
+        ),
+    ]);
+    let roots = |table: &str, by: &str| -> Vec<(i64, Option<i64>)> {
+        h.read(|c| {
+            let mut stmt = c.prepare(&format!(
+                "SELECT {by}, root_process_instance_key FROM {table} ORDER BY {by}"
+            ))?;
+            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+        .unwrap()
+    };
+    let root = Some(100);
+    assert_eq!(
+        roots("process_instance", "key"),
+        vec![(100, root), (200, root), (300, root), (400, Some(400))]
+    );
+    assert_eq!(
+        roots("element_instance", "key"),
+        vec![(101, root), (201, root)]
+    );
+    assert_eq!(roots("variable", "key"), vec![(102, root), (202, root)]);
+    assert_eq!(
+        roots("sequence_flow", "process_instance_key"),
+        vec![(300, root)]
+    );
+    assert_eq!(roots("job", "key"), vec![(305, root)]);
+}

@@ -1,236 +1,304 @@
 //! Writing a batch's [`Changes`] in one transaction, with the partition's export position:
 //! both or neither survive a crash, so the exporter resumes exactly after what is stored.
 //! Each table has one prepared upsert; a field a record did not know (`None`) keeps its stored
-//! value (`COALESCE(excluded.col, col)`).
+//! value (`COALESCE(excluded.col, col)`). Every row gets its root process instance as it is
+//! inserted (a subquery on its process instance's row, or its parent's for a process
+//! instance), so no row is written twice.
 
-use rusqlite::types::Value;
-use rusqlite::{params, Transaction};
+use std::sync::OnceLock;
+
+use rusqlite::{params, ToSql, Transaction};
 
 use crate::project::{Changes, Element, Incident, Instance, Job, UserTask};
 
 type Result<T> = rusqlite::Result<T>;
 
-fn opt<T: Into<Value>>(v: Option<T>) -> Value {
-    v.map_or(Value::Null, Into::into)
+/// The root process instance of a row whose process instance is parameter `?{pi}`: that
+/// instance's root, or the instance itself when it is not (yet) in history.
+fn root_of(pi: &str) -> String {
+    format!(
+        "COALESCE((SELECT p.root_process_instance_key FROM process_instance p \
+         WHERE p.key = {pi}), {pi})"
+    )
 }
 
-fn text(v: &Option<String>) -> Value {
-    v.clone().map_or(Value::Null, Value::Text)
-}
-
-/// `INSERT INTO table (key, cols...) VALUES (...) ON CONFLICT(key) DO UPDATE SET col =
-/// COALESCE(excluded.col, col), ...`
-fn upsert_sql(table: &str, columns: &[&str]) -> String {
+/// `INSERT INTO table (key, cols..., root_process_instance_key) VALUES (..., root) ON
+/// CONFLICT(key) DO UPDATE SET col = COALESCE(excluded.col, col), ...`: the root is set by
+/// the first write that knows it (`root`, an expression of the parameters) and kept.
+fn upsert_sql(table: &str, columns: &[&str], root: &str) -> String {
     let names = columns.join(", ");
     let marks: Vec<String> = (1..=columns.len() + 1).map(|i| format!("?{i}")).collect();
-    let sets: Vec<String> = columns
+    let mut sets: Vec<String> = columns
         .iter()
         .map(|c| format!("{c} = COALESCE(excluded.{c}, {c})"))
         .collect();
+    sets.push(
+        "root_process_instance_key = \
+         COALESCE(root_process_instance_key, excluded.root_process_instance_key)"
+            .into(),
+    );
     format!(
-        "INSERT INTO {table} (key, {names}) VALUES ({}) ON CONFLICT(key) DO UPDATE SET {}",
+        "INSERT INTO {table} (key, {names}, root_process_instance_key) VALUES ({}, {root}) \
+         ON CONFLICT(key) DO UPDATE SET {}",
         marks.join(", "),
         sets.join(", ")
     )
 }
 
-fn upsert(
-    tx: &Transaction,
-    table: &str,
-    columns: &[&str],
-    key: i64,
-    values: Vec<Value>,
-) -> Result<()> {
-    let sql = upsert_sql(table, columns);
-    let mut stmt = tx.prepare_cached(&sql)?;
-    let mut all = Vec::with_capacity(values.len() + 1);
-    all.push(Value::Integer(key));
-    all.extend(values);
-    stmt.execute(rusqlite::params_from_iter(all))?;
-    Ok(())
+/// The parameter of `column` in [`upsert_sql`]'s statement of `columns` (`?1` is the key).
+fn param(columns: &[&str], column: &str) -> String {
+    let i = columns.iter().position(|c| *c == column).unwrap_or(0);
+    format!("?{}", i + 2)
 }
 
-const INSTANCE: &[&str] = &[
-    "partition_id",
-    "process_definition_key",
-    "bpmn_process_id",
-    "version",
-    "tenant_id",
-    "state",
-    "start_date",
-    "end_date",
-    "parent_process_instance_key",
-    "parent_element_instance_key",
-];
-
-fn instance(tx: &Transaction, key: i64, r: &Instance) -> Result<()> {
-    let values = vec![
-        opt(r.partition_id.map(i64::from)),
-        opt(r.process_definition_key),
-        text(&r.bpmn_process_id),
-        opt(r.version),
-        text(&r.tenant_id),
-        opt(r.state.map(str::to_string)),
-        opt(r.start_date),
-        opt(r.end_date),
-        opt(r.parent_process_instance_key),
-        opt(r.parent_element_instance_key),
-    ];
-    upsert(tx, "process_instance", INSTANCE, key, values)
+/// A table's upsert, its SQL built once.
+struct Upsert {
+    table: &'static str,
+    columns: &'static [&'static str],
+    sql: OnceLock<String>,
 }
 
-const ELEMENT: &[&str] = &[
-    "process_instance_key",
-    "process_definition_key",
-    "bpmn_process_id",
-    "element_id",
-    "element_type",
-    "state",
-    "flow_scope_key",
-    "start_date",
-    "end_date",
-    "tenant_id",
-];
+impl Upsert {
+    const fn new(table: &'static str, columns: &'static [&'static str]) -> Upsert {
+        Upsert {
+            table,
+            columns,
+            sql: OnceLock::new(),
+        }
+    }
 
-fn element(tx: &Transaction, key: i64, r: &Element) -> Result<()> {
-    let values = vec![
-        opt(r.process_instance_key),
-        opt(r.process_definition_key),
-        text(&r.bpmn_process_id),
-        text(&r.element_id),
-        text(&r.element_type),
-        opt(r.state.map(str::to_string)),
-        opt(r.flow_scope_key),
-        opt(r.start_date),
-        opt(r.end_date),
-        text(&r.tenant_id),
-    ];
-    upsert(tx, "element_instance", ELEMENT, key, values)
+    fn sql(&self) -> &str {
+        self.sql.get_or_init(|| {
+            let root = if self.table == "process_instance" {
+                // a process instance's root is its parent's, or itself
+                format!(
+                    "COALESCE((SELECT p.root_process_instance_key FROM process_instance p \
+                     WHERE p.key = {}), ?1)",
+                    param(self.columns, "parent_process_instance_key")
+                )
+            } else {
+                root_of(&param(self.columns, "process_instance_key"))
+            };
+            upsert_sql(self.table, self.columns, &root)
+        })
+    }
+
+    /// Writes each of `rows`, its key and one value per column, in order (borrowed from
+    /// the row: nothing is copied); a `None` keeps the stored value.
+    fn write<'a, R: 'a, const N: usize>(
+        &self,
+        tx: &Transaction,
+        rows: impl ExactSizeIterator<Item = (&'a i64, &'a R)>,
+        values: impl for<'r> Fn(&'r i64, &'r R) -> [&'r dyn ToSql; N],
+    ) -> Result<()> {
+        if rows.len() == 0 {
+            return Ok(());
+        }
+        debug_assert_eq!(N, self.columns.len() + 1);
+        let mut stmt = tx.prepare_cached(self.sql())?;
+        for (key, row) in rows {
+            stmt.execute(&values(key, row)[..])?;
+        }
+        Ok(())
+    }
 }
 
-const INCIDENT: &[&str] = &[
-    "process_instance_key",
-    "process_definition_key",
-    "bpmn_process_id",
-    "element_id",
-    "element_instance_key",
-    "job_key",
-    "error_type",
-    "error_message",
-    "error_message_hash",
-    "state",
-    "creation_time",
-    "tenant_id",
-];
+static INSTANCE: Upsert = Upsert::new(
+    "process_instance",
+    &[
+        "partition_id",
+        "process_definition_key",
+        "bpmn_process_id",
+        "version",
+        "tenant_id",
+        "state",
+        "start_date",
+        "end_date",
+        "parent_process_instance_key",
+        "parent_element_instance_key",
+    ],
+);
 
-fn incident(tx: &Transaction, key: i64, r: &Incident) -> Result<()> {
-    let values = vec![
-        opt(r.process_instance_key),
-        opt(r.process_definition_key),
-        text(&r.bpmn_process_id),
-        text(&r.element_id),
-        opt(r.element_instance_key),
-        opt(r.job_key),
-        text(&r.error_type),
-        text(&r.error_message),
-        opt(r.error_message_hash),
-        opt(r.state.map(str::to_string)),
-        opt(r.creation_time),
-        text(&r.tenant_id),
-    ];
-    upsert(tx, "incident", INCIDENT, key, values)
+fn instance_values<'r>(key: &'r i64, r: &'r Instance) -> [&'r dyn ToSql; 11] {
+    [
+        key,
+        &r.partition_id,
+        &r.process_definition_key,
+        &r.bpmn_process_id,
+        &r.version,
+        &r.tenant_id,
+        &r.state,
+        &r.start_date,
+        &r.end_date,
+        &r.parent_process_instance_key,
+        &r.parent_element_instance_key,
+    ]
 }
 
-const JOB: &[&str] = &[
-    "job_type",
-    "worker",
-    "state",
-    "kind",
-    "listener_event_type",
-    "retries",
-    "deadline",
-    "end_time",
-    "error_message",
-    "error_code",
-    "has_failed_with_retries_left",
-    "custom_headers",
-    "element_id",
-    "element_instance_key",
-    "process_instance_key",
-    "process_definition_key",
-    "bpmn_process_id",
-    "tenant_id",
-];
+static ELEMENT: Upsert = Upsert::new(
+    "element_instance",
+    &[
+        "process_instance_key",
+        "process_definition_key",
+        "bpmn_process_id",
+        "element_id",
+        "element_type",
+        "state",
+        "flow_scope_key",
+        "start_date",
+        "end_date",
+        "tenant_id",
+    ],
+);
 
-fn job(tx: &Transaction, key: i64, r: &Job) -> Result<()> {
-    let values = vec![
-        text(&r.job_type),
-        text(&r.worker),
-        opt(r.state.map(str::to_string)),
-        text(&r.kind),
-        text(&r.listener_event_type),
-        opt(r.retries),
-        opt(r.deadline),
-        opt(r.end_time),
-        text(&r.error_message),
-        text(&r.error_code),
-        opt(r.has_failed_with_retries_left),
-        text(&r.custom_headers),
-        text(&r.element_id),
-        opt(r.element_instance_key),
-        opt(r.process_instance_key),
-        opt(r.process_definition_key),
-        text(&r.bpmn_process_id),
-        text(&r.tenant_id),
-    ];
-    upsert(tx, "job", JOB, key, values)
+fn element_values<'r>(key: &'r i64, r: &'r Element) -> [&'r dyn ToSql; 11] {
+    [
+        key,
+        &r.process_instance_key,
+        &r.process_definition_key,
+        &r.bpmn_process_id,
+        &r.element_id,
+        &r.element_type,
+        &r.state,
+        &r.flow_scope_key,
+        &r.start_date,
+        &r.end_date,
+        &r.tenant_id,
+    ]
 }
 
-const USER_TASK: &[&str] = &[
-    "state",
-    "assignee",
-    "candidate_groups",
-    "candidate_users",
-    "due_date",
-    "follow_up_date",
-    "creation_date",
-    "completion_date",
-    "priority",
-    "form_key",
-    "external_form_reference",
-    "custom_headers",
-    "element_id",
-    "element_instance_key",
-    "process_instance_key",
-    "process_definition_key",
-    "process_definition_version",
-    "bpmn_process_id",
-    "tenant_id",
-];
+static INCIDENT: Upsert = Upsert::new(
+    "incident",
+    &[
+        "process_instance_key",
+        "process_definition_key",
+        "bpmn_process_id",
+        "element_id",
+        "element_instance_key",
+        "job_key",
+        "error_type",
+        "error_message",
+        "error_message_hash",
+        "state",
+        "creation_time",
+        "tenant_id",
+    ],
+);
 
-fn user_task(tx: &Transaction, key: i64, r: &UserTask) -> Result<()> {
-    let values = vec![
-        opt(r.state.map(str::to_string)),
-        text(&r.assignee),
-        text(&r.candidate_groups),
-        text(&r.candidate_users),
-        text(&r.due_date),
-        text(&r.follow_up_date),
-        opt(r.creation_date),
-        opt(r.completion_date),
-        opt(r.priority),
-        opt(r.form_key),
-        text(&r.external_form_reference),
-        text(&r.custom_headers),
-        text(&r.element_id),
-        opt(r.element_instance_key),
-        opt(r.process_instance_key),
-        opt(r.process_definition_key),
-        opt(r.process_definition_version),
-        text(&r.bpmn_process_id),
-        text(&r.tenant_id),
-    ];
-    upsert(tx, "user_task", USER_TASK, key, values)
+fn incident_values<'r>(key: &'r i64, r: &'r Incident) -> [&'r dyn ToSql; 13] {
+    [
+        key,
+        &r.process_instance_key,
+        &r.process_definition_key,
+        &r.bpmn_process_id,
+        &r.element_id,
+        &r.element_instance_key,
+        &r.job_key,
+        &r.error_type,
+        &r.error_message,
+        &r.error_message_hash,
+        &r.state,
+        &r.creation_time,
+        &r.tenant_id,
+    ]
+}
+
+static JOB: Upsert = Upsert::new(
+    "job",
+    &[
+        "job_type",
+        "worker",
+        "state",
+        "kind",
+        "listener_event_type",
+        "retries",
+        "deadline",
+        "end_time",
+        "error_message",
+        "error_code",
+        "has_failed_with_retries_left",
+        "custom_headers",
+        "element_id",
+        "element_instance_key",
+        "process_instance_key",
+        "process_definition_key",
+        "bpmn_process_id",
+        "tenant_id",
+    ],
+);
+
+fn job_values<'r>(key: &'r i64, r: &'r Job) -> [&'r dyn ToSql; 19] {
+    [
+        key,
+        &r.job_type,
+        &r.worker,
+        &r.state,
+        &r.kind,
+        &r.listener_event_type,
+        &r.retries,
+        &r.deadline,
+        &r.end_time,
+        &r.error_message,
+        &r.error_code,
+        &r.has_failed_with_retries_left,
+        &r.custom_headers,
+        &r.element_id,
+        &r.element_instance_key,
+        &r.process_instance_key,
+        &r.process_definition_key,
+        &r.bpmn_process_id,
+        &r.tenant_id,
+    ]
+}
+
+static USER_TASK: Upsert = Upsert::new(
+    "user_task",
+    &[
+        "state",
+        "assignee",
+        "candidate_groups",
+        "candidate_users",
+        "due_date",
+        "follow_up_date",
+        "creation_date",
+        "completion_date",
+        "priority",
+        "form_key",
+        "external_form_reference",
+        "custom_headers",
+        "element_id",
+        "element_instance_key",
+        "process_instance_key",
+        "process_definition_key",
+        "process_definition_version",
+        "bpmn_process_id",
+        "tenant_id",
+    ],
+);
+
+fn user_task_values<'r>(key: &'r i64, r: &'r UserTask) -> [&'r dyn ToSql; 20] {
+    [
+        key,
+        &r.state,
+        &r.assignee,
+        &r.candidate_groups,
+        &r.candidate_users,
+        &r.due_date,
+        &r.follow_up_date,
+        &r.creation_date,
+        &r.completion_date,
+        &r.priority,
+        &r.form_key,
+        &r.external_form_reference,
+        &r.custom_headers,
+        &r.element_id,
+        &r.element_instance_key,
+        &r.process_instance_key,
+        &r.process_definition_key,
+        &r.process_definition_version,
+        &r.bpmn_process_id,
+        &r.tenant_id,
+    ]
 }
 
 fn definitions(tx: &Transaction, changes: &Changes) -> Result<()> {
@@ -263,10 +331,15 @@ fn definitions(tx: &Transaction, changes: &Changes) -> Result<()> {
 }
 
 fn flows_and_variables(tx: &Transaction, changes: &Changes) -> Result<()> {
-    let mut flows = tx.prepare_cached(
-        "INSERT INTO sequence_flow (process_instance_key, flow_id, process_definition_key, \
-         bpmn_process_id, tenant_id) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING",
-    )?;
+    static FLOW: OnceLock<String> = OnceLock::new();
+    let mut flows = tx.prepare_cached(FLOW.get_or_init(|| {
+        format!(
+            "INSERT INTO sequence_flow (process_instance_key, flow_id, process_definition_key, \
+             bpmn_process_id, tenant_id, root_process_instance_key) \
+             VALUES (?1, ?2, ?3, ?4, ?5, {}) ON CONFLICT DO NOTHING",
+            root_of("?1")
+        )
+    }))?;
     for f in &changes.flows {
         flows.execute(params![
             f.process_instance_key,
@@ -276,13 +349,18 @@ fn flows_and_variables(tx: &Transaction, changes: &Changes) -> Result<()> {
             f.tenant_id
         ])?;
     }
-    let mut vars = tx.prepare_cached(
-        "INSERT INTO variable (key, name, value, full_value, is_truncated, scope_key, \
-         process_instance_key, process_definition_key, bpmn_process_id, tenant_id) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT(key) DO UPDATE SET \
-         value = excluded.value, full_value = excluded.full_value, \
-         is_truncated = excluded.is_truncated",
-    )?;
+    static VARIABLE: OnceLock<String> = OnceLock::new();
+    let mut vars = tx.prepare_cached(VARIABLE.get_or_init(|| {
+        format!(
+            "INSERT INTO variable (key, name, value, full_value, is_truncated, scope_key, \
+             process_instance_key, process_definition_key, bpmn_process_id, tenant_id, \
+             root_process_instance_key) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, {}) ON CONFLICT(key) DO UPDATE SET \
+             value = excluded.value, full_value = excluded.full_value, \
+             is_truncated = excluded.is_truncated",
+            root_of("?7")
+        )
+    }))?;
     for (key, v) in &changes.variables {
         vars.execute(params![
             key,
@@ -316,34 +394,6 @@ fn incident_links(tx: &Transaction, changes: &Changes) -> Result<()> {
     Ok(())
 }
 
-/// The root process instance of every row written without one: a process instance's is its
-/// parent's root (or itself), every other row's is its process instance's.
-fn roots(tx: &Transaction) -> Result<()> {
-    tx.execute_batch(
-        "UPDATE process_instance SET root_process_instance_key = COALESCE(\
-             (SELECT p.root_process_instance_key FROM process_instance p \
-              WHERE p.key = process_instance.parent_process_instance_key), key) \
-         WHERE root_process_instance_key IS NULL;",
-    )?;
-    for table in [
-        "element_instance",
-        "variable",
-        "incident",
-        "job",
-        "user_task",
-        "sequence_flow",
-    ] {
-        tx.prepare_cached(&format!(
-            "UPDATE {table} SET root_process_instance_key = COALESCE(\
-                 (SELECT p.root_process_instance_key FROM process_instance p \
-                  WHERE p.key = {table}.process_instance_key), process_instance_key) \
-             WHERE root_process_instance_key IS NULL"
-        ))?
-        .execute([])?;
-    }
-    Ok(())
-}
-
 /// Writes `changes` and the partition's new position in `tx` (not committed here).
 pub fn write(
     tx: &Transaction,
@@ -353,26 +403,15 @@ pub fn write(
     next_index: u64,
 ) -> Result<()> {
     definitions(tx, changes)?;
-    for (key, r) in &changes.instances {
-        instance(tx, *key, r)?;
-    }
-    for (key, r) in &changes.elements {
-        element(tx, *key, r)?;
-    }
-    for (key, r) in &changes.incidents {
-        incident(tx, *key, r)?;
-    }
-    for (key, r) in &changes.jobs {
-        job(tx, *key, r)?;
-    }
-    for (key, r) in &changes.user_tasks {
-        user_task(tx, *key, r)?;
-    }
+    INSTANCE.write(tx, changes.instances.iter(), instance_values)?;
+    ELEMENT.write(tx, changes.elements.iter(), element_values)?;
+    INCIDENT.write(tx, changes.incidents.iter(), incident_values)?;
+    JOB.write(tx, changes.jobs.iter(), job_values)?;
+    USER_TASK.write(tx, changes.user_tasks.iter(), user_task_values)?;
     flows_and_variables(tx, changes)?;
     changes.decisions.write(tx)?;
     changes.messages.write(tx)?;
     incident_links(tx, changes)?;
-    roots(tx)?;
     tx.prepare_cached(
         "INSERT INTO export_position (partition_id, position, next_index) VALUES (?1, ?2, ?3) \
          ON CONFLICT(partition_id) DO UPDATE SET position = excluded.position, \

@@ -241,6 +241,30 @@ impl Journal {
         self.segments.values().map(|s| s.bytes).sum()
     }
 
+    /// Bytes of the entries from `index` on (frames included), without reading anything: a
+    /// segment whose offsets were never read counts whole (at most one segment too many).
+    pub fn bytes_from(&self, index: u64) -> u64 {
+        let mut bytes = 0;
+        for (first, seg) in self.segments.iter().rev() {
+            if *first >= index {
+                bytes += seg.bytes;
+                continue;
+            }
+            let at = seg
+                .offsets
+                .as_deref()
+                .and_then(|o| o.get((index - first) as usize).copied());
+            // past the segment's last entry: nothing of it; offsets not read: all of it
+            bytes += match (at, &seg.offsets) {
+                (Some(at), _) => seg.bytes - at,
+                (None, Some(_)) => 0,
+                (None, None) => seg.bytes,
+            };
+            break;
+        }
+        bytes
+    }
+
     pub fn segment_count(&self) -> usize {
         self.segments.len()
     }
@@ -713,6 +737,31 @@ mod tests {
             }
             assert_eq!(j.range(purged + 1, u64::MAX).unwrap(), want);
         }
+        let _ = std::fs::remove_dir_all(d);
+    }
+
+    #[test]
+    fn bytes_from_counts_the_frames_of_the_entries_from_an_index_on() {
+        let d = dir("bytes-from");
+        let frame = |i: u64| (HEADER + 100 + (i % 7) as usize) as u64;
+        let mut j = Journal::open(&d, 1000).unwrap();
+        j.append(&entries(1..51), true).unwrap();
+        for from in [1, 2, 9, 10, 33, 50] {
+            assert_eq!(
+                j.bytes_from(from),
+                (from..51).map(frame).sum::<u64>(),
+                "{from}"
+            );
+        }
+        assert_eq!(j.bytes_from(51), 0);
+        assert_eq!(j.bytes_from(1), j.disk_bytes());
+        // reopened, the older segments' offsets are unread: the segment holding the index
+        // counts whole, never less than what is held
+        drop(j);
+        let j = Journal::open(&d, 1000).unwrap();
+        let held = j.bytes_from(20);
+        assert!(held >= (20..51).map(frame).sum::<u64>(), "{held}");
+        assert!(held <= (20..51).map(frame).sum::<u64>() + 1000, "{held}");
         let _ = std::fs::remove_dir_all(d);
     }
 }

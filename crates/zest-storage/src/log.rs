@@ -103,6 +103,11 @@ impl PartitionStore {
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// Bytes of the log's entries from `index` on (what an exporter at `index` holds).
+    pub fn log_bytes_from(&self, index: u64) -> u64 {
+        self.journal().bytes_from(index)
+    }
+
     pub fn log_segments(&self) -> usize {
         self.journal().segment_count()
     }

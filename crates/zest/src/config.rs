@@ -85,6 +85,10 @@ pub struct StartArgs {
     /// 30, Camunda's default-history-ttl)
     #[arg(long, env = "ZEST_HISTORY_TTL_DAYS")]
     pub history_ttl_days: Option<u64>,
+    /// Refuse new process instances while a partition's log holds more than this many MiB not
+    /// yet exported to history (a paused or failing exporter; default 1024, 0: no bound)
+    #[arg(long, env = "ZEST_MAX_UNEXPORTED_LOG_MB")]
+    pub max_unexported_log_mb: Option<u64>,
     /// Block cache of the embedded store in MiB (default: an eighth of --memory-mb less its
     /// reserve, 12 of 128)
     #[arg(long, env = "ZEST_CACHE_MB")]
@@ -164,6 +168,7 @@ struct FileConfig {
     memory_guard: Option<bool>,
     history: Option<String>,
     history_ttl_days: Option<u64>,
+    max_unexported_log_mb: Option<u64>,
     log: Option<String>,
     scheduler_interval_ms: Option<u64>,
     snapshot_every: Option<u64>,
@@ -386,6 +391,9 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
     if let Some(days) = args.history_ttl_days.or(file.history_ttl_days) {
         anyhow::ensure!(days >= 1, "history-ttl-days must be at least 1");
         broker.history_ttl = Duration::from_secs(days * 24 * 3600);
+    }
+    if let Some(mb) = args.max_unexported_log_mb.or(file.max_unexported_log_mb) {
+        broker.max_unexported_log_bytes = mb << 20;
     }
     if let Some(mb) = args.write_buffer_mb.or(file.write_buffer_mb) {
         anyhow::ensure!(mb >= 1, "write-buffer-mb must be at least 1");

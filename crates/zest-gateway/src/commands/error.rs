@@ -80,6 +80,7 @@ impl CommandError {
             CommandError::Broker(e) => match e {
                 BrokerError::Backpressure(_)
                 | BrokerError::JobBacklog(_)
+                | BrokerError::ExportBacklog { .. }
                 | BrokerError::NodeBusy(_)
                 | BrokerError::MemoryFull { .. } => Code::ResourceExhausted,
                 BrokerError::Unavailable(..) => Code::Unavailable,
