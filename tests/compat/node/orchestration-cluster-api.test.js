@@ -155,7 +155,7 @@ test('createProcessInstance with awaitCompletion, completed by the REST job work
     assert.equal(vars.items.length, 1, show(vars))
     assert.equal(vars.items[0].value, '"done 42"') // values are JSON text
   } finally {
-    await worker.stopGracefully({ waitUpToMs: 2_000 })
+    worker.stop()
   }
 })
 
