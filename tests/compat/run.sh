@@ -114,7 +114,7 @@ if want node; then
     (cd "$HERE/node" && PATH=$NODE_PATH_DIR:$PATH npm ci --loglevel=error --no-audit --no-fund >/dev/null)
     echo "$SUM" >"$STAMP"
   fi
-  echo "compat: node $("$NODE_BIN" --version), @camunda8/sdk $("$NODE_BIN" -p "require('$HERE/node/node_modules/@camunda8/sdk/package.json').version")"
+  echo "compat: node $("$NODE_BIN" --version), @camunda8/sdk $("$NODE_BIN" -p "require('$HERE/node/node_modules/@camunda8/sdk/package.json').version"), @camunda8/orchestration-cluster-api $("$NODE_BIN" -p "require('$HERE/node/node_modules/@camunda8/orchestration-cluster-api/package.json').version")"
 fi
 if want c8ctl; then
   # c8ctl 3.3.0 (Camunda's REST CLI) from the shared folder beside the checkout; the suite's

@@ -62,8 +62,10 @@ fn a_job_is_long_polled_and_completed_over_rest() {
             post(
                 &rest,
                 "/v2/process-instances",
+                // int64 as a string of digits, as the JavaScript SDK with strict request
+                // validation sends it (Camunda reads both)
                 json!({"processDefinitionId": "work", "variables": {"in": 1},
-                       "awaitCompletion": true, "requestTimeout": 20_000}),
+                       "awaitCompletion": true, "requestTimeout": "20000"}),
             )
         })
     };
@@ -113,6 +115,24 @@ fn a_job_is_long_polled_and_completed_over_rest() {
         json!({"type": "rest-work", "timeout": 1000, "maxJobsToActivate": 5, "requestTimeout": -1}),
     );
     assert_eq!((status, none), (200, json!({"jobs": []})));
+    // the same with its int64 properties as strings
+    let (status, none) = post(
+        &rest,
+        "/v2/jobs/activation",
+        json!({"type": "rest-work", "timeout": "1000", "maxJobsToActivate": 5, "requestTimeout": "-1"}),
+    );
+    assert_eq!((status, none), (200, json!({"jobs": []})));
+    // but not text that is no integer
+    let (status, problem) = post(
+        &rest,
+        "/v2/jobs/activation",
+        json!({"type": "rest-work", "timeout": "1s", "maxJobsToActivate": 5}),
+    );
+    assert_eq!(status, 400, "{problem}");
+    assert!(
+        problem["detail"].as_str().unwrap().contains("timeout"),
+        "{problem}"
+    );
     // a request without its required properties
     let (status, problem) = post(
         &rest,

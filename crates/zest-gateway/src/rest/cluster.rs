@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::call::Call;
-use super::{no_content, required, Problem, Rest, Routes};
+use super::{int64, no_content, required, Problem, Rest, Routes};
 
 pub(super) fn routes(r: Routes) -> Routes {
     r.route("/v2/topology", get(topology))
@@ -24,6 +24,7 @@ pub(super) fn routes(r: Routes) -> Routes {
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 struct ClockPinRequest {
+    #[serde(deserialize_with = "int64")]
     timestamp: Option<i64>,
 }
 
@@ -77,6 +78,8 @@ async fn topology(State(rest): State<Rest>) -> Json<Value> {
         "gatewayVersion": version,
         // no dynamic cluster changes in Zest: none has completed
         "lastCompletedChangeId": "-1",
+        // required (nullable) from 8.9 on: Zest's cluster has no id
+        "clusterId": null,
     }))
 }
 

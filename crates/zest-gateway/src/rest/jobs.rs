@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::call::{Call, Keyed};
-use super::{json_text, no_content, required, OrProblem, Problem, Rest, Routes};
+use super::{int64, json_text, no_content, required, OrProblem, Problem, Rest, Routes};
 use crate::commands::job::{jobs_wanted, JobFailure};
 use crate::commands::job_result::WorkerResult;
 use crate::proto;
@@ -29,10 +29,12 @@ struct ActivationRequest {
     #[serde(rename = "type")]
     job_type: Option<String>,
     worker: String,
+    #[serde(deserialize_with = "int64")]
     timeout: Option<i64>,
     max_jobs_to_activate: Option<i32>,
     fetch_variable: Vec<String>,
-    request_timeout: i64,
+    #[serde(deserialize_with = "int64")]
+    request_timeout: Option<i64>,
     tenant_ids: Vec<String>,
 }
 
@@ -95,7 +97,9 @@ async fn activate(
         &r.tenant_ids,
     )
     .or_problem(&uri)?;
-    let mut batches = rest.commands.poll_jobs(wanted, max, r.request_timeout);
+    let mut batches = rest
+        .commands
+        .poll_jobs(wanted, max, r.request_timeout.unwrap_or(0));
     let mut jobs = Vec::new();
     while let Some(batch) = batches.recv().await {
         let batch = batch.or_problem(&uri)?;
@@ -136,7 +140,8 @@ async fn complete(
 struct FailureRequest {
     retries: i32,
     error_message: String,
-    retry_back_off: i64,
+    #[serde(deserialize_with = "int64")]
+    retry_back_off: Option<i64>,
     #[serde(deserialize_with = "json_text")]
     variables: String,
 }
@@ -148,7 +153,7 @@ async fn fail(
     let failure = JobFailure {
         retries: r.retries,
         error_message: r.error_message,
-        retry_backoff: r.retry_back_off,
+        retry_backoff: r.retry_back_off.unwrap_or(0),
         variables: r.variables,
     };
     no_content(rest.commands.fail_job(key, failure).await, &uri)
@@ -186,6 +191,7 @@ struct UpdateRequest {
 #[serde(rename_all = "camelCase", default)]
 struct Changeset {
     retries: Option<i32>,
+    #[serde(deserialize_with = "int64")]
     timeout: Option<i64>,
 }
 

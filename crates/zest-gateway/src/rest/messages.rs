@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::call::Call;
-use super::{json_text, required, OrProblem, Problem, Rest, Routes};
+use super::{int64, json_text, required, OrProblem, Problem, Rest, Routes};
 use crate::commands::message::NewMessage;
 use crate::commands::tenant;
 
@@ -24,7 +24,8 @@ pub(super) fn routes(r: Routes) -> Routes {
 struct PublicationRequest {
     name: Option<String>,
     correlation_key: String,
-    time_to_live: i64,
+    #[serde(deserialize_with = "int64")]
+    time_to_live: Option<i64>,
     message_id: String,
     #[serde(deserialize_with = "json_text")]
     variables: String,
@@ -42,7 +43,7 @@ async fn publish(
         .publish_message(NewMessage {
             name,
             correlation_key: r.correlation_key,
-            time_to_live: r.time_to_live,
+            time_to_live: r.time_to_live.unwrap_or(0),
             message_id: r.message_id,
             variables: r.variables,
         })

@@ -290,6 +290,25 @@ pub(crate) fn json_text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Er
     }
 }
 
+/// An int64 property (a duration, a timestamp) as Camunda takes it: a JSON number, or a string
+/// of digits as Camunda's Jackson also reads one. The JavaScript SDK (8.8) with strict request
+/// validation coerces its int64 fields to BigInt and sends them as strings: `"requestTimeout":
+/// "20000"`.
+pub(crate) fn int64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    match Option::<Value>::deserialize(d)? {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) if n.as_i64().is_some() => Ok(n.as_i64()),
+        Some(Value::String(t)) => {
+            t.trim().parse().map(Some).map_err(|_| {
+                serde::de::Error::custom(format!("expected an integer, but got '{t}'"))
+            })
+        }
+        Some(other) => Err(serde::de::Error::custom(format!(
+            "expected an integer, but got {other}"
+        ))),
+    }
+}
+
 /// A key given as Camunda's REST API gives keys, a string of digits (a JSON number too).
 fn key_of<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
     match Option::<Value>::deserialize(d)? {

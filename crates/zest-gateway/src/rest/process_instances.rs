@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use zest_protocol::MappingInstruction;
 
 use super::call::{Call, Keyed};
-use super::{json_text, key_of, no_content, required, OrProblem, Problem, Rest, Routes};
+use super::{int64, json_text, key_of, no_content, required, OrProblem, Problem, Rest, Routes};
 use crate::commands::process_instance::{activation, NewInstance};
 use crate::commands::tenant;
 
@@ -47,6 +47,7 @@ struct CreationRequest {
     tenant_id: Option<String>,
     operation_reference: Option<i64>,
     await_completion: bool,
+    #[serde(deserialize_with = "int64")]
     request_timeout: Option<i64>,
     fetch_variables: Vec<String>,
     tags: Vec<String>,
