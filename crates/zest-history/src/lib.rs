@@ -7,6 +7,7 @@
 //!
 //! Layer: beside `zest-storage` (it knows records, not the engine or the broker).
 
+mod batch;
 mod bpmn;
 pub mod filter;
 mod project;

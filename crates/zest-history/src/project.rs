@@ -29,6 +29,7 @@ pub struct Changes {
     pub element_incidents: BTreeMap<i64, i64>,
     pub jobs: BTreeMap<i64, Job>,
     pub user_tasks: BTreeMap<i64, UserTask>,
+    pub batch_operations: crate::batch::BatchChanges,
     /// Records taken in, for the metrics.
     pub records: usize,
 }
@@ -232,6 +233,7 @@ impl Changes {
                 );
             }
             RecordValue::Incident(i) => self.incident(key, at, intent, i),
+            RecordValue::BatchOperation(b) => self.batch_operations.add(key, at, intent, b),
             RecordValue::Job(j) => self.job(key, at, intent, j),
             RecordValue::JobBatch(b) if intent == Intent::Activated => {
                 for (key, job) in b.job_keys.iter().zip(&b.jobs) {

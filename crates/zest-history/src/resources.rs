@@ -33,6 +33,8 @@ pub enum Named {
     VariableFull,
     Incidents,
     Jobs,
+    BatchOperations,
+    BatchOperationItems,
 }
 
 impl Named {
@@ -45,6 +47,8 @@ impl Named {
             Named::VariableFull => &VARIABLE_FULL,
             Named::Incidents => &INCIDENTS,
             Named::Jobs => &JOBS,
+            Named::BatchOperations => &crate::batch::BATCH_OPERATIONS,
+            Named::BatchOperationItems => &crate::batch::BATCH_OPERATION_ITEMS,
         }
     }
 }

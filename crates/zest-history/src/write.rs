@@ -368,6 +368,7 @@ pub fn write(
     for (key, r) in &changes.user_tasks {
         user_task(tx, *key, r)?;
     }
+    crate::batch::write(tx, &changes.batch_operations)?;
     flows_and_variables(tx, changes)?;
     incident_links(tx, changes)?;
     roots(tx)?;
