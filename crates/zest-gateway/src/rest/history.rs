@@ -63,7 +63,7 @@ pub(super) fn routes(router: Router<Rest>) -> Router<Rest> {
 }
 
 /// Camunda's answer when no secondary storage is configured.
-fn no_history(uri: &Uri) -> Problem {
+pub(super) fn no_history(uri: &Uri) -> Problem {
     Problem::new(
         StatusCode::FORBIDDEN,
         "This endpoint requires a secondary storage, but none is set. Start Zest with its \
@@ -73,7 +73,7 @@ fn no_history(uri: &Uri) -> Problem {
 }
 
 /// A failed read of history as the REST API answers it.
-fn history_problem(e: HistoryReadError, uri: &Uri) -> Problem {
+pub(super) fn history_problem(e: HistoryReadError, uri: &Uri) -> Problem {
     match e {
         HistoryReadError::Off => no_history(uri),
         HistoryReadError::Bad(m) => Problem::new(StatusCode::BAD_REQUEST, m, uri),
@@ -90,7 +90,7 @@ fn history_problem(e: HistoryReadError, uri: &Uri) -> Problem {
 }
 
 /// A search body: a JSON object (an empty body is `{}`).
-fn query(text: &str, uri: &Uri) -> Result<Value, Problem> {
+pub(super) fn query(text: &str, uri: &Uri) -> Result<Value, Problem> {
     if text.trim().is_empty() {
         return Ok(Value::Object(Default::default()));
     }

@@ -20,6 +20,7 @@ use zest_protocol::{Intent, UserTaskRecord};
 use crate::commands::{CommandError, Commands};
 use call::Keyed;
 
+mod batch_operations;
 mod call;
 mod cluster;
 mod decisions;
@@ -77,6 +78,7 @@ pub fn router(commands: Commands) -> Router {
         messages::routes,
         decisions::routes,
         history::routes,
+        batch_operations::routes,
     ]
     .into_iter()
     .fold(router, |r, routes| routes(r));
