@@ -8,7 +8,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{deploy_rest, http, service_task_bpmn, start, start_with};
+use common::{deploy_rest, http, service_task_bpmn, start, start_in, start_with};
 use serde_json::{json, Value};
 
 fn post(rest: &str, path: &str, body: Value) -> Value {
@@ -323,6 +323,50 @@ fn suspends_resumes_and_cancels_a_batch_operation() {
     assert_eq!(status, 404, "a canceled operation is over: {problem}");
     let (status, problem) = http(rest, "POST", "/v2/batch-operations/9/resumption", None);
     assert_eq!(status, 404, "{problem}");
+}
+
+/// A batch operation is engine state on partition 1: after a SIGKILL the restarted node still
+/// holds it, suspended where it was, and runs it once resumed.
+#[test]
+fn a_batch_operation_survives_a_sigkill() {
+    let node = start("batch-kill");
+    deploy_rest(
+        &node.rest,
+        "kill.bpmn",
+        &service_task_bpmn("kill", "kill-task"),
+    );
+    create(&node.rest, "kill", 10, |_| "x");
+    let key = batch(
+        &node.rest,
+        "/v2/process-instances/cancellation",
+        json!({"filter": {"processDefinitionId": "kill"}}),
+        "CANCEL_PROCESS_INSTANCE",
+    );
+    let path = format!("/v2/batch-operations/{key}/suspension");
+    let (status, answer) = http(&node.rest, "POST", &path, None);
+    assert_eq!(status, 204, "{answer}");
+    let node = start_in(node.kill(), &[]);
+    let rest = &node.rest;
+    let suspended = wait_for(rest, &key, "SUSPENDED");
+    let search = "/v2/process-instances/search";
+    let active = total(
+        rest,
+        search,
+        json!({"processDefinitionId": "kill", "state": "ACTIVE"}),
+    );
+    assert_eq!(
+        active + suspended["operationsCompletedCount"].as_i64().unwrap(),
+        10,
+        "{suspended}"
+    );
+    let resume = format!("/v2/batch-operations/{key}/resumption");
+    let (status, answer) = http(rest, "POST", &resume, None);
+    assert_eq!(status, 204, "{answer}");
+    let done = wait_for(rest, &key, "COMPLETED");
+    assert_eq!(done["operationsTotalCount"], 10, "{done}");
+    assert_eq!(done["operationsCompletedCount"], 10, "{done}");
+    let ended = json!({"processDefinitionId": "kill", "state": "TERMINATED"});
+    assert_eq!(total(rest, search, ended), 10);
 }
 
 #[test]
