@@ -6,6 +6,7 @@
 
 mod backpressure;
 pub mod backup;
+pub mod batch_ops;
 mod byte_share;
 pub mod clock;
 mod cluster;

@@ -28,6 +28,21 @@ pub fn latest_form(state: &dyn StateRead, form_id: &str) -> Option<FormRecord> {
     form(state, latest.key)
 }
 
+/// Unfinished batch operations (partition 1), in key order, at most `limit`.
+pub fn batch_operations(
+    state: &dyn StateRead,
+    limit: usize,
+) -> Vec<zest_protocol::BatchOperationRecord> {
+    let mut out = Vec::new();
+    state.scan_prefix(Ks::BatchOperations, &[], &mut |_, v| {
+        if let Ok(op) = codec::decode(v) {
+            out.push(op);
+        }
+        out.len() < limit
+    });
+    out
+}
+
 pub use crate::behaviour::distribution::pending_distributions;
 pub use crate::behaviour::subscriptions_in_flight::subscription_commands_to_resend;
 

@@ -129,10 +129,13 @@ pub enum Ks {
     /// them after `CORRELATION_MEMORY_MS`. A correlation sent again because its acknowledgement
     /// was lost is acknowledged again instead of rejected.
     CorrelatedMessages,
+    /// Unfinished batch operations (partition 1): batch operation key -> BatchOperationRecord
+    /// (filter, plan, state, cursor, counts; no items).
+    BatchOperations,
 }
 
 impl Ks {
-    pub const ALL: [Ks; 38] = [
+    pub const ALL: [Ks; 39] = [
         Ks::Meta,
         Ks::Processes,
         Ks::ProcessLatest,
@@ -171,6 +174,7 @@ impl Ks {
         Ks::SubscriptionCommandsInFlight,
         Ks::DefinitionInstances,
         Ks::CorrelatedMessages,
+        Ks::BatchOperations,
     ];
 
     /// Where the key an entry of this keyspace is made for (an element instance, a job, a
@@ -246,6 +250,7 @@ impl Ks {
             Ks::SubscriptionCommandsInFlight => "subscription_commands_in_flight",
             Ks::DefinitionInstances => "definition_instances",
             Ks::CorrelatedMessages => "correlated_messages",
+            Ks::BatchOperations => "batch_operations",
         }
     }
 }

@@ -8,6 +8,7 @@
 //! Layer: beside `zest-storage` (it knows records, not the engine or the broker).
 
 pub mod aggregate;
+mod batch;
 mod bpmn;
 pub mod filter;
 mod project;

@@ -34,6 +34,7 @@ pub struct Changes {
     pub user_tasks: BTreeMap<i64, UserTask>,
     pub decisions: decisions::Decisions,
     pub messages: messages::Messages,
+    pub batch_operations: crate::batch::BatchChanges,
     /// Records taken in, for the metrics.
     pub records: usize,
 }
@@ -237,6 +238,7 @@ impl Changes {
                 );
             }
             RecordValue::Incident(i) => self.incident(key, at, intent, i),
+            RecordValue::BatchOperation(b) => self.batch_operations.add(key, at, intent, b),
             RecordValue::Job(j) => self.job(key, at, intent, j),
             RecordValue::JobBatch(b) if intent == Intent::Activated => {
                 for (key, job) in b.job_keys.iter().zip(&b.jobs) {

@@ -65,6 +65,8 @@ pub enum Named {
     DeployedResources,
     /// Its text (`{"content": ...}`).
     ResourceContent,
+    BatchOperations,
+    BatchOperationItems,
 }
 
 impl Named {
@@ -89,6 +91,8 @@ impl Named {
             Named::CorrelatedMessages => &CORRELATED_MESSAGES,
             Named::DeployedResources => &RESOURCES,
             Named::ResourceContent => &RESOURCE_CONTENT,
+            Named::BatchOperations => &crate::batch::BATCH_OPERATIONS,
+            Named::BatchOperationItems => &crate::batch::BATCH_OPERATION_ITEMS,
         }
     }
 }

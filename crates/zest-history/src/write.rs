@@ -408,6 +408,7 @@ pub fn write(
     INCIDENT.write(tx, changes.incidents.iter(), incident_values)?;
     JOB.write(tx, changes.jobs.iter(), job_values)?;
     USER_TASK.write(tx, changes.user_tasks.iter(), user_task_values)?;
+    crate::batch::write(tx, &changes.batch_operations)?;
     flows_and_variables(tx, changes)?;
     changes.decisions.write(tx)?;
     changes.messages.write(tx)?;

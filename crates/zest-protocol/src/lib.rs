@@ -2,12 +2,14 @@
 //! types, intents, rejection types and key layout. This crate is the lowest layer: it knows
 //! nothing of BPMN, storage or networking.
 
+mod batch;
 mod distribution;
 pub mod json;
 mod key;
 mod record;
 mod value;
 
+pub use batch::*;
 pub use distribution::*;
 pub use key::*;
 pub use record::*;

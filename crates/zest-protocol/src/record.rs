@@ -59,6 +59,7 @@ pub enum ValueType {
     AdHocSubProcessInstruction,
     CommandDistribution,
     MessageCorrelation,
+    BatchOperation,
 }
 
 impl ValueType {
@@ -97,6 +98,7 @@ impl ValueType {
             ValueType::AdHocSubProcessInstruction => "AD_HOC_SUB_PROCESS_INSTRUCTION",
             ValueType::CommandDistribution => "COMMAND_DISTRIBUTION",
             ValueType::MessageCorrelation => "MESSAGE_CORRELATION",
+            ValueType::BatchOperation => "BATCH_OPERATION",
         }
     }
 }
@@ -225,6 +227,13 @@ pub enum Intent {
     Acknowledge,
     Acknowledged,
     Finished,
+    // batch operations (CREATE, CREATED, CANCEL, CANCELED, COMPLETED are shared)
+    Execute,
+    Executed,
+    Suspend,
+    Suspended,
+    Resume,
+    Resumed,
 }
 
 impl Intent {
@@ -323,6 +332,12 @@ impl Intent {
             Intent::Acknowledge => "ACKNOWLEDGE",
             Intent::Acknowledged => "ACKNOWLEDGED",
             Intent::Finished => "FINISHED",
+            Intent::Execute => "EXECUTE",
+            Intent::Executed => "EXECUTED",
+            Intent::Suspend => "SUSPEND",
+            Intent::Suspended => "SUSPENDED",
+            Intent::Resume => "RESUME",
+            Intent::Resumed => "RESUMED",
         }
     }
 }

@@ -824,6 +824,7 @@ pub enum RecordValue {
     /// A deployment sent from partition 1 to the others (DEPLOYMENT CREATE there).
     DistributedDeployment(crate::DistributedDeployment),
     MessageCorrelation(MessageCorrelationRecord),
+    BatchOperation(Box<crate::BatchOperationRecord>),
 }
 
 impl RecordValue {
@@ -866,6 +867,7 @@ impl RecordValue {
             RecordValue::CommandDistribution(_) => ValueType::CommandDistribution,
             RecordValue::DistributedDeployment(_) => ValueType::Deployment,
             RecordValue::MessageCorrelation(_) => ValueType::MessageCorrelation,
+            RecordValue::BatchOperation(_) => ValueType::BatchOperation,
         }
     }
 
@@ -883,6 +885,7 @@ impl RecordValue {
             RecordValue::Message(m) => m.variables.len(),
             RecordValue::Signal(s) => s.variables.len(),
             RecordValue::MessageCorrelation(m) => m.variables.len(),
+            RecordValue::BatchOperation(b) => b.filter.len() + b.plan.len() + b.items.len() * 64,
             RecordValue::UserTask(u) => u.variables.len(),
             RecordValue::DecisionEvaluation(d) => d.variables.len(),
             RecordValue::ProcessInstanceModification(m) => m
@@ -905,6 +908,7 @@ impl RecordValue {
             RecordValue::Job(_) => std::mem::size_of::<JobRecord>(),
             RecordValue::UserTask(_) => std::mem::size_of::<UserTaskRecord>(),
             RecordValue::DecisionEvaluation(_) => std::mem::size_of::<DecisionEvaluationRecord>(),
+            RecordValue::BatchOperation(_) => std::mem::size_of::<crate::BatchOperationRecord>(),
             _ => 0,
         }
     }
@@ -1136,6 +1140,7 @@ impl RecordValue {
                 "tenantId": c.tenant_id,
             }),
             RecordValue::CommandDistribution(c) => c.to_json(),
+            RecordValue::BatchOperation(b) => b.to_json(),
             RecordValue::DistributedDeployment(d) => {
                 let mut v = RecordValue::Deployment(d.deployment.clone()).to_json();
                 for (_, created) in &d.created {

@@ -296,6 +296,8 @@ async fn run_node(cfg: config::Resolved) -> anyhow::Result<()> {
             .await
             .context("starting the broker")?,
     );
+    // batch operations run while this node leads partition 1
+    zest_broker::batch_ops::spawn(&broker);
     let (shutdown_tx, shutdown_rx) = tokio::sync::watch::channel(false);
     let service = GatewayService::new(
         broker.clone(),

@@ -4,6 +4,7 @@
 //! write through [`Txn`] with the keys of [`crate::keys`] and import nothing above them.
 
 mod ad_hoc;
+mod batch_operation;
 mod compensation;
 mod deployment;
 mod distribution;
@@ -66,6 +67,7 @@ pub fn apply_event(txn: &mut Txn<'_>, models: &mut Models, r: &Record) {
         RecordValue::AdHocSubProcessInstruction(a) => ad_hoc::apply(txn, r, a),
         RecordValue::Timer(t) => timer::apply(txn, r, t),
         RecordValue::CommandDistribution(d) => distribution::apply(txn, r, d),
+        RecordValue::BatchOperation(b) => batch_operation::apply(txn, r, b),
         // signals, batches and the rest change no state of their own
         _ => {}
     }

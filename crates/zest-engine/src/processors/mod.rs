@@ -2,6 +2,7 @@
 //! [`dispatch`], which routes a command by value type and intent. Processors sit above the
 //! elements and the shared behaviours: nothing below imports them.
 
+pub(crate) mod batch_operation;
 pub(crate) mod command_distribution;
 pub(crate) mod decision;
 pub(crate) mod deployment;
@@ -110,6 +111,11 @@ pub(crate) fn dispatch(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
         (RecordValue::ProcessInstanceModification(m), Modify) => modification::modify(ctx, cmd, m),
         (RecordValue::ProcessInstanceMigration(m), Migrate) => migration::migrate(ctx, cmd, m),
         (RecordValue::ResourceDeletion(r), Delete) => resource_deletion::delete(ctx, cmd, r),
+        (RecordValue::BatchOperation(b), Create) => batch_operation::create(ctx, cmd, b),
+        (RecordValue::BatchOperation(b), Execute) => batch_operation::execute(ctx, cmd, b),
+        (RecordValue::BatchOperation(b), Cancel | Suspend | Resume) => {
+            batch_operation::lifecycle(ctx, cmd, b)
+        }
         (RecordValue::AdHocSubProcessInstruction(a), Activate) => {
             ad_hoc::activate_instruction(ctx, cmd, a)
         }

@@ -15,6 +15,7 @@ use zest_broker::Broker;
 use zest_engine::new_command;
 use zest_protocol::{Intent, PartitionId, Record, RecordType, RecordValue, DEFAULT_TENANT};
 
+pub mod batch_operation;
 pub mod clock;
 pub mod decision;
 pub mod deployment;

@@ -63,7 +63,7 @@ pub(super) fn routes(router: Router<Rest>) -> Router<Rest> {
 }
 
 /// Camunda's answer when no secondary storage is configured.
-fn no_history(uri: &Uri) -> Problem {
+pub(super) fn no_history(uri: &Uri) -> Problem {
     Problem::new(
         StatusCode::FORBIDDEN,
         "This endpoint requires a secondary storage, but none is set. Start Zest with its \

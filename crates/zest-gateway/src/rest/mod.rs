@@ -22,6 +22,7 @@ use zest_protocol::{Intent, UserTaskRecord};
 use crate::commands::{CommandError, Commands};
 use call::Keyed;
 
+mod batch_operations;
 mod call;
 mod cluster;
 mod decisions;
@@ -90,6 +91,7 @@ pub fn router(commands: Commands) -> Router {
         decisions_history::routes,
         messages_history::routes,
         resources_history::routes,
+        batch_operations::routes,
     ]
     .into_iter()
     .fold(router, |r, routes| routes(r));
