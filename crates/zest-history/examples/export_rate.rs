@@ -1,8 +1,9 @@
 //! How fast the history store takes one-task instances: each instance's records as the engine
-//! writes them (process, start event, task, job, end event, a variable), exported in batches
+//! writes them (process, start event, task, job, end event, its variables), exported in batches
 //! of `BATCH` instances, as a partition's exporter does under load.
 //!
-//! `cargo run --release -p zest-history --example export_rate [instances] [batch]`
+//! `cargo run --release -p zest-history --example export_rate [instances] [batch] [variables]`
+//! (variables per instance: 1 by default; 30 is the bench's typical payload)
 
 use std::time::Instant;
 
@@ -48,7 +49,7 @@ fn element(pi: i64, id: &str, ty: BpmnElementType) -> RecordValue {
 
 /// One one-task instance's events, from creation to completion (as two batches would hold
 /// them: created and waiting, then the job completed).
-fn instance(pi: i64, pos: &mut u64, out: &mut Vec<Record>) {
+fn instance(pi: i64, variables: i64, pos: &mut u64, out: &mut Vec<Record>) {
     let mut push = |key, intent, value| {
         *pos += 1;
         out.push(record(*pos, key, intent, value));
@@ -66,17 +67,31 @@ fn instance(pi: i64, pos: &mut u64, out: &mut Vec<Record>) {
             ..Default::default()
         }))
     };
-    let var = RecordValue::Variable(VariableRecord {
-        name: "businessKey".into(),
-        value: "\"order-4711\"".into(),
-        scope_key: pi,
-        process_instance_key: pi,
-        process_definition_key: 1,
-        bpmn_process_id: "benchmark".into(),
-        tenant_id: "<default>".into(),
-    });
+    // the first variable is the business key; more are like the typical payload's: short
+    // numbers and strings of about 40 characters
+    let var = |j: i64| {
+        let (name, value) = match j {
+            0 => ("businessKey".to_string(), "\"order-4711\"".to_string()),
+            j if j % 3 == 0 => (
+                format!("var{j}"),
+                format!("\"a value of about forty characters {j:04}\""),
+            ),
+            j => (format!("var{j}"), (j * 7).to_string()),
+        };
+        RecordValue::Variable(VariableRecord {
+            name,
+            value,
+            scope_key: pi,
+            process_instance_key: pi,
+            process_definition_key: 1,
+            bpmn_process_id: "benchmark".into(),
+            tenant_id: "<default>".into(),
+        })
+    };
     let p = || element(pi, "benchmark", BpmnElementType::Process);
-    push(pi + 1, Intent::Created, var);
+    for j in 0..variables {
+        push(pi + 10 + j, Intent::Created, var(j));
+    }
     push(pi, Intent::ElementActivating, p());
     push(pi, Intent::ElementActivated, p());
     let start = || element(pi, "start", BpmnElementType::StartEvent);
@@ -121,6 +136,8 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let instances: i64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(200_000);
     let batch: i64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(100);
+    // variables per instance: 1 (a business key), or 30 for the typical payload's
+    let variables: i64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(1);
     let dir = std::env::temp_dir().join(format!("zest-export-rate-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let h = History::open(&dir.join("history.sqlite"), 4 << 20).unwrap();
@@ -130,7 +147,12 @@ fn main() {
     while n < instances {
         let mut batch_records = Vec::new();
         for i in n..(n + batch).min(instances) {
-            instance(1000 + i * 10, &mut pos, &mut batch_records);
+            instance(
+                1000 + i * (10 + variables),
+                variables,
+                &mut pos,
+                &mut batch_records,
+            );
         }
         n += batch;
         index += 1;
@@ -145,7 +167,7 @@ fn main() {
             .map(|m| m.len())
             .unwrap_or(0);
     println!(
-        "{instances} one-task instances ({records} records) in batches of {batch}: {s:.2} s, \
+        "{instances} one-task instances with {variables} variables ({records} records) in batches of {batch}: {s:.2} s, \
          {:.0} instances/s, {:.0} records/s; {:.0} bytes per instance on disk",
         instances as f64 / s,
         records as f64 / s,

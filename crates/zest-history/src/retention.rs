@@ -7,9 +7,9 @@
 use rusqlite::{params, Connection};
 
 /// The tables whose rows belong to a root process instance.
+/// (Variables are reached through their instances: they have no index by root.)
 const CHILD_TABLES: &[&str] = &[
     "element_instance",
-    "variable",
     "incident",
     "job",
     "user_task",
@@ -33,6 +33,11 @@ pub fn remove_expired(conn: &mut Connection, cutoff: i64, batch: usize) -> rusql
         rows.collect::<rusqlite::Result<_>>()?
     };
     for root in &roots {
+        tx.prepare_cached(
+            "DELETE FROM variable WHERE process_instance_key IN \
+             (SELECT key FROM process_instance WHERE root_process_instance_key = ?1)",
+        )?
+        .execute([root])?;
         for table in CHILD_TABLES {
             tx.prepare_cached(&format!(
                 "DELETE FROM {table} WHERE root_process_instance_key = ?1"
