@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""schemathesis against Camunda's own OpenAPI document of the REST API v2 (8.8).
+
+    run.py REST_URL            # e.g. http://127.0.0.1:8080 (the server's REST address)
+
+Reads the spec from $ROOT/../shared/specs/camunda-rest-api-8.8.yaml (the shared folder beside
+the checkout; never copied into the project), seeds the server over REST (deployments, instances,
+an incident, a user task, a decision evaluation, a message) so that gets and searches hit real
+data, then runs schemathesis's checks over every operation Zest serves: no 5xx
+(not_a_server_error), responses that match the spec's schemas (response_schema_conformance),
+status codes the spec documents (status_code_conformance) and content types it documents
+(content_type_conformance). A fixed seed and a bound on examples per operation keep it
+deterministic and within about three minutes on two cores. Exit status: schemathesis's.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent.parent
+# CAMUNDA_SPEC: another copy of the same document (a checkout without shared/ beside it)
+SPEC = Path(os.environ.get("CAMUNDA_SPEC",
+                           ROOT.parent / "shared" / "specs" / "camunda-rest-api-8.8.yaml"))
+TESTDATA = HERE.parent / "testdata"
+SEED = 60
+MAX_EXAMPLES = int(os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "12"))
+CHECKS = "not_a_server_error,response_schema_conformance,status_code_conformance,content_type_conformance"
+
+# Tags left out: identity (the security issue) and documents (not in issue 60's scope).
+EXCLUDED_TAGS = {
+    "Authentication": "identity: belongs to the security issue",
+    "Authorization": "identity: belongs to the security issue",
+    "Group": "identity: belongs to the security issue",
+    "Mapping rule": "identity: belongs to the security issue",
+    "Role": "identity: belongs to the security issue",
+    "Setup": "identity: belongs to the security issue",
+    "Tenant": "identity: belongs to the security issue",
+    "User": "identity: belongs to the security issue",
+    "Document": "documents: outside issue 60",
+}
+
+# Operations Zest does not serve yet (they answer 404), by operationId, with the reason.
+EXCLUDED_OPERATIONS = {
+    "cancelProcessInstancesBatchOperation": "batch operations: not served yet (another branch)",
+    "resolveIncidentsBatchOperation": "batch operations: not served yet (another branch)",
+    "migrateProcessInstancesBatchOperation": "batch operations: not served yet (another branch)",
+    "modifyProcessInstancesBatchOperation": "batch operations: not served yet (another branch)",
+    "getBatchOperation": "batch operations: not served yet (another branch)",
+    "searchBatchOperations": "batch operations: not served yet (another branch)",
+    "cancelBatchOperation": "batch operations: not served yet (another branch)",
+    "suspendBatchOperation": "batch operations: not served yet (another branch)",
+    "resumeBatchOperation": "batch operations: not served yet (another branch)",
+    "searchBatchOperationItems": "batch operations: not served yet (another branch)",
+    "getUsageMetrics": "system usage metrics: not served",
+}
+
+
+def adjusted_spec(tmpdir):
+    """The spec as schemathesis reads it: the document itself, with the changes below (each with
+    its reason), written as JSON into a temporary folder (never into the project)."""
+    import yaml  # PyYAML: a dependency of schemathesis
+
+    spec = yaml.safe_load(SPEC.read_text())
+    schemas = spec["components"]["schemas"]
+    # ProblemDetail.instance is `format: uri`, yet its own description says "a URI path" and its
+    # example is `/v2/jobs/activation`: Camunda sends the request's path, a relative reference,
+    # which JSON Schema's `uri` (absolute URIs only) refuses. Checked as what it is: a URI reference.
+    schemas["ProblemDetail"]["properties"]["instance"]["format"] = "uri-reference"
+    # Job activation long-polls for requestTimeout ms (0: the server's default, 15 s in Zest; the
+    # spec's example: 60 s): a bound of 1 s keeps each activation within the run's time budget.
+    timeout = schemas["JobActivationRequest"]["properties"]["requestTimeout"]
+    timeout.update({"minimum": 1, "maximum": 1000, "example": 500, "default": 500})
+    # Page cursors: 8.9 always sends startCursor and endCursor, null on an empty page, and its
+    # spec says so (nullable); 8.8's leaves them optional. Zest answers as 8.9 does.
+    page = schemas["SearchQueryPageResponse"]["properties"]
+    for name in ("startCursor", "endCursor"):
+        page[name]["nullable"] = True
+    # Status codes the 8.8 spec leaves out where Camunda sends them (its gateway answers an
+    # unknown key or definition with its engine's NOT_FOUND rejection, 404, and a key that is
+    # not a number with 400 "The provided ... is not a valid key", on every operation): each
+    # operation documents 400 and 404 as problem details.
+    problem = {"description": "A problem detail (added by the runner: see run.py)",
+               "content": {"application/problem+json": {
+                   "schema": {"$ref": "#/components/schemas/ProblemDetail"}}}}
+    for ops in spec["paths"].values():
+        for method, op in ops.items():
+            if method in ("get", "post", "put", "patch", "delete"):
+                for code in ("400", "404"):
+                    op["responses"].setdefault(code, problem)
+    out = Path(tmpdir) / "camunda-rest-api-8.8.json"
+    out.write_text(json.dumps(spec))
+    return out
+
+
+def request(base, method, path, body=None, headers=None):
+    data = None
+    headers = dict(headers or {})
+    if body is not None and not isinstance(body, bytes):
+        data = json.dumps(body).encode()
+        headers["Content-Type"] = "application/json"
+    elif body is not None:
+        data = body
+    req = urllib.request.Request(base + path, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            raw = resp.read()
+            return resp.status, json.loads(raw) if raw else None
+    except urllib.error.HTTPError as err:
+        raw = err.read()
+        raise SystemExit(f"seed: {method} {path} answered {err.code}: {raw[:400]!r}")
+
+
+def deploy(base, files):
+    boundary = uuid.uuid4().hex
+    parts = []
+    for name in files:
+        content = (TESTDATA / name).read_bytes()
+        parts.append(
+            f"--{boundary}\r\nContent-Disposition: form-data; name=\"resources\"; "
+            f"filename=\"{name}\"\r\nContent-Type: application/octet-stream\r\n\r\n".encode()
+            + content
+            + b"\r\n"
+        )
+    body = b"".join(parts) + f"--{boundary}--\r\n".encode()
+    _, out = request(
+        base, "POST", "/v2/deployments", body,
+        {"Content-Type": f"multipart/form-data; boundary={boundary}"},
+    )
+    return out
+
+
+def seed(base):
+    """A few definitions, instances in every state, an incident, a user task, a decision."""
+    deploy(base, ["one_task.bpmn", "user_tasks.bpmn", "review.form", "pricing.dmn",
+                  "receive_message.bpmn"])
+    for i in range(3):
+        request(base, "POST", "/v2/process-instances",
+                {"processDefinitionId": "benchmark", "variables": {"n": i, "name": f"seed-{i}"}})
+    request(base, "POST", "/v2/process-instances",
+            {"processDefinitionId": "user_tasks", "variables": {"reviewer": "demo"}})
+    request(base, "POST", "/v2/process-instances",
+            {"processDefinitionId": "zest_proc", "variables": {"orderId": "order-1"}})
+    # one job completed, one failed without retries (an incident), one left active
+    _, jobs = request(base, "POST", "/v2/jobs/activation",
+                      {"type": "benchmark-task", "maxJobsToActivate": 2, "timeout": 60000,
+                       "worker": "schemathesis-seed"})
+    jobs = jobs["jobs"]
+    if len(jobs) == 2:
+        request(base, "POST", f"/v2/jobs/{jobs[0]['jobKey']}/completion", {"variables": {"done": True}})
+        request(base, "POST", f"/v2/jobs/{jobs[1]['jobKey']}/failure",
+                {"retries": 0, "errorMessage": "seeded incident"})
+    request(base, "POST", "/v2/decision-definitions/evaluation",
+            {"decisionDefinitionId": "discount", "variables": {"customer": "gold", "amount": 100}})
+    request(base, "POST", "/v2/messages/publication",
+            {"name": "order", "correlationKey": "order-1", "timeToLive": 0})
+    # the history is written behind the log: wait until the searches show the seed
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        _, out = request(base, "POST", "/v2/incidents/search", {})
+        if out["page"]["totalItems"] > 0:
+            break
+        time.sleep(0.3)
+    _, out = request(base, "POST", "/v2/process-instances/search", {})
+    print(f"schemathesis: seeded {out['page']['totalItems']} process instances", flush=True)
+
+
+def main():
+    if len(sys.argv) != 2:
+        raise SystemExit(__doc__)
+    base = sys.argv[1].rstrip("/")
+    if not SPEC.is_file():
+        raise SystemExit(f"schemathesis: Camunda's OpenAPI document is missing: expected {SPEC} "
+                         "(the shared/ folder beside the checkout)")
+    seed(base)
+    tmp = tempfile.mkdtemp(prefix="zest-schemathesis-")
+    spec = adjusted_spec(tmp)
+    for op, why in sorted(EXCLUDED_OPERATIONS.items()):
+        print(f"schemathesis: excluded {op}: {why}")
+    args = [
+        str(Path(sys.executable).parent / "schemathesis"), "--no-color", "run", str(spec),
+        "--url", base + "/v2",
+        "--checks", CHECKS,
+        "--seed", str(SEED),
+        "--max-examples", str(MAX_EXAMPLES),
+        "--workers", "2",
+        "--phases", "examples,coverage,fuzzing",
+        "--request-timeout", "10",
+        "--suppress-health-check", "all",
+        "--generation-database", "none",
+    ]
+    for tag in EXCLUDED_TAGS:
+        args += ["--exclude-tag", tag]
+    for op in EXCLUDED_OPERATIONS:
+        args += ["--exclude-operation-id", op]
+    extra = os.environ.get("SCHEMATHESIS_ARGS", "").split()
+    try:
+        # its cwd: the temporary folder, where schemathesis keeps its own files (.schemathesis/)
+        return subprocess.call(args + extra, cwd=tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
