@@ -158,15 +158,20 @@ fn encode_cursor(values: &[Sql], hash: u64) -> String {
     cursor_of(&values.iter().map(sql_json).collect::<Vec<_>>(), hash)
 }
 
-/// The cursor of the row whose sort values are `values` (as JSON).
+/// The cursor of the row whose sort values are `values` (as JSON): padded base64 of the
+/// standard alphabet, the pattern Camunda's spec gives `startCursor` and `endCursor`.
 fn cursor_of(values: &[Value], hash: u64) -> String {
     let body = json!({"q": format!("{hash:x}"), "v": values});
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(body.to_string())
+    base64::engine::general_purpose::STANDARD.encode(body.to_string())
 }
 
+/// A cursor's sort values; the URL-safe unpadded spelling (Zest's cursors before they followed
+/// the spec's pattern) is read too.
 fn decode_cursor(text: &str, hash: u64, columns: usize) -> Option<Vec<Sql>> {
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(text.trim_end_matches('='))
+    use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+    let bytes = STANDARD
+        .decode(text)
+        .or_else(|_| URL_SAFE_NO_PAD.decode(text.trim_end_matches('=')))
         .ok()?;
     let body: Value = serde_json::from_slice(&bytes).ok()?;
     if body.get("q")?.as_str()? != format!("{hash:x}") {

@@ -257,6 +257,18 @@ fn cursors_page_through_every_row_once_in_both_directions() {
         keys(&back, "processInstanceKey"),
         keys(&pages[2], "processInstanceKey")
     );
+    // every cursor is what Camunda's spec says a cursor is: padded base64 of its alphabet
+    // (`^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=)?$`)
+    for page in &pages {
+        for name in ["startCursor", "endCursor"] {
+            let cursor = page["page"][name].as_str().unwrap();
+            assert_eq!(cursor.len() % 4, 0, "{name} {cursor} is not padded base64");
+            let alphabet = |c: char| c.is_ascii_alphanumeric() || c == '+' || c == '/';
+            let body = cursor.trim_end_matches('=');
+            assert!(body.chars().all(alphabet), "{name} {cursor} is not base64");
+            assert!(cursor.len() - body.len() <= 2, "{name} {cursor}");
+        }
+    }
     // a cursor of another query is refused
     let other = h.search(
         &resources::PROCESS_INSTANCES,
