@@ -71,12 +71,23 @@ fn order(resource: &Resource, sort: Option<&Value>) -> Result<Order, SearchError
                 )))
             }
         };
-        exprs.push((field.sql.to_string(), desc));
+        // a field that is the same constant on every row (a job's `isDenied`) orders nothing;
+        // left out, since SQLite reads an integer in ORDER BY as a column number
+        if !is_constant(field.sql) {
+            exprs.push((field.sql.to_string(), desc));
+        }
     }
     if !exprs.iter().any(|(e, _)| e == KEY) {
         exprs.push((KEY.to_string(), false));
     }
     Ok(Order { exprs })
+}
+
+/// Whether a field's SQL is a literal: a number, a quoted string or NULL.
+fn is_constant(sql: &str) -> bool {
+    sql.eq_ignore_ascii_case("NULL")
+        || sql.parse::<f64>().is_ok()
+        || (sql.len() >= 2 && sql.starts_with('\'') && sql.ends_with('\''))
 }
 
 struct Page {
