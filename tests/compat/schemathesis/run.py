@@ -84,6 +84,11 @@ def adjusted_spec(tmpdir):
     page = schemas["SearchQueryPageResponse"]["properties"]
     for name in ("startCursor", "endCursor"):
         page[name]["nullable"] = True
+    # Cursors: the spec bounds them to 300 characters, yet a cursor holds the sort values of a
+    # row (Camunda's is base64 of them as JSON: its example decodes to [2251799813687102]), so a
+    # page sorted by a long text (an incident's errorMessage) has a longer one, in Camunda too.
+    for name in ("StartCursor", "EndCursor"):
+        schemas[name].pop("maxLength", None)
     # Status codes the 8.8 spec leaves out where Camunda sends them (its gateway answers an
     # unknown key or definition with its engine's NOT_FOUND rejection, 404, and a key that is
     # not a number with 400 "The provided ... is not a valid key", on every operation): each
@@ -191,7 +196,9 @@ def main():
         "--checks", CHECKS,
         "--seed", str(SEED),
         "--max-examples", str(MAX_EXAMPLES),
-        "--workers", "2",
+        # one worker: hypothesis's threads hit CPython 3.11's "AST constructor recursion depth
+        # mismatch" (a SystemError in ast.parse) now and then; one also keeps runs repeatable
+        "--workers", "1",
         "--phases", "examples,coverage,fuzzing",
         "--request-timeout", "10",
         "--suppress-health-check", "all",
