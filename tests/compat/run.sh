@@ -6,7 +6,8 @@
 #
 # Suites, in order, stopping at the first that fails: Go client compat tests, the official Go
 # client's own integration tests, zbctl, the zest CLI as zbctl, pytest (pyzeebe), Camunda's
-# Node.js SDK, c8ctl (Camunda's REST CLI, zest only), the Java client (gRPC, and REST with the
+# Node.js SDK, c8ctl (Camunda's REST CLI, zest only), schemathesis against Camunda's OpenAPI
+# document (zest only), the Java client (gRPC, and REST with the
 # 8.8 client's defaults), Camunda's Spring Boot starter, Camunda Process Test (remote runtime),
 # crash test (zest only).
 # Installs what it needs on a fresh Debian machine: Go (must be >= 1.21), python3 + venv (a
@@ -15,7 +16,7 @@
 # (tests/compat/node/node_modules) and c8ctl (copied from ../shared into tests/compat/.c8ctl).
 #
 # Env: ZEST_BIN, ZEEBE_ADDRESS, COMPAT_VERBOSE=1 (go test -v / pytest -v), COMPAT_SUITES (space
-# separated subset of: go official zbctl zest-cli python node c8ctl java spring cpt crash partitions cluster; crash runs three
+# separated subset of: go official zbctl zest-cli python node c8ctl schemathesis java spring cpt crash partitions cluster; crash runs three
 # variants: default, log fsync off, and snapshots/segment deletion/backups during the kills;
 # partitions runs go, python, java and crash against 3 partitions; cluster runs go, python and
 # java against `zest cluster` (3 nodes, 3 partitions, replication factor 3) and the crash test
@@ -25,7 +26,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-SUITES=${COMPAT_SUITES:-go official zbctl zest-cli python node c8ctl java spring cpt crash partitions cluster}
+SUITES=${COMPAT_SUITES:-go official zbctl zest-cli python node c8ctl schemathesis java spring cpt crash partitions cluster}
 VERBOSE=${COMPAT_VERBOSE:-}
 
 log() { printf '\n==== %s\n' "$*"; }
@@ -126,6 +127,23 @@ if want c8ctl; then
     echo "compat: external server: the c8ctl suite (it starts zest on ports of its own) is skipped"
   fi
 fi
+if want schemathesis; then
+  # schemathesis (PyPI) in a venv of its own (tests/compat/schemathesis/.venv), against
+  # Camunda's OpenAPI document from the shared folder beside the checkout (never copied here)
+  [ -f "${CAMUNDA_SPEC:-$ROOT/../shared/specs/camunda-rest-api-8.8.yaml}" ] ||
+    die "Camunda's OpenAPI document is missing: expected $ROOT/../shared/specs/camunda-rest-api-8.8.yaml (the shared/ folder beside the checkout)"
+  command -v python3 >/dev/null || apt_install python3
+  ST_VENV=$HERE/schemathesis/.venv
+  if [ ! -x "$ST_VENV/bin/python" ]; then
+    python3 -m venv "$ST_VENV" 2>/dev/null || { apt_install python3-venv; rm -rf "$ST_VENV"; python3 -m venv "$ST_VENV"; }
+  fi
+  STAMP=$ST_VENV/.requirements.sha
+  SUM=$(sha256sum "$HERE/schemathesis/requirements.txt" | cut -d' ' -f1)
+  if [ "$(cat "$STAMP" 2>/dev/null)" != "$SUM" ]; then
+    "$ST_VENV/bin/pip" install -q --disable-pip-version-check -r "$HERE/schemathesis/requirements.txt"
+    echo "$SUM" >"$STAMP"
+  fi
+fi
 if want java || want spring || want cpt || want partitions || want cluster; then
   # the official Java client (tests/compat/java), the Spring Boot starter (spring) and Camunda
   # Process Test (cpt): a JDK >= 17 and Maven; their artifacts come from Maven Central into ~/.m2
@@ -186,6 +204,26 @@ fi
 # and against its default profile (localhost:8080, demo/demo) when port 8080 is free (zest only)
 if want c8ctl && [ -n "${ZEST_BIN:-}" ]; then
   run_suite c8ctl bash -c "cd '$HERE/c8ctl' && PATH='$NODE_PATH_DIR':\$PATH node --test --test-reporter=spec --test-concurrency=1"
+fi
+# schemathesis over every operation of Camunda 8.8's REST API v2 that Zest serves, against a
+# `zest start` of its own (kernel-given ports, from its READY line), seeded by the runner
+schemathesis_suite() {
+  local dir pid rest rc=0
+  dir=$(mktemp -d /tmp/zest-schemathesis-XXXXXX)
+  "$ZEST_BIN" start --data-dir "$dir/data" --gateway-address 127.0.0.1:0 \
+    --management-address 127.0.0.1:0 --rest-address 127.0.0.1:0 >"$dir/out.log" 2>"$dir/err.log" &
+  pid=$!
+  for _ in $(seq 1 120); do grep -q READY "$dir/out.log" 2>/dev/null && break; sleep 0.5; done
+  grep -q READY "$dir/out.log" || { echo "zest did not start:"; tail -20 "$dir/err.log"; kill "$pid" 2>/dev/null; return 1; }
+  rest=http://$(sed -n 's/^READY .* rest=\([^ ]*\) .*/\1/p' "$dir/out.log" | head -1)
+  "$ST_VENV/bin/python" "$HERE/schemathesis/run.py" "$rest" || rc=$?
+  kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+  [ $rc = 0 ] || { echo "zest's log (last lines):"; tail -20 "$dir/err.log"; }
+  rm -rf "$dir"
+  return $rc
+}
+if want schemathesis && [ -n "${ZEST_BIN:-}" ]; then
+  run_suite schemathesis schemathesis_suite
 fi
 # The Maven suites (java, spring, cpt) only take addresses: against a zest binary, start one
 # for each run (ZEEBE_ADDRESS: gRPC host:port; ZEEBE_REST_ADDRESS and ZEST_MANAGEMENT_ADDRESS:

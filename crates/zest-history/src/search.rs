@@ -71,12 +71,23 @@ fn order(resource: &Resource, sort: Option<&Value>) -> Result<Order, SearchError
                 )))
             }
         };
-        exprs.push((field.sql.to_string(), desc));
+        // a field that is the same constant on every row (a job's `isDenied`) orders nothing;
+        // left out, since SQLite reads an integer in ORDER BY as a column number
+        if !is_constant(field.sql) {
+            exprs.push((field.sql.to_string(), desc));
+        }
     }
     if !exprs.iter().any(|(e, _)| e == KEY) {
         exprs.push((KEY.to_string(), false));
     }
     Ok(Order { exprs })
+}
+
+/// Whether a field's SQL is a literal: a number, a quoted string or NULL.
+fn is_constant(sql: &str) -> bool {
+    sql.eq_ignore_ascii_case("NULL")
+        || sql.parse::<f64>().is_ok()
+        || (sql.len() >= 2 && sql.starts_with('\'') && sql.ends_with('\''))
 }
 
 struct Page {
@@ -158,15 +169,20 @@ fn encode_cursor(values: &[Sql], hash: u64) -> String {
     cursor_of(&values.iter().map(sql_json).collect::<Vec<_>>(), hash)
 }
 
-/// The cursor of the row whose sort values are `values` (as JSON).
+/// The cursor of the row whose sort values are `values` (as JSON): padded base64 of the
+/// standard alphabet, the pattern Camunda's spec gives `startCursor` and `endCursor`.
 fn cursor_of(values: &[Value], hash: u64) -> String {
     let body = json!({"q": format!("{hash:x}"), "v": values});
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(body.to_string())
+    base64::engine::general_purpose::STANDARD.encode(body.to_string())
 }
 
+/// A cursor's sort values; the URL-safe unpadded spelling (Zest's cursors before they followed
+/// the spec's pattern) is read too.
 fn decode_cursor(text: &str, hash: u64, columns: usize) -> Option<Vec<Sql>> {
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(text.trim_end_matches('='))
+    use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+    let bytes = STANDARD
+        .decode(text)
+        .or_else(|_| URL_SAFE_NO_PAD.decode(text.trim_end_matches('=')))
         .ok()?;
     let body: Value = serde_json::from_slice(&bytes).ok()?;
     if body.get("q")?.as_str()? != format!("{hash:x}") {

@@ -196,4 +196,13 @@ fn bad_deployments_and_evaluations_are_400_problems() {
         problem["detail"].as_str().unwrap().contains("resourceKey"),
         "{problem}"
     );
+    // a key that no deployment can have (resources are deployed on partition 1, so their keys
+    // are partition 1's) is not found, not a command the engine took for a distributed one and
+    // never answered (a 503 schemathesis found)
+    for key in ["5", "2251799813326547", "4503599627370497"] {
+        let path = format!("/v2/resources/{key}/deletion");
+        let (status, problem) = http(&rest, "POST", &path, None);
+        assert_eq!(status, 404, "{path}: {problem}");
+        assert_eq!(problem["title"], "NOT_FOUND", "{path}: {problem}");
+    }
 }

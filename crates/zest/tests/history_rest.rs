@@ -6,7 +6,9 @@
 
 mod common;
 
-use common::{activate_one, complete, connect, deploy_one_task, http, start, start_in, start_with};
+use common::{
+    activate_one, complete, connect, deploy_one_task, http, http_with, start, start_in, start_with,
+};
 use serde_json::{json, Value};
 use zest_gateway::proto;
 
@@ -219,6 +221,26 @@ fn finished_work_is_found_again_through_the_rest_api_also_after_a_kill() {
         1,
         "an instance created after the restart is found at once"
     );
+}
+
+/// A search body that is not UTF-8 gets a 400 problem (JSON, Camunda's INVALID_ARGUMENT), as
+/// any other malformed body, on every search (schemathesis found text/plain answers).
+#[test]
+fn a_body_that_is_not_utf8_gets_a_400_problem() {
+    let node = start("not-utf8");
+    for path in [
+        "/v2/process-instances/search",
+        "/v2/user-tasks/search",
+        "/v2/user-tasks/1/variables/search",
+        "/v2/correlated-message-subscriptions/search",
+        "/v2/decision-definitions/search",
+        "/v2/incidents/statistics/process-instances-by-error",
+    ] {
+        let (status, problem) = http_with(&node.rest, "POST", path, "application/json", b"\xe9^");
+        assert_eq!(status, 400, "{path}: {problem}");
+        assert_eq!(problem["title"], "INVALID_ARGUMENT", "{path}: {problem}");
+        assert_eq!(problem["instance"], path, "{path}: {problem}");
+    }
 }
 
 #[test]

@@ -13,7 +13,7 @@ use serde_json::Value;
 use zest_history::resources::decision_instance_key;
 use zest_history::Named;
 
-use super::history::{history_problem, run_get, run_search};
+use super::history::{history_problem, run_get, run_search, Text};
 use super::{parse_named_key, Problem, Rest};
 
 pub(super) fn routes(router: Router<Rest>) -> Router<Rest> {
@@ -49,7 +49,7 @@ pub(super) fn routes(router: Router<Rest>) -> Router<Rest> {
 async fn search_definitions(
     State(rest): State<Rest>,
     uri: Uri,
-    text: String,
+    Text(text): Text,
 ) -> Result<Json<Value>, Problem> {
     run_search(&rest, Named::DecisionDefinitions, &text, None, &uri).await
 }
@@ -89,7 +89,7 @@ async fn definition_xml(
 async fn search_requirements(
     State(rest): State<Rest>,
     uri: Uri,
-    text: String,
+    Text(text): Text,
 ) -> Result<Json<Value>, Problem> {
     run_search(&rest, Named::DecisionRequirements, &text, None, &uri).await
 }
@@ -123,7 +123,7 @@ async fn requirements_xml(
 async fn search_instances(
     State(rest): State<Rest>,
     uri: Uri,
-    text: String,
+    Text(text): Text,
 ) -> Result<Json<Value>, Problem> {
     run_search(&rest, Named::DecisionInstances, &text, None, &uri).await
 }

@@ -7,7 +7,7 @@
 //! node's history lacks of the nodes that replicate them and merges (`Broker::history_search`). Without history
 //! (`--history off`) they answer Camunda's 403 ("requires a secondary storage").
 
-use axum::extract::{Path, State};
+use axum::extract::{FromRequest, Path, Request, State};
 use axum::http::{StatusCode, Uri};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -16,6 +16,22 @@ use zest_broker::HistoryReadError;
 use zest_history::{Named, Of};
 
 use super::{parse_named_key, Problem, Rest};
+
+/// A search's body as text: one that is not UTF-8 (or too large) gets a problem, as a
+/// malformed JSON body does, where axum's `String` would answer text/plain.
+pub(super) struct Text(pub String);
+
+impl<S: Send + Sync> FromRequest<S> for Text {
+    type Rejection = Problem;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Problem> {
+        let uri = req.uri().clone();
+        String::from_request(req, state)
+            .await
+            .map(Text)
+            .map_err(|e| Problem::new(e.status(), e.body_text(), &uri))
+    }
+}
 
 /// The history routes, added to the REST router.
 pub(super) fn routes(router: Router<Rest>) -> Router<Rest> {
@@ -148,7 +164,7 @@ pub(super) async fn run_get(
 async fn search_process_instances(
     State(rest): State<Rest>,
     uri: Uri,
-    text: String,
+    Text(text): Text,
 ) -> Result<Json<Value>, Problem> {
     run_search(&rest, Named::ProcessInstances, &text, None, &uri).await
 }
@@ -174,7 +190,7 @@ async fn search_instance_incidents(
     State(rest): State<Rest>,
     Path(key): Path<String>,
     uri: Uri,
-    text: String,
+    Text(text): Text,
 ) -> Result<Json<Value>, Problem> {
     let key = parse_named_key(&key, "processInstanceKey", &uri)?;
     run_search(&rest, Named::Incidents, &text, Some(key), &uri).await
@@ -226,7 +242,7 @@ async fn call_hierarchy(
 async fn search_process_definitions(
     State(rest): State<Rest>,
     uri: Uri,
-    text: String,
+    Text(text): Text,
 ) -> Result<Json<Value>, Problem> {
     run_search(&rest, Named::ProcessDefinitions, &text, None, &uri).await
 }
@@ -252,7 +268,7 @@ async fn definition_statistics(
     State(rest): State<Rest>,
     Path(key): Path<String>,
     uri: Uri,
-    text: String,
+    Text(text): Text,
 ) -> Result<Json<Value>, Problem> {
     let key = parse_named_key(&key, "processDefinitionKey", &uri)?;
     let q = query(&text, &uri)?;
@@ -270,7 +286,7 @@ async fn definition_statistics(
 async fn search_element_instances(
     State(rest): State<Rest>,
     uri: Uri,
-    text: String,
+    Text(text): Text,
 ) -> Result<Json<Value>, Problem> {
     if !rest.broker.history_on() {
         return super::search_active_element_instances(&rest, &uri, &text).await;
@@ -298,7 +314,7 @@ async fn get_element_instance(
 async fn search_variables(
     State(rest): State<Rest>,
     uri: Uri,
-    text: String,
+    Text(text): Text,
 ) -> Result<Json<Value>, Problem> {
     run_search(&rest, Named::Variables, &text, None, &uri).await
 }
@@ -322,7 +338,7 @@ async fn get_variable(
 async fn search_incidents(
     State(rest): State<Rest>,
     uri: Uri,
-    text: String,
+    Text(text): Text,
 ) -> Result<Json<Value>, Problem> {
     run_search(&rest, Named::Incidents, &text, None, &uri).await
 }
@@ -346,7 +362,7 @@ async fn get_incident(
 async fn search_jobs(
     State(rest): State<Rest>,
     uri: Uri,
-    text: String,
+    Text(text): Text,
 ) -> Result<Json<Value>, Problem> {
     run_search(&rest, Named::Jobs, &text, None, &uri).await
 }

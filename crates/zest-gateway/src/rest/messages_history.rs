@@ -10,7 +10,7 @@ use axum::{Json, Router};
 use serde_json::Value;
 use zest_history::Named;
 
-use super::history::run_search;
+use super::history::{run_search, Text};
 use super::{Problem, Rest};
 
 pub(super) fn routes(router: Router<Rest>) -> Router<Rest> {
@@ -25,7 +25,7 @@ pub(super) fn routes(router: Router<Rest>) -> Router<Rest> {
 async fn subscriptions(
     State(rest): State<Rest>,
     uri: Uri,
-    text: String,
+    Text(text): Text,
 ) -> Result<Json<Value>, Problem> {
     run_search(&rest, Named::MessageSubscriptions, &text, None, &uri).await
 }
@@ -33,7 +33,7 @@ async fn subscriptions(
 async fn correlated(
     State(rest): State<Rest>,
     uri: Uri,
-    text: String,
+    Text(text): Text,
 ) -> Result<Json<Value>, Problem> {
     run_search(&rest, Named::CorrelatedMessages, &text, None, &uri).await
 }

@@ -11,31 +11,31 @@ use serde_json::Value;
 use zest_history::aggregate::{Aggregate, AggregateKind};
 use zest_history::SearchError;
 
-use super::history::{history_problem, query};
+use super::history::{history_problem, query, Text};
 use super::{Problem, Rest, Routes};
 
 pub(super) fn routes(r: Routes) -> Routes {
     r.route(
         "/v2/process-definitions/statistics/process-instances",
-        post(|s: State<Rest>, uri: Uri, body: String| {
+        post(|s: State<Rest>, uri: Uri, Text(body): Text| {
             statistics(s, uri, body, AggregateKind::DefinitionInstances)
         }),
     )
     .route(
         "/v2/process-definitions/statistics/process-instances-by-version",
-        post(|s: State<Rest>, uri: Uri, body: String| {
+        post(|s: State<Rest>, uri: Uri, Text(body): Text| {
             statistics(s, uri, body, AggregateKind::DefinitionVersions)
         }),
     )
     .route(
         "/v2/incidents/statistics/process-instances-by-error",
-        post(|s: State<Rest>, uri: Uri, body: String| {
+        post(|s: State<Rest>, uri: Uri, Text(body): Text| {
             statistics(s, uri, body, AggregateKind::IncidentsByError)
         }),
     )
     .route(
         "/v2/incidents/statistics/process-instances-by-definition",
-        post(|s: State<Rest>, uri: Uri, body: String| {
+        post(|s: State<Rest>, uri: Uri, Text(body): Text| {
             statistics(s, uri, body, AggregateKind::IncidentsByDefinition)
         }),
     )

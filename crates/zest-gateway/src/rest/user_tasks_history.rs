@@ -12,7 +12,7 @@ use serde_json::{json, Map, Value};
 use zest_history::resources::EFFECTIVE_AT;
 use zest_history::Named;
 
-use super::history::{history_problem, query, run_get, run_search};
+use super::history::{history_problem, query, run_get, run_search, Text};
 use super::{parse_named_key, Problem, Rest};
 
 pub(super) fn routes(router: Router<Rest>) -> Router<Rest> {
@@ -29,7 +29,11 @@ pub(super) fn routes(router: Router<Rest>) -> Router<Rest> {
         )
 }
 
-async fn search(State(rest): State<Rest>, uri: Uri, text: String) -> Result<Json<Value>, Problem> {
+async fn search(
+    State(rest): State<Rest>,
+    uri: Uri,
+    Text(text): Text,
+) -> Result<Json<Value>, Problem> {
     if !rest.broker.history_on() {
         return super::search_user_tasks(State(rest), uri, text).await;
     }
@@ -102,7 +106,7 @@ async fn variables(
     State(rest): State<Rest>,
     Path(key): Path<String>,
     uri: Uri,
-    text: String,
+    Text(text): Text,
 ) -> Result<Json<Value>, Problem> {
     let scope = task_scope(&rest, &key, &uri).await?;
     let text = scoped(&text, &uri, "scopeKey", scope)?;
@@ -113,7 +117,7 @@ async fn effective_variables(
     State(rest): State<Rest>,
     Path(key): Path<String>,
     uri: Uri,
-    text: String,
+    Text(text): Text,
 ) -> Result<Json<Value>, Problem> {
     let scope = task_scope(&rest, &key, &uri).await?;
     let text = scoped(&text, &uri, EFFECTIVE_AT, scope)?;
