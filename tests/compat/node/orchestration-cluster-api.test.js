@@ -13,10 +13,10 @@
 // consistencyManagement parameter for eventually consistent endpoint" before any request. With
 // waitUpToMs > 0 the SDK polls until the predicate holds (by default: a non-empty `items`).
 //
-// KNOWN lists the spec violations of Zest's history searches that are not fixed yet: a read that
-// fails strict validation with only those is recorded and read again without validation, so the
-// tests still check what the user sees; the `todo` test at the end lists what was recorded (it
-// runs and reports, and passes once they are fixed). Any other violation fails its test.
+// KNOWN lists the spec violations of Zest's history searches that are not fixed yet (none now):
+// a read that fails strict validation with only those is recorded and read again without
+// validation, so the tests still check what the user sees, and the test at the end fails on what
+// was recorded. Any other violation fails its test.
 
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -25,13 +25,7 @@ import { acquireServer, model } from './harness.js'
 
 const VALIDATION = process.env.OCA_VALIDATION ?? 'res:strict'
 /** Violations of Camunda's spec in Zest's history searches, not fixed yet: [issue pattern, why]. */
-const KNOWN = [
-  [/^page\.(startCursor|endCursor): Invalid string: must match pattern/,
-    "Zest's page cursors are base64url without padding (zest-history search.rs encode_cursor); the spec's StartCursor/EndCursor are standard base64 (pattern [A-Za-z0-9+/] with = padding)"],
-  [/^items\.\d+\.(assignee|followUpDate|dueDate|externalFormReference|formKey|completionDate|name|processName|candidateGroups|candidateUsers|customHeaders): /,
-    "Zest's user task search answers unset fields as null; the spec's UserTaskResult types them string (not nullable): leave them out"],
-]
-const COMPLETED_TASKS = "Zest's user task search no longer finds a completed task (Camunda's answers it with state COMPLETED)"
+const KNOWN = [] // none left (page cursors are padded base64 since the schemathesis suite)
 /** { op, input, issues } of each read that violated the spec only in KNOWN ways. */
 const violations = []
 const WAIT = { consistency: { waitUpToMs: 10_000, pollIntervalMs: 100 } }
@@ -262,7 +256,7 @@ test('user tasks: search, assign, complete', { timeout: 30_000 }, async (t) => {
   assert.equal(task.state, 'CREATED')
   assert.equal(task.elementId, 'review')
   assert.equal(task.processDefinitionId, id)
-  assert.equal(task.assignee ?? undefined, undefined) // unassigned (Zest sends null: KNOWN)
+  assert.equal(task.assignee ?? undefined, undefined) // unassigned
 
   await camunda.assignUserTask({ userTaskKey: task.userTaskKey, assignee: 'demo' })
   const assigned = await read('searchUserTasks',
@@ -275,13 +269,13 @@ test('user tasks: search, assign, complete', { timeout: 30_000 }, async (t) => {
   assert.equal(done.items[0].state, 'COMPLETED')
   const vars = await read('searchVariables', { filter: { processInstanceKey: created.processInstanceKey, name: 'approved' } }, WAIT)
   assert.equal(vars.items[0]?.value, 'true', show(vars))
-  await t.test('the completed task is found COMPLETED', { todo: COMPLETED_TASKS }, async () => {
+  await t.test('the completed task is found COMPLETED', async () => {
     const completed = await read('searchUserTasks', { filter: { userTaskKey: task.userTaskKey } }, { consistency: { waitUpToMs: 0 } })
     assert.equal(completed.items[0]?.state, 'COMPLETED', show(completed))
   })
 })
 
-test('every read above passes strict response validation', { todo: 'Zest history searches violate the spec (KNOWN)' }, () => {
+test('every read above passes strict response validation', () => {
   // one line per operation and violation, with the first request that showed it
   const seen = new Map()
   for (const v of violations) {
