@@ -183,7 +183,43 @@ fn resolves_incidents_migrates_and_modifies_in_bulk() {
     assert_eq!(total(rest, incidents, json!({"state": "RESOLVED"})), 4);
     assert_eq!(total(rest, incidents, json!({"state": "ACTIVE"})), 0);
     // the jobs are activatable again (the batch gave each a retry)
-    assert!(common::activate_rest(rest, "flaky-task").is_some());
+    let job = common::activate_rest(rest, "flaky-task").expect("a job again");
+
+    // 8.9: the incidents of one instance, by its key
+    let path = format!("/v2/jobs/{}/failure", job["jobKey"].as_str().unwrap());
+    let (status, answer) = http(
+        rest,
+        "POST",
+        &path,
+        Some(json!({"retries": 0, "errorMessage": "down again"})),
+    );
+    assert_eq!(status, 204, "{answer}");
+    let instance = job["processInstanceKey"].as_str().unwrap().to_string();
+    let of_instance = json!({"state": "ACTIVE", "processInstanceKey": instance});
+    let until = Instant::now() + Duration::from_secs(10);
+    while total(rest, incidents, of_instance.clone()) < 1 {
+        assert!(
+            Instant::now() < until,
+            "the instance's incident never showed"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let key = batch(
+        rest,
+        &format!("/v2/process-instances/{instance}/incident-resolution"),
+        json!({}),
+        "RESOLVE_INCIDENT",
+    );
+    let done = wait_for(rest, &key, "COMPLETED");
+    assert_eq!(done["operationsCompletedCount"], 1, "{done}");
+    assert_eq!(total(rest, incidents, of_instance), 0);
+    let (status, problem) = http(
+        rest,
+        "POST",
+        "/v2/process-instances/4503599627370495/incident-resolution",
+        None,
+    );
+    assert_eq!(status, 404, "{problem}");
 
     // migration: five instances of version 1 to version 2
     deploy_rest(rest, "mig.bpmn", &service_task_bpmn("mig", "mig-a"));

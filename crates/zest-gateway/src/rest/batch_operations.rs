@@ -3,7 +3,8 @@
 //! instances a filter finds (the process instance search's filter, checked by the one filter
 //! compiler: a bad field is a 400 naming it); `/v2/batch-operations/{key}` gets one,
 //! `/search` and `/v2/batch-operation-items/search` search them in history, and
-//! `/cancellation`, `/suspension`, `/resumption` act on one (204). They need history to find
+//! `/cancellation`, `/suspension`, `/resumption` act on one (204); 8.9's
+//! `/v2/process-instances/{key}/incident-resolution` is one over a single instance. They need history to find
 //! their items: with `--history off` every one answers Camunda's 403.
 
 use axum::extract::{Path, State};
@@ -24,6 +25,10 @@ pub(super) fn routes(r: Routes) -> Routes {
         .route(
             "/v2/process-instances/incident-resolution",
             post(resolve_incidents),
+        )
+        .route(
+            "/v2/process-instances/{processInstanceKey}/incident-resolution",
+            post(resolve_instance_incidents),
         )
         .route("/v2/process-instances/migration", post(migrate_instances))
         .route("/v2/process-instances/modification", post(modify_instances))
@@ -139,6 +144,31 @@ async fn resolve_incidents(
     history_needed(&rest, &uri)?;
     // the body is optional here: no filter is every instance with an incident
     let filter = checked_filter(Some(body.filter.unwrap_or_else(|| json!({}))), &uri)?;
+    create(&rest, "RESOLVE_INCIDENT", filter, String::new(), &uri).await
+}
+
+/// Camunda 8.9's `POST /v2/process-instances/{key}/incident-resolution`: every incident of one
+/// instance, resolved by a batch operation over it (404 when history has no such instance).
+async fn resolve_instance_incidents(
+    State(rest): State<Rest>,
+    Path(key): Path<String>,
+    uri: Uri,
+) -> Result<Json<Value>, Problem> {
+    history_needed(&rest, &uri)?;
+    let key = parse_named_key(&key, "processInstanceKey", &uri)?;
+    let found = rest
+        .broker
+        .history_get(Named::ProcessInstances, key)
+        .await
+        .map_err(|e| history_problem(e, &uri))?;
+    if found.is_none() {
+        return Err(Problem::new(
+            StatusCode::NOT_FOUND,
+            format!("Process instance with key '{key}' not found"),
+            &uri,
+        ));
+    }
+    let filter = json!({ "processInstanceKey": key.to_string() }).to_string();
     create(&rest, "RESOLVE_INCIDENT", filter, String::new(), &uri).await
 }
 
