@@ -123,7 +123,17 @@ fn sample_at(count: i64, partition: i64) -> Vec<Record> {
     out
 }
 
-fn open(name: &str) -> (std::path::PathBuf, History) {
+/// An event record at `position`, a second apart from the one before (the resource modules'
+/// tests build their records with it).
+pub(crate) fn event(position: u64, key: i64, intent: Intent, value: RecordValue) -> Record {
+    Record {
+        timestamp: 1_735_689_600_000 + position as i64 * 1000,
+        ..record(position, key, intent, value)
+    }
+}
+
+/// A new, empty history in a temporary directory of its own.
+pub(crate) fn open(name: &str) -> (std::path::PathBuf, History) {
     let dir = std::env::temp_dir().join(format!("zest-history-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();

@@ -6,8 +6,7 @@ use serde_json::{json, Value};
 use zest_protocol::{
     BpmnElementType, BpmnEventType, DecisionEvaluationRecord, DecisionRecord,
     DecisionRequirementsRecord, EvaluatedDecisionValue, EvaluatedInputValue, EvaluatedOutputValue,
-    Intent, MatchedRuleValue, ProcessInstanceRecord, Record, RecordType, RecordValue,
-    RejectionType,
+    Intent, MatchedRuleValue, ProcessInstanceRecord, RecordValue,
 };
 
 use crate::resources::{
@@ -18,23 +17,7 @@ use crate::{Conditions, History};
 
 const P1: i64 = 1 << 51;
 
-fn record(position: u64, key: i64, intent: Intent, value: RecordValue) -> Record {
-    Record {
-        position,
-        partition_id: 1,
-        key,
-        timestamp: 1_735_689_600_000 + position as i64 * 1000,
-        record_type: RecordType::Event,
-        value_type: value.value_type(),
-        intent,
-        rejection_type: RejectionType::NullVal,
-        rejection_reason: String::new(),
-        source_record_position: -1,
-        request_id: -1,
-        request_stream_id: -1,
-        value,
-    }
-}
+use crate::tests::event as record;
 
 fn evaluated(id: &str, key: i64, output: &str) -> EvaluatedDecisionValue {
     EvaluatedDecisionValue {
@@ -63,13 +46,7 @@ fn evaluated(id: &str, key: i64, output: &str) -> EvaluatedDecisionValue {
 }
 
 fn history(name: &str) -> (std::path::PathBuf, History) {
-    let dir = std::env::temp_dir().join(format!(
-        "zest-history-decisions-{name}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let h = History::open(&dir.join("history.sqlite"), 4 << 20).unwrap();
+    let (dir, h) = crate::tests::open(&format!("decisions-{name}"));
     let drg = DecisionRequirementsRecord {
         decision_requirements_id: "risk_drg".into(),
         decision_requirements_name: "Risk".into(),

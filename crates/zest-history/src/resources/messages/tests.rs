@@ -2,9 +2,7 @@
 //! correlation of a message to it.
 
 use serde_json::{json, Value};
-use zest_protocol::{
-    Intent, ProcessMessageSubscriptionRecord, Record, RecordType, RecordValue, RejectionType,
-};
+use zest_protocol::{Intent, ProcessMessageSubscriptionRecord, Record, RecordValue};
 
 use crate::resources::{CORRELATED_MESSAGES, MESSAGE_SUBSCRIPTIONS};
 use crate::{Conditions, History};
@@ -23,21 +21,7 @@ fn record(position: u64, key: i64, intent: Intent, message_key: i64) -> Record {
         tenant_id: "<default>".into(),
         ..Default::default()
     });
-    Record {
-        position,
-        partition_id: 1,
-        key,
-        timestamp: 1_735_689_600_000 + position as i64 * 1000,
-        record_type: RecordType::Event,
-        value_type: value.value_type(),
-        intent,
-        rejection_type: RejectionType::NullVal,
-        rejection_reason: String::new(),
-        source_record_position: -1,
-        request_id: -1,
-        request_stream_id: -1,
-        value,
-    }
+    crate::tests::event(position, key, intent, value)
 }
 
 fn search(h: &History, q: Value, r: &crate::Resource) -> Value {
@@ -46,10 +30,7 @@ fn search(h: &History, q: Value, r: &crate::Resource) -> Value {
 
 #[test]
 fn subscriptions_keep_their_last_state_and_each_correlation() {
-    let dir = std::env::temp_dir().join(format!("zest-history-messages-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let h = History::open(&dir.join("history.sqlite"), 4 << 20).unwrap();
+    let (dir, h) = crate::tests::open("messages");
     // a non-interrupting subscription correlates two messages, then is deleted
     let records = vec![
         record(1, 500, Intent::Creating, -1),

@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 use zest_protocol::{
     BpmnElementType, BpmnEventType, Intent, ProcessInstanceRecord, ProcessRecord, Record,
-    RecordType, RecordValue, RejectionType, UserTaskRecord, VariableRecord,
+    RecordValue, UserTaskRecord, VariableRecord,
 };
 
 use crate::resources::{Resource, EFFECTIVE_AT, EFFECTIVE_VARIABLES, USER_TASKS};
@@ -19,23 +19,7 @@ const XML: &str = r#"<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/
 const PI: i64 = 100;
 const SUB: i64 = 101;
 
-fn record(position: u64, key: i64, intent: Intent, value: RecordValue) -> Record {
-    Record {
-        position,
-        partition_id: 1,
-        key,
-        timestamp: 1_735_689_600_000 + position as i64 * 1000,
-        record_type: RecordType::Event,
-        value_type: value.value_type(),
-        intent,
-        rejection_type: RejectionType::NullVal,
-        rejection_reason: String::new(),
-        source_record_position: -1,
-        request_id: -1,
-        request_stream_id: -1,
-        value,
-    }
-}
+use crate::tests::event as record;
 
 fn element(key: i64, id: &str, ty: BpmnElementType, scope: i64) -> (i64, RecordValue) {
     let pi = ProcessInstanceRecord {
@@ -87,13 +71,7 @@ fn task(element: i64, id: &str, edit: impl FnOnce(&mut UserTaskRecord)) -> Recor
 /// 203 ("approve", element 104) stays open. Variables: `a` on the instance and on the
 /// sub-process, `b` on the instance, `c` on element 102.
 fn history(name: &str) -> (std::path::PathBuf, History) {
-    let dir = std::env::temp_dir().join(format!(
-        "zest-history-user-tasks-{name}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let h = History::open(&dir.join("history.sqlite"), 4 << 20).unwrap();
+    let (dir, h) = crate::tests::open(&format!("user-tasks-{name}"));
     let process = ProcessRecord {
         bpmn_process_id: "claims".into(),
         version: 1,
