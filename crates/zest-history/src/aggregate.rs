@@ -271,7 +271,7 @@ pub fn groups(
         }
         let mut columns = Vec::with_capacity(width);
         for i in 0..width {
-            columns.push(json_of(row.get::<_, Sql>(i)?));
+            columns.push(crate::search::sql_json(&row.get::<_, Sql>(i)?));
         }
         let mut counts = Vec::with_capacity(shape.counts.len());
         for i in 0..shape.counts.len() {
@@ -280,16 +280,6 @@ pub fn groups(
         out.groups.push(Group { columns, counts });
     }
     Ok(out)
-}
-
-fn json_of(v: Sql) -> Value {
-    match v {
-        Sql::Null => Value::Null,
-        Sql::Integer(i) => json!(i),
-        Sql::Real(f) => json!(f),
-        Sql::Text(s) => json!(s),
-        Sql::Blob(_) => Value::Null,
-    }
 }
 
 /// The page of the statistics `query` asks for, from every partition's groups.

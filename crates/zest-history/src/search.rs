@@ -156,7 +156,8 @@ fn query_hash(resource: &Resource, query: &Value) -> u64 {
     })
 }
 
-fn sql_json(v: &Sql) -> Value {
+/// A SQL value as JSON (a blob or NULL as null).
+pub(crate) fn sql_json(v: &Sql) -> Value {
     match v {
         Sql::Integer(i) => json!(i),
         Sql::Real(f) => json!(f),
