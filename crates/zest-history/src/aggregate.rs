@@ -306,21 +306,22 @@ pub fn page(
             }
         }
     }
-    let mut items: Vec<Value> = summed.into_values().map(|g| item(shape, g)).collect();
-    items.sort_by(|a, b| {
-        order
-            .iter()
-            .map(|(field, desc)| {
-                let o = compare(&a[field.as_str()], &b[field.as_str()]);
-                if *desc {
-                    o.reverse()
-                } else {
-                    o
-                }
-            })
-            .find(|o| o.is_ne())
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
+    // each group with its sort values, compared as the searches' merge compares rows
+    let desc: Vec<bool> = order.iter().map(|(_, d)| *d).collect();
+    let mut groups: Vec<(Vec<Value>, Group)> = summed
+        .into_values()
+        .map(|g| {
+            (
+                order
+                    .iter()
+                    .map(|(f, _)| sort_value(shape, &g, f))
+                    .collect(),
+                g,
+            )
+        })
+        .collect();
+    groups.sort_by(|(a, _), (b, _)| crate::search::compare_rows(a, b, &desc));
+    let items: Vec<Value> = groups.into_iter().map(|(_, g)| item(shape, g)).collect();
     let total = items.len();
     let items: Vec<Value> = items.into_iter().skip(from).take(limit).collect();
     Ok(json!({
@@ -422,30 +423,13 @@ fn offset_page(query: &Value) -> Result<(usize, usize), SearchError> {
     Ok((from as usize, limit as usize))
 }
 
-/// JSON values in one order: null first, then numbers, then text, then the rest.
-fn compare(a: &Value, b: &Value) -> std::cmp::Ordering {
-    use std::cmp::Ordering;
-    fn rank(v: &Value) -> u8 {
-        match v {
-            Value::Null => 0,
-            Value::Bool(_) | Value::Number(_) => 1,
-            Value::String(_) => 2,
-            _ => 3,
-        }
+/// The value of sort field `field` of a group: one of its columns or counts.
+fn sort_value(shape: &Shape, g: &Group, field: &str) -> Value {
+    if let Some(i) = shape.columns.iter().position(|c| *c == field) {
+        return g.columns[i].clone();
     }
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x
-            .as_f64()
-            .partial_cmp(&y.as_f64())
-            .unwrap_or(Ordering::Equal),
-        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
-        // keys are numbers sent as strings
-        (Value::String(x), Value::String(y)) => match (x.parse::<i64>(), y.parse::<i64>()) {
-            (Ok(x), Ok(y)) => x.cmp(&y),
-            _ => x.cmp(y),
-        },
-        _ => rank(a).cmp(&rank(b)),
-    }
+    let i = shape.counts.iter().position(|c| *c == field);
+    i.map(|i| json!(g.counts[i])).unwrap_or(Value::Null)
 }
 
 #[cfg(test)]

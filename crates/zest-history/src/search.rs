@@ -304,7 +304,7 @@ pub fn merge(resource: &Resource, query: &Value, parts: Vec<Part>) -> Result<Val
 
 /// Two rows' order: their sort values compared column by column, as SQLite compares them
 /// (numbers before text, text by its bytes), each column in its direction.
-fn compare_rows(a: &[Value], b: &[Value], desc: &[bool]) -> std::cmp::Ordering {
+pub(crate) fn compare_rows(a: &[Value], b: &[Value], desc: &[bool]) -> std::cmp::Ordering {
     for (i, (x, y)) in a.iter().zip(b).enumerate() {
         let o = compare_values(x, y);
         let o = if desc.get(i).copied().unwrap_or(false) {
