@@ -16,17 +16,19 @@
 # (tests/compat/node/node_modules) and c8ctl (copied from ../shared into tests/compat/.c8ctl).
 #
 # Env: ZEST_BIN, ZEEBE_ADDRESS, COMPAT_VERBOSE=1 (go test -v / pytest -v), COMPAT_SUITES (space
-# separated subset of: go official zbctl zest-cli python node c8ctl schemathesis java spring cpt crash partitions cluster; crash runs three
+# separated subset of: go official zbctl zest-cli python node c8ctl schemathesis java spring cpt crash partitions cluster postgres; crash runs three
 # variants: default, log fsync off, and snapshots/segment deletion/backups during the kills;
 # partitions runs go, python, java and crash against 3 partitions; cluster runs go, python and
 # java against `zest cluster` (3 nodes, 3 partitions, replication factor 3) and the crash test
-# with SIGKILLs of random nodes of such a cluster), CRASH_* (see
+# with SIGKILLs of random nodes of such a cluster; postgres runs the history's tests on
+# PostgreSQL, the Java suite against a node on it, and its outage and leader-kill faults),
+# CRASH_* (see
 # go/crash/crash_test.go).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-SUITES=${COMPAT_SUITES:-go official zbctl zest-cli python node c8ctl schemathesis java spring cpt crash partitions cluster}
+SUITES=${COMPAT_SUITES:-go official zbctl zest-cli python node c8ctl schemathesis java spring cpt crash partitions cluster postgres}
 VERBOSE=${COMPAT_VERBOSE:-}
 
 log() { printf '\n==== %s\n' "$*"; }
@@ -144,7 +146,7 @@ if want schemathesis; then
     echo "$SUM" >"$STAMP"
   fi
 fi
-if want java || want spring || want cpt || want partitions || want cluster; then
+if want java || want spring || want cpt || want partitions || want cluster || want postgres; then
   # the official Java client (tests/compat/java), the Spring Boot starter (spring) and Camunda
   # Process Test (cpt): a JDK >= 17 and Maven; their artifacts come from Maven Central into ~/.m2
   command -v mvn >/dev/null || apt_install maven
@@ -350,6 +352,35 @@ if want cluster && [ -n "${ZEST_BIN:-}" ]; then
     bash -c "cd '$HERE/go' && go test -v -count=1 -timeout 5m -tags crash ./crash -run TestCrash"
   # leadership goes back to each partition's primary after a failover
   run_suite rebalance-cluster bash -c "cd '$HERE/go' && go test -v -count=1 -timeout 3m -tags cluster ./rebalance"
+fi
+
+# PostgreSQL as the history store (--history-url), on a throwaway Debian PostgreSQL server: the
+# store's unit tests and the history's black-box tests again on it (a schema per test), the
+# Java client's suite (its REST searches) against a node on it, and the faults: PostgreSQL
+# stopped for a minute under load, and the leader of a 3-node cluster whose nodes share one
+# database SIGKILLed while it exports (nothing lost, nothing twice, processing goes on).
+if want postgres && [ -n "${ZEST_BIN:-}" ]; then
+  PG_DIR=$(mktemp -d /tmp/zest-pg-XXXXXX)
+  chmod 755 "$PG_DIR"   # the server runs as the postgres user when this runs as root
+  PG_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  PG_URL=$("$ROOT/scripts/postgres.sh" start "$PG_DIR/data" "$PG_PORT")
+  trap '"$ROOT/scripts/postgres.sh" stop "$PG_DIR/data" >/dev/null 2>&1; tail -20 "$PG_DIR/data/server.log" 2>/dev/null' EXIT
+  echo "compat: PostgreSQL at $PG_URL"
+  run_suite postgres-store env ZEST_HISTORY_TEST_POSTGRES="$PG_URL" \
+    cargo test --locked -q -p zest-history
+  run_suite postgres-rest env ZEST_TEST_POSTGRES="$PG_URL" \
+    cargo test --locked -q -p zest --test history_rest --test history_resources_rest \
+      --test batch_operations --test user_tasks_rest --test process_instances_rest \
+      --test ad_hoc_rest --test export_backlog --test messages_rest --test management
+  psql "$PG_URL" -qc "DROP SCHEMA IF EXISTS java CASCADE; CREATE SCHEMA java"
+  ZEST_HISTORY_URL="$PG_URL?options=-c%20search_path%3Djava" run_suite java-postgres java_suite
+  run_suite postgres-outage python3 "$HERE/postgres/outage.py" "$ZEST_BIN" \
+    "$ROOT/scripts/postgres.sh" "$PG_DIR/data" "$PG_PORT" "$PG_URL" --outage-s 60
+  run_suite postgres-leader-kill python3 "$HERE/postgres/outage.py" "$ZEST_BIN" \
+    "$ROOT/scripts/postgres.sh" "$PG_DIR/data" "$PG_PORT" "$PG_URL" --cluster --outage-s 20
+  trap - EXIT
+  "$ROOT/scripts/postgres.sh" stop "$PG_DIR/data"
+  rm -rf "$PG_DIR"
 fi
 
 echo; printf '%s\n' "${SUMMARY[@]}"

@@ -84,6 +84,9 @@ pub struct BrokerConfig {
     pub backup_dir: Option<PathBuf>,
     /// Whether the node keeps a history (`data/history.sqlite`) for the REST API's searches.
     pub history: bool,
+    /// A PostgreSQL database for the history instead of `data/history.sqlite`
+    /// (`postgres://user:password@host:port/database`); several nodes may share one.
+    pub history_url: Option<String>,
     /// The history store's page caches (`zest_memory_budget_bytes{part="history"}`).
     pub history_cache_bytes: u64,
     /// How long finished root instances stay in history (Camunda's `default-history-ttl`).
@@ -124,6 +127,7 @@ impl Default for BrokerConfig {
             backup_dir: None,
             memory_bytes: 128 << 20,
             history: true,
+            history_url: None,
             history_cache_bytes: 4 << 20,
             history_ttl: Duration::from_secs(30 * 24 * 3600),
             max_unexported_log_bytes: export::DEFAULT_MAX_UNEXPORTED_LOG_BYTES,
@@ -467,10 +471,7 @@ impl Broker {
         let (export_stop, export_stop_rx) = tokio::sync::watch::channel(false);
         let exporting = match (&store, config.history) {
             (Some(_), true) => {
-                let history = zest_history::History::open(
-                    &config.data_dir.join("history.sqlite"),
-                    config.history_cache_bytes,
-                )?;
+                let history = open_history(&config).await?;
                 Some(Arc::new(export::Exporting::new(
                     Arc::new(history),
                     &metrics.registry,
@@ -1007,4 +1008,18 @@ async fn wait_for_replicas(cluster: &cluster::Cluster) {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// The node's history store: PostgreSQL when `history_url` names one, else SQLite in the data
+/// directory. Opened on a blocking thread (the PostgreSQL client runs its own runtime).
+async fn open_history(config: &BrokerConfig) -> anyhow::Result<zest_history::History> {
+    let url = config.history_url.clone();
+    let path = config.data_dir.join("history.sqlite");
+    let cache = config.history_cache_bytes;
+    let opened = tokio::task::spawn_blocking(move || match &url {
+        Some(url) => zest_history::History::open_postgres(url),
+        None => zest_history::History::open(&path, cache),
+    })
+    .await?;
+    Ok(opened?)
 }

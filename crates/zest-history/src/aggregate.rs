@@ -14,8 +14,8 @@
 
 use std::collections::BTreeMap;
 
-use rusqlite::types::Value as Sql;
-use rusqlite::Connection;
+use crate::db::Cell as Sql;
+use crate::db::Conn;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
@@ -57,7 +57,8 @@ pub struct Groups {
     pub truncated: bool,
 }
 
-/// The shape of an aggregate: its SQL, how many of its columns group (the rest describe the
+/// The shape of an aggregate: its SQL (a column that describes a group, the same in each of
+/// its rows, is read through `MIN`, as PostgreSQL asks of what is not grouped by), how many of its columns group (the rest describe the
 /// group and are the same in every partition), its result's field names, and its sort fields.
 struct Shape {
     sql: &'static str,
@@ -72,7 +73,8 @@ const DEFINITION_INSTANCES: Shape = Shape {
             (SELECT d.name FROM process_definition d WHERE d.bpmn_process_id = t.bpmn_process_id \
                ORDER BY d.version DESC LIMIT 1), \
             (SELECT COUNT(*) > 1 FROM process_definition d WHERE d.bpmn_process_id = t.bpmn_process_id), \
-            SUM(t.incidents = 0), SUM(t.incidents > 0) \
+            SUM(CASE WHEN t.incidents = 0 THEN 1 ELSE 0 END), \
+            SUM(CASE WHEN t.incidents > 0 THEN 1 ELSE 0 END) \
           FROM process_instance t WHERE t.state = 'ACTIVE' {and} \
           GROUP BY t.bpmn_process_id, t.tenant_id ORDER BY 1, 2",
     grouping: 2,
@@ -94,11 +96,12 @@ const DEFINITION_INSTANCES: Shape = Shape {
 };
 
 const DEFINITION_VERSIONS: Shape = Shape {
-    sql: "SELECT t.process_definition_key, t.bpmn_process_id, d.name, t.version, \
-            COALESCE(t.tenant_id, '<default>'), SUM(t.incidents = 0), SUM(t.incidents > 0) \
+    sql: "SELECT t.process_definition_key, MIN(t.bpmn_process_id), MIN(d.name), MIN(t.version), \
+            MIN(COALESCE(t.tenant_id, '<default>')), SUM(CASE WHEN t.incidents = 0 THEN 1 ELSE 0 END), \
+            SUM(CASE WHEN t.incidents > 0 THEN 1 ELSE 0 END) \
           FROM process_instance t LEFT JOIN process_definition d ON d.key = t.process_definition_key \
           WHERE t.state = 'ACTIVE' AND t.bpmn_process_id = ?1 \
-            AND (?2 IS NULL OR COALESCE(t.tenant_id, '<default>') = ?2) {and} \
+            AND (CAST(?2 AS TEXT) IS NULL OR COALESCE(t.tenant_id, '<default>') = ?2) {and} \
           GROUP BY t.process_definition_key ORDER BY 1",
     grouping: 1,
     columns: &[
@@ -134,9 +137,9 @@ const INCIDENTS_BY_ERROR: Shape = Shape {
 };
 
 const INCIDENTS_BY_DEFINITION: Shape = Shape {
-    sql: "SELECT t.process_definition_key, COALESCE(d.bpmn_process_id, t.bpmn_process_id), \
-            COALESCE(d.name, d.bpmn_process_id, t.bpmn_process_id), d.version, \
-            COALESCE(t.tenant_id, '<default>'), COUNT(DISTINCT t.process_instance_key) \
+    sql: "SELECT t.process_definition_key, MIN(COALESCE(d.bpmn_process_id, t.bpmn_process_id)), \
+            MIN(COALESCE(d.name, d.bpmn_process_id, t.bpmn_process_id)), MIN(d.version), \
+            MIN(COALESCE(t.tenant_id, '<default>')), COUNT(DISTINCT t.process_instance_key) \
           FROM incident t LEFT JOIN process_definition d ON d.key = t.process_definition_key \
           WHERE t.state = 'ACTIVE' AND t.error_message_hash = ?1 {and} \
           GROUP BY t.process_definition_key ORDER BY 1",
@@ -236,7 +239,7 @@ pub enum AggregateKind {
 
 /// The groups of `partitions` (None: all in this store).
 pub fn groups(
-    conn: &Connection,
+    conn: &Conn,
     aggregate: &Aggregate,
     partitions: Option<&[u32]>,
 ) -> Result<Groups, SearchError> {
@@ -260,11 +263,10 @@ pub fn groups(
         shape.sql.replace("{and}", &and),
         MAX_GROUPS + 1
     );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let mut rows = stmt.query(rusqlite::params_from_iter(params.iter()))?;
+    let rows = conn.query(&sql, &crate::db::cells(&params), |r| Ok(r.clone()))?;
     let width = shape.columns.len();
     let mut out = Groups::default();
-    while let Some(row) = rows.next()? {
+    for row in &rows {
         if out.groups.len() == MAX_GROUPS {
             out.truncated = true;
             break;

@@ -3,7 +3,7 @@
 //! `batch_operation_item` (one per item done), and the two searchable resources over them,
 //! through the one filter compiler.
 
-use rusqlite::{params, Row, Transaction};
+use crate::db::{params, Conn, Row};
 use serde_json::{json, Map, Value};
 use zest_protocol::{BatchOperationRecord, Intent};
 
@@ -27,24 +27,24 @@ impl BatchChanges {
 const ITEM_KEYS: i64 = 1 << 51;
 
 /// Writes the events' rows in `tx`.
-pub fn write(tx: &Transaction, changes: &BatchChanges) -> rusqlite::Result<()> {
+pub fn write(tx: &Conn, changes: &BatchChanges) -> crate::db::Result<()> {
     for (key, at, intent, r) in &changes.events {
         match intent {
             Intent::Created => {
-                tx.prepare_cached(
+                tx.execute(
                     "INSERT INTO batch_operation (key, operation_type, state, start_date) \
                      VALUES (?1, ?2, ?3, ?4) ON CONFLICT(key) DO NOTHING",
-                )?
-                .execute(params![key, r.batch_operation_type, r.state, at])?;
+                    params![key, r.batch_operation_type, r.state, at],
+                )?;
             }
             Intent::Executed => executed(tx, *key, *at, r)?,
             Intent::Suspended | Intent::Resumed | Intent::Completed | Intent::Canceled => {
                 let end = matches!(intent, Intent::Completed | Intent::Canceled).then_some(*at);
-                tx.prepare_cached(
+                tx.execute(
                     "UPDATE batch_operation SET state = ?2, end_date = COALESCE(?3, end_date) \
                      WHERE key = ?1",
-                )?
-                .execute(params![key, r.state, end])?;
+                    params![key, r.state, end],
+                )?;
             }
             _ => {}
         }
@@ -53,31 +53,30 @@ pub fn write(tx: &Transaction, changes: &BatchChanges) -> rusqlite::Result<()> {
 }
 
 /// One chunk: the counts as the event has them, and its items.
-fn executed(tx: &Transaction, key: i64, at: i64, r: &BatchOperationRecord) -> rusqlite::Result<()> {
-    tx.prepare_cached(
-        "UPDATE batch_operation SET total = MAX(?2, 0), completed = ?3, failed = ?4 WHERE key = ?1",
-    )?
-    .execute(params![key, r.total, r.completed, r.failed])?;
+fn executed(tx: &Conn, key: i64, at: i64, r: &BatchOperationRecord) -> crate::db::Result<()> {
+    tx.execute(
+        "UPDATE batch_operation SET total = CASE WHEN CAST(?2 AS BIGINT) > 0 THEN ?2 ELSE 0 END, completed = ?3, failed = ?4 WHERE key = ?1",
+    params![key, r.total, r.completed, r.failed])?;
     for item in &r.items {
         let error = (!item.error_message.is_empty()).then_some(&item.error_message);
-        tx.prepare_cached(
+        tx.execute(
             "INSERT INTO batch_operation_item (key, batch_operation_key, operation_type, \
              item_key, process_instance_key, state, error_message, processed_date) \
              VALUES ((SELECT COALESCE(MAX(key), ?1) + 1 FROM batch_operation_item), \
              ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
              ON CONFLICT(batch_operation_key, item_key) DO UPDATE SET state = excluded.state, \
              error_message = excluded.error_message, processed_date = excluded.processed_date",
-        )?
-        .execute(params![
-            ITEM_KEYS,
-            key,
-            r.batch_operation_type,
-            item.item_key,
-            item.process_instance_key,
-            item.state,
-            error,
-            at
-        ])?;
+            params![
+                ITEM_KEYS,
+                key,
+                r.batch_operation_type,
+                item.item_key,
+                item.process_instance_key,
+                item.state,
+                error,
+                at
+            ],
+        )?;
     }
     Ok(())
 }
@@ -103,7 +102,7 @@ const OP_SORTS: &[Field] = &[
     ),
 ];
 
-fn op_row(row: &Row) -> rusqlite::Result<Value> {
+fn op_row(row: &Row) -> crate::db::Result<Value> {
     let mut out = Map::new();
     out.insert(
         "batchOperationKey".into(),
@@ -155,7 +154,7 @@ const ITEM_SORTS: &[Field] = &[
     field("state", "t.state", Kind::Enum),
 ];
 
-fn item_row(row: &Row) -> rusqlite::Result<Value> {
+fn item_row(row: &Row) -> crate::db::Result<Value> {
     let mut out = Map::new();
     out.insert("operationType".into(), json!(row.get::<_, String>(1)?));
     out.insert(
@@ -197,7 +196,7 @@ mod tests {
     };
 
     use super::{BATCH_OPERATIONS, BATCH_OPERATION_ITEMS};
-    use crate::{Conditions, History};
+    use crate::Conditions;
 
     const OP: i64 = (1 << 51) + 7;
 
@@ -247,10 +246,7 @@ mod tests {
 
     #[test]
     fn an_operation_and_its_items_are_found_with_their_counts_and_states() {
-        let dir = std::env::temp_dir().join(format!("zest-history-batch-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let h = History::open(&dir.join("history.sqlite"), 4 << 20).unwrap();
+        let (dir, h) = crate::tests::open("batch");
         let records = [
             record(1, Intent::Created, op("ACTIVE", 0, 0, &[])),
             record(

@@ -7,7 +7,7 @@
 //! ANDed with the other fields. `$like` takes `*` (any run) and `?` (one character), `\`
 //! escaping them.
 
-use rusqlite::types::Value as Sql;
+use crate::db::Cell as Sql;
 use serde_json::{Map, Value};
 
 /// What a field holds, which decides what its values may be and which operators it takes.

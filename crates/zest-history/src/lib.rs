@@ -10,6 +10,7 @@
 pub mod aggregate;
 mod batch;
 mod bpmn;
+pub mod db;
 pub mod filter;
 mod project;
 pub mod resources;
@@ -18,93 +19,109 @@ pub mod search;
 mod stats;
 mod write;
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Mutex;
 
-use rusqlite::{Connection, OpenFlags};
 use serde_json::Value;
 use zest_protocol::Record;
+
+use db::{params, Conn, Source};
 
 pub use filter::{BadFilter, Conditions, Kind};
 pub use project::{message_hash, PREVIEW_CHARS};
 pub use resources::{Named, Resource};
 pub use search::{Part, SearchError};
 
-mod migrations {
-    refinery::embed_migrations!("migrations/sqlite");
-}
-
 #[derive(Debug, thiserror::Error)]
 pub enum HistoryError {
     #[error("history store: {0}")]
-    Sql(#[from] rusqlite::Error),
+    Sql(#[from] db::Error),
     #[error("history schema migration: {0}")]
     Migration(String),
+    #[error("{0}")]
+    Config(String),
 }
 
-/// Readers kept open at most (each has its own page cache).
+/// Readers kept open at most (each has its own page cache, or its own server session).
 const READERS: usize = 4;
 
-/// Prepared statements the writer keeps.
-const WRITER_STATEMENTS: usize = 64;
-
-/// The writer's connection, with each partition's position as it last wrote it (read once
-/// from the store, then kept here: one row per partition).
+/// The writer's connection (opened again when PostgreSQL dropped it), with each partition's
+/// position as it last wrote it in SQLite (read once from the store, then kept here). In
+/// PostgreSQL, which several nodes may share, the position is read and locked in each
+/// export's transaction instead, so that two nodes exporting the same partition's records
+/// take each record in once.
 struct Writer {
-    conn: Connection,
-    positions: std::collections::HashMap<u32, Exported>,
+    conn: Option<Conn>,
+    positions: HashMap<u32, Exported>,
 }
 
 impl Writer {
-    fn position(&mut self, partition: u32) -> rusqlite::Result<Exported> {
-        if let Some(at) = self.positions.get(&partition) {
-            return Ok(*at);
+    /// The writer's connection, opened when there is none or the one there is broke.
+    fn conn(&mut self, source: &Source) -> Result<&Conn, HistoryError> {
+        if self.conn.as_ref().is_none_or(Conn::is_broken) {
+            self.conn = None;
+            self.positions.clear();
+            self.conn = Some(source.connect(false)?);
         }
-        let at = stored(&self.conn, partition)?;
-        self.positions.insert(partition, at);
-        Ok(at)
+        Ok(self.conn.as_ref().expect("opened above"))
     }
 }
 
-/// The history store of one node.
+/// The history store of one node: an embedded SQLite file, or a PostgreSQL database.
 pub struct History {
-    path: std::path::PathBuf,
+    source: Source,
     writer: Mutex<Writer>,
-    readers: Mutex<Vec<Connection>>,
-    /// Page cache of each connection, in KiB.
-    cache_kib: i64,
+    readers: Mutex<Vec<Conn>>,
 }
 
 impl History {
-    /// Opens (or creates) the store at `path`, migrating its schema to this version's, with
-    /// `cache_bytes` of page cache split between the writer and the readers.
+    /// Opens (or creates) the SQLite store at `path`, migrating its schema to this
+    /// version's, with `cache_bytes` of page cache split between the writer and the readers.
     pub fn open(path: &Path, cache_bytes: u64) -> Result<History, HistoryError> {
         let cache_kib = ((cache_bytes / 1024) as i64 / (READERS as i64 + 1)).max(256);
-        let mut writer = Connection::open(path)?;
-        configure(&writer, cache_kib)?;
-        // every statement of a batch stays prepared (the default of 16 is fewer than a
-        // batch uses once the tables' upserts, inserts and updates are counted)
-        writer.set_prepared_statement_cache_capacity(WRITER_STATEMENTS);
-        writer.pragma_update(None, "journal_mode", "WAL")?;
-        migrations::migrations::runner()
-            .run(&mut writer)
-            .map_err(|e| HistoryError::Migration(e.to_string()))?;
-        Ok(History {
+        History::with(Source::Sqlite {
             path: path.to_path_buf(),
-            writer: Mutex::new(Writer {
-                conn: writer,
-                positions: Default::default(),
-            }),
-            readers: Mutex::new(Vec::new()),
             cache_kib,
         })
+    }
+
+    /// Opens the PostgreSQL store at `url` (`postgres://user:password@host:port/database`),
+    /// migrating its schema to this version's.
+    pub fn open_postgres(url: &str) -> Result<History, HistoryError> {
+        History::with(Source::postgres(url).map_err(HistoryError::Config)?)
+    }
+
+    fn with(source: Source) -> Result<History, HistoryError> {
+        let mut writer = source.connect(false)?;
+        writer.migrate().map_err(HistoryError::Migration)?;
+        Ok(History {
+            source,
+            writer: Mutex::new(Writer {
+                conn: Some(writer),
+                positions: HashMap::new(),
+            }),
+            readers: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Whether this store is PostgreSQL (else SQLite).
+    pub fn is_postgres(&self) -> bool {
+        self.source.is_postgres()
     }
 
     /// Where the partition's history stands: the position of the last record exported (0:
     /// none yet) and the first log index not yet exported.
     pub fn position(&self, partition: u32) -> Result<Exported, HistoryError> {
         let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        Ok(w.position(partition)?)
+        if let Some(at) = w.positions.get(&partition) {
+            return Ok(*at);
+        }
+        let at = stored(w.conn(&self.source)?, partition, false)?;
+        if !self.is_postgres() {
+            w.positions.insert(partition, at);
+        }
+        Ok(at)
     }
 
     /// Exports `records` of `partition`, the records of the log entries before `next_index`
@@ -117,27 +134,37 @@ impl History {
         records: &[Record],
         next_index: u64,
     ) -> Result<usize, HistoryError> {
-        let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        let before = w.position(partition)?;
-        let mut changes = project::Changes::default();
-        let mut position = before.position;
-        for record in records.iter().filter(|r| r.position > before.position) {
-            changes.add(record);
-            position = record.position;
+        let pg = self.is_postgres();
+        let mut guard = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let cached = guard.positions.get(&partition).copied();
+        let w = &mut *guard;
+        let conn = w.conn(&self.source)?;
+        let written = conn.transaction(|tx| {
+            let before = match cached {
+                Some(at) => at,
+                None => stored(tx, partition, pg)?,
+            };
+            let mut changes = project::Changes::default();
+            let mut position = before.position;
+            for record in records.iter().filter(|r| r.position > before.position) {
+                changes.add(record);
+                position = record.position;
+            }
+            let after = Exported {
+                position,
+                next_index: next_index.max(before.next_index),
+                ..before
+            };
+            if changes.records > 0 || after.next_index > before.next_index {
+                write::write(tx, partition, &changes, after.position, after.next_index)?;
+            }
+            Ok((changes.records, after))
+        });
+        let (taken, after) = written?;
+        if !pg {
+            w.positions.insert(partition, after);
         }
-        if changes.records == 0 && next_index <= before.next_index {
-            return Ok(0);
-        }
-        let after = Exported {
-            position,
-            next_index: next_index.max(before.next_index),
-            ..before
-        };
-        let tx = w.conn.transaction()?;
-        write::write(&tx, partition, &changes, after.position, after.next_index)?;
-        tx.commit()?;
-        w.positions.insert(partition, after);
-        Ok(changes.records)
+        Ok(taken)
     }
 
     /// Marks the partition's history as missing the records before `position` that it did
@@ -151,12 +178,15 @@ impl History {
         let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
         // read again from the store at the next export
         w.positions.remove(&partition);
-        w.conn.execute(
+        w.conn(&self.source)?.execute(
             "INSERT INTO export_position (partition_id, position, next_index, gap_to) \
              VALUES (?1, ?2, ?3, ?2) ON CONFLICT(partition_id) DO UPDATE SET \
-             position = MAX(position, excluded.position), \
-             next_index = MAX(next_index, excluded.next_index), gap_to = excluded.gap_to",
-            rusqlite::params![partition, position as i64, next_index as i64],
+             position = CASE WHEN excluded.position > export_position.position \
+             THEN excluded.position ELSE export_position.position END, \
+             next_index = CASE WHEN excluded.next_index > export_position.next_index \
+             THEN excluded.next_index ELSE export_position.next_index END, \
+             gap_to = excluded.gap_to",
+            params![partition, position as i64, next_index as i64],
         )?;
         Ok(())
     }
@@ -165,29 +195,23 @@ impl History {
     /// with everything under them; answers how many roots went.
     pub fn remove_expired(&self, cutoff: i64, batch: usize) -> Result<usize, HistoryError> {
         let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        Ok(retention::remove_expired(&mut w.conn, cutoff, batch)?)
+        let conn = w.conn(&self.source)?;
+        Ok(conn.transaction(|tx| retention::remove_expired(tx, cutoff, batch))?)
     }
 
     /// Runs `f` on a reader connection (opened on first use, kept for the next read).
     pub fn read<T>(
         &self,
-        f: impl FnOnce(&Connection) -> Result<T, SearchError>,
+        f: impl FnOnce(&Conn) -> Result<T, SearchError>,
     ) -> Result<T, SearchError> {
         let conn = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
         let conn = match conn {
-            Some(c) => c,
-            None => {
-                let c = Connection::open_with_flags(
-                    &self.path,
-                    OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-                )?;
-                configure(&c, self.cache_kib)?;
-                c
-            }
+            Some(c) if !c.is_broken() => c,
+            _ => self.source.connect(true).map_err(SearchError::Store)?,
         };
         let result = f(&conn);
         let mut readers = self.readers.lock().unwrap_or_else(|p| p.into_inner());
-        if readers.len() < READERS {
+        if readers.len() < READERS && !conn.is_broken() {
             readers.push(conn);
         }
         result
@@ -284,32 +308,29 @@ pub struct Exported {
     pub gap_to: u64,
 }
 
-fn stored(conn: &Connection, partition: u32) -> rusqlite::Result<Exported> {
-    let row = conn.query_row(
+/// The partition's stored position; with `lock`, its row locked until the transaction ends
+/// (PostgreSQL: another node exporting the same partition waits, then reads what this one
+/// wrote).
+fn stored(conn: &Conn, partition: u32, lock: bool) -> db::Result<Exported> {
+    let mut sql = String::from(
         "SELECT position, next_index, gap_to FROM export_position WHERE partition_id = ?1",
-        [partition],
-        |r| {
-            Ok(Exported {
-                position: r.get::<_, i64>(0)?.max(0) as u64,
-                next_index: r.get::<_, i64>(1)?.max(0) as u64,
-                gap_to: r.get::<_, i64>(2)?.max(0) as u64,
-            })
-        },
     );
-    match row {
-        Ok(e) => Ok(e),
-        Err(rusqlite::Error::QueryReturnedNoRows) => Ok(Exported::default()),
-        Err(e) => Err(e),
+    if lock {
+        conn.execute(
+            "INSERT INTO export_position (partition_id, position) VALUES (?1, 0) \
+             ON CONFLICT(partition_id) DO NOTHING",
+            params![partition],
+        )?;
+        sql.push_str(" FOR UPDATE");
     }
-}
-
-fn configure(conn: &Connection, cache_kib: i64) -> rusqlite::Result<()> {
-    conn.pragma_update(None, "cache_size", -cache_kib)?;
-    conn.pragma_update(None, "synchronous", "NORMAL")?;
-    conn.pragma_update(None, "case_sensitive_like", true)?;
-    conn.pragma_update(None, "temp_store", "MEMORY")?;
-    conn.busy_timeout(std::time::Duration::from_secs(5))?;
-    Ok(())
+    let row = conn.query_opt(&sql, params![partition], |r| {
+        Ok(Exported {
+            position: r.get::<_, i64>(0)?.max(0) as u64,
+            next_index: r.get::<_, i64>(1)?.max(0) as u64,
+            gap_to: r.get::<_, i64>(2)?.max(0) as u64,
+        })
+    })?;
+    Ok(row.unwrap_or_default())
 }
 
 #[cfg(test)]

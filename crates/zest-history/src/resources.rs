@@ -2,7 +2,7 @@
 //! names to SQL), and how a row becomes the REST API's JSON. [`crate::search`] runs them all
 //! the same way, through the one filter compiler.
 
-use rusqlite::Row;
+use crate::db::Row;
 use serde_json::{json, Map, Value};
 
 use crate::filter::{field, Conditions, Field, Kind, Special};
@@ -33,7 +33,7 @@ pub struct Resource {
     /// Sortable fields; each expression is never NULL, so keyset cursors compare exactly.
     pub sorts: &'static [Field],
     pub special: Option<Special>,
-    pub row: fn(&Row) -> rusqlite::Result<Value>,
+    pub row: fn(&Row) -> crate::db::Result<Value>,
 }
 
 /// A resource by name, as a read of history names it across the internal port.
@@ -119,15 +119,15 @@ fn put_opt(out: &mut Map<String, Value>, name: &str, v: Option<Value>) {
     }
 }
 
-fn opt_key(row: &Row, i: usize) -> rusqlite::Result<Option<Value>> {
+fn opt_key(row: &Row, i: usize) -> crate::db::Result<Option<Value>> {
     Ok(row.get::<_, Option<i64>>(i)?.filter(|k| *k > 0).map(key))
 }
 
-fn opt_date(row: &Row, i: usize) -> rusqlite::Result<Option<Value>> {
+fn opt_date(row: &Row, i: usize) -> crate::db::Result<Option<Value>> {
     Ok(row.get::<_, Option<i64>>(i)?.map(date))
 }
 
-fn string(row: &Row, i: usize) -> rusqlite::Result<String> {
+fn string(row: &Row, i: usize) -> crate::db::Result<String> {
     Ok(row.get::<_, Option<String>>(i)?.unwrap_or_default())
 }
 
@@ -269,7 +269,7 @@ fn variables_filter(value: &Value, c: &mut Conditions) -> Result<(), crate::filt
             sql: Vec::new(),
             params: std::mem::take(&mut c.params),
         };
-        let mark = inner.bind(rusqlite::types::Value::Text(name.to_string()));
+        let mark = inner.bind(crate::db::Cell::Text(name.to_string()));
         inner.sql.push(format!("v.name = {mark}"));
         let r = match item.get("value") {
             Some(v) => inner.field("v.value", "variables.value", Kind::Str, v),
@@ -285,7 +285,7 @@ fn variables_filter(value: &Value, c: &mut Conditions) -> Result<(), crate::filt
     Ok(())
 }
 
-fn pi_row(row: &Row) -> rusqlite::Result<Value> {
+fn pi_row(row: &Row) -> crate::db::Result<Value> {
     let mut out = Map::new();
     out.insert("processInstanceKey".into(), key(row.get(0)?));
     let id = string(row, 1)?;
@@ -393,7 +393,7 @@ const EI_SORTS: &[Field] = &[
     field("tenantId", "COALESCE(t.tenant_id, '')", Kind::Str),
 ];
 
-fn ei_row(row: &Row) -> rusqlite::Result<Value> {
+fn ei_row(row: &Row) -> crate::db::Result<Value> {
     let mut out = Map::new();
     out.insert("elementInstanceKey".into(), key(row.get(0)?));
     out.insert(
@@ -462,7 +462,7 @@ const VAR_SORTS: &[Field] = &[
     ),
 ];
 
-fn var_row(row: &Row) -> rusqlite::Result<Value> {
+fn var_row(row: &Row) -> crate::db::Result<Value> {
     Ok(json!({
         "variableKey": key(row.get(0)?),
         "name": string(row, 1)?,
@@ -545,7 +545,7 @@ const INC_SORTS: &[Field] = &[
     field("tenantId", "COALESCE(t.tenant_id, '')", Kind::Str),
 ];
 
-fn inc_row(row: &Row) -> rusqlite::Result<Value> {
+fn inc_row(row: &Row) -> crate::db::Result<Value> {
     let mut out = Map::new();
     out.insert("incidentKey".into(), key(row.get(0)?));
     out.insert(
@@ -666,7 +666,7 @@ const JOB_SORTS: &[Field] = &[
     field("tenantId", "COALESCE(t.tenant_id, '')", Kind::Str),
 ];
 
-fn job_row(row: &Row) -> rusqlite::Result<Value> {
+fn job_row(row: &Row) -> crate::db::Result<Value> {
     let mut out = Map::new();
     out.insert("jobKey".into(), key(row.get(0)?));
     out.insert("type".into(), json!(string(row, 1)?));
@@ -767,7 +767,7 @@ const PD_SORTS: &[Field] = &[
     field("tenantId", "t.tenant_id", Kind::Str),
 ];
 
-fn pd_row(row: &Row) -> rusqlite::Result<Value> {
+fn pd_row(row: &Row) -> crate::db::Result<Value> {
     let mut out = Map::new();
     out.insert("processDefinitionKey".into(), key(row.get(0)?));
     out.insert("processDefinitionId".into(), json!(string(row, 1)?));

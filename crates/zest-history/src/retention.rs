@@ -4,7 +4,7 @@
 //! (Camunda's `default-history-ttl`, 30 days). A few roots per transaction, so the exporter
 //! never waits long for the writer.
 
-use rusqlite::{params, Connection};
+use crate::db::{params, Conn};
 
 /// The tables whose rows belong to a root process instance.
 /// (Variables are reached through their instances: they have no index by root.)
@@ -21,38 +21,36 @@ const CHILD_TABLES: &[&str] = &[
 
 /// Removes up to `batch` finished root instances that ended before `cutoff` (epoch ms) and
 /// everything under them, in one transaction; answers how many roots went.
-pub fn remove_expired(conn: &mut Connection, cutoff: i64, batch: usize) -> rusqlite::Result<usize> {
-    let tx = conn.transaction()?;
-    let roots: Vec<i64> = {
-        let mut stmt = tx.prepare_cached(
-            "SELECT key FROM process_instance \
-             WHERE end_date < ?1 AND root_process_instance_key = key \
-             AND state IN ('COMPLETED', 'TERMINATED') ORDER BY end_date LIMIT ?2",
-        )?;
-        let rows = stmt.query_map(params![cutoff, batch as i64], |r| r.get(0))?;
-        rows.collect::<rusqlite::Result<_>>()?
-    };
+pub fn remove_expired(tx: &Conn, cutoff: i64, batch: usize) -> crate::db::Result<usize> {
+    let roots: Vec<i64> = tx.query(
+        "SELECT key FROM process_instance \
+         WHERE end_date < ?1 AND root_process_instance_key = key \
+         AND state IN ('COMPLETED', 'TERMINATED') ORDER BY end_date LIMIT ?2",
+        params![cutoff, batch as i64],
+        |r| r.get(0),
+    )?;
     for root in &roots {
-        tx.prepare_cached(
+        tx.execute(
             "DELETE FROM variable WHERE process_instance_key IN \
              (SELECT key FROM process_instance WHERE root_process_instance_key = ?1)",
-        )?
-        .execute([root])?;
+            params![root],
+        )?;
         for table in CHILD_TABLES {
-            tx.prepare_cached(&format!(
-                "DELETE FROM {table} WHERE root_process_instance_key = ?1"
-            ))?
-            .execute([root])?;
+            tx.execute(
+                &format!("DELETE FROM {table} WHERE root_process_instance_key = ?1"),
+                params![root],
+            )?;
         }
-        tx.prepare_cached("DELETE FROM process_instance WHERE root_process_instance_key = ?1")?
-            .execute([root])?;
+        tx.execute(
+            "DELETE FROM process_instance WHERE root_process_instance_key = ?1",
+            params![root],
+        )?;
     }
     // evaluations of no process instance (EvaluateDecision) expire by their own date
-    tx.prepare_cached(
+    tx.execute(
         "DELETE FROM decision_instance WHERE key IN (SELECT key FROM decision_instance \
          WHERE evaluation_date < ?1 AND root_process_instance_key IS NULL LIMIT ?2)",
-    )?
-    .execute(params![cutoff, (batch * 64) as i64])?;
-    tx.commit()?;
+        params![cutoff, (batch * 64) as i64],
+    )?;
     Ok(roots.len())
 }

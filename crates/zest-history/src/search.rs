@@ -3,9 +3,9 @@
 //! keyset cursor. A cursor holds the sort values of the row it stands for and a hash of the
 //! query, so a cursor from another query is refused.
 
+use crate::db::Cell as Sql;
+use crate::db::Conn;
 use base64::Engine as _;
-use rusqlite::types::Value as Sql;
-use rusqlite::Connection;
 use serde_json::{json, Value};
 
 use crate::filter::{BadFilter, Conditions};
@@ -21,7 +21,7 @@ pub enum SearchError {
     #[error("{0}")]
     Bad(String),
     #[error("history store: {0}")]
-    Store(#[from] rusqlite::Error),
+    Store(#[from] crate::db::Error),
 }
 
 impl From<BadFilter> for SearchError {
@@ -225,7 +225,7 @@ fn keyset(c: &mut Conditions, order: &Order, values: &[Sql], after: bool) {
 /// conditions added (a path's key, say); answers the REST API's `{items, page}`. One query over
 /// every partition this store holds.
 pub fn search(
-    conn: &Connection,
+    conn: &Conn,
     resource: &Resource,
     query: &Value,
     base: Conditions,
@@ -255,7 +255,7 @@ pub const PARTITION_OF_KEY: &str = "(t.key >> 51)";
 
 /// `partitions`' share of `query` (see [`Part`]).
 pub fn part(
-    conn: &Connection,
+    conn: &Conn,
     resource: &Resource,
     query: &Value,
     base: Conditions,
@@ -382,7 +382,7 @@ impl<'q> Prepared<'q> {
     #[allow(clippy::type_complexity)]
     fn rows(
         &self,
-        conn: &Connection,
+        conn: &Conn,
         resource: &Resource,
         base: Conditions,
         partitions: Option<&[u32]>,
@@ -403,8 +403,7 @@ impl<'q> Prepared<'q> {
         }
         let total: i64 = {
             let sql = format!("SELECT count(*) FROM {}{}", resource.from, c.where_clause());
-            conn.prepare_cached(&sql)?
-                .query_row(rusqlite::params_from_iter(c.params.iter()), |r| r.get(0))?
+            conn.query_one(&sql, &crate::db::cells(&c.params), |r| r.get(0))?
         };
         let page = &self.page;
         let order = &self.order;
@@ -433,16 +432,11 @@ impl<'q> Prepared<'q> {
             offset
         );
         let columns = select_columns(resource.select);
-        let mut stmt = conn.prepare_cached(&sql)?;
-        let mut rows = stmt.query(rusqlite::params_from_iter(c.params.iter()))?;
-        let mut items = Vec::new();
-        while let Some(row) = rows.next()? {
+        let mut items = conn.query(&sql, &crate::db::cells(&c.params), |row| {
             let item = (resource.row)(row)?;
-            let sort_values: Vec<Sql> = (0..order.exprs.len())
-                .map(|i| row.get::<_, Sql>(columns + i))
-                .collect::<rusqlite::Result<_>>()?;
-            items.push((item, sort_values));
-        }
+            let sort_values: Vec<Sql> = row.0[columns..].to_vec();
+            Ok((item, sort_values))
+        })?;
         if backwards {
             items.reverse();
         }
@@ -490,15 +484,10 @@ fn select_columns(select: &str) -> usize {
 }
 
 /// The item of `resource` whose key is `key`, if history has it.
-pub fn get(conn: &Connection, resource: &Resource, key: i64) -> Result<Option<Value>, SearchError> {
+pub fn get(conn: &Conn, resource: &Resource, key: i64) -> Result<Option<Value>, SearchError> {
     let sql = format!(
         "SELECT {} FROM {} WHERE {KEY} = ?1",
         resource.select, resource.from
     );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let mut rows = stmt.query([key])?;
-    match rows.next()? {
-        Some(row) => Ok(Some((resource.row)(row)?)),
-        None => Ok(None),
-    }
+    Ok(conn.query_opt(&sql, crate::db::params![key], |row| (resource.row)(row))?)
 }

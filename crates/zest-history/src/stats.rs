@@ -1,7 +1,8 @@
 //! What colours a diagram and draws an instance's path: element instance counts per element,
 //! the sequence flows taken, the call hierarchy; and a definition's XML.
 
-use rusqlite::Connection;
+use crate::db::params;
+use crate::db::Conn;
 use serde_json::{json, Value};
 
 use crate::filter::Conditions;
@@ -18,20 +19,19 @@ pub enum Of {
     Instance(i64),
 }
 
-pub fn process_xml(conn: &Connection, key: i64) -> Result<Option<String>, SearchError> {
-    let mut stmt = conn.prepare_cached("SELECT bpmn_xml FROM process_definition WHERE key = ?1")?;
-    let mut rows = stmt.query([key])?;
-    Ok(match rows.next()? {
-        Some(r) => Some(r.get(0)?),
-        None => None,
-    })
+pub fn process_xml(conn: &Conn, key: i64) -> Result<Option<String>, SearchError> {
+    Ok(conn.query_opt(
+        "SELECT bpmn_xml FROM process_definition WHERE key = ?1",
+        params![key],
+        |r| r.get(0),
+    )?)
 }
 
 /// `{items: [{elementId, active, canceled, incidents, completed}]}`: an element instance
 /// with an open incident counts under `incidents`, not `active`.
 /// With `partitions`, only the instances of those (see [`crate::search::PARTITION_OF_KEY`]).
 pub fn element_statistics(
-    conn: &Connection,
+    conn: &Conn,
     of: Of,
     filter: &Value,
     partitions: Option<&[u32]>,
@@ -40,7 +40,7 @@ pub fn element_statistics(
     if let Some(partitions) = partitions {
         let marks: Vec<String> = partitions
             .iter()
-            .map(|p| c.bind(rusqlite::types::Value::Integer(*p as i64)))
+            .map(|p| c.bind(crate::db::Cell::Integer(*p as i64)))
             .collect();
         c.sql.push(format!(
             "{} IN ({})",
@@ -50,38 +50,35 @@ pub fn element_statistics(
     }
     match of {
         Of::Definition(key) => {
-            let mark = c.bind(rusqlite::types::Value::Integer(key));
+            let mark = c.bind(crate::db::Cell::Integer(key));
             c.sql.push(format!("t.process_definition_key = {mark}"));
             c.compile(filter, PROCESS_INSTANCES.fields, PROCESS_INSTANCES.special)?;
         }
         Of::Instance(key) => {
-            let mark = c.bind(rusqlite::types::Value::Integer(key));
+            let mark = c.bind(crate::db::Cell::Integer(key));
             c.sql.push(format!("t.key = {mark}"));
         }
     }
     let sql = format!(
         "SELECT e.element_id, \
-           SUM(e.state = 'ACTIVE' AND e.incident_key IS NULL), \
-           SUM(e.state = 'TERMINATED'), \
-           SUM(e.state = 'ACTIVE' AND e.incident_key IS NOT NULL), \
-           SUM(e.state = 'COMPLETED') \
+           SUM(CASE WHEN e.state = 'ACTIVE' AND e.incident_key IS NULL THEN 1 ELSE 0 END), \
+           SUM(CASE WHEN e.state = 'TERMINATED' THEN 1 ELSE 0 END), \
+           SUM(CASE WHEN e.state = 'ACTIVE' AND e.incident_key IS NOT NULL THEN 1 ELSE 0 END), \
+           SUM(CASE WHEN e.state = 'COMPLETED' THEN 1 ELSE 0 END) \
          FROM {} JOIN element_instance e ON e.process_instance_key = t.key{} \
          GROUP BY e.element_id ORDER BY e.element_id",
         PROCESS_INSTANCES.from,
         c.where_clause()
     );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let mut rows = stmt.query(rusqlite::params_from_iter(c.params.iter()))?;
-    let mut items = Vec::new();
-    while let Some(r) = rows.next()? {
-        items.push(json!({
+    let items = conn.query(&sql, &crate::db::cells(&c.params), |r| {
+        Ok(json!({
             "elementId": r.get::<_, String>(0)?,
             "active": r.get::<_, i64>(1)?,
             "canceled": r.get::<_, i64>(2)?,
             "incidents": r.get::<_, i64>(3)?,
             "completed": r.get::<_, i64>(4)?,
-        }));
-    }
+        }))
+    })?;
     Ok(json!({ "items": items }))
 }
 
@@ -116,24 +113,23 @@ pub fn merge_element_statistics(parts: &[Value]) -> Value {
     json!({ "items": items })
 }
 
-pub fn sequence_flows(conn: &Connection, process_instance: i64) -> Result<Value, SearchError> {
-    let mut stmt = conn.prepare_cached(
+pub fn sequence_flows(conn: &Conn, process_instance: i64) -> Result<Value, SearchError> {
+    let items = conn.query(
         "SELECT flow_id, process_definition_key, bpmn_process_id, tenant_id \
          FROM sequence_flow WHERE process_instance_key = ?1 ORDER BY flow_id",
+        params![process_instance],
+        |r| {
+            let flow: String = r.get(0)?;
+            Ok(json!({
+                "sequenceFlowId": flow,
+                "processInstanceKey": process_instance.to_string(),
+                "processDefinitionKey": r.get::<_, Option<i64>>(1)?.unwrap_or(0).to_string(),
+                "processDefinitionId": r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+                "elementId": flow,
+                "tenantId": r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+            }))
+        },
     )?;
-    let mut rows = stmt.query([process_instance])?;
-    let mut items = Vec::new();
-    while let Some(r) = rows.next()? {
-        let flow: String = r.get(0)?;
-        items.push(json!({
-            "sequenceFlowId": flow,
-            "processInstanceKey": process_instance.to_string(),
-            "processDefinitionKey": r.get::<_, Option<i64>>(1)?.unwrap_or(0).to_string(),
-            "processDefinitionId": r.get::<_, Option<String>>(2)?.unwrap_or_default(),
-            "elementId": flow,
-            "tenantId": r.get::<_, Option<String>>(3)?.unwrap_or_default(),
-        }));
-    }
     Ok(json!({ "items": items }))
 }
 
@@ -141,17 +137,18 @@ pub fn sequence_flows(conn: &Connection, process_instance: i64) -> Result<Value,
 /// it (None for a root); `None` when history lacks the instance. A caller may live on another
 /// partition (and another node): [`call_hierarchy`] follows the chain within one store.
 pub fn call_hierarchy_link(
-    conn: &Connection,
+    conn: &Conn,
     process_instance: i64,
 ) -> Result<Option<(Value, Option<i64>)>, SearchError> {
-    let mut stmt = conn.prepare_cached(
+    let row = conn.query_opt(
         "SELECT t.parent_process_instance_key, t.process_definition_key, \
                 COALESCE(d.name, t.bpmn_process_id) \
          FROM process_instance t LEFT JOIN process_definition d ON d.key = t.process_definition_key \
          WHERE t.key = ?1",
+        params![process_instance],
+        |r| Ok(r.clone()),
     )?;
-    let mut rows = stmt.query([process_instance])?;
-    let Some(r) = rows.next()? else {
+    let Some(r) = row else {
         return Ok(None);
     };
     let parent: Option<i64> = r.get(0)?;
@@ -164,10 +161,7 @@ pub fn call_hierarchy_link(
 }
 
 /// The instance and the instances that called it, root first; `None` when history lacks it.
-pub fn call_hierarchy(
-    conn: &Connection,
-    process_instance: i64,
-) -> Result<Option<Value>, SearchError> {
+pub fn call_hierarchy(conn: &Conn, process_instance: i64) -> Result<Option<Value>, SearchError> {
     let mut chain = Vec::new();
     let mut key = process_instance;
     // a chain of calls is at most as deep as the engine lets calls nest; the bound only

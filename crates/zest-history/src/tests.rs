@@ -132,13 +132,43 @@ pub(crate) fn event(position: u64, key: i64, intent: Intent, value: RecordValue)
     }
 }
 
-/// A new, empty history in a temporary directory of its own.
+/// The PostgreSQL database the tests run in instead of SQLite, when one is given
+/// (`ZEST_HISTORY_TEST_POSTGRES=postgres://user@host/db`): each test in a schema of its own.
+/// The suite runs them both ways (`tests/postgres.sh`).
+pub(crate) const POSTGRES: &str = "ZEST_HISTORY_TEST_POSTGRES";
+
+/// A new, empty history in a temporary directory of its own (SQLite), or in a new schema of
+/// the test database (PostgreSQL, see [`POSTGRES`]).
 pub(crate) fn open(name: &str) -> (std::path::PathBuf, History) {
     let dir = std::env::temp_dir().join(format!("zest-history-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let h = History::open(&dir.join("history.sqlite"), 4 << 20).unwrap();
+    let h = match std::env::var(POSTGRES) {
+        Ok(url) if !url.is_empty() => open_postgres(&url, name),
+        _ => History::open(&dir.join("history.sqlite"), 4 << 20).unwrap(),
+    };
     (dir, h)
+}
+
+fn open_postgres(url: &str, name: &str) -> History {
+    let schema: String = format!("t_{name}_{}", std::process::id())
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let mut admin = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    admin
+        .batch_execute(&format!(
+            "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
+        ))
+        .unwrap();
+    let sep = if url.contains('?') { '&' } else { '?' };
+    History::open_postgres(&format!("{url}{sep}options=-c%20search_path%3D{schema}")).unwrap()
 }
 
 fn search(h: &History, r: &Resource, q: serde_json::Value) -> serde_json::Value {
@@ -351,9 +381,9 @@ fn export_resumes_after_its_position_and_never_applies_twice() {
     assert_eq!(inc["items"][0]["hasIncident"], true);
     let counts: i64 = h
         .read(|c| {
-            Ok(c.query_row(
+            Ok(c.query_one(
                 "SELECT incidents FROM process_instance WHERE key = 100",
-                [],
+                &[],
                 |r| r.get(0),
             )?)
         })
@@ -424,7 +454,7 @@ fn retention_removes_finished_roots_with_everything_under_them() {
     let records = sample(12);
     h.export(1, &records, 1).unwrap();
     let count = |table: &str| -> i64 {
-        h.read(|c| Ok(c.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))?))
+        h.read(|c| Ok(c.query_one(&format!("SELECT count(*) FROM {table}"), &[], |r| r.get(0))?))
             .unwrap()
     };
     assert_eq!((count("process_instance"), count("variable")), (12, 12));
@@ -642,11 +672,11 @@ fn every_row_carries_its_root_instance_across_batches() {
     ]);
     let roots = |table: &str, by: &str| -> Vec<(i64, Option<i64>)> {
         h.read(|c| {
-            let mut stmt = c.prepare(&format!(
-                "SELECT {by}, root_process_instance_key FROM {table} ORDER BY {by}"
-            ))?;
-            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-            Ok(rows.collect::<rusqlite::Result<_>>()?)
+            Ok(c.query(
+                &format!("SELECT {by}, root_process_instance_key FROM {table} ORDER BY {by}"),
+                &[],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?)
         })
         .unwrap()
     };

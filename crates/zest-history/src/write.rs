@@ -1,17 +1,17 @@
 //! Writing a batch's [`Changes`] in one transaction, with the partition's export position:
 //! both or neither survive a crash, so the exporter resumes exactly after what is stored.
-//! Each table has one prepared upsert; a field a record did not know (`None`) keeps its stored
-//! value (`COALESCE(excluded.col, col)`). Every row gets its root process instance as it is
+//! Each table has one upsert, of up to 64 rows per statement; a field a record did not know
+//! (`None`) keeps its stored value (`COALESCE(excluded.col, col)`). Every row gets its root process instance as it is
 //! inserted (a subquery on its process instance's row, or its parent's for a process
 //! instance), so no row is written twice.
 
 use std::sync::OnceLock;
 
-use rusqlite::{params, ToSql, Transaction};
+use crate::db::{params, Conn, ToParam};
 
-use crate::project::{Changes, Element, Incident, Instance, Job, UserTask};
+use crate::project::{Changes, Element, Incident, Instance, Job, UserTask, Variable};
 
-type Result<T> = rusqlite::Result<T>;
+type Result<T> = crate::db::Result<T>;
 
 /// The root process instance of a row whose process instance is parameter `?{pi}`: that
 /// instance's root, or the instance itself when it is not (yet) in history.
@@ -22,82 +22,122 @@ fn root_of(pi: &str) -> String {
     )
 }
 
-/// `INSERT INTO table (key, cols..., root_process_instance_key) VALUES (..., root) ON
-/// CONFLICT(key) DO UPDATE SET col = COALESCE(excluded.col, col), ...`: the root is set by
-/// the first write that knows it (`root`, an expression of the parameters) and kept.
-fn upsert_sql(table: &str, columns: &[&str], root: &str) -> String {
-    let names = columns.join(", ");
-    let marks: Vec<String> = (1..=columns.len() + 1).map(|i| format!("?{i}")).collect();
-    let mut sets: Vec<String> = columns
-        .iter()
-        .map(|c| format!("{c} = COALESCE(excluded.{c}, {c})"))
-        .collect();
-    sets.push(
-        "root_process_instance_key = \
-         COALESCE(root_process_instance_key, excluded.root_process_instance_key)"
-            .into(),
-    );
-    format!(
-        "INSERT INTO {table} (key, {names}, root_process_instance_key) VALUES ({}, {root}) \
-         ON CONFLICT(key) DO UPDATE SET {}",
-        marks.join(", "),
-        sets.join(", ")
-    )
-}
+/// Rows per statement: a batch's rows of a table go in chunks of these sizes, largest first,
+/// so each table keeps at most this many statements prepared, and PostgreSQL gets one round
+/// trip per chunk instead of one per row.
+const CHUNKS: [usize; 7] = [64, 32, 16, 8, 4, 2, 1];
 
-/// The parameter of `column` in [`upsert_sql`]'s statement of `columns` (`?1` is the key).
-fn param(columns: &[&str], column: &str) -> String {
-    let i = columns.iter().position(|c| *c == column).unwrap_or(0);
-    format!("?{}", i + 2)
-}
-
-/// A table's upsert, its SQL built once.
+/// A table's upsert: `INSERT INTO table (key, cols..., root_process_instance_key) VALUES
+/// (..., root), ... ON CONFLICT(key) DO UPDATE SET col = COALESCE(excluded.col, table.col),
+/// ...` (a field a record did not know keeps its stored value; the `replaced` columns take the
+/// new value, NULL too); the root is set by the first write that knows it and kept.
 struct Upsert {
     table: &'static str,
     columns: &'static [&'static str],
-    sql: OnceLock<String>,
+    replaced: &'static [&'static str],
+    /// The statement of each chunk size (`CHUNKS`' order), built once.
+    sql: OnceLock<Vec<String>>,
 }
 
 impl Upsert {
     const fn new(table: &'static str, columns: &'static [&'static str]) -> Upsert {
+        Upsert::replacing(table, columns, &[])
+    }
+
+    const fn replacing(
+        table: &'static str,
+        columns: &'static [&'static str],
+        replaced: &'static [&'static str],
+    ) -> Upsert {
         Upsert {
             table,
             columns,
+            replaced,
             sql: OnceLock::new(),
         }
     }
 
-    fn sql(&self) -> &str {
-        self.sql.get_or_init(|| {
-            let root = if self.table == "process_instance" {
-                // a process instance's root is its parent's, or itself
-                format!(
-                    "COALESCE((SELECT p.root_process_instance_key FROM process_instance p \
-                     WHERE p.key = {}), ?1)",
-                    param(self.columns, "parent_process_instance_key")
-                )
-            } else {
-                root_of(&param(self.columns, "process_instance_key"))
-            };
-            upsert_sql(self.table, self.columns, &root)
-        })
+    /// The parameter of `column` in row `row` of a statement (`?1` is the first row's key).
+    fn param(&self, row: usize, column: &str) -> String {
+        let i = self.columns.iter().position(|c| *c == column).unwrap_or(0);
+        format!("?{}", row * (self.columns.len() + 1) + i + 2)
+    }
+
+    /// Row `row`'s values: its parameters and its root.
+    fn values(&self, row: usize) -> String {
+        let width = self.columns.len() + 1;
+        let marks: Vec<String> = (1..=width)
+            .map(|i| format!("?{}", row * width + i))
+            .collect();
+        let root = if self.table == "process_instance" {
+            // a process instance's root is its parent's, or itself
+            format!(
+                "COALESCE((SELECT p.root_process_instance_key FROM process_instance p \
+                 WHERE p.key = {}), ?{})",
+                self.param(row, "parent_process_instance_key"),
+                row * width + 1
+            )
+        } else {
+            root_of(&self.param(row, "process_instance_key"))
+        };
+        format!("({}, {root})", marks.join(", "))
+    }
+
+    fn build(&self, rows: usize) -> String {
+        let table = self.table;
+        let mut sets: Vec<String> = self
+            .columns
+            .iter()
+            .map(|c| match self.replaced.contains(c) {
+                true => format!("{c} = excluded.{c}"),
+                false => format!("{c} = COALESCE(excluded.{c}, {table}.{c})"),
+            })
+            .collect();
+        sets.push(format!(
+            "root_process_instance_key = \
+             COALESCE({table}.root_process_instance_key, excluded.root_process_instance_key)"
+        ));
+        let values: Vec<String> = (0..rows).map(|r| self.values(r)).collect();
+        format!(
+            "INSERT INTO {table} (key, {}, root_process_instance_key) VALUES {} \
+             ON CONFLICT(key) DO UPDATE SET {}",
+            self.columns.join(", "),
+            values.join(", "),
+            sets.join(", ")
+        )
+    }
+
+    fn sql(&self, rows: usize) -> &str {
+        let all = self
+            .sql
+            .get_or_init(|| CHUNKS.iter().map(|n| self.build(*n)).collect());
+        let i = CHUNKS
+            .iter()
+            .position(|n| *n == rows)
+            .expect("a chunk size");
+        &all[i]
     }
 
     /// Writes each of `rows`, its key and one value per column, in order (borrowed from
-    /// the row: nothing is copied); a `None` keeps the stored value.
+    /// the row: nothing is copied), in chunks of [`CHUNKS`]; a `None` keeps the stored value.
     fn write<'a, R: 'a, const N: usize>(
         &self,
-        tx: &Transaction,
+        tx: &Conn,
         rows: impl ExactSizeIterator<Item = (&'a i64, &'a R)>,
-        values: impl for<'r> Fn(&'r i64, &'r R) -> [&'r dyn ToSql; N],
+        values: impl for<'r> Fn(&'r i64, &'r R) -> [&'r dyn ToParam; N],
     ) -> Result<()> {
-        if rows.len() == 0 {
-            return Ok(());
-        }
         debug_assert_eq!(N, self.columns.len() + 1);
-        let mut stmt = tx.prepare_cached(self.sql())?;
-        for (key, row) in rows {
-            stmt.execute(&values(key, row)[..])?;
+        let mut left = rows.len();
+        let mut rows = rows;
+        let mut params: Vec<&dyn ToParam> = Vec::with_capacity(CHUNKS[0] * N);
+        while left > 0 {
+            let chunk = CHUNKS.into_iter().find(|n| *n <= left).unwrap_or(1);
+            params.clear();
+            for (key, row) in rows.by_ref().take(chunk) {
+                params.extend(values(key, row));
+            }
+            tx.execute(self.sql(chunk), &params)?;
+            left -= chunk;
         }
         Ok(())
     }
@@ -119,7 +159,7 @@ static INSTANCE: Upsert = Upsert::new(
     ],
 );
 
-fn instance_values<'r>(key: &'r i64, r: &'r Instance) -> [&'r dyn ToSql; 11] {
+fn instance_values<'r>(key: &'r i64, r: &'r Instance) -> [&'r dyn ToParam; 11] {
     [
         key,
         &r.partition_id,
@@ -151,7 +191,7 @@ static ELEMENT: Upsert = Upsert::new(
     ],
 );
 
-fn element_values<'r>(key: &'r i64, r: &'r Element) -> [&'r dyn ToSql; 11] {
+fn element_values<'r>(key: &'r i64, r: &'r Element) -> [&'r dyn ToParam; 11] {
     [
         key,
         &r.process_instance_key,
@@ -185,7 +225,7 @@ static INCIDENT: Upsert = Upsert::new(
     ],
 );
 
-fn incident_values<'r>(key: &'r i64, r: &'r Incident) -> [&'r dyn ToSql; 13] {
+fn incident_values<'r>(key: &'r i64, r: &'r Incident) -> [&'r dyn ToParam; 13] {
     [
         key,
         &r.process_instance_key,
@@ -227,7 +267,7 @@ static JOB: Upsert = Upsert::new(
     ],
 );
 
-fn job_values<'r>(key: &'r i64, r: &'r Job) -> [&'r dyn ToSql; 19] {
+fn job_values<'r>(key: &'r i64, r: &'r Job) -> [&'r dyn ToParam; 19] {
     [
         key,
         &r.job_type,
@@ -276,7 +316,7 @@ static USER_TASK: Upsert = Upsert::new(
     ],
 );
 
-fn user_task_values<'r>(key: &'r i64, r: &'r UserTask) -> [&'r dyn ToSql; 20] {
+fn user_task_values<'r>(key: &'r i64, r: &'r UserTask) -> [&'r dyn ToParam; 20] {
     [
         key,
         &r.state,
@@ -301,109 +341,130 @@ fn user_task_values<'r>(key: &'r i64, r: &'r UserTask) -> [&'r dyn ToSql; 20] {
     ]
 }
 
-fn definitions(tx: &Transaction, changes: &Changes) -> Result<()> {
+fn definitions(tx: &Conn, changes: &Changes) -> Result<()> {
     for d in &changes.definitions {
-        tx.prepare_cached(
+        tx.execute(
             "INSERT INTO process_definition (key, bpmn_process_id, name, version, version_tag, \
              resource_name, tenant_id, has_start_form, bpmn_xml) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT(key) DO NOTHING",
-        )?
-        .execute(params![
-            d.key,
-            d.bpmn_process_id,
-            d.name,
-            d.version,
-            d.version_tag,
-            d.resource_name,
-            d.tenant_id,
-            d.has_start_form,
-            d.xml
-        ])?;
-        let mut names = tx.prepare_cached(
-            "INSERT INTO element_name (process_definition_key, element_id, name) \
-             VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
+            params![
+                d.key,
+                d.bpmn_process_id,
+                d.name,
+                d.version,
+                d.version_tag,
+                d.resource_name,
+                d.tenant_id,
+                d.has_start_form,
+                d.xml
+            ],
         )?;
         for (id, name) in &d.element_names {
-            names.execute(params![d.key, id, name])?;
+            tx.execute(
+                "INSERT INTO element_name (process_definition_key, element_id, name) \
+                 VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
+                params![d.key, id, name],
+            )?;
         }
     }
     Ok(())
 }
 
-fn flows_and_variables(tx: &Transaction, changes: &Changes) -> Result<()> {
+fn flows_and_variables(tx: &Conn, changes: &Changes) -> Result<()> {
     static FLOW: OnceLock<String> = OnceLock::new();
-    let mut flows = tx.prepare_cached(FLOW.get_or_init(|| {
+    let flows = FLOW.get_or_init(|| {
         format!(
             "INSERT INTO sequence_flow (process_instance_key, flow_id, process_definition_key, \
              bpmn_process_id, tenant_id, root_process_instance_key) \
              VALUES (?1, ?2, ?3, ?4, ?5, {}) ON CONFLICT DO NOTHING",
             root_of("?1")
         )
-    }))?;
+    });
     for f in &changes.flows {
-        flows.execute(params![
-            f.process_instance_key,
-            f.flow_id,
-            f.process_definition_key,
-            f.bpmn_process_id,
-            f.tenant_id
-        ])?;
+        tx.execute(
+            flows,
+            params![
+                f.process_instance_key,
+                f.flow_id,
+                f.process_definition_key,
+                f.bpmn_process_id,
+                f.tenant_id
+            ],
+        )?;
     }
-    static VARIABLE: OnceLock<String> = OnceLock::new();
-    let mut vars = tx.prepare_cached(VARIABLE.get_or_init(|| {
-        format!(
-            "INSERT INTO variable (key, name, value, full_value, is_truncated, scope_key, \
-             process_instance_key, process_definition_key, bpmn_process_id, tenant_id, \
-             root_process_instance_key) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, {}) ON CONFLICT(key) DO UPDATE SET \
-             value = excluded.value, full_value = excluded.full_value, \
-             is_truncated = excluded.is_truncated",
-            root_of("?7")
-        )
-    }))?;
-    for (key, v) in &changes.variables {
-        vars.execute(params![
-            key,
-            v.name,
-            v.value,
-            v.full_value,
-            v.is_truncated,
-            v.scope_key,
-            v.process_instance_key,
-            v.process_definition_key,
-            v.bpmn_process_id,
-            v.tenant_id
-        ])?;
-    }
+    VARIABLE.write(tx, changes.variables.iter(), variable_values)?;
     Ok(())
 }
 
-fn incident_links(tx: &Transaction, changes: &Changes) -> Result<()> {
-    let mut counts = tx.prepare_cached(
-        "UPDATE process_instance SET incidents = MAX(0, incidents + ?2) WHERE key = ?1",
-    )?;
+/// A variable's value is replaced by each write (a value that is no longer cut has no full
+/// value); its other columns never change.
+static VARIABLE: Upsert = Upsert::replacing(
+    "variable",
+    &[
+        "name",
+        "value",
+        "full_value",
+        "is_truncated",
+        "scope_key",
+        "process_instance_key",
+        "process_definition_key",
+        "bpmn_process_id",
+        "tenant_id",
+    ],
+    &["value", "full_value", "is_truncated"],
+);
+
+fn variable_values<'r>(key: &'r i64, v: &'r Variable) -> [&'r dyn ToParam; 10] {
+    [
+        key,
+        &v.name,
+        &v.value,
+        &v.full_value,
+        &v.is_truncated,
+        &v.scope_key,
+        &v.process_instance_key,
+        &v.process_definition_key,
+        &v.bpmn_process_id,
+        &v.tenant_id,
+    ]
+}
+
+fn incident_links(tx: &Conn, changes: &Changes) -> Result<()> {
     for (key, delta) in &changes.incident_counts {
-        counts.execute(params![key, delta])?;
+        tx.execute(
+            "UPDATE process_instance SET incidents = \
+             CASE WHEN incidents + ?2 < 0 THEN 0 ELSE incidents + ?2 END WHERE key = ?1",
+            params![key, delta],
+        )?;
     }
-    let mut links = tx.prepare_cached(
-        "UPDATE element_instance SET incident_key = NULLIF(?2, 0) WHERE key = ?1",
-    )?;
     for (key, incident) in &changes.element_incidents {
-        links.execute(params![key, incident])?;
+        tx.execute(
+            "UPDATE element_instance SET incident_key = NULLIF(CAST(?2 AS BIGINT), 0) WHERE key = ?1",
+            params![key, incident],
+        )?;
     }
     Ok(())
 }
 
 /// Writes `changes` and the partition's new position in `tx` (not committed here).
 pub fn write(
-    tx: &Transaction,
+    tx: &Conn,
     partition: u32,
     changes: &Changes,
     position: u64,
     next_index: u64,
 ) -> Result<()> {
     definitions(tx, changes)?;
-    INSTANCE.write(tx, changes.instances.iter(), instance_values)?;
+    // an instance whose parent is written in the same batch takes its root from the parent's
+    // row, which a statement of several rows would not see yet: those go one at a time, after
+    let (children, roots): (Vec<_>, Vec<_>) = changes.instances.iter().partition(|(_, i)| {
+        i.parent_process_instance_key
+            .is_some_and(|p| changes.instances.contains_key(&p))
+    });
+    INSTANCE.write(tx, roots.into_iter(), instance_values)?;
+    for child in children {
+        INSTANCE.write(tx, std::iter::once(child), instance_values)?;
+    }
     ELEMENT.write(tx, changes.elements.iter(), element_values)?;
     INCIDENT.write(tx, changes.incidents.iter(), incident_values)?;
     JOB.write(tx, changes.jobs.iter(), job_values)?;
@@ -413,11 +474,11 @@ pub fn write(
     changes.decisions.write(tx)?;
     changes.messages.write(tx)?;
     incident_links(tx, changes)?;
-    tx.prepare_cached(
+    tx.execute(
         "INSERT INTO export_position (partition_id, position, next_index) VALUES (?1, ?2, ?3) \
          ON CONFLICT(partition_id) DO UPDATE SET position = excluded.position, \
          next_index = excluded.next_index",
-    )?
-    .execute(params![partition, position as i64, next_index as i64])?;
+        params![partition, position as i64, next_index as i64],
+    )?;
     Ok(())
 }

@@ -81,6 +81,11 @@ pub struct StartArgs {
     /// (the searches then answer 403, as Camunda's do without a secondary storage)
     #[arg(long, env = "ZEST_HISTORY")]
     pub history: Option<String>,
+    /// Keep the history in this PostgreSQL database instead of the data directory
+    /// (postgres://user:password@host:port/database; the schema is created and migrated at
+    /// start; several nodes of a cluster may share one database)
+    #[arg(long, env = "ZEST_HISTORY_URL")]
+    pub history_url: Option<String>,
     /// Days a finished root process instance (and all under it) stays in history (default
     /// 30, Camunda's default-history-ttl)
     #[arg(long, env = "ZEST_HISTORY_TTL_DAYS")]
@@ -168,6 +173,7 @@ struct FileConfig {
     memory_guard: Option<bool>,
     history: Option<String>,
     history_ttl_days: Option<u64>,
+    history_url: Option<String>,
     max_unexported_log_mb: Option<u64>,
     log: Option<String>,
     scheduler_interval_ms: Option<u64>,
@@ -388,6 +394,17 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
         Some("off") => false,
         Some(other) => anyhow::bail!("history = {other}: expected on or off"),
     };
+    broker.history_url = args.history_url.or(file.history_url);
+    if let Some(url) = &broker.history_url {
+        anyhow::ensure!(
+            broker.history,
+            "history-url is set but history is off: turn history on, or leave the URL out"
+        );
+        anyhow::ensure!(
+            url.starts_with("postgres://") || url.starts_with("postgresql://"),
+            "history-url: expected postgres://user:password@host:port/database"
+        );
+    }
     if let Some(days) = args.history_ttl_days.or(file.history_ttl_days) {
         anyhow::ensure!(days >= 1, "history-ttl-days must be at least 1");
         broker.history_ttl = Duration::from_secs(days * 24 * 3600);

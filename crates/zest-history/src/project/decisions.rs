@@ -2,7 +2,7 @@
 //! decision requirements (with their DMN XML) and decisions, and one decision instance per
 //! decision an evaluation evaluated (EVALUATED, or FAILED at the decision that failed).
 
-use rusqlite::{params, Transaction};
+use crate::db::{params, Conn};
 use serde_json::{json, Value};
 use zest_protocol::{
     DecisionEvaluationRecord, DecisionRecord, DecisionRequirementsRecord, EvaluatedDecisionValue,
@@ -148,52 +148,51 @@ impl Decisions {
     /// Writes the batch's decision rows in `tx` (a deployment seen again, after a restart of
     /// export, changes nothing), after the batch's process instances: a business rule task's
     /// evaluation belongs to its instance's root (retention removes it with it).
-    pub fn write(&self, tx: &Transaction) -> rusqlite::Result<()> {
+    pub fn write(&self, tx: &Conn) -> crate::db::Result<()> {
         for r in &self.requirements {
-            tx.prepare_cached(
+            tx.execute(
                 "INSERT INTO decision_requirements (key, decision_requirements_id, name, version, \
                  resource_name, tenant_id, dmn_xml) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) \
                  ON CONFLICT(key) DO NOTHING",
-            )?
-            .execute(params![
-                r.decision_requirements_key,
-                r.decision_requirements_id,
-                r.decision_requirements_name,
-                r.decision_requirements_version,
-                r.resource_name,
-                r.tenant_id,
-                String::from_utf8_lossy(&r.resource)
-            ])?;
+                params![
+                    r.decision_requirements_key,
+                    r.decision_requirements_id,
+                    r.decision_requirements_name,
+                    r.decision_requirements_version,
+                    r.resource_name,
+                    r.tenant_id,
+                    String::from_utf8_lossy(&r.resource)
+                ],
+            )?;
         }
         for d in &self.definitions {
-            tx.prepare_cached(
+            tx.execute(
                 "INSERT INTO decision_definition (key, decision_id, name, version, \
                  decision_requirements_id, decision_requirements_key, tenant_id) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(key) DO NOTHING",
-            )?
-            .execute(params![
-                d.decision_key,
-                d.decision_id,
-                d.decision_name,
-                d.version,
-                d.decision_requirements_id,
-                d.decision_requirements_key,
-                d.tenant_id
-            ])?;
+                params![
+                    d.decision_key,
+                    d.decision_id,
+                    d.decision_name,
+                    d.version,
+                    d.decision_requirements_id,
+                    d.decision_requirements_key,
+                    d.tenant_id
+                ],
+            )?;
         }
         for i in &self.instances {
-            tx.prepare_cached(
+            tx.execute(
                 "INSERT INTO decision_instance (key, evaluation_key, idx, state, evaluation_date, \
                  evaluation_failure, decision_key, decision_id, decision_name, decision_version, \
                  decision_type, result, evaluated_inputs, matched_rules, process_definition_key, \
                  process_instance_key, element_instance_key, element_id, tenant_id, \
                  root_process_instance_key) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, \
-                 ?17, ?18, ?19, CASE WHEN ?16 > 0 THEN COALESCE((SELECT p.root_process_instance_key \
+                 ?17, ?18, ?19, CASE WHEN CAST(?16 AS BIGINT) > 0 THEN COALESCE((SELECT p.root_process_instance_key \
                  FROM process_instance p WHERE p.key = ?16), ?16) END) \
                  ON CONFLICT(key) DO NOTHING",
-            )?
-            .execute(params![
+            params![
                 i.key,
                 i.evaluation_key,
                 i.index,

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use rusqlite::{params, Transaction};
+use crate::db::{params, Conn};
 use zest_protocol::{Intent, ProcessMessageSubscriptionRecord};
 
 #[derive(Debug)]
@@ -65,7 +65,7 @@ impl Messages {
 
     /// Writes the batch's rows in `tx`, after its process instances (a row's root is its
     /// instance's).
-    pub fn write(&self, tx: &Transaction) -> rusqlite::Result<()> {
+    pub fn write(&self, tx: &Conn) -> crate::db::Result<()> {
         const ROOT: &str = "COALESCE((SELECT p.root_process_instance_key FROM process_instance p \
                             WHERE p.key = ?7), ?7)";
         for (
@@ -77,19 +77,20 @@ impl Messages {
             },
         ) in &self.subscriptions
         {
-            tx.prepare_cached(&format!(
+            tx.execute(&format!(
                 "INSERT INTO message_subscription (key, state, last_updated_date, message_name, \
                  correlation_key, element_id, process_instance_key, element_instance_key, \
                  process_definition_key, bpmn_process_id, tenant_id, root_process_instance_key) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, {ROOT}) \
                  ON CONFLICT(key) DO UPDATE SET state = excluded.state, \
                  last_updated_date = excluded.last_updated_date, \
-                 element_id = COALESCE(NULLIF(excluded.element_id, ''), element_id), \
+                 element_id = COALESCE(NULLIF(excluded.element_id, ''), message_subscription.element_id), \
                  process_definition_key = \
-                 COALESCE(NULLIF(excluded.process_definition_key, 0), process_definition_key), \
-                 bpmn_process_id = COALESCE(NULLIF(excluded.bpmn_process_id, ''), bpmn_process_id)"
-            ))?
-            .execute(params![
+                 COALESCE(NULLIF(excluded.process_definition_key, 0), \
+                 message_subscription.process_definition_key), \
+                 bpmn_process_id = COALESCE(NULLIF(excluded.bpmn_process_id, ''), \
+                 message_subscription.bpmn_process_id)"
+            ), params![
                 key,
                 state,
                 at,
@@ -105,29 +106,31 @@ impl Messages {
         }
         for c in &self.correlations {
             let m = &c.record;
-            tx.prepare_cached(&format!(
+            tx.execute(
+                &format!(
                 "INSERT INTO correlated_message (key, message_key, subscription_key, message_name, \
                  correlation_key, correlation_time, process_instance_key, partition_id, \
                  element_id, element_instance_key, process_definition_key, bpmn_process_id, \
                  tenant_id, root_process_instance_key) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, {ROOT}) \
                  ON CONFLICT(key) DO NOTHING"
-            ))?
-            .execute(params![
-                c.row,
-                m.message_key,
-                c.subscription,
-                m.message_name,
-                m.correlation_key,
-                c.at,
-                m.process_instance_key,
-                c.partition,
-                m.element_id,
-                m.element_instance_key,
-                m.process_definition_key,
-                m.bpmn_process_id,
-                m.tenant_id
-            ])?;
+            ),
+                params![
+                    c.row,
+                    m.message_key,
+                    c.subscription,
+                    m.message_name,
+                    m.correlation_key,
+                    c.at,
+                    m.process_instance_key,
+                    c.partition,
+                    m.element_id,
+                    m.element_instance_key,
+                    m.process_definition_key,
+                    m.bpmn_process_id,
+                    m.tenant_id
+                ],
+            )?;
         }
         Ok(())
     }

@@ -5,7 +5,7 @@
 //! [`crate::search::PARTITION_OF_KEY`]). A decision instance's id is
 //! `{decisionEvaluationKey}-{index}`; its row key packs both (`project/decisions.rs`).
 
-use rusqlite::Row;
+use crate::db::Row;
 use serde_json::{json, Map, Value};
 
 use super::{date, key, put_opt, string, Resource};
@@ -51,7 +51,7 @@ const DD_SORTS: &[Field] = &[
     field("tenantId", "t.tenant_id", Kind::Str),
 ];
 
-fn dd_row(row: &Row) -> rusqlite::Result<Value> {
+fn dd_row(row: &Row) -> crate::db::Result<Value> {
     Ok(json!({
         "decisionDefinitionKey": key(row.get(0)?),
         "decisionDefinitionId": string(row, 1)?,
@@ -75,7 +75,7 @@ pub const DECISION_DEFINITIONS: Resource = Resource {
 };
 
 /// A row of the XML of a definition's requirements: `{"xml": ...}`.
-fn xml_row(row: &Row) -> rusqlite::Result<Value> {
+fn xml_row(row: &Row) -> crate::db::Result<Value> {
     Ok(json!({ "xml": string(row, 0)? }))
 }
 
@@ -123,7 +123,7 @@ const DR_SORTS: &[Field] = &[
     field("tenantId", "t.tenant_id", Kind::Str),
 ];
 
-fn dr_row(row: &Row) -> rusqlite::Result<Value> {
+fn dr_row(row: &Row) -> crate::db::Result<Value> {
     Ok(json!({
         "decisionRequirementsKey": key(row.get(0)?),
         "decisionRequirementsId": string(row, 1)?,
@@ -254,11 +254,11 @@ fn di_special(name: &str, value: &Value, c: &mut Conditions) -> Option<Result<()
     }
 }
 
-fn positive_key(row: &Row, i: usize) -> rusqlite::Result<Option<Value>> {
+fn positive_key(row: &Row, i: usize) -> crate::db::Result<Option<Value>> {
     Ok(row.get::<_, Option<i64>>(i)?.filter(|k| *k > 0).map(key))
 }
 
-fn di_common(row: &Row) -> rusqlite::Result<Map<String, Value>> {
+fn di_common(row: &Row) -> crate::db::Result<Map<String, Value>> {
     let mut out = Map::new();
     out.insert(
         "decisionEvaluationInstanceKey".into(),
@@ -298,14 +298,14 @@ fn di_common(row: &Row) -> rusqlite::Result<Map<String, Value>> {
     Ok(out)
 }
 
-fn di_row(row: &Row) -> rusqlite::Result<Value> {
+fn di_row(row: &Row) -> crate::db::Result<Value> {
     Ok(Value::Object(di_common(row)?))
 }
 
 /// A decision instance with its inputs and matched rules (`DecisionInstanceGetQueryResult`).
-fn di_full_row(row: &Row) -> rusqlite::Result<Value> {
+fn di_full_row(row: &Row) -> crate::db::Result<Value> {
     let mut out = di_common(row)?;
-    let parsed = |i: usize| -> rusqlite::Result<Value> {
+    let parsed = |i: usize| -> crate::db::Result<Value> {
         Ok(row
             .get::<_, Option<String>>(i)?
             .and_then(|t| serde_json::from_str(&t).ok())

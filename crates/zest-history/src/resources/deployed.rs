@@ -2,7 +2,7 @@
 //! decision requirements (DMN), by the key of the process definition or of the decision
 //! requirements. Forms are read from the partitions' state (the gateway asks the broker).
 
-use rusqlite::Row;
+use crate::db::Row;
 use serde_json::{json, Map, Value};
 
 use super::{key, put_opt, string, Resource};
@@ -14,7 +14,7 @@ const DEPLOYED: &str = "(SELECT key, bpmn_process_id AS resource_id, resource_na
                         UNION ALL SELECT key, decision_requirements_id, resource_name, version, \
                         NULL, tenant_id, dmn_xml FROM decision_requirements) t";
 
-fn row(row: &Row) -> rusqlite::Result<Value> {
+fn row(row: &Row) -> crate::db::Result<Value> {
     let mut out = Map::new();
     out.insert("resourceKey".into(), key(row.get(0)?));
     out.insert("resourceId".into(), json!(string(row, 1)?));
@@ -40,7 +40,7 @@ pub const RESOURCES: Resource = Resource {
     row,
 };
 
-fn content_row(row: &Row) -> rusqlite::Result<Value> {
+fn content_row(row: &Row) -> crate::db::Result<Value> {
     Ok(json!({ "content": string(row, 0)? }))
 }
 

@@ -1,7 +1,7 @@
 //! Messages: process message subscriptions (`POST /v2/message-subscriptions/search`) and the
 //! correlations of messages to them (`POST /v2/correlated-message-subscriptions/search`).
 
-use rusqlite::Row;
+use crate::db::Row;
 use serde_json::{json, Map, Value};
 
 use super::{date, key, put_opt, string, Resource};
@@ -57,7 +57,7 @@ const MS_SORTS: &[Field] = &[
     field("tenantId", "COALESCE(t.tenant_id, '')", Kind::Str),
 ];
 
-fn ms_row(row: &Row) -> rusqlite::Result<Value> {
+fn ms_row(row: &Row) -> crate::db::Result<Value> {
     let mut out = Map::new();
     out.insert("messageSubscriptionKey".into(), key(row.get(0)?));
     out.insert("processDefinitionId".into(), json!(string(row, 1)?));
@@ -160,7 +160,7 @@ const CM_SORTS: &[Field] = &[
     field("tenantId", "COALESCE(t.tenant_id, '')", Kind::Str),
 ];
 
-fn cm_row(row: &Row) -> rusqlite::Result<Value> {
+fn cm_row(row: &Row) -> crate::db::Result<Value> {
     let mut out = Map::new();
     out.insert("correlationKey".into(), json!(string(row, 0)?));
     out.insert(

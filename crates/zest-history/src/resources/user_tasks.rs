@@ -4,7 +4,7 @@
 //! (`/v2/user-tasks/{key}/effective-variables/search`). A task's `name` is its element's name
 //! (`element_name`), `processName` its process's.
 
-use rusqlite::Row;
+use crate::db::Row;
 use serde_json::{json, Map, Value};
 
 use super::{date, key, opt_date, put_opt, string, Resource, VARIABLES};
@@ -13,9 +13,9 @@ use crate::filter::{field, BadFilter, Conditions, Field, Kind};
 /// A due date (the text the records carry, "2030-01-01T10:00Z") as epoch milliseconds, for
 /// filters and sorts (NULL when unset); the same for a follow-up date.
 const DUE_MS: &str =
-    "CAST(ROUND((julianday(NULLIF(t.due_date, '')) - 2440587.5) * 86400000) AS INTEGER)";
+    "CAST(ROUND((julianday(NULLIF(t.due_date, '')) - 2440587.5) * 86400000) AS BIGINT)";
 const FOLLOW_UP_MS: &str =
-    "CAST(ROUND((julianday(NULLIF(t.follow_up_date, '')) - 2440587.5) * 86400000) AS INTEGER)";
+    "CAST(ROUND((julianday(NULLIF(t.follow_up_date, '')) - 2440587.5) * 86400000) AS BIGINT)";
 
 const FIELDS: &[Field] = &[
     field("userTaskKey", "t.key", Kind::Key),
@@ -50,13 +50,13 @@ const SORTS: &[Field] = &[
     field(
         "followUpDate",
         "COALESCE(CAST(ROUND((julianday(NULLIF(t.follow_up_date, '')) - 2440587.5) * 86400000) \
-         AS INTEGER), 9223372036854775807)",
+         AS BIGINT), 9223372036854775807)",
         Kind::Date,
     ),
     field(
         "dueDate",
         "COALESCE(CAST(ROUND((julianday(NULLIF(t.due_date, '')) - 2440587.5) * 86400000) \
-         AS INTEGER), 9223372036854775807)",
+         AS BIGINT), 9223372036854775807)",
         Kind::Date,
     ),
     field("priority", "COALESCE(t.priority, 0)", Kind::Int),
@@ -115,7 +115,7 @@ fn variables(c: &mut Conditions, what: &str, value: &Value, link: &str) -> Resul
             sql: Vec::new(),
             params: std::mem::take(&mut c.params),
         };
-        let mark = inner.bind(rusqlite::types::Value::Text(name.to_string()));
+        let mark = inner.bind(crate::db::Cell::Text(name.to_string()));
         inner.sql.push(format!("v.name = {mark}"));
         let r = match item.get("value") {
             Some(v) => inner.field("v.value", &format!("{what}.value"), Kind::Str, v),
@@ -137,14 +137,14 @@ fn list(text: Option<String>) -> Value {
         .unwrap_or_else(|| json!([]))
 }
 
-fn non_empty(row: &Row, i: usize) -> rusqlite::Result<Option<Value>> {
+fn non_empty(row: &Row, i: usize) -> crate::db::Result<Option<Value>> {
     Ok(row
         .get::<_, Option<String>>(i)?
         .filter(|s| !s.is_empty())
         .map(Value::String))
 }
 
-fn row(row: &Row) -> rusqlite::Result<Value> {
+fn row(row: &Row) -> crate::db::Result<Value> {
     let mut out = Map::new();
     out.insert("userTaskKey".into(), key(row.get(0)?));
     put_opt(&mut out, "name", non_empty(row, 1)?);
@@ -239,7 +239,7 @@ fn effective_at(value: &Value, c: &mut Conditions) -> Result<(), BadFilter> {
     let scope = crate::filter::sql_value(EFFECTIVE_AT, Kind::Key, value)?;
     let mark = c.bind(scope);
     c.sql.push(format!(
-        "t.key IN (WITH RECURSIVE s(k, d) AS (SELECT {mark}, 0 UNION ALL \
+        "t.key IN (WITH RECURSIVE s(k, d) AS (SELECT CAST({mark} AS BIGINT), 0 UNION ALL \
          SELECT e.flow_scope_key, s.d + 1 FROM element_instance e JOIN s ON e.key = s.k \
          WHERE e.flow_scope_key > 0 AND s.d < 10000), \
          c(key, name, d) AS (SELECT v.key, v.name, s.d FROM variable v JOIN s ON v.scope_key = s.k) \

@@ -47,8 +47,68 @@ impl Node {
     }
 }
 
+/// The PostgreSQL database the black-box tests keep their nodes' history in instead of
+/// SQLite, when one is given (`ZEST_TEST_POSTGRES=postgres://user@host/db`; the suite runs the
+/// history tests both ways): each data directory gets a schema of its own, kept across a
+/// restart on the same directory.
+pub const POSTGRES: &str = "ZEST_TEST_POSTGRES";
+
+/// `--history-url` of the node on `dir` when the tests run on PostgreSQL.
+fn postgres_args(dir: &std::path::Path, extra: &[&str]) -> Vec<String> {
+    let url = match std::env::var(POSTGRES) {
+        Ok(url) if !url.is_empty() => url,
+        _ => return Vec::new(),
+    };
+    if extra.windows(2).any(|w| w == ["--history", "off"]) {
+        return Vec::new();
+    }
+    // the directory's name and a hash of its whole path (two tests' `data` differ by parent)
+    let name = dir.file_name().unwrap_or_default().to_string_lossy();
+    let hash = dir
+        .to_string_lossy()
+        .bytes()
+        .fold(0xcbf29ce484222325u64, |h, b| {
+            (h ^ b as u64).wrapping_mul(0x100000001b3)
+        });
+    let schema: String = format!("t_{name}")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .take(40)
+        .chain(format!("_{hash:016x}").chars())
+        .collect();
+    let fresh = !dir.exists();
+    // on a thread of its own: the client blocks on a runtime, and tests may run in one
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut admin = postgres::Client::connect(&url, postgres::NoTls).expect("PostgreSQL");
+            if fresh {
+                admin
+                    .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+                    .unwrap();
+            }
+            admin
+                .batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
+                .unwrap();
+        })
+        .join()
+        .expect("the test's schema is created");
+    });
+    let sep = if url.contains('?') { '&' } else { '?' };
+    vec![
+        "--history-url".into(),
+        format!("{url}{sep}options=-c%20search_path%3D{schema}"),
+    ]
+}
+
 /// Starts `zest` on `dir` as it is (a restart when it holds data).
 pub fn start_in(dir: PathBuf, extra: &[&str]) -> Node {
+    let postgres = postgres_args(&dir, extra);
     // port 0 everywhere: the server binds free ports and its READY line names them (ports
     // picked here and released could be taken by a server of a test running beside this one)
     let mut child = Command::new(env!("CARGO_BIN_EXE_zest"))
@@ -63,6 +123,7 @@ pub fn start_in(dir: PathBuf, extra: &[&str]) -> Node {
             "127.0.0.1:0",
         ])
         .args(extra)
+        .args(&postgres)
         .env("ZEST_LOG", "warn")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
