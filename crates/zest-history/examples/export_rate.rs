@@ -3,7 +3,9 @@
 //! of `BATCH` instances, as a partition's exporter does under load.
 //!
 //! `cargo run --release -p zest-history --example export_rate [instances] [batch] [variables]`
-//! (variables per instance: 1 by default; 30 is the bench's typical payload)
+//! (variables per instance: 1 by default; 30 is the bench's typical payload). With
+//! `ZEST_HISTORY_URL=postgres://...` the store is that PostgreSQL database (its schema is
+//! emptied first: give it one of its own, `?options=-c%20search_path%3Dbench`).
 
 use std::time::Instant;
 
@@ -140,7 +142,17 @@ fn main() {
     let variables: i64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(1);
     let dir = std::env::temp_dir().join(format!("zest-export-rate-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let h = History::open(&dir.join("history.sqlite"), 4 << 20).unwrap();
+    let url = std::env::var("ZEST_HISTORY_URL")
+        .ok()
+        .filter(|u| !u.is_empty());
+    let h = match &url {
+        Some(url) => {
+            let h = History::open_postgres(url).unwrap();
+            empty(&h);
+            h
+        }
+        None => History::open(&dir.join("history.sqlite"), 4 << 20).unwrap(),
+    };
     let (mut pos, mut index, mut records) = (0u64, 0u64, 0usize);
     let start = Instant::now();
     let mut n = 0;
@@ -160,9 +172,10 @@ fn main() {
         h.export(1, &batch_records, index).unwrap();
     }
     let s = start.elapsed().as_secs_f64();
-    let bytes = std::fs::metadata(dir.join("history.sqlite"))
-        .map(|m| m.len())
-        .unwrap_or(0)
+    let bytes = if url.is_some() { postgres_bytes(&h) } else { 0 }
+        + std::fs::metadata(dir.join("history.sqlite"))
+            .map(|m| m.len())
+            .unwrap_or(0)
         + std::fs::metadata(dir.join("history.sqlite-wal"))
             .map(|m| m.len())
             .unwrap_or(0);
@@ -174,4 +187,36 @@ fn main() {
         bytes as f64 / instances as f64
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Empties the PostgreSQL store's tables (a run before this one left its rows).
+fn empty(h: &History) {
+    h.read(|c| {
+        let tables: Vec<String> = c.query(
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() \
+             AND tablename <> 'refinery_schema_history'",
+            &[],
+            |r| r.get(0),
+        )?;
+        for t in tables {
+            c.batch(&format!("TRUNCATE {t}"))?;
+        }
+        Ok(())
+    })
+    .unwrap();
+}
+
+/// The bytes of the PostgreSQL store's tables and indexes (after a VACUUM, so the count is of
+/// what the rows take).
+fn postgres_bytes(h: &History) -> u64 {
+    h.read(|c| {
+        c.batch("VACUUM")?;
+        Ok(c.query_one(
+            "SELECT CAST(COALESCE(SUM(pg_total_relation_size(quote_ident(tablename))), 0) \
+             AS BIGINT) FROM pg_tables WHERE schemaname = current_schema()",
+            &[],
+            |r| r.get::<_, i64>(0),
+        )?)
+    })
+    .unwrap() as u64
 }

@@ -30,6 +30,8 @@ pub struct Changes {
     pub incident_counts: BTreeMap<i64, i64>,
     /// The incident key an element instance now has (0: none any more).
     pub element_incidents: BTreeMap<i64, i64>,
+    /// The element statistics' counters the batch moves (`counts.rs`).
+    pub counts: crate::counts::ElementCounts,
     pub jobs: BTreeMap<i64, Job>,
     pub user_tasks: BTreeMap<i64, UserTask>,
     pub decisions: decisions::Decisions,
@@ -210,6 +212,7 @@ impl Changes {
                 });
             }
             RecordValue::ProcessInstance(pi) => {
+                self.counts.element(key, intent, pi);
                 self.process_instance(key, at, intent, record.partition_id, pi)
             }
             RecordValue::Variable(v) if matches!(intent, Intent::Created | Intent::Updated) => {
@@ -237,7 +240,10 @@ impl Changes {
                     },
                 );
             }
-            RecordValue::Incident(i) => self.incident(key, at, intent, i),
+            RecordValue::Incident(i) => {
+                self.counts.incident(intent, i);
+                self.incident(key, at, intent, i)
+            }
             RecordValue::BatchOperation(b) => self.batch_operations.add(key, at, intent, b),
             RecordValue::Job(j) => self.job(key, at, intent, j),
             RecordValue::JobBatch(b) if intent == Intent::Activated => {

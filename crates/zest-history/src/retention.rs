@@ -30,6 +30,7 @@ pub fn remove_expired(tx: &Conn, cutoff: i64, batch: usize) -> crate::db::Result
         |r| r.get(0),
     )?;
     for root in &roots {
+        crate::counts::remove_root(tx, *root)?;
         tx.execute(
             "DELETE FROM variable WHERE process_instance_key IN \
              (SELECT key FROM process_instance WHERE root_process_instance_key = ?1)",

@@ -36,6 +36,11 @@ pub fn element_statistics(
     filter: &Value,
     partitions: Option<&[u32]>,
 ) -> Result<Value, SearchError> {
+    // the unfiltered statistics of a definition: its counters, kept as history is written
+    let unfiltered = filter.is_null() || filter.as_object().is_some_and(|o| o.is_empty());
+    if let (Of::Definition(key), true) = (of, unfiltered) {
+        return Ok(crate::counts::statistics(conn, key, partitions)?);
+    }
     let mut c = Conditions::default();
     if let Some(partitions) = partitions {
         let marks: Vec<String> = partitions

@@ -696,3 +696,110 @@ fn every_row_carries_its_root_instance_across_batches() {
     );
     assert_eq!(roots("job", "key"), vec![(305, root)]);
 }
+
+/// The element statistics of a definition from its counters (no filter) are what counting
+/// its rows gives (a filter that matches every instance), through incidents, their
+/// resolution, termination, migration to another definition, two batches and retention.
+#[test]
+fn element_counters_answer_what_counting_the_rows_answers() {
+    let (_dir, h) = open("counters");
+    let mut records = sample(12);
+    let mut pos = records.last().unwrap().position;
+    let mut push = |records: &mut Vec<Record>, key, intent, value| {
+        pos += 1;
+        records.push(record(pos, key, intent, value));
+    };
+    // instance 100 (an incident on its task): resolved, then the task and the instance end
+    let incident = |pi: i64| IncidentRecord {
+        error_type: zest_protocol::ErrorType::JobNoRetries,
+        error_message: "no retries left".into(),
+        bpmn_process_id: "order".into(),
+        process_definition_key: 10,
+        process_instance_key: pi,
+        element_id: "pay".into(),
+        element_instance_key: pi + 1,
+        job_key: -1,
+        variable_scope_key: pi + 1,
+        tenant_id: "<default>".into(),
+    };
+    let pi = |k: i64, id: &str, ty| RecordValue::ProcessInstance(element(k, id, ty));
+    push(
+        &mut records,
+        103,
+        Intent::Resolved,
+        RecordValue::Incident(incident(100)),
+    );
+    push(
+        &mut records,
+        101,
+        Intent::ElementTerminated,
+        pi(100, "pay", BpmnElementType::ServiceTask),
+    );
+    push(
+        &mut records,
+        100,
+        Intent::ElementTerminated,
+        pi(100, "order", BpmnElementType::Process),
+    );
+    // instance 110 (active) migrates to definition 11, its task becoming `charge`
+    let migrated = |k: i64, id: &str, ty| {
+        let mut e = element(110, id, ty);
+        e.process_definition_key = 11;
+        (k, e)
+    };
+    let (k, e) = migrated(110, "order", BpmnElementType::Process);
+    push(
+        &mut records,
+        k,
+        Intent::ElementMigrated,
+        RecordValue::ProcessInstance(e),
+    );
+    let (k, e) = migrated(111, "charge", BpmnElementType::ServiceTask);
+    push(
+        &mut records,
+        k,
+        Intent::ElementMigrated,
+        RecordValue::ProcessInstance(e),
+    );
+    let (first, second) = records.split_at(records.len() / 2);
+    h.export(1, first, 1).unwrap();
+    h.export(1, second, 2).unwrap();
+    let same = |h: &History| {
+        for def in [10, 11] {
+            let counted = h
+                .element_statistics(
+                    Of::Definition(def),
+                    &json!({"processDefinitionKey": def.to_string()}),
+                )
+                .unwrap();
+            let kept = h
+                .element_statistics(Of::Definition(def), &json!({}))
+                .unwrap();
+            assert_eq!(kept, counted, "definition {def}");
+        }
+    };
+    same(&h);
+    let kept = h
+        .element_statistics(Of::Definition(10), &json!({}))
+        .unwrap();
+    let pay = kept["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["elementId"] == "pay")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (
+            pay["active"].as_i64(),
+            pay["incidents"].as_i64(),
+            pay["canceled"].as_i64()
+        ),
+        (Some(3), Some(3), Some(1)),
+        "{kept}"
+    );
+    // retention removes the finished instances: their counts go with them
+    let removed = h.remove_expired(i64::MAX, 100).unwrap();
+    assert!(removed > 0);
+    same(&h);
+}

@@ -465,6 +465,7 @@ pub fn write(
     for child in children {
         INSTANCE.write(tx, std::iter::once(child), instance_values)?;
     }
+    changes.counts.before_rows(tx)?;
     ELEMENT.write(tx, changes.elements.iter(), element_values)?;
     INCIDENT.write(tx, changes.incidents.iter(), incident_values)?;
     JOB.write(tx, changes.jobs.iter(), job_values)?;
@@ -474,6 +475,7 @@ pub fn write(
     changes.decisions.write(tx)?;
     changes.messages.write(tx)?;
     incident_links(tx, changes)?;
+    changes.counts.after_rows(tx)?;
     tx.execute(
         "INSERT INTO export_position (partition_id, position, next_index) VALUES (?1, ?2, ?3) \
          ON CONFLICT(partition_id) DO UPDATE SET position = excluded.position, \

@@ -1,0 +1,188 @@
+//! The element statistics of a process definition (the counts that colour Operate's diagram),
+//! kept as history is written instead of counted at each request: a row per (definition,
+//! element, partition) in `element_count` with its element instances that are active (with or
+//! without an incident), active with an incident, completed and canceled. At 1,000,000
+//! instances the count over their element instances took seconds; the counters answer in a
+//! few rows.
+//!
+//! The counts move with the records, which the store takes in exactly once (the position
+//! travels with the rows): an element activated +1 active; completed -1 active +1 completed;
+//! terminated -1 active +1 canceled; an incident created on an element +1 incidents, resolved
+//! -1 (the engine resolves an element's incident before it terminates it). A migrated element
+//! moves its counts from its stored definition and element to its new ones (read from its row
+//! before and after the upsert); retention subtracts the rows it removes. Only the unfiltered
+//! statistics of a definition read the counters; a request with a filter counts rows
+//! (`stats.rs`).
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+use zest_protocol::{BpmnElementType, IncidentRecord, Intent, ProcessInstanceRecord};
+
+use crate::db::{params, Conn, Result};
+
+/// The counters a batch moves, per (definition, element, partition): active, incidents,
+/// completed, canceled.
+#[derive(Debug, Default)]
+pub struct ElementCounts {
+    deltas: BTreeMap<(i64, String, u32), [i64; 4]>,
+    /// Element instances migrated in the batch (their counts move with their rows).
+    migrated: Vec<i64>,
+}
+
+const ACTIVE: usize = 0;
+const INCIDENTS: usize = 1;
+const COMPLETED: usize = 2;
+const CANCELED: usize = 3;
+
+impl ElementCounts {
+    fn add(&mut self, definition: i64, element: &str, partition: u32, what: usize, by: i64) {
+        let entry = self
+            .deltas
+            .entry((definition, element.to_string(), partition))
+            .or_default();
+        entry[what] += by;
+    }
+
+    /// An element instance's lifecycle event (its partition: its key's, as the rows' is).
+    pub fn element(&mut self, key: i64, intent: Intent, e: &ProcessInstanceRecord) {
+        if e.bpmn_element_type == BpmnElementType::Process {
+            return;
+        }
+        let partition = (key >> 51) as u32;
+        let (def, id) = (e.process_definition_key, e.element_id.as_str());
+        match intent {
+            Intent::ElementActivating => self.add(def, id, partition, ACTIVE, 1),
+            Intent::ElementCompleted => {
+                self.add(def, id, partition, ACTIVE, -1);
+                self.add(def, id, partition, COMPLETED, 1);
+            }
+            Intent::ElementTerminated => {
+                self.add(def, id, partition, ACTIVE, -1);
+                self.add(def, id, partition, CANCELED, 1);
+            }
+            Intent::ElementMigrated => self.migrated.push(key),
+            _ => {}
+        }
+    }
+
+    /// An incident's event: counted on its element (not on a process instance's own).
+    pub fn incident(&mut self, intent: Intent, i: &IncidentRecord) {
+        if i.element_instance_key == i.process_instance_key || i.element_instance_key <= 0 {
+            return;
+        }
+        let partition = (i.element_instance_key >> 51) as u32;
+        let by = match intent {
+            Intent::Created => 1,
+            Intent::Resolved => -1,
+            _ => return,
+        };
+        self.add(
+            i.process_definition_key,
+            &i.element_id,
+            partition,
+            INCIDENTS,
+            by,
+        );
+    }
+
+    /// Before the batch's element rows are written: the migrated elements' counts leave
+    /// their stored definition and element.
+    pub fn before_rows(&self, tx: &Conn) -> Result<()> {
+        for key in &self.migrated {
+            move_rows(tx, -1, "e.key = ?1", *key)?;
+        }
+        Ok(())
+    }
+
+    /// After the batch's element rows are written: the migrated elements' counts join their
+    /// new definition and element, and the batch's deltas are added.
+    pub fn after_rows(&self, tx: &Conn) -> Result<()> {
+        for key in &self.migrated {
+            move_rows(tx, 1, "e.key = ?1", *key)?;
+        }
+        for ((def, element, partition), [active, incidents, completed, canceled]) in &self.deltas {
+            tx.execute(
+                &format!("{INSERT} VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) {ADD}"),
+                params![def, element, partition, active, incidents, completed, canceled],
+            )?;
+        }
+        Ok(())
+    }
+}
+
+const INSERT: &str = "INSERT INTO element_count (process_definition_key, element_id, \
+                      partition_id, active, incidents, completed, canceled)";
+const ADD: &str = "ON CONFLICT (process_definition_key, element_id, partition_id) DO UPDATE SET \
+                   active = element_count.active + excluded.active, \
+                   incidents = element_count.incidents + excluded.incidents, \
+                   completed = element_count.completed + excluded.completed, \
+                   canceled = element_count.canceled + excluded.canceled";
+
+/// Adds (`sign` 1) or subtracts (-1) the counts of the element rows `condition` selects
+/// (on `e`, with its one parameter `key`), as they are stored.
+fn move_rows(tx: &Conn, sign: i64, condition: &str, key: i64) -> Result<()> {
+    tx.execute(
+        &format!(
+            "{INSERT} SELECT e.process_definition_key, e.element_id, e.key >> 51, \
+             ?2 * SUM(CASE WHEN e.state = 'ACTIVE' THEN 1 ELSE 0 END), \
+             ?2 * SUM(CASE WHEN e.state = 'ACTIVE' AND e.incident_key IS NOT NULL \
+                      THEN 1 ELSE 0 END), \
+             ?2 * SUM(CASE WHEN e.state = 'COMPLETED' THEN 1 ELSE 0 END), \
+             ?2 * SUM(CASE WHEN e.state = 'TERMINATED' THEN 1 ELSE 0 END) \
+             FROM element_instance e WHERE {condition} \
+             AND e.process_definition_key IS NOT NULL AND e.element_id IS NOT NULL \
+             GROUP BY e.process_definition_key, e.element_id, e.key >> 51 {ADD}"
+        ),
+        params![key, sign],
+    )?;
+    Ok(())
+}
+
+/// Retention: the counts of a root instance's element rows, before they are removed.
+pub fn remove_root(tx: &Conn, root: i64) -> Result<()> {
+    move_rows(tx, -1, "e.root_process_instance_key = ?1", root)
+}
+
+/// The element statistics of definition `key` from the counters (of `partitions` only, when
+/// given): `{items: [{elementId, active, canceled, incidents, completed}]}`, in element order,
+/// the elements that have none left out.
+pub fn statistics(conn: &Conn, key: i64, partitions: Option<&[u32]>) -> Result<Value> {
+    let mut sql = String::from(
+        "SELECT element_id, CAST(SUM(active - incidents) AS BIGINT), \
+         CAST(SUM(canceled) AS BIGINT), CAST(SUM(incidents) AS BIGINT), \
+         CAST(SUM(completed) AS BIGINT) FROM element_count WHERE process_definition_key = ?1",
+    );
+    let mut params: Vec<crate::db::Cell> = vec![crate::db::Cell::Integer(key)];
+    if let Some(partitions) = partitions {
+        let marks: Vec<String> = partitions
+            .iter()
+            .map(|p| {
+                params.push(crate::db::Cell::Integer(*p as i64));
+                format!("?{}", params.len())
+            })
+            .collect();
+        sql.push_str(&format!(" AND partition_id IN ({})", marks.join(", ")));
+    }
+    sql.push_str(" GROUP BY element_id ORDER BY element_id");
+    let rows = conn.query(&sql, &crate::db::cells(&params), |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            [r.get::<_, i64>(1)?, r.get(2)?, r.get(3)?, r.get(4)?],
+        ))
+    })?;
+    let items: Vec<Value> = rows
+        .into_iter()
+        .filter(|(_, counts)| counts.iter().any(|c| *c != 0))
+        .map(|(id, [active, canceled, incidents, completed])| {
+            json!({
+                "elementId": id,
+                "active": active,
+                "canceled": canceled,
+                "incidents": incidents,
+                "completed": completed,
+            })
+        })
+        .collect();
+    Ok(json!({ "items": items }))
+}
