@@ -61,6 +61,10 @@ pub struct Group {
 pub struct Groups {
     pub groups: Vec<Group>,
     pub truncated: bool,
+    /// Whether the partition's history misses records (a snapshot skipped part of its log:
+    /// `export_position.gap_to`), which the job statistics report as `isIncomplete`.
+    #[serde(default)]
+    pub incomplete: bool,
 }
 
 /// The shape of an aggregate: its SQL (a column that describes a group, the same in each of
@@ -311,6 +315,9 @@ pub fn groups(
         }
         out.groups.push(Group { columns, counts });
     }
+    if let Aggregate::Jobs(_) = aggregate {
+        out.incomplete = jobs::has_gap(conn, partitions)?;
+    }
     Ok(out)
 }
 
@@ -481,6 +488,7 @@ mod tests {
                 })
                 .collect(),
             truncated: false,
+            incomplete: false,
         }
     }
 

@@ -6,6 +6,7 @@
 mod common;
 
 use common::{deploy_rest, http, service_task_bpmn, start_with};
+
 use serde_json::{json, Value};
 
 const FROM: &str = "2000-01-01T00:00:00.000Z";
@@ -306,4 +307,30 @@ fn job_statistics_count_what_the_workers_did() {
         let detail = problem["detail"].as_str().unwrap_or_default();
         assert!(detail.contains(named), "{path}: {problem}");
     }
+}
+
+#[test]
+fn without_history_the_job_statistics_answer_403() {
+    let node = start_with("job-statistics-off", &["--history", "off"]);
+    let (status, problem) = http(
+        &node.rest,
+        "GET",
+        &format!("/v2/jobs/statistics/global?from={FROM}&to={TO}"),
+        None,
+    );
+    assert_eq!(status, 403, "{problem}");
+    let (status, problem) = http(
+        &node.rest,
+        "POST",
+        "/v2/jobs/statistics/by-types",
+        Some(json!({"filter": {"from": FROM, "to": TO}})),
+    );
+    assert_eq!(status, 403, "{problem}");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("secondary storage"),
+        "{problem}"
+    );
 }

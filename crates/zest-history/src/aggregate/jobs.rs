@@ -318,6 +318,21 @@ fn resolution(text: &str) -> Result<i64, SearchError> {
     Ok(ms)
 }
 
+/// Whether the history of `partitions` (None: all this store holds) misses records.
+pub(super) fn has_gap(
+    conn: &crate::db::Conn,
+    partitions: Option<&[u32]>,
+) -> Result<bool, SearchError> {
+    let gaps: Vec<i64> = conn.query(
+        "SELECT partition_id FROM export_position WHERE gap_to > 0",
+        &[],
+        |r| r.get(0),
+    )?;
+    Ok(gaps
+        .iter()
+        .any(|p| partitions.is_none_or(|ps| ps.contains(&(*p as u32)))))
+}
+
 /// A hash of what decides the groups and their order (FNV-1a): a cursor is only valid with it.
 fn hash(stats: &JobStatistics) -> u64 {
     let text = serde_json::to_string(stats).unwrap_or_default();
@@ -363,13 +378,14 @@ pub(super) fn page(
 ) -> Result<Value, SearchError> {
     let shape = stats.shape();
     let truncated = parts.iter().any(|p| p.truncated);
+    let incomplete = parts.iter().any(|p| p.incomplete);
     if stats.of == Of::Global {
         let g = sum(shape, parts, 0, false).pop();
         let counts = g
             .map(|g| g.counts)
             .unwrap_or_else(|| vec![0; METRICS.len()]);
         let mut out = metrics(&counts);
-        out.insert("isIncomplete".into(), json!(truncated));
+        out.insert("isIncomplete".into(), json!(incomplete));
         return Ok(Value::Object(out));
     }
     let (after, limit) = cursor_page(stats, query)?;
@@ -381,7 +397,7 @@ pub(super) fn page(
             shape,
             vec![Groups {
                 groups: per_worker,
-                truncated,
+                ..Groups::default()
             }],
             key,
             true,

@@ -284,3 +284,18 @@ fn retention_removes_buckets_older_than_the_cutoff() {
     assert_eq!(all["completed"], metric(1, Some(5 * MIN)));
     assert_eq!(all["failed"], metric(3, Some(3 * MIN + 5)));
 }
+
+#[test]
+fn a_gap_in_a_partitions_history_makes_the_global_statistics_incomplete() {
+    let (_dir, h) = open("jobs_gap");
+    export(&h);
+    let body = json!({"filter": window(0, 60 * MIN)});
+    assert_eq!(ask(&h, Of::Global, body.clone())["isIncomplete"], false);
+    // a snapshot skipped partition 2's log up to position 10
+    h.skip_to(2, 10, 10).unwrap();
+    let all = ask(&h, Of::Global, body.clone());
+    assert_eq!(all["isIncomplete"], true);
+    let a = Aggregate::of_request(AggregateKind::Jobs(Of::Global), &body).unwrap();
+    let one = super::super::page(&a, vec![h.aggregate(&a, Some(&[1])).unwrap()], &body).unwrap();
+    assert_eq!(one["isIncomplete"], false, "partition 1 has no gap");
+}
