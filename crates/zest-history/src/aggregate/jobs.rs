@@ -175,12 +175,7 @@ impl JobStatistics {
             Of::Global => &["filter"],
             _ => &["filter", "page"],
         };
-        if let Some(k) = body.keys().find(|k| !allowed.contains(&k.as_str())) {
-            return Err(bad(format!(
-                "Unknown field '{k}': expected one of {}",
-                allowed.join(", ")
-            )));
-        }
+        known(body, allowed, "")?;
         let filter = match body.get("filter") {
             Some(Value::Object(f)) => f,
             None | Some(Value::Null) => {
@@ -195,12 +190,7 @@ impl JobStatistics {
             Of::TimeSeries => &["from", "to", "jobType", "resolution"],
             Of::Errors => &["from", "to", "jobType", "errorCode", "errorMessage"],
         };
-        if let Some(k) = filter.keys().find(|k| !fields.contains(&k.as_str())) {
-            return Err(bad(format!(
-                "Unknown field 'filter.{k}': expected one of {}",
-                fields.join(", ")
-            )));
-        }
+        known(filter, fields, "filter.")?;
         let from = date(filter, "from")?;
         let to = date(filter, "to")?;
         if to <= from {
@@ -208,17 +198,6 @@ impl JobStatistics {
                 "Expected 'filter.to' to be after 'filter.from', but it was not",
             ));
         }
-        let job_type = match (of, filter.get("jobType")) {
-            (_, None | Some(Value::Null)) if matches!(of, Of::Global | Of::Types) => None,
-            (_, None | Some(Value::Null)) => {
-                return Err(bad(
-                    "No filter.jobType provided: 'filter.jobType' is required",
-                ))
-            }
-            (Of::Types, Some(v)) => Some(v.clone()),
-            (_, Some(v @ Value::String(_))) => Some(v.clone()),
-            (_, Some(_)) => return Err(bad("Expected 'filter.jobType' to be a string")),
-        };
         let resolution = match filter.get("resolution") {
             None | Some(Value::Null) => default_resolution(to - from),
             Some(Value::String(s)) => resolution(s)?,
@@ -233,11 +212,36 @@ impl JobStatistics {
             of,
             from: from.div_euclid(MINUTE_MS) * MINUTE_MS,
             to,
-            job_type,
+            job_type: job_type(of, filter)?,
             error_code: optional("errorCode"),
             error_message: optional("errorMessage"),
             resolution,
         })
+    }
+}
+
+/// A 400 naming the first field of `object` that is not one of `fields`.
+fn known(object: &Map<String, Value>, fields: &[&str], prefix: &str) -> Result<(), SearchError> {
+    match object.keys().find(|k| !fields.contains(&k.as_str())) {
+        Some(k) => Err(bad(format!(
+            "Unknown field '{prefix}{k}': expected one of {}",
+            fields.join(", ")
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// `filter.jobType`: optional for the global and by-type statistics (by type: a string
+/// filter), a string the others require.
+fn job_type(of: Of, filter: &Map<String, Value>) -> Result<Option<Value>, SearchError> {
+    match (of, filter.get("jobType")) {
+        (Of::Global | Of::Types, None | Some(Value::Null)) => Ok(None),
+        (_, None | Some(Value::Null)) => Err(bad(
+            "No filter.jobType provided: 'filter.jobType' is required",
+        )),
+        (Of::Types, Some(v)) => Ok(Some(v.clone())),
+        (_, Some(v @ Value::String(_))) => Ok(Some(v.clone())),
+        (_, Some(_)) => Err(bad("Expected 'filter.jobType' to be a string")),
     }
 }
 
