@@ -4,10 +4,11 @@
 //! key that adds them to the stored counts, in the transaction that stores the position (so a
 //! record is counted once, whatever the exporter delivers twice).
 //!
-//! What counts, following the spec's descriptions: a job is `created` by its JOB CREATED,
-//! `completed` by its JOB COMPLETED, and `failed` by JOB FAILED (a worker reported a failure,
-//! retries left or not) and by JOB ERROR_THROWN (a worker threw a BPMN error: the job did not
-//! complete). Both of the latter also count as an error of their code and message.
+//! What counts, as Camunda 8.9's engine counts its job metrics: a job is `created` by its JOB
+//! CREATED, `completed` by its JOB COMPLETED, and `failed` by JOB FAILED (a worker reported a
+//! failure, retries left or not), JOB ERROR_THROWN (a worker threw a BPMN error) and JOB
+//! TIMED_OUT (its worker did not finish in time). A failure and a thrown error also count as an
+//! error of their code and message (a timeout has neither).
 
 use std::collections::BTreeMap;
 
@@ -64,10 +65,13 @@ impl JobStats {
                 c.completed += 1;
                 c.completed_last = c.completed_last.max(at);
             }
-            Intent::Failed | Intent::ErrorThrown => {
+            Intent::Failed | Intent::ErrorThrown | Intent::TimedOut => {
                 let c = self.counts.entry(key).or_default();
                 c.failed += 1;
                 c.failed_last = c.failed_last.max(at);
+                if intent == Intent::TimedOut {
+                    return;
+                }
                 let error = (
                     bucket,
                     partition,

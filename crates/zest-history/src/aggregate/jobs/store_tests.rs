@@ -43,8 +43,8 @@ fn job(
 }
 
 /// Partition 1: three `pay` jobs created in minute 0, two completed by w1 in minute 1, one
-/// failed by w2 ("boom") in minute 2, one error E1 thrown by w1 in minute 3, and a timeout
-/// (not counted) in minute 4. Partition 2: a `pay` job created in minute 0 and failed by w1
+/// failed by w2 ("boom") in minute 2, one error E1 thrown by w1 in minute 3, and one timed out
+/// at w1 in minute 4 (failed, not an error); a yield (not counted) in minute 5. Partition 2: a `pay` job created in minute 0 and failed by w1
 /// ("boom") in minute 2, a `ship` job created in minute 0 and completed by w3 in minute 5.
 fn export(h: &History) {
     let pay = |w: &'static str| ("pay", w, "", "");
@@ -64,11 +64,12 @@ fn export(h: &History) {
             ("pay", "w1", "E1", "bad"),
         ),
         job(1, 8, 3, 4 * MIN, Intent::TimedOut, pay("w1")),
+        job(1, 9, 3, 5 * MIN, Intent::Yielded, pay("w1")),
     ];
     // delivered in two batches, the second one twice (at least once): counted once
     h.export(1, &one[..5], 5).unwrap();
-    h.export(1, &one[3..], 8).unwrap();
-    h.export(1, &one, 8).unwrap();
+    h.export(1, &one[3..], 9).unwrap();
+    h.export(1, &one, 9).unwrap();
     let two = vec![
         job(2, 1, 11, 30_000, Intent::Created, pay("")),
         job(2, 2, 12, 40_000, Intent::Created, ("ship", "", "", "")),
@@ -121,7 +122,7 @@ fn global_statistics_count_each_job_event_once_in_the_window() {
         json!({
             "created": metric(5, Some(40_000)),
             "completed": metric(3, Some(5 * MIN)),
-            "failed": metric(3, Some(3 * MIN + 5)),
+            "failed": metric(4, Some(4 * MIN)),
             "isIncomplete": false,
         })
     );
@@ -161,7 +162,7 @@ fn type_statistics_count_distinct_workers_and_page_by_cursor() {
             "jobType": "pay",
             "created": metric(4, Some(30_000)),
             "completed": metric(2, Some(MIN + 2_000)),
-            "failed": metric(3, Some(3 * MIN + 5)),
+            "failed": metric(4, Some(4 * MIN)),
             "workers": 2,
         }])
     );
@@ -203,7 +204,7 @@ fn worker_statistics_of_a_type() {
         w["items"],
         json!([
             {"worker": "w1", "created": metric(0, None), "completed": metric(2, Some(MIN + 2_000)),
-             "failed": metric(2, Some(3 * MIN + 5))},
+             "failed": metric(3, Some(4 * MIN))},
             {"worker": "w2", "created": metric(0, None), "completed": metric(0, None),
              "failed": metric(1, Some(2 * MIN))},
         ])
@@ -226,6 +227,8 @@ fn time_series_buckets_by_the_resolution_from_the_window_start() {
              "completed": metric(2, Some(MIN + 2_000)), "failed": metric(0, None)},
             {"time": iso(2 * MIN), "created": metric(0, None), "completed": metric(0, None),
              "failed": metric(3, Some(3 * MIN + 5))},
+            {"time": iso(4 * MIN), "created": metric(0, None), "completed": metric(0, None),
+             "failed": metric(1, Some(4 * MIN))},
         ])
     );
     // the default resolution over an hour is a minute; pages go on by cursor
@@ -242,7 +245,7 @@ fn time_series_buckets_by_the_resolution_from_the_window_start() {
         .map(|i| &i["time"])
         .collect();
     assert_eq!(times, [&json!(iso(0)), &json!(iso(MIN))]);
-    assert_eq!(page["page"]["totalItems"], 4);
+    assert_eq!(page["page"]["totalItems"], 5);
     let next = json!({"filter": f, "page": {"after": page["page"]["endCursor"]}});
     let next = ask(&h, Of::TimeSeries, next);
     let times: Vec<&Value> = next["items"]
@@ -251,7 +254,14 @@ fn time_series_buckets_by_the_resolution_from_the_window_start() {
         .iter()
         .map(|i| &i["time"])
         .collect();
-    assert_eq!(times, [&json!(iso(2 * MIN)), &json!(iso(3 * MIN))]);
+    assert_eq!(
+        times,
+        [
+            &json!(iso(2 * MIN)),
+            &json!(iso(3 * MIN)),
+            &json!(iso(4 * MIN))
+        ]
+    );
 }
 
 #[test]
@@ -282,7 +292,7 @@ fn retention_removes_buckets_older_than_the_cutoff() {
     let all = ask(&h, Of::Global, json!({"filter": window(0, 60 * MIN)}));
     assert_eq!(all["created"], metric(0, None));
     assert_eq!(all["completed"], metric(1, Some(5 * MIN)));
-    assert_eq!(all["failed"], metric(3, Some(3 * MIN + 5)));
+    assert_eq!(all["failed"], metric(4, Some(4 * MIN)));
 }
 
 #[test]
