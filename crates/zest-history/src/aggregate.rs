@@ -11,6 +11,9 @@
 //! query for all of them. The groups a partition answers are bounded by [`MAX_GROUPS`]; a
 //! partition with more (a distinct error message per instance, say) answers the first of
 //! them, and the page says its total is a lower bound (`hasMoreTotalItems`).
+//!
+//! The job statistics (`aggregate/jobs.rs`) take the same path over the per-minute counters
+//! the exporter keeps, with their own summing (last times, distinct workers) and cursor pages.
 
 use std::collections::BTreeMap;
 
