@@ -11,6 +11,9 @@
 //! query for all of them. The groups a partition answers are bounded by [`MAX_GROUPS`]; a
 //! partition with more (a distinct error message per instance, say) answers the first of
 //! them, and the page says its total is a lower bound (`hasMoreTotalItems`).
+//!
+//! The job statistics (`aggregate/jobs.rs`) take the same path over the per-minute counters
+//! the exporter keeps, with their own summing (last times, distinct workers) and cursor pages.
 
 use std::collections::BTreeMap;
 
@@ -19,7 +22,11 @@ use crate::db::Conn;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
+use crate::filter::Conditions;
 use crate::search::{SearchError, PARTITION_OF_KEY};
+
+mod jobs;
+pub use jobs::{JobStatistics, Of as JobsOf};
 
 /// Groups one partition's history answers at most.
 pub const MAX_GROUPS: usize = 10_000;
@@ -40,6 +47,8 @@ pub enum Aggregate {
     IncidentsByError,
     /// Active instances with an active incident of one error, per process definition.
     IncidentsByDefinition { error_hash: i64 },
+    /// Camunda 8.9's job statistics (global, by type, by worker, over time, by error).
+    Jobs(jobs::JobStatistics),
 }
 
 /// One group of one partition: its columns (what it is grouped by, then what describes it)
@@ -55,6 +64,10 @@ pub struct Group {
 pub struct Groups {
     pub groups: Vec<Group>,
     pub truncated: bool,
+    /// Whether the partition's history misses records (a snapshot skipped part of its log:
+    /// `export_position.gap_to`), which the job statistics report as `isIncomplete`.
+    #[serde(default)]
+    pub incomplete: bool,
 }
 
 /// The shape of an aggregate: its SQL (a column that describes a group, the same in each of
@@ -66,6 +79,12 @@ struct Shape {
     columns: &'static [&'static str],
     counts: &'static [&'static str],
     sorts: &'static [&'static str],
+    /// The expression of a row's partition.
+    partition: &'static str,
+    /// Whether the last grouping column is a worker, counted (distinct, non-empty) into
+    /// `workers` when the partitions' groups are summed rather than kept as a group of its
+    /// own (the job statistics).
+    workers: bool,
 }
 
 const DEFINITION_INSTANCES: Shape = Shape {
@@ -93,6 +112,8 @@ const DEFINITION_INSTANCES: Shape = Shape {
         "activeInstancesWithIncidentCount",
         "activeInstancesWithoutIncidentCount",
     ],
+    partition: PARTITION_OF_KEY,
+    workers: false,
 };
 
 const DEFINITION_VERSIONS: Shape = Shape {
@@ -123,6 +144,8 @@ const DEFINITION_VERSIONS: Shape = Shape {
         "activeInstancesWithIncidentCount",
         "activeInstancesWithoutIncidentCount",
     ],
+    partition: PARTITION_OF_KEY,
+    workers: false,
 };
 
 const INCIDENTS_BY_ERROR: Shape = Shape {
@@ -134,6 +157,8 @@ const INCIDENTS_BY_ERROR: Shape = Shape {
     columns: &["errorHashCode", "errorMessage"],
     counts: &["activeInstancesWithErrorCount"],
     sorts: &["errorMessage", "activeInstancesWithErrorCount"],
+    partition: PARTITION_OF_KEY,
+    workers: false,
 };
 
 const INCIDENTS_BY_DEFINITION: Shape = Shape {
@@ -157,6 +182,8 @@ const INCIDENTS_BY_DEFINITION: Shape = Shape {
         "processDefinitionKey",
         "tenantId",
     ],
+    partition: PARTITION_OF_KEY,
+    workers: false,
 };
 
 impl Aggregate {
@@ -166,6 +193,7 @@ impl Aggregate {
             Aggregate::DefinitionVersions { .. } => &DEFINITION_VERSIONS,
             Aggregate::IncidentsByError => &INCIDENTS_BY_ERROR,
             Aggregate::IncidentsByDefinition { .. } => &INCIDENTS_BY_DEFINITION,
+            Aggregate::Jobs(j) => j.shape(),
         }
     }
 
@@ -180,6 +208,18 @@ impl Aggregate {
             ],
             Aggregate::IncidentsByError | Aggregate::DefinitionInstances => Vec::new(),
             Aggregate::IncidentsByDefinition { error_hash } => vec![Sql::Integer(*error_hash)],
+            Aggregate::Jobs(_) => Vec::new(),
+        }
+    }
+
+    /// The conditions added to the statistics' own, with their parameters after its own.
+    fn conditions(&self) -> Result<Conditions, SearchError> {
+        match self {
+            Aggregate::Jobs(j) => j.conditions(),
+            _ => Ok(Conditions {
+                sql: Vec::new(),
+                params: self.params(),
+            }),
         }
     }
 
@@ -198,6 +238,7 @@ impl Aggregate {
                 })
         };
         Ok(match kind {
+            AggregateKind::Jobs(of) => Aggregate::Jobs(jobs::JobStatistics::of_request(of, query)?),
             AggregateKind::DefinitionInstances => Aggregate::DefinitionInstances,
             AggregateKind::IncidentsByError => Aggregate::IncidentsByError,
             AggregateKind::DefinitionVersions => Aggregate::DefinitionVersions {
@@ -235,6 +276,8 @@ pub enum AggregateKind {
     DefinitionVersions,
     IncidentsByError,
     IncidentsByDefinition,
+    /// One of the job statistics.
+    Jobs(jobs::Of),
 }
 
 /// The groups of `partitions` (None: all in this store).
@@ -244,20 +287,14 @@ pub fn groups(
     partitions: Option<&[u32]>,
 ) -> Result<Groups, SearchError> {
     let shape = aggregate.shape();
-    let mut params = aggregate.params();
-    let and = match partitions {
-        None => String::new(),
-        Some(ps) => {
-            let marks: Vec<String> = ps
-                .iter()
-                .map(|p| {
-                    params.push(Sql::Integer(*p as i64));
-                    format!("?{}", params.len())
-                })
-                .collect();
-            format!("AND {PARTITION_OF_KEY} IN ({})", marks.join(", "))
-        }
-    };
+    let mut c = aggregate.conditions()?;
+    if let Some(ps) = partitions {
+        let marks: Vec<String> = ps.iter().map(|p| c.bind(Sql::Integer(*p as i64))).collect();
+        c.sql
+            .push(format!("{} IN ({})", shape.partition, marks.join(", ")));
+    }
+    let and: String = c.sql.iter().map(|s| format!("AND {s} ")).collect();
+    let params = c.params;
     let sql = format!(
         "{} LIMIT {}",
         shape.sql.replace("{and}", &and),
@@ -281,6 +318,9 @@ pub fn groups(
         }
         out.groups.push(Group { columns, counts });
     }
+    if let Aggregate::Jobs(_) = aggregate {
+        out.incomplete = jobs::has_gap(conn, partitions)?;
+    }
     Ok(out)
 }
 
@@ -290,6 +330,9 @@ pub fn page(
     parts: Vec<Groups>,
     query: &Value,
 ) -> Result<Value, SearchError> {
+    if let Aggregate::Jobs(j) = aggregate {
+        return jobs::page(j, parts, query);
+    }
     let shape = aggregate.shape();
     let order = sort_order(shape, query)?;
     let (from, limit) = offset_page(query)?;
@@ -448,6 +491,7 @@ mod tests {
                 })
                 .collect(),
             truncated: false,
+            incomplete: false,
         }
     }
 

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 pub mod decisions;
+pub mod job_stats;
 pub mod messages;
 
 use serde::Serialize;
@@ -33,6 +34,8 @@ pub struct Changes {
     /// The element statistics' counters the batch moves (`counts.rs`).
     pub counts: crate::counts::ElementCounts,
     pub jobs: BTreeMap<i64, Job>,
+    /// The job statistics' increments.
+    pub job_stats: job_stats::JobStats,
     pub user_tasks: BTreeMap<i64, UserTask>,
     pub decisions: decisions::Decisions,
     pub messages: messages::Messages,
@@ -245,7 +248,10 @@ impl Changes {
                 self.incident(key, at, intent, i)
             }
             RecordValue::BatchOperation(b) => self.batch_operations.add(key, at, intent, b),
-            RecordValue::Job(j) => self.job(key, at, intent, j),
+            RecordValue::Job(j) => {
+                self.job_stats.add(record.partition_id, at, intent, j);
+                self.job(key, at, intent, j)
+            }
             RecordValue::JobBatch(b) if intent == Intent::Activated => {
                 for (key, job) in b.job_keys.iter().zip(&b.jobs) {
                     let row = self.jobs.entry(*key).or_default();

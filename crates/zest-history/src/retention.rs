@@ -2,7 +2,7 @@
 //! element instances, variables, incidents, jobs, user tasks, sequence flows, all keyed by
 //! their root) are removed once they ended longer ago than the history's time to live
 //! (Camunda's `default-history-ttl`, 30 days). A few roots per transaction, so the exporter
-//! never waits long for the writer.
+//! never waits long for the writer. The job statistics' minute buckets go by their minute.
 
 use crate::db::{params, Conn};
 
@@ -52,6 +52,12 @@ pub fn remove_expired(tx: &Conn, cutoff: i64, batch: usize) -> crate::db::Result
         "DELETE FROM decision_instance WHERE key IN (SELECT key FROM decision_instance \
          WHERE evaluation_date < ?1 AND root_process_instance_key IS NULL LIMIT ?2)",
         params![cutoff, (batch * 64) as i64],
+    )?;
+    // the job statistics' buckets expire by their minute
+    tx.execute("DELETE FROM job_stat WHERE bucket < ?1", params![cutoff])?;
+    tx.execute(
+        "DELETE FROM job_error_stat WHERE bucket < ?1",
+        params![cutoff],
     )?;
     Ok(roots.len())
 }

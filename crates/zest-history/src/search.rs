@@ -172,14 +172,14 @@ fn encode_cursor(values: &[Sql], hash: u64) -> String {
 
 /// The cursor of the row whose sort values are `values` (as JSON): padded base64 of the
 /// standard alphabet, the pattern Camunda's spec gives `startCursor` and `endCursor`.
-fn cursor_of(values: &[Value], hash: u64) -> String {
+pub(crate) fn cursor_of(values: &[Value], hash: u64) -> String {
     let body = json!({"q": format!("{hash:x}"), "v": values});
     base64::engine::general_purpose::STANDARD.encode(body.to_string())
 }
 
 /// A cursor's sort values; the URL-safe unpadded spelling (Zest's cursors before they followed
 /// the spec's pattern) is read too.
-fn decode_cursor(text: &str, hash: u64, columns: usize) -> Option<Vec<Sql>> {
+pub(crate) fn decode_cursor(text: &str, hash: u64, columns: usize) -> Option<Vec<Sql>> {
     use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
     let bytes = STANDARD
         .decode(text)

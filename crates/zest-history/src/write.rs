@@ -469,6 +469,7 @@ pub fn write(
     ELEMENT.write(tx, changes.elements.iter(), element_values)?;
     INCIDENT.write(tx, changes.incidents.iter(), incident_values)?;
     JOB.write(tx, changes.jobs.iter(), job_values)?;
+    changes.job_stats.write(tx)?;
     USER_TASK.write(tx, changes.user_tasks.iter(), user_task_values)?;
     crate::batch::write(tx, &changes.batch_operations)?;
     flows_and_variables(tx, changes)?;

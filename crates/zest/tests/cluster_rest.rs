@@ -495,6 +495,8 @@ fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
     );
     assert_eq!(status, 400, "{body}");
 
+    job_statistics_span_partitions(&rt, &mut c, &rest0, &rest_gw);
+
     // with node 2 killed, its partition cannot be read: 503, naming the partition
     let node2 = nodes
         .iter()
@@ -519,6 +521,69 @@ fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
             "the search fails once node 2 is gone: {body}"
         );
         std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Jobs on every partition, completed: the job statistics count them all, from node 0 and
+/// from the gateway that holds no partition (each partition's groups, summed).
+fn job_statistics_span_partitions(
+    rt: &tokio::runtime::Runtime,
+    c: &mut common::Client,
+    rest0: &str,
+    rest_gw: &str,
+) {
+    rt.block_on(common::deploy_one_task(c));
+    for _ in 0..3 {
+        rt.block_on(
+            c.create_process_instance(proto::CreateProcessInstanceRequest {
+                bpmn_process_id: "benchmark".into(),
+                version: -1,
+                ..Default::default()
+            }),
+        )
+        .expect("an instance starts");
+    }
+    for _ in 0..3 {
+        let job = rt.block_on(common::activate_one(c, "benchmark-task"));
+        rt.block_on(common::complete(c, job.expect("a job").key));
+    }
+    let path = "/v2/jobs/statistics/global?from=2000-01-01T00:00:00Z&to=2100-01-01T00:00:00Z";
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (status, g) = http(rest0, "GET", path, None);
+        assert_eq!(status, 200, "{g}");
+        if g["completed"]["count"] == 3 {
+            assert_eq!(g["created"]["count"], 3, "{g}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "the jobs are counted: {g}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let body = json!({"filter": {"from": "2000-01-01T00:00:00Z", "to": "2100-01-01T00:00:00Z",
+                                 "jobType": "benchmark-task"}});
+    for rest in [rest0, rest_gw] {
+        let (status, g) = http(rest, "GET", path, None);
+        assert_eq!((status, &g["created"]["count"]), (200, &json!(3)), "{g}");
+        let (status, w) = http(
+            rest,
+            "POST",
+            "/v2/jobs/statistics/by-workers",
+            Some(body.clone()),
+        );
+        assert_eq!(status, 200, "{w}");
+        assert_eq!(w["items"][0]["worker"], "test", "{w}");
+        assert_eq!(w["items"][0]["completed"]["count"], 3, "{w}");
+        let (status, t) = http(
+            rest,
+            "POST",
+            "/v2/jobs/statistics/by-types",
+            Some(json!({"filter": body["filter"]})),
+        );
+        assert_eq!(status, 200, "{t}");
+        assert_eq!(
+            t["items"][0]["workers"], 1,
+            "one worker on three partitions: {t}"
+        );
     }
 }
 
