@@ -111,6 +111,9 @@ pub fn share(
     partitions: Option<&[u32]>,
 ) -> Result<Share, SearchError> {
     let mut out = Share::default();
+    if window.start >= window.end {
+        return Ok(out);
+    }
     if after.is_none() {
         counts(conn, window, partitions, &mut out.counts)?;
     }

@@ -205,8 +205,9 @@ fn the_window_includes_its_start_and_excludes_its_end() {
     assert_eq!(total(60, 200), (json!(1), json!(1), json!(2)));
     // only mary's assignment at 100, in the middle of its minute
     assert_eq!(total(95, 101), (json!(0), json!(0), json!(1)));
-    // an empty window, and one after everything
+    // empty windows, and one after everything
     assert_eq!(total(50, 50), (json!(0), json!(0), json!(0)));
+    assert_eq!(total(90, 90), (json!(0), json!(0), json!(0)));
     assert_eq!(
         figures(&h, window(120, 3600, None), true),
         json!({"processInstances": 0, "decisionInstances": 0, "assignees": 0,
