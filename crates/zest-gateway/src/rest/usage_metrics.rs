@@ -85,11 +85,16 @@ fn request(uri: &Uri) -> Result<(Window, bool), Problem> {
 /// (`2025-09-16T12:30:45.123+0000`, as Camunda's documentation writes them).
 fn parse_time(text: &str) -> Option<i64> {
     zest_history::filter::parse_date(text).or_else(|| {
+        // the last five characters: a sign and four digits (ASCII, so every split below is
+        // on a character boundary)
         let (head, offset) = text.split_at_checked(text.len().checked_sub(5)?)?;
-        let (sign, digits) = offset.split_at(1);
-        let ok = matches!(sign, "+" | "-") && digits.bytes().all(|b| b.is_ascii_digit());
-        ok.then(|| format!("{head}{sign}{}:{}", &digits[..2], &digits[2..]))
-            .and_then(|t| zest_history::filter::parse_date(&t))
+        let digits = offset.strip_prefix(['+', '-'])?;
+        if digits.len() != 4 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let (hours, minutes) = digits.split_at(2);
+        let sign = &offset[..1];
+        zest_history::filter::parse_date(&format!("{head}{sign}{hours}:{minutes}"))
     })
 }
 
