@@ -12,7 +12,9 @@
 //! A node that exports every partition answers in one query. A get asks the partition of the
 //! key; element statistics of a definition sum every partition's; an instance's statistics,
 //! sequence flows and call hierarchy ask the instance's partition (and a caller's, link by
-//! link, for a call hierarchy).
+//! link, for a call hierarchy). Usage metrics ask every partition for its share, round
+//! after round, and count distinct assignees over the shares' pairs
+//! ([`zest_history::usage::Tally`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -20,6 +22,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use zest_history::aggregate::{Aggregate, Groups};
+use zest_history::usage::{Name, Share, Tally, Window};
 use zest_history::{Conditions, History, Named, Of, Part, SearchError};
 use zest_protocol::PartitionId;
 
@@ -52,6 +55,11 @@ pub(crate) enum HistoryRead {
     CallLink(i64),
     /// The groups of an 8.9 statistics request.
     Aggregate(Aggregate),
+    /// A round of usage metrics (`after`: its cursor).
+    Usage {
+        window: Window,
+        after: Option<Name>,
+    },
 }
 
 /// A node's answer to a [`HistoryRead`].
@@ -62,6 +70,7 @@ pub(crate) enum HistoryAnswer {
     Value(Value),
     Link(Option<(Value, Option<i64>)>),
     Groups(Groups),
+    Usage(Share),
 }
 
 /// Why a read of history failed.
@@ -152,6 +161,9 @@ fn run(
         HistoryRead::CallLink(key) => HistoryAnswer::Link(history.call_hierarchy_link(key)?),
         HistoryRead::Aggregate(aggregate) => {
             HistoryAnswer::Groups(history.aggregate(&aggregate, Some(partitions))?)
+        }
+        HistoryRead::Usage { window, after } => {
+            HistoryAnswer::Usage(history.usage_share(&window, after.as_ref(), partitions)?)
         }
     })
 }
@@ -277,6 +289,44 @@ impl Broker {
             parts
         };
         Ok(zest_history::aggregate::page(&aggregate, parts, query)?)
+    }
+
+    /// The usage metrics of `window` over every partition: one query per round where this
+    /// node holds them all, else every partition's share per round (distinct assignees are
+    /// counted over the shares' pairs, not summed).
+    pub async fn history_usage(&self, window: Window) -> Result<Tally, HistoryReadError> {
+        if !self.history_on() {
+            return Err(HistoryReadError::Off);
+        }
+        if self.history_holds_every_partition() {
+            // waits for this node's export to pass what it answered
+            self.history().await.ok_or(HistoryReadError::Off)?;
+            let h = self.exporting.as_ref().ok_or(HistoryReadError::Off)?;
+            let h = h.history.clone();
+            return tokio::task::spawn_blocking(move || h.usage(&window))
+                .await
+                .map_err(|e| HistoryReadError::Store(e.to_string()))?
+                .map_err(HistoryReadError::from);
+        }
+        let mut tally = Tally::default();
+        let mut after = None;
+        loop {
+            let read = HistoryRead::Usage {
+                window: window.clone(),
+                after: after.clone(),
+            };
+            let mut shares = Vec::new();
+            for (partition, answer) in self.ask_every_partition(read).await? {
+                match answer {
+                    HistoryAnswer::Usage(s) => shares.push(s),
+                    _ => return Err(crate::unexpected_answer(partition).into()),
+                }
+            }
+            after = tally.add(&shares);
+            if after.is_none() {
+                return Ok(tally);
+            }
+        }
     }
 
     /// The sequence flows a process instance took.

@@ -18,6 +18,7 @@ pub mod resources;
 mod retention;
 pub mod search;
 mod stats;
+pub mod usage;
 mod write;
 
 use std::collections::HashMap;
@@ -275,6 +276,22 @@ impl History {
         partitions: Option<&[u32]>,
     ) -> Result<aggregate::Groups, SearchError> {
         self.read(|c| aggregate::groups(c, aggregate, partitions))
+    }
+
+    /// The usage metrics of `window` over every partition this store holds.
+    pub fn usage(&self, window: &usage::Window) -> Result<usage::Tally, SearchError> {
+        self.read(|c| usage::tally(c, window, None))
+    }
+
+    /// `partitions`' share of a round of usage metrics (`after`: the round's cursor), for a
+    /// [`usage::Tally`] of several stores' shares.
+    pub fn usage_share(
+        &self,
+        window: &usage::Window,
+        after: Option<&usage::Name>,
+        partitions: &[u32],
+    ) -> Result<usage::Share, SearchError> {
+        self.read(|c| usage::share(c, window, after, Some(partitions)))
     }
 
     /// The sequence flows a process instance took.

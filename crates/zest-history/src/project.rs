@@ -40,6 +40,9 @@ pub struct Changes {
     pub decisions: decisions::Decisions,
     pub messages: messages::Messages,
     pub batch_operations: crate::batch::BatchChanges,
+    /// Users assigned a user task (usage metrics), by minute: (minute, assignee, tenant) to
+    /// the first and the last assignment of the minute in this batch (epoch ms).
+    pub assignments: BTreeMap<(i64, String, String), (i64, i64)>,
     /// Records taken in, for the metrics.
     pub records: usize,
 }
@@ -427,6 +430,14 @@ impl Changes {
             Intent::Migrated => "CREATED",
             _ => return,
         };
+        if intent == Intent::Assigned && !t.assignee.is_empty() {
+            // Camunda's "task users" (TU): an assignment with an assignee (not an unassign)
+            let minute = at.div_euclid(crate::usage::MINUTE);
+            let id = (minute, t.assignee.clone(), t.tenant_id.clone());
+            let span = self.assignments.entry(id).or_insert((at, at));
+            span.0 = span.0.min(at);
+            span.1 = span.1.max(at);
+        }
         let row = self.user_tasks.entry(key).or_default();
         row.state = Some(state);
         if intent == Intent::Creating {

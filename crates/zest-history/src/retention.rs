@@ -2,7 +2,8 @@
 //! element instances, variables, incidents, jobs, user tasks, sequence flows, all keyed by
 //! their root) are removed once they ended longer ago than the history's time to live
 //! (Camunda's `default-history-ttl`, 30 days). A few roots per transaction, so the exporter
-//! never waits long for the writer. The job statistics' minute buckets go by their minute.
+//! never waits long for the writer. The job statistics' minute buckets and the usage metrics'
+//! assignees by minute (`usage_assignee`) go by their minute, with the same cutoff.
 
 use crate::db::{params, Conn};
 
@@ -58,6 +59,12 @@ pub fn remove_expired(tx: &Conn, cutoff: i64, batch: usize) -> crate::db::Result
     tx.execute(
         "DELETE FROM job_error_stat WHERE bucket < ?1",
         params![cutoff],
+    )?;
+    // the minutes of usage metrics' assignees, oldest first
+    tx.execute(
+        "DELETE FROM usage_assignee WHERE minute IN (SELECT minute FROM usage_assignee \
+         WHERE minute < ?1 ORDER BY minute LIMIT ?2)",
+        params![cutoff.div_euclid(crate::usage::MINUTE), (batch * 64) as i64],
     )?;
     Ok(roots.len())
 }

@@ -472,6 +472,7 @@ pub fn write(
     changes.job_stats.write(tx)?;
     USER_TASK.write(tx, changes.user_tasks.iter(), user_task_values)?;
     crate::batch::write(tx, &changes.batch_operations)?;
+    crate::usage::write(tx, partition, &changes.assignments)?;
     flows_and_variables(tx, changes)?;
     changes.decisions.write(tx)?;
     changes.messages.write(tx)?;

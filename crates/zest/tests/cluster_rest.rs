@@ -4,7 +4,8 @@
 //! forms and process XML must show what every partition holds, from any of them, in key
 //! order, paged across partitions; so must history's searches and gets (finished element
 //! instances included, any sort, by offset and by cursor) and a definition's element
-//! statistics; a poll must get the jobs of the partitions that answer when one does not.
+//! statistics, and the usage metrics (distinct assignees over partitions); a poll must get the
+//! jobs of the partitions that answer when one does not.
 
 mod common;
 
@@ -485,6 +486,20 @@ fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
             (200, &json!("review-form")),
             "{form}"
         );
+    }
+    // usage metrics over the three partitions: the six roots, and "demo", the assignee of a
+    // review task on every partition, one distinct user (not one per partition)
+    for rest in [&rest0, &rest_gw] {
+        let path = "/v2/system/usage-metrics?startTime=2000-01-01T00:00:00Z\
+                    &endTime=2100-01-01T00:00:00Z&withTenants=true";
+        let (status, usage) = http(rest, "GET", path, None);
+        assert_eq!(status, 200, "{usage}");
+        assert_eq!(
+            (&usage["processInstances"], &usage["assignees"]),
+            (&json!(6), &json!(1)),
+            "{usage}"
+        );
+        assert_eq!(usage["tenants"]["<default>"]["assignees"], 1, "{usage}");
     }
     // a page too large for one answer is refused
     let (status, body) = http(

@@ -71,7 +71,6 @@ EXCLUDED_OPERATIONS = {
     "suspendBatchOperation": "batch operations: not in this suite yet (their by-filter POSTs start real batches over the seeded instances; covered by crates/zest/tests/batch_operations.rs)",
     "resumeBatchOperation": "batch operations: not in this suite yet (their by-filter POSTs start real batches over the seeded instances; covered by crates/zest/tests/batch_operations.rs)",
     "searchBatchOperationItems": "batch operations: not in this suite yet (their by-filter POSTs start real batches over the seeded instances; covered by crates/zest/tests/batch_operations.rs)",
-    "getUsageMetrics": "system usage metrics: not served",
 }
 
 

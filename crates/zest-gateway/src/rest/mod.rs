@@ -37,6 +37,7 @@ mod messages_history;
 mod process_instances;
 mod resources_history;
 mod statistics;
+mod usage_metrics;
 mod user_tasks_history;
 
 /// The REST API's routes, to be served on Camunda's REST port (8080 by default), over the
@@ -87,6 +88,7 @@ pub fn router(commands: Commands) -> Router {
         expression::routes,
         history::routes,
         statistics::routes,
+        usage_metrics::routes,
         user_tasks_history::routes,
         decisions_history::routes,
         messages_history::routes,
