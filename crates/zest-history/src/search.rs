@@ -387,6 +387,13 @@ impl<'q> Prepared<'q> {
         base: Conditions,
         partitions: Option<&[u32]>,
     ) -> Result<(Vec<(Value, Vec<Sql>)>, i64), SearchError> {
+        // the process instances of a process and state: their count kept as history is written
+        let counted = match (resource.name, base.sql.is_empty()) {
+            (name, true) if name == crate::resources::PROCESS_INSTANCES.name => {
+                crate::counts::instance_total(conn, self.query.get("filter"), partitions)?
+            }
+            _ => None,
+        };
         let mut c = base;
         c.compile(
             self.query.get("filter").unwrap_or(&Value::Null),
@@ -401,9 +408,12 @@ impl<'q> Prepared<'q> {
             c.sql
                 .push(format!("{PARTITION_OF_KEY} IN ({})", marks.join(", ")));
         }
-        let total: i64 = {
-            let sql = format!("SELECT count(*) FROM {}{}", resource.from, c.where_clause());
-            conn.query_one(&sql, &crate::db::cells(&c.params), |r| r.get(0))?
+        let total: i64 = match counted {
+            Some(total) => total,
+            None => {
+                let sql = format!("SELECT count(*) FROM {}{}", resource.from, c.where_clause());
+                conn.query_one(&sql, &crate::db::cells(&c.params), |r| r.get(0))?
+            }
         };
         let page = &self.page;
         let order = &self.order;

@@ -777,6 +777,26 @@ fn element_counters_answer_what_counting_the_rows_answers() {
                 .unwrap();
             assert_eq!(kept, counted, "definition {def}");
         }
+        // the totals of searches by process and state, kept and counted (a condition that
+        // every row meets makes the search count its rows)
+        let filters = [
+            json!({}),
+            json!({"state": "ACTIVE"}),
+            json!({"state": "terminated"}),
+            json!({"processDefinitionId": "order", "state": "COMPLETED"}),
+            json!({"processDefinitionKey": "10"}),
+            json!({"processDefinitionKey": 11, "state": "ACTIVE"}),
+        ];
+        for filter in filters {
+            let mut counted = filter.clone();
+            counted["processInstanceKey"] = json!({"$exists": true});
+            let total = |f: &serde_json::Value| {
+                search(h, &resources::PROCESS_INSTANCES, json!({"filter": f}))["page"]["totalItems"]
+                    .clone()
+            };
+            assert_eq!(total(&filter), total(&counted), "{filter}");
+            assert!(total(&filter).as_i64().is_some());
+        }
     };
     same(&h);
     let kept = h

@@ -461,11 +461,11 @@ pub fn write(
         i.parent_process_instance_key
             .is_some_and(|p| changes.instances.contains_key(&p))
     });
+    changes.counts.before_rows(tx)?;
     INSTANCE.write(tx, roots.into_iter(), instance_values)?;
     for child in children {
         INSTANCE.write(tx, std::iter::once(child), instance_values)?;
     }
-    changes.counts.before_rows(tx)?;
     ELEMENT.write(tx, changes.elements.iter(), element_values)?;
     INCIDENT.write(tx, changes.incidents.iter(), incident_values)?;
     JOB.write(tx, changes.jobs.iter(), job_values)?;
