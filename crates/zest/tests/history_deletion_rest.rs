@@ -7,7 +7,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{activate_rest, deploy_rest, http, service_task_bpmn, start};
+use common::{activate_rest, deploy_rest, http, service_task_bpmn, start, start_in};
 use serde_json::{json, Value};
 
 fn post(rest: &str, path: &str, body: Value) -> Value {
@@ -236,6 +236,48 @@ fn the_batch_deletes_the_finished_instances_a_filter_finds_and_fails_the_running
     );
     assert_eq!(status, 400, "{problem}");
     assert!(problem["detail"].as_str().unwrap().contains("noSuchField"));
+}
+
+/// The deletion is a record of the log, not a local DELETE: a node whose history is rebuilt
+/// from its log (its SQLite store removed, as a new replica starts with none) exports the
+/// instances again and forgets the deleted one again. (With PostgreSQL the store is kept:
+/// the restart alone.)
+#[test]
+fn a_node_exporting_its_log_again_forgets_the_deleted_instance_again() {
+    let node = start("deletion-replay");
+    let rest = node.rest.clone();
+    deploy_rest(&rest, "rdel.bpmn", &service_task_bpmn("rdel", "rdel-task"));
+    let keys = create(&rest, "rdel", 2);
+    for key in &keys {
+        cancel(&rest, key);
+    }
+    wait_count(&rest, VARIABLES, json!({"processInstanceKey": keys[0]}), 1);
+    assert_eq!(delete(&rest, "process-instances", &keys[0]).0, 204);
+    wait_count(&rest, INSTANCES, json!({"processDefinitionId": "rdel"}), 1);
+
+    let dir = node.kill();
+    let postgres = std::env::var(common::POSTGRES).is_ok_and(|u| !u.is_empty());
+    if !postgres {
+        assert!(dir.join("history.sqlite").exists(), "{dir:?}");
+        for file in ["history.sqlite", "history.sqlite-wal", "history.sqlite-shm"] {
+            let _ = std::fs::remove_file(dir.join(file));
+        }
+    }
+    let node = start_in(dir, &[]);
+    let rest = &node.rest;
+    // the log exported again: the other instance is back, with its variable
+    wait_count(rest, VARIABLES, json!({"processInstanceKey": keys[1]}), 1);
+    let found = post(
+        rest,
+        INSTANCES,
+        json!({"filter": {"processDefinitionId": "rdel"}}),
+    );
+    assert_eq!(found["page"]["totalItems"], 1, "{found}");
+    assert_eq!(found["items"][0]["processInstanceKey"], keys[1].as_str());
+    assert_eq!(
+        total(rest, VARIABLES, json!({"processInstanceKey": keys[0]})),
+        0
+    );
 }
 
 /// Evaluates the pricing DMN's `discount` alone: its evaluation key.
