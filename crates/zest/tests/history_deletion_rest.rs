@@ -7,7 +7,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{activate_rest, deploy_rest, http, service_task_bpmn, start, start_in};
+use common::{activate_rest, deploy_rest, http, service_task_bpmn, start, start_in, start_with};
 use serde_json::{json, Value};
 
 fn post(rest: &str, path: &str, body: Value) -> Value {
@@ -337,4 +337,28 @@ fn decision_evaluations_are_deleted_one_and_by_filter() {
     expected.sort();
     assert_eq!(deleted, expected);
     wait_count(rest, search, json!({}), 0);
+}
+
+#[test]
+fn without_history_every_deletion_is_refused_with_camundas_403() {
+    let node = start_with("deletion-off", &["--history", "off"]);
+    let rest = &node.rest;
+    let key = ((1i64 << 51) + 5).to_string();
+    for (path, body) in [
+        (format!("/v2/process-instances/{key}/deletion"), None),
+        (format!("/v2/decision-instances/{key}/deletion"), None),
+        (
+            "/v2/process-instances/deletion".into(),
+            Some(json!({"filter": {}})),
+        ),
+        (
+            "/v2/decision-instances/deletion".into(),
+            Some(json!({"filter": {}})),
+        ),
+    ] {
+        let (status, problem) = http(rest, "POST", &path, body);
+        assert_eq!(status, 403, "{path}: {problem}");
+        let detail = problem["detail"].as_str().unwrap_or_default();
+        assert!(detail.contains("secondary storage"), "{path}: {problem}");
+    }
 }
