@@ -92,18 +92,22 @@ fn forced_filter(op: &BatchOperationRecord) -> Value {
     filter
 }
 
-/// A found row's item: its key and its process instance's.
-type Target = fn(&Value) -> Option<(i64, i64)>;
+/// A found row's item: the key its command goes to, its process instance's and its own key.
+type Target = fn(&Value) -> Option<(i64, i64, i64)>;
 
 /// What an operation's items are found in (the resource and its key, the sort) and, from
-/// each row found, the item's key and its process instance's: a decision instance
-/// deletion's items are their evaluations (each deleted once, with all its decision
-/// instances), the others' process instances.
+/// each row found, its [`Target`]: a decision instance deletion's items are the decision
+/// instances found, and its commands their evaluations (each deleted once, with all its
+/// decision instances); the others' commands and items are their process instances.
 fn items_of(op: &BatchOperationRecord) -> (Named, &'static str, Target) {
     if op.batch_operation_type == "DELETE_DECISION_INSTANCE" {
         let target = |row: &Value| {
             let instance = key_of(&row["processInstanceKey"]).unwrap_or(-1);
-            Some((key_of(&row["decisionEvaluationKey"])?, instance))
+            let evaluation = key_of(&row["decisionEvaluationKey"])?;
+            let id = row["decisionEvaluationInstanceKey"].as_str()?;
+            let index = id.rsplit_once('-')?.1.parse().ok()?;
+            let item = zest_history::resources::decision_instance_key(evaluation, index)?;
+            Some((evaluation, instance, item))
         };
         return (
             Named::DecisionInstances,
@@ -111,8 +115,26 @@ fn items_of(op: &BatchOperationRecord) -> (Named, &'static str, Target) {
             target,
         );
     }
-    let target = |row: &Value| key_of(&row["processInstanceKey"]).map(|k| (k, k));
+    let target = |row: &Value| key_of(&row["processInstanceKey"]).map(|k| (k, k, k));
     (Named::ProcessInstances, "processInstanceKey", target)
+}
+
+/// A decision instance deletion's items: one per decision instance found, each with the
+/// outcome of its evaluation's deletion (`done`, one item per evaluation).
+fn per_decision_instance(
+    found: &[(i64, i64, i64)],
+    done: Vec<BatchOperationItem>,
+) -> Vec<BatchOperationItem> {
+    found
+        .iter()
+        .filter_map(|(evaluation, _, item)| {
+            let outcome = done.iter().find(|i| i.item_key == *evaluation)?;
+            Some(BatchOperationItem {
+                item_key: *item,
+                ..outcome.clone()
+            })
+        })
+        .collect()
 }
 
 /// One chunk: the next `CHUNK` rows after the cursor, their items' commands, then EXECUTE.
@@ -131,10 +153,11 @@ async fn run_chunk(broker: &Broker, op: &BatchOperationRecord) -> Result<(), Str
         .await
         .map_err(|e| e.to_string())?;
     let rows = page["items"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    let found: Vec<(i64, i64, i64)> = rows.iter().filter_map(target).collect();
     let mut targets: Vec<(i64, i64)> = Vec::new();
-    for t in rows.iter().filter_map(target) {
-        if !targets.iter().any(|(k, _)| *k == t.0) {
-            targets.push(t);
+    for (key, instance, _) in &found {
+        if !targets.iter().any(|(k, _)| k == key) {
+            targets.push((*key, *instance));
         }
     }
     let total = page["page"]["totalItems"].as_i64().unwrap_or(0);
@@ -148,6 +171,9 @@ async fn run_chunk(broker: &Broker, op: &BatchOperationRecord) -> Result<(), Str
         for done in futures::future::join_all(runs).await {
             items.extend(done?);
         }
+    }
+    if op.batch_operation_type == "DELETE_DECISION_INSTANCE" {
+        items = per_decision_instance(&found, items);
     }
     let record = BatchOperationRecord {
         batch_operation_key: op.batch_operation_key,
