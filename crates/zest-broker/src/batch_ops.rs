@@ -71,6 +71,7 @@ async fn drive(weak: Weak<Broker>) {
 /// The operation's filter as the search runs it: only ACTIVE instances (and for a
 /// cancellation, root instances only), as Camunda overrides them; instances with an incident
 /// for incident resolution.
+///
 /// A history deletion's filter stays as given: a running instance it finds is an item that
 /// fails with the engine's rejection.
 fn forced_filter(op: &BatchOperationRecord) -> Value {
