@@ -372,7 +372,7 @@ if want postgres && [ -n "${ZEST_BIN:-}" ]; then
     cargo test --locked -q -p zest --test history_rest --test history_resources_rest \
       --test batch_operations --test user_tasks_rest --test process_instances_rest \
       --test ad_hoc_rest --test export_backlog --test messages_rest --test management \
-      --test job_statistics_rest --test usage_metrics_rest
+      --test job_statistics_rest --test usage_metrics_rest --test history_deletion_rest
   psql "$PG_URL" -qc "DROP SCHEMA IF EXISTS java CASCADE; CREATE SCHEMA java"
   ZEST_HISTORY_URL="$PG_URL?options=-c%20search_path%3Djava" run_suite java-postgres java_suite
   run_suite postgres-outage python3 "$HERE/postgres/outage.py" "$ZEST_BIN" \

@@ -14,9 +14,9 @@ use zest_engine::new_command;
 use zest_history::Named;
 use zest_protocol::{
     BatchOperationItem, BatchOperationRecord, BpmnElementType, BpmnEventType, ErrorType,
-    IncidentRecord, Intent, JobRecord, MappingInstruction, ProcessInstanceMigrationRecord,
-    ProcessInstanceModificationRecord, ProcessInstanceRecord, Record, RecordType, RecordValue,
-    TerminateInstruction, DEFAULT_TENANT,
+    HistoryDeletionRecord, IncidentRecord, Intent, JobRecord, MappingInstruction,
+    ProcessInstanceMigrationRecord, ProcessInstanceModificationRecord, ProcessInstanceRecord,
+    Record, RecordType, RecordValue, TerminateInstruction, DEFAULT_TENANT,
 };
 
 use crate::{Broker, BrokerError};
@@ -71,10 +71,16 @@ async fn drive(weak: Weak<Broker>) {
 /// The operation's filter as the search runs it: only ACTIVE instances (and for a
 /// cancellation, root instances only), as Camunda overrides them; instances with an incident
 /// for incident resolution.
+///
+/// A history deletion's filter stays as given: a running instance it finds is an item that
+/// fails with the engine's rejection.
 fn forced_filter(op: &BatchOperationRecord) -> Value {
     let mut filter: Value = serde_json::from_str(&op.filter).unwrap_or_else(|_| json!({}));
     if !filter.is_object() {
         filter = json!({});
+    }
+    if op.batch_operation_type.starts_with("DELETE_") {
+        return filter;
     }
     filter["state"] = json!("ACTIVE");
     match op.batch_operation_type.as_str() {
@@ -87,40 +93,88 @@ fn forced_filter(op: &BatchOperationRecord) -> Value {
     filter
 }
 
-/// One chunk: the next `CHUNK` instances after the cursor, their commands, then EXECUTE.
+/// A found row's item: the key its command goes to, its process instance's and its own key.
+type Target = fn(&Value) -> Option<(i64, i64, i64)>;
+
+/// What an operation's items are found in (the resource and its key, the sort) and, from
+/// each row found, its [`Target`]: a decision instance deletion's items are the decision
+/// instances found, and its commands their evaluations (each deleted once, with all its
+/// decision instances); the others' commands and items are their process instances.
+fn items_of(op: &BatchOperationRecord) -> (Named, &'static str, Target) {
+    if op.batch_operation_type == "DELETE_DECISION_INSTANCE" {
+        let target = |row: &Value| {
+            let instance = key_of(&row["processInstanceKey"]).unwrap_or(-1);
+            let evaluation = key_of(&row["decisionEvaluationKey"])?;
+            let id = row["decisionEvaluationInstanceKey"].as_str()?;
+            let index = id.rsplit_once('-')?.1.parse().ok()?;
+            let item = zest_history::resources::decision_instance_key(evaluation, index)?;
+            Some((evaluation, instance, item))
+        };
+        return (
+            Named::DecisionInstances,
+            "decisionEvaluationInstanceKey",
+            target,
+        );
+    }
+    let target = |row: &Value| key_of(&row["processInstanceKey"]).map(|k| (k, k, k));
+    (Named::ProcessInstances, "processInstanceKey", target)
+}
+
+/// A decision instance deletion's items: one per decision instance found, each with the
+/// outcome of its evaluation's deletion (`done`, one item per evaluation).
+fn per_decision_instance(
+    found: &[(i64, i64, i64)],
+    done: Vec<BatchOperationItem>,
+) -> Vec<BatchOperationItem> {
+    found
+        .iter()
+        .filter_map(|(evaluation, _, item)| {
+            let outcome = done.iter().find(|i| i.item_key == *evaluation)?;
+            Some(BatchOperationItem {
+                item_key: *item,
+                ..outcome.clone()
+            })
+        })
+        .collect()
+}
+
+/// One chunk: the next `CHUNK` rows after the cursor, their items' commands, then EXECUTE.
 async fn run_chunk(broker: &Broker, op: &BatchOperationRecord) -> Result<(), String> {
+    let (resource, sort, target) = items_of(op);
     let mut query = json!({
         "filter": forced_filter(op),
-        "sort": [{"field": "processInstanceKey", "order": "ASC"}],
+        "sort": [{"field": sort, "order": "ASC"}],
         "page": {"limit": CHUNK},
     });
     if !op.cursor.is_empty() {
         query["page"]["after"] = json!(op.cursor);
     }
     let page = broker
-        .history_search(Named::ProcessInstances, &query, None)
+        .history_search(resource, &query, None)
         .await
         .map_err(|e| e.to_string())?;
-    let instances: Vec<i64> = page["items"]
-        .as_array()
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(|i| key_of(&i["processInstanceKey"]))
-                .collect()
-        })
-        .unwrap_or_default();
+    let rows = page["items"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    let found: Vec<(i64, i64, i64)> = rows.iter().filter_map(target).collect();
+    let mut targets: Vec<(i64, i64)> = Vec::new();
+    for (key, instance, _) in &found {
+        if !targets.iter().any(|(k, _)| k == key) {
+            targets.push((*key, *instance));
+        }
+    }
     let total = page["page"]["totalItems"].as_i64().unwrap_or(0);
     let cursor = match page["page"]["endCursor"].as_str() {
-        Some(c) if !instances.is_empty() => c.to_string(),
+        Some(c) if !rows.is_empty() => c.to_string(),
         _ => op.cursor.clone(),
     };
     let mut items = Vec::new();
-    for chunk in instances.chunks(IN_FLIGHT) {
-        let runs = chunk.iter().map(|pi| run_instance(broker, op, *pi));
+    for chunk in targets.chunks(IN_FLIGHT) {
+        let runs = chunk.iter().map(|t| run_instance(broker, op, *t));
         for done in futures::future::join_all(runs).await {
             items.extend(done?);
         }
+    }
+    if op.batch_operation_type == "DELETE_DECISION_INSTANCE" {
+        items = per_decision_instance(&found, items);
     }
     let record = BatchOperationRecord {
         batch_operation_key: op.batch_operation_key,
@@ -128,7 +182,7 @@ async fn run_chunk(broker: &Broker, op: &BatchOperationRecord) -> Result<(), Str
         from_cursor: op.cursor.clone(),
         total,
         items,
-        last_chunk: instances.len() < CHUNK,
+        last_chunk: rows.len() < CHUNK,
         ..Default::default()
     };
     let value = RecordValue::BatchOperation(Box::new(record));
@@ -151,16 +205,30 @@ fn key_of(v: &Value) -> Option<i64> {
     }
 }
 
-/// The items of one process instance: the instance itself, or for incident resolution each of
-/// its active incidents. Err only when history cannot be read (the chunk is tried again).
+/// The items of one target (`(key, process instance key)`, [`items_of`]): the instance
+/// itself, for incident resolution each of its active incidents, for a decision instance
+/// deletion the evaluation. Err only when history cannot be read (the chunk is tried again).
 async fn run_instance(
     broker: &Broker,
     op: &BatchOperationRecord,
-    instance: i64,
+    (key, instance): (i64, i64),
 ) -> Result<Vec<BatchOperationItem>, String> {
     let plan: Value = serde_json::from_str(&op.plan).unwrap_or(Value::Null);
     let mut items = Vec::new();
     match op.batch_operation_type.as_str() {
+        "DELETE_PROCESS_INSTANCE" | "DELETE_DECISION_INSTANCE" => {
+            let resource_type = if op.batch_operation_type == "DELETE_PROCESS_INSTANCE" {
+                HistoryDeletionRecord::PROCESS_INSTANCE
+            } else {
+                HistoryDeletionRecord::DECISION_INSTANCE
+            };
+            let value = RecordValue::HistoryDeletion(HistoryDeletionRecord {
+                resource_key: key,
+                resource_type: resource_type.to_string(),
+            });
+            let outcome = execute(broker, key, Intent::Delete, value).await;
+            items.push(item(key, instance, outcome));
+        }
         "RESOLVE_INCIDENT" => items = resolve_incidents(broker, instance).await?,
         "MODIFY_PROCESS_INSTANCE" => {
             let outcome = match modification(broker, instance, &plan).await? {

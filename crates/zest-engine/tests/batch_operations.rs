@@ -141,3 +141,22 @@ fn an_unknown_type_is_refused() {
     let reason = b.rejection(RejectionType::InvalidArgument);
     assert!(reason.contains("DELETE_EVERYTHING"), "{reason}");
 }
+
+#[test]
+fn history_deletions_are_operations_and_definition_deletions_not_yet() {
+    let mut h = Harness::new();
+    let create = |h: &mut Harness, kind: &str| {
+        let value = value(BatchOperationRecord {
+            batch_operation_type: kind.into(),
+            filter: "{}".into(),
+            ..Default::default()
+        });
+        h.client(-1, Intent::Create, value)
+    };
+    for kind in ["DELETE_PROCESS_INSTANCE", "DELETE_DECISION_INSTANCE"] {
+        let created = create(&mut h, kind);
+        assert_eq!(op(created.accepted()).batch_operation_type, kind);
+        assert_eq!(op(created.accepted()).state, "ACTIVE");
+    }
+    create(&mut h, "DELETE_PROCESS_DEFINITION").rejection(RejectionType::InvalidArgument);
+}

@@ -211,6 +211,12 @@ pub fn remove_root(tx: &Conn, root: i64) -> Result<()> {
     move_instances(tx, -1, "t.root_process_instance_key = ?1", root)
 }
 
+/// History deletion of a child instance: the counts of its own rows, before they are removed.
+pub fn remove_instance(tx: &Conn, instance: i64) -> Result<()> {
+    move_rows(tx, -1, "e.process_instance_key = ?1", instance)?;
+    move_instances(tx, -1, "t.key = ?1", instance)
+}
+
 /// The exact number of process instances a search's `filter` matches, from the counters,
 /// when the filter asks only for a process (`processDefinitionId`, `processDefinitionKey`)
 /// and a `state`, each one plain value, or nothing (None: the rows must be counted).

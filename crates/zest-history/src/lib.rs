@@ -148,8 +148,17 @@ impl History {
             };
             let mut changes = project::Changes::default();
             let mut position = before.position;
+            let mut taken = 0;
             for record in records.iter().filter(|r| r.position > before.position) {
-                changes.add(record);
+                if let Some(deletion) = history_deletion(record) {
+                    // what came before it is written first: the deletion finds it all
+                    write::write(tx, partition, &changes, position, before.next_index)?;
+                    retention::remove(tx, deletion)?;
+                    taken += changes.records + 1;
+                    changes = project::Changes::default();
+                } else {
+                    changes.add(record);
+                }
                 position = record.position;
             }
             let after = Exported {
@@ -157,10 +166,10 @@ impl History {
                 next_index: next_index.max(before.next_index),
                 ..before
             };
-            if changes.records > 0 || after.next_index > before.next_index {
+            if changes.records > 0 || after != before {
                 write::write(tx, partition, &changes, after.position, after.next_index)?;
             }
-            Ok((changes.records, after))
+            Ok((taken + changes.records, after))
         });
         let (taken, after) = written?;
         if !pg {
@@ -324,6 +333,20 @@ pub struct Exported {
     pub next_index: u64,
     /// History lacks records before this position that a snapshot skipped (0: no gap).
     pub gap_to: u64,
+}
+
+/// The deletion a HISTORY_DELETION DELETED event makes (`docs/design/history.md`, "History
+/// deletion"): the replicated fact each replica's exporter applies where the log has it.
+fn history_deletion(record: &Record) -> Option<&zest_protocol::HistoryDeletionRecord> {
+    match &record.value {
+        zest_protocol::RecordValue::HistoryDeletion(d)
+            if record.record_type == zest_protocol::RecordType::Event
+                && record.intent == zest_protocol::Intent::Deleted =>
+        {
+            Some(d)
+        }
+        _ => None,
+    }
 }
 
 /// The partition's stored position; with `lock`, its row locked until the transaction ends

@@ -1,9 +1,15 @@
-//! Retention: finished root process instances and everything under them (child instances,
-//! element instances, variables, incidents, jobs, user tasks, sequence flows, all keyed by
-//! their root) are removed once they ended longer ago than the history's time to live
-//! (Camunda's `default-history-ttl`, 30 days). A few roots per transaction, so the exporter
-//! never waits long for the writer. The job statistics' minute buckets and the usage metrics'
-//! assignees by minute (`usage_assignee`) go by their minute, with the same cutoff.
+//! Removing history, written once for its two users: retention, which removes finished root
+//! process instances and everything under them (child instances, element instances,
+//! variables, incidents, jobs, user tasks, sequence flows, all keyed by their root) once they
+//! ended longer ago than the history's time to live (Camunda's `default-history-ttl`, 30
+//! days), a few roots per transaction so the exporter never waits long for the writer; and
+//! history deletion (`docs/design/history.md`, "History deletion"), which removes one
+//! instance's tree or one decision evaluation when the exporter meets HISTORY_DELETION
+//! DELETED in the log. Both keep the counters (`counts.rs`) of what they remove. The job
+//! statistics' minute buckets and the usage metrics' assignees by minute (`usage_assignee`) go
+//! by their minute, with retention's cutoff.
+
+use zest_protocol::HistoryDeletionRecord;
 
 use crate::db::{params, Conn};
 
@@ -31,22 +37,7 @@ pub fn remove_expired(tx: &Conn, cutoff: i64, batch: usize) -> crate::db::Result
         |r| r.get(0),
     )?;
     for root in &roots {
-        crate::counts::remove_root(tx, *root)?;
-        tx.execute(
-            "DELETE FROM variable WHERE process_instance_key IN \
-             (SELECT key FROM process_instance WHERE root_process_instance_key = ?1)",
-            params![root],
-        )?;
-        for table in CHILD_TABLES {
-            tx.execute(
-                &format!("DELETE FROM {table} WHERE root_process_instance_key = ?1"),
-                params![root],
-            )?;
-        }
-        tx.execute(
-            "DELETE FROM process_instance WHERE root_process_instance_key = ?1",
-            params![root],
-        )?;
+        remove_root(tx, *root)?;
     }
     // evaluations of no process instance (EvaluateDecision) expire by their own date
     tx.execute(
@@ -68,3 +59,104 @@ pub fn remove_expired(tx: &Conn, cutoff: i64, batch: usize) -> crate::db::Result
     )?;
     Ok(roots.len())
 }
+
+/// Applies one HISTORY_DELETION DELETED: the process instance and everything under it, or the
+/// decision evaluation's decision instances. A key history does not hold removes nothing.
+pub fn remove(tx: &Conn, deletion: &HistoryDeletionRecord) -> crate::db::Result<()> {
+    let key = deletion.resource_key;
+    match deletion.resource_type.as_str() {
+        HistoryDeletionRecord::PROCESS_INSTANCE => remove_instance(tx, key),
+        HistoryDeletionRecord::DECISION_INSTANCE => remove_evaluation(tx, key),
+        _ => Ok(()),
+    }
+}
+
+/// A root instance's tree: every row keyed by the root, and the variables of its instances.
+fn remove_root(tx: &Conn, root: i64) -> crate::db::Result<()> {
+    crate::counts::remove_root(tx, root)?;
+    tx.execute(
+        "DELETE FROM variable WHERE process_instance_key IN \
+         (SELECT key FROM process_instance WHERE root_process_instance_key = ?1)",
+        params![root],
+    )?;
+    for table in CHILD_TABLES {
+        tx.execute(
+            &format!("DELETE FROM {table} WHERE root_process_instance_key = ?1"),
+            params![root],
+        )?;
+    }
+    tx.execute(
+        "DELETE FROM process_instance WHERE root_process_instance_key = ?1",
+        params![root],
+    )?;
+    Ok(())
+}
+
+/// A process instance and its descendants: the whole root tree for a root; for a child
+/// instance, itself and the instances it called (through their parents), each one's rows
+/// found among its root's.
+fn remove_instance(tx: &Conn, key: i64) -> crate::db::Result<()> {
+    let root: Option<i64> = tx.query_opt(
+        "SELECT root_process_instance_key FROM process_instance WHERE key = ?1",
+        params![key],
+        |r| r.get(0),
+    )?;
+    let Some(root) = root else {
+        return Ok(());
+    };
+    if root == key {
+        return remove_root(tx, root);
+    }
+    let mut tree = vec![key];
+    let mut next = 0;
+    while next < tree.len() {
+        let children: Vec<i64> = tx.query(
+            "SELECT key FROM process_instance WHERE parent_process_instance_key = ?1",
+            params![tree[next]],
+            |r| r.get(0),
+        )?;
+        tree.extend(children);
+        next += 1;
+    }
+    for instance in tree {
+        crate::counts::remove_instance(tx, instance)?;
+        tx.execute(
+            "DELETE FROM variable WHERE process_instance_key = ?1",
+            params![instance],
+        )?;
+        for table in CHILD_TABLES {
+            tx.execute(
+                &format!(
+                    "DELETE FROM {table} WHERE root_process_instance_key = ?1 \
+                     AND process_instance_key = ?2"
+                ),
+                params![root, instance],
+            )?;
+        }
+        tx.execute(
+            "DELETE FROM process_instance WHERE key = ?1",
+            params![instance],
+        )?;
+    }
+    Ok(())
+}
+
+/// A decision evaluation's decision instances: their keys pack the evaluation's key and an
+/// index (`project::decisions::decision_instance_key`), so they are one range of keys.
+fn remove_evaluation(tx: &Conn, evaluation: i64) -> crate::db::Result<()> {
+    let max = crate::project::decisions::MAX_DECISIONS as i64;
+    let (Some(first), Some(last)) = (
+        crate::project::decisions::decision_instance_key(evaluation, 1),
+        crate::project::decisions::decision_instance_key(evaluation, max),
+    ) else {
+        return Ok(());
+    };
+    tx.execute(
+        "DELETE FROM decision_instance WHERE key >= ?1 AND key <= ?2",
+        params![first, last],
+    )?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

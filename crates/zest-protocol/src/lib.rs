@@ -4,6 +4,7 @@
 
 mod batch;
 mod distribution;
+mod history_deletion;
 pub mod json;
 mod key;
 mod record;
@@ -11,6 +12,7 @@ mod value;
 
 pub use batch::*;
 pub use distribution::*;
+pub use history_deletion::*;
 pub use key::*;
 pub use record::*;
 pub use value::*;

@@ -60,6 +60,7 @@ pub enum ValueType {
     CommandDistribution,
     MessageCorrelation,
     BatchOperation,
+    HistoryDeletion,
 }
 
 impl ValueType {
@@ -99,6 +100,7 @@ impl ValueType {
             ValueType::CommandDistribution => "COMMAND_DISTRIBUTION",
             ValueType::MessageCorrelation => "MESSAGE_CORRELATION",
             ValueType::BatchOperation => "BATCH_OPERATION",
+            ValueType::HistoryDeletion => "HISTORY_DELETION",
         }
     }
 }

@@ -825,6 +825,7 @@ pub enum RecordValue {
     DistributedDeployment(crate::DistributedDeployment),
     MessageCorrelation(MessageCorrelationRecord),
     BatchOperation(Box<crate::BatchOperationRecord>),
+    HistoryDeletion(crate::HistoryDeletionRecord),
 }
 
 impl RecordValue {
@@ -868,6 +869,7 @@ impl RecordValue {
             RecordValue::DistributedDeployment(_) => ValueType::Deployment,
             RecordValue::MessageCorrelation(_) => ValueType::MessageCorrelation,
             RecordValue::BatchOperation(_) => ValueType::BatchOperation,
+            RecordValue::HistoryDeletion(_) => ValueType::HistoryDeletion,
         }
     }
 
@@ -1141,6 +1143,7 @@ impl RecordValue {
             }),
             RecordValue::CommandDistribution(c) => c.to_json(),
             RecordValue::BatchOperation(b) => b.to_json(),
+            RecordValue::HistoryDeletion(h) => h.to_json(),
             RecordValue::DistributedDeployment(d) => {
                 let mut v = RecordValue::Deployment(d.deployment.clone()).to_json();
                 for (_, created) in &d.created {

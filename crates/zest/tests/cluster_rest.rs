@@ -709,3 +709,79 @@ fn a_poll_gets_the_jobs_of_the_partitions_that_answer_when_one_does_not() {
         assert_eq!(from, per_partition, "every job of partitions 1 and 2");
     });
 }
+
+/// History deletion is replicated (`docs/design/history.md`, "History deletion"): with every
+/// partition on every node (replication factor 3), each node keeps its own history, and a
+/// deletion asked of one node is gone from every node's store, each asked on its own.
+#[test]
+fn a_history_deletion_reaches_every_replicas_store() {
+    let offset = free_port_offset(3);
+    let dir = std::env::temp_dir().join(format!("zest-test-cluster-del-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (_cluster, nodes) = start(
+        &[
+            "cluster".into(),
+            "--nodes=3".into(),
+            "--partitions=1".into(),
+            "--replication-factor=3".into(),
+            format!("--port-offset={offset}"),
+            format!("--data-dir={}", dir.display()),
+            "--".into(),
+            "--memory-mb=64".into(),
+        ],
+        3,
+        Some(dir),
+    );
+    let rests: Vec<String> = nodes.iter().map(|l| field(l, "rest")).collect();
+    let post = |rest: &str, path: &str, body: Value| {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            // a partition without a leader yet answers 503: asked again
+            let (status, answer) = http(rest, "POST", path, Some(body.clone()));
+            if status == 200 || Instant::now() > deadline {
+                assert_eq!(status, 200, "{path}: {answer}");
+                return answer;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    let bpmn = common::service_task_bpmn("cdel", "cdel-task");
+    common::deploy_rest(&rests[0], "cdel.bpmn", &bpmn);
+    let keys: Vec<String> = (0..2)
+        .map(|i| {
+            let body = json!({"processDefinitionId": "cdel", "variables": {"n": i}});
+            let created = post(&rests[0], "/v2/process-instances", body);
+            let key = created["processInstanceKey"].as_str().unwrap().to_string();
+            let path = format!("/v2/process-instances/{key}/cancellation");
+            assert_eq!(http(&rests[0], "POST", &path, Some(json!({}))).0, 204);
+            key
+        })
+        .collect();
+    let count = |rest: &str, what: &str, key: &str| {
+        let page = post(
+            rest,
+            &format!("/v2/{what}/search"),
+            json!({"filter": {"processInstanceKey": key}}),
+        );
+        page["page"]["totalItems"].as_i64().unwrap()
+    };
+    let wait = |rest: &str, what: &str, key: &str, n: i64| {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while count(rest, what, key) != n {
+            assert!(Instant::now() < deadline, "{rest} {what} of {key}: not {n}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    for rest in &rests {
+        wait(rest, "variables", &keys[0], 1);
+    }
+    let path = format!("/v2/process-instances/{}/deletion", keys[0]);
+    let (status, answer) = http(&rests[1], "POST", &path, None);
+    assert_eq!(status, 204, "{answer}");
+    for rest in &rests {
+        wait(rest, "process-instances", &keys[0], 0);
+        assert_eq!(count(rest, "variables", &keys[0]), 0, "{rest}");
+        assert_eq!(count(rest, "process-instances", &keys[1]), 1, "{rest}");
+        assert_eq!(count(rest, "variables", &keys[1]), 1, "{rest}");
+    }
+}

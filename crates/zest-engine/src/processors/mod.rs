@@ -7,6 +7,7 @@ pub(crate) mod command_distribution;
 pub(crate) mod decision;
 pub(crate) mod deployment;
 pub(crate) mod execution_listener;
+pub(crate) mod history_deletion;
 pub(crate) mod job;
 pub(crate) mod message;
 pub(crate) mod message_subscription;
@@ -116,6 +117,7 @@ pub(crate) fn dispatch(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
         (RecordValue::BatchOperation(b), Cancel | Suspend | Resume) => {
             batch_operation::lifecycle(ctx, cmd, b)
         }
+        (RecordValue::HistoryDeletion(h), Delete) => history_deletion::delete(ctx, cmd, h),
         (RecordValue::AdHocSubProcessInstruction(a), Activate) => {
             ad_hoc::activate_instruction(ctx, cmd, a)
         }

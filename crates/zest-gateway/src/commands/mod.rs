@@ -6,7 +6,8 @@
 //! REST API into an RFC 9457 problem: the rejections and broker errors are mapped once, here.
 //!
 //! One module per resource: `deployment`, `process_instance`, `job`, `message`, `signal`,
-//! `incident`, `variables`, `decision`, `resource`, `user_task`, `clock`.
+//! `incident`, `variables`, `decision`, `resource`, `user_task`, `clock`, `batch_operation`,
+//! `history_deletion`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,6 +21,7 @@ pub mod clock;
 pub mod decision;
 pub mod deployment;
 mod error;
+pub mod history_deletion;
 pub mod incident;
 pub mod job;
 pub mod job_result;

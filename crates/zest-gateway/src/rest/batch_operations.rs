@@ -86,16 +86,25 @@ struct ModificationRequest {
 
 /// The filter, checked by the process instance search's compiler: a 400 naming a bad field.
 fn checked_filter(filter: Option<Value>, uri: &Uri) -> Result<String, Problem> {
+    checked_filter_of(Named::ProcessInstances, filter, uri)
+}
+
+/// The filter, checked by `resource`'s search compiler: a 400 naming a bad field.
+pub(super) fn checked_filter_of(
+    resource: Named,
+    filter: Option<Value>,
+    uri: &Uri,
+) -> Result<String, Problem> {
     let filter = required(filter, "filter", uri)?;
-    let pi = Named::ProcessInstances.resource();
+    let r = resource.resource();
     Conditions::default()
-        .compile(&filter, pi.fields, pi.special)
+        .compile(&filter, r.fields, r.special)
         .map_err(|e| Problem::bad(e.0, uri))?;
     Ok(filter.to_string())
 }
 
 /// Creates the operation: `{batchOperationKey, batchOperationType}`.
-async fn create(
+pub(super) async fn create(
     rest: &Rest,
     operation_type: &str,
     filter: String,
@@ -113,7 +122,7 @@ async fn create(
     })))
 }
 
-fn history_needed(rest: &Rest, uri: &Uri) -> Result<(), Problem> {
+pub(super) fn history_needed(rest: &Rest, uri: &Uri) -> Result<(), Problem> {
     if rest.broker.history_on() {
         Ok(())
     } else {

@@ -31,6 +31,7 @@ mod definitions;
 mod deployments;
 mod expression;
 mod history;
+mod history_deletion;
 mod jobs;
 mod messages;
 mod messages_history;
@@ -94,6 +95,7 @@ pub fn router(commands: Commands) -> Router {
         messages_history::routes,
         resources_history::routes,
         batch_operations::routes,
+        history_deletion::routes,
     ]
     .into_iter()
     .fold(router, |r, routes| routes(r));

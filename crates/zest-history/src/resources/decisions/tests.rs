@@ -286,3 +286,31 @@ fn decision_instances_go_with_their_root_instance_or_their_own_date() {
         2
     );
 }
+
+#[test]
+fn a_deleted_evaluation_takes_its_decision_instances_only() {
+    let (_dir, h) = history("deletion");
+    let deleted = |position, key| {
+        let value = RecordValue::HistoryDeletion(zest_protocol::HistoryDeletionRecord {
+            resource_key: key,
+            resource_type: zest_protocol::HistoryDeletionRecord::DECISION_INSTANCE.into(),
+        });
+        record(position, key, Intent::Deleted, value)
+    };
+    h.export(1, &[deleted(8, P1 + 21)], 2).unwrap();
+    let left = search(&h, &DECISION_INSTANCES, json!({}));
+    assert_eq!(
+        ids(&left),
+        [format!("{}-1", P1 + 20), format!("{}-2", P1 + 20)]
+    );
+    h.export(1, &[deleted(9, P1 + 20)], 3).unwrap();
+    let left = search(&h, &DECISION_INSTANCES, json!({}));
+    assert_eq!(left["page"]["totalItems"], 0);
+    // the process instance and the definitions stay
+    assert_eq!(
+        search(&h, &DECISION_DEFINITIONS, json!({}))["page"]["totalItems"],
+        2
+    );
+    let pis = search(&h, &crate::resources::PROCESS_INSTANCES, json!({}));
+    assert_eq!(pis["page"]["totalItems"], 1);
+}
