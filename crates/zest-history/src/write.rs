@@ -22,9 +22,12 @@ fn root_of(pi: &str) -> String {
     )
 }
 
-/// Rows per statement: a batch's rows of a table go in chunks of these sizes, largest first,
-/// so each table keeps at most this many statements prepared, and PostgreSQL gets one round
-/// trip per chunk instead of one per row.
+/// Rows per statement in PostgreSQL: a batch's rows of a table go in chunks of these sizes,
+/// largest first, so each table keeps at most this many statements prepared, and the server
+/// gets one round trip per chunk instead of one per row. SQLite, in the process, has no round
+/// trip to save: it writes one row per statement, and keeps its few prepared statements small
+/// (a statement of 64 rows is a program of thousands of instructions, and the node's memory
+/// budget holds every prepared one).
 const CHUNKS: [usize; 7] = [64, 32, 16, 8, 4, 2, 1];
 
 /// A table's upsert: `INSERT INTO table (key, cols..., root_process_instance_key) VALUES
@@ -131,7 +134,10 @@ impl Upsert {
         let mut rows = rows;
         let mut params: Vec<&dyn ToParam> = Vec::with_capacity(CHUNKS[0] * N);
         while left > 0 {
-            let chunk = CHUNKS.into_iter().find(|n| *n <= left).unwrap_or(1);
+            let chunk = match tx.is_postgres() {
+                true => CHUNKS.into_iter().find(|n| *n <= left).unwrap_or(1),
+                false => 1,
+            };
             params.clear();
             for (key, row) in rows.by_ref().take(chunk) {
                 params.extend(values(key, row));
