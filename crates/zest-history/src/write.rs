@@ -1,9 +1,9 @@
 //! Writing a batch's [`Changes`] in one transaction, with the partition's export position:
 //! both or neither survive a crash, so the exporter resumes exactly after what is stored.
-//! Each table has one upsert, of up to 64 rows per statement; a field a record did not know
-//! (`None`) keeps its stored value (`COALESCE(excluded.col, col)`). Every row gets its root process instance as it is
-//! inserted (a subquery on its process instance's row, or its parent's for a process
-//! instance), so no row is written twice.
+//! Each table has one upsert (a row per statement in SQLite, up to 64 in PostgreSQL); a field
+//! a record did not know (`None`) keeps its stored value (`COALESCE(excluded.col, col)`).
+//! Every row gets its root process instance as it is inserted (a subquery on its process
+//! instance's row, or its parent's for a process instance), so no row is written twice.
 
 use std::sync::OnceLock;
 
