@@ -9,11 +9,14 @@
 
 use std::time::Instant;
 
+mod common;
+use common::{element, record};
+
 use serde_json::{json, Value};
 use zest_history::{resources, Conditions, History, Of, Resource};
 use zest_protocol::{
-    BpmnElementType, BpmnEventType, ErrorType, IncidentRecord, Intent, JobRecord,
-    ProcessInstanceRecord, Record, RecordType, RecordValue, RejectionType, VariableRecord,
+    BpmnElementType, ErrorType, IncidentRecord, Intent, JobRecord, Record, RecordValue,
+    VariableRecord,
 };
 
 /// Keys one instance takes (its elements, job, flows, variables, incident).
@@ -24,41 +27,6 @@ const BATCH: i64 = 200;
 const INCIDENT_EVERY: i64 = 100;
 /// Times each search runs.
 const RUNS: usize = 40;
-
-fn record(position: u64, key: i64, intent: Intent, value: RecordValue) -> Record {
-    Record {
-        position,
-        partition_id: 1,
-        key,
-        // a millisecond apart: 1,000,000 instances of ~25 records span about seven hours
-        timestamp: 1_735_689_600_000 + position as i64,
-        record_type: RecordType::Event,
-        value_type: value.value_type(),
-        intent,
-        rejection_type: RejectionType::NullVal,
-        rejection_reason: String::new(),
-        source_record_position: -1,
-        request_id: -1,
-        request_stream_id: -1,
-        value,
-    }
-}
-
-fn element(pi: i64, id: &str, ty: BpmnElementType) -> RecordValue {
-    RecordValue::ProcessInstance(ProcessInstanceRecord {
-        bpmn_process_id: "benchmark".into(),
-        version: 1,
-        process_definition_key: 1,
-        process_instance_key: pi,
-        element_id: id.into(),
-        flow_scope_key: pi,
-        bpmn_element_type: ty,
-        bpmn_event_type: BpmnEventType::None,
-        parent_process_instance_key: -1,
-        parent_element_instance_key: -1,
-        tenant_id: "<default>".into(),
-    })
-}
 
 fn variable(pi: i64, name: &str, value: String) -> RecordValue {
     RecordValue::Variable(VariableRecord {

@@ -288,11 +288,7 @@ pub fn groups(
 ) -> Result<Groups, SearchError> {
     let shape = aggregate.shape();
     let mut c = aggregate.conditions()?;
-    if let Some(ps) = partitions {
-        let marks: Vec<String> = ps.iter().map(|p| c.bind(Sql::Integer(*p as i64))).collect();
-        c.sql
-            .push(format!("{} IN ({})", shape.partition, marks.join(", ")));
-    }
+    c.partitions(shape.partition, partitions);
     let and: String = c.sql.iter().map(|s| format!("AND {s} ")).collect();
     let params = c.params;
     let sql = format!(

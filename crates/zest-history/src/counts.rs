@@ -21,7 +21,8 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 use zest_protocol::{BpmnElementType, IncidentRecord, Intent, ProcessInstanceRecord};
 
-use crate::db::{params, Conn, Result};
+use crate::db::{cells, params, Cell, Conn, Result};
+use crate::filter::Conditions;
 
 /// The counters a batch moves, per (definition, element, partition): active, incidents,
 /// completed, canceled.
@@ -231,83 +232,54 @@ pub fn instance_total(
         Some(Value::Object(o)) => o,
         Some(_) => return Ok(None),
     };
-    let mut sql =
-        String::from("SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM instance_count WHERE 1 = 1");
-    let mut params: Vec<crate::db::Cell> = Vec::new();
-    let mut bind = |sql: &mut String, column: &str, cell: crate::db::Cell| {
-        params.push(cell);
-        sql.push_str(&format!(" AND {column} = ?{}", params.len()));
+    let mut c = Conditions::default();
+    let mut equals = |column: &str, cell: Cell| {
+        let mark = c.bind(cell);
+        c.sql.push(format!("{column} = {mark}"));
     };
     for (name, value) in fields {
         match (name.as_str(), value) {
-            ("processDefinitionId", Value::String(id)) => bind(
-                &mut sql,
-                "bpmn_process_id",
-                crate::db::Cell::Text(id.clone()),
-            ),
+            ("processDefinitionId", Value::String(id)) => {
+                equals("bpmn_process_id", Cell::Text(id.clone()))
+            }
             ("processDefinitionKey", v) => match v
                 .as_i64()
                 .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
             {
-                Some(k) => bind(
-                    &mut sql,
-                    "process_definition_key",
-                    crate::db::Cell::Integer(k),
-                ),
+                Some(k) => equals("process_definition_key", Cell::Integer(k)),
                 None => return Ok(None),
             },
             ("state", Value::String(s))
                 if ["ACTIVE", "COMPLETED", "TERMINATED"]
                     .contains(&s.to_ascii_uppercase().as_str()) =>
             {
-                bind(
-                    &mut sql,
-                    "state",
-                    crate::db::Cell::Text(s.to_ascii_uppercase()),
-                )
+                equals("state", Cell::Text(s.to_ascii_uppercase()))
             }
             _ => return Ok(None),
         }
     }
-    if let Some(partitions) = partitions {
-        let marks: Vec<String> = partitions
-            .iter()
-            .map(|p| {
-                params.push(crate::db::Cell::Integer(*p as i64));
-                format!("?{}", params.len())
-            })
-            .collect();
-        sql.push_str(&format!(" AND partition_id IN ({})", marks.join(", ")));
-    }
-    Ok(Some(conn.query_one(
-        &sql,
-        &crate::db::cells(&params),
-        |r| r.get(0),
-    )?))
+    c.partitions("partition_id", partitions);
+    let sql = format!(
+        "SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM instance_count{}",
+        c.where_clause()
+    );
+    Ok(Some(conn.query_one(&sql, &cells(&c.params), |r| r.get(0))?))
 }
 
 /// The element statistics of definition `key` from the counters (of `partitions` only, when
 /// given): `{items: [{elementId, active, canceled, incidents, completed}]}`, in element order,
 /// the elements that have none left out.
 pub fn statistics(conn: &Conn, key: i64, partitions: Option<&[u32]>) -> Result<Value> {
-    let mut sql = String::from(
+    let mut c = Conditions::key_equals("process_definition_key", key);
+    c.partitions("partition_id", partitions);
+    let sql = format!(
         "SELECT element_id, CAST(SUM(active - incidents) AS BIGINT), \
          CAST(SUM(canceled) AS BIGINT), CAST(SUM(incidents) AS BIGINT), \
-         CAST(SUM(completed) AS BIGINT) FROM element_count WHERE process_definition_key = ?1",
+         CAST(SUM(completed) AS BIGINT) FROM element_count{} \
+         GROUP BY element_id ORDER BY element_id",
+        c.where_clause()
     );
-    let mut params: Vec<crate::db::Cell> = vec![crate::db::Cell::Integer(key)];
-    if let Some(partitions) = partitions {
-        let marks: Vec<String> = partitions
-            .iter()
-            .map(|p| {
-                params.push(crate::db::Cell::Integer(*p as i64));
-                format!("?{}", params.len())
-            })
-            .collect();
-        sql.push_str(&format!(" AND partition_id IN ({})", marks.join(", ")));
-    }
-    sql.push_str(" GROUP BY element_id ORDER BY element_id");
-    let rows = conn.query(&sql, &crate::db::cells(&params), |r| {
+    let rows = conn.query(&sql, &cells(&c.params), |r| {
         Ok((
             r.get::<_, String>(0)?,
             [r.get::<_, i64>(1)?, r.get(2)?, r.get(3)?, r.get(4)?],

@@ -578,15 +578,9 @@ impl Conn {
         params: &[&dyn ToParam],
         f: impl FnOnce(&Row) -> Result<T>,
     ) -> Result<Option<T>> {
-        let mut f = Some(f);
-        let mut first = None;
         // the statements asked this way answer one row (a key's, a count)
-        for row in self.query(sql, params, |r| Ok(r.clone()))? {
-            if let Some(f) = f.take() {
-                first = Some(f(&row)?);
-            }
-        }
-        Ok(first)
+        let rows = self.query(sql, params, |r| Ok(r.clone()))?;
+        rows.first().map(f).transpose()
     }
 
     /// The first row of a query through `f`; [`Error::NoRows`] when it has none.

@@ -69,6 +69,18 @@ impl Conditions {
         format!("?{}", self.params.len())
     }
 
+    /// `column IN (...)` of `partitions`, when given (a search or count of those partitions'
+    /// rows only).
+    pub fn partitions(&mut self, column: &str, partitions: Option<&[u32]>) {
+        if let Some(partitions) = partitions {
+            let marks: Vec<String> = partitions
+                .iter()
+                .map(|p| self.bind(Sql::Integer(*p as i64)))
+                .collect();
+            self.sql.push(format!("{column} IN ({})", marks.join(", ")));
+        }
+    }
+
     /// The `WHERE` clause (empty when there is no condition).
     pub fn where_clause(&self) -> String {
         if self.sql.is_empty() {

@@ -139,6 +139,13 @@ impl History {
         let pg = self.is_postgres();
         let mut guard = self.writer.lock().unwrap_or_else(|p| p.into_inner());
         let cached = guard.positions.get(&partition).copied();
+        // nothing new past what SQLite's writer knows it stored: no transaction
+        if let Some(at) = cached {
+            let news = records.iter().any(|r| r.position > at.position);
+            if !news && next_index <= at.next_index {
+                return Ok(0);
+            }
+        }
         let w = &mut *guard;
         let conn = w.conn(&self.source)?;
         let written = conn.transaction(|tx| {

@@ -400,14 +400,7 @@ impl<'q> Prepared<'q> {
             resource.fields,
             resource.special,
         )?;
-        if let Some(partitions) = partitions {
-            let marks: Vec<String> = partitions
-                .iter()
-                .map(|p| c.bind(Sql::Integer(*p as i64)))
-                .collect();
-            c.sql
-                .push(format!("{PARTITION_OF_KEY} IN ({})", marks.join(", ")));
-        }
+        c.partitions(PARTITION_OF_KEY, partitions);
         let total: i64 = match counted {
             Some(total) => total,
             None => {

@@ -42,17 +42,7 @@ pub fn element_statistics(
         return Ok(crate::counts::statistics(conn, key, partitions)?);
     }
     let mut c = Conditions::default();
-    if let Some(partitions) = partitions {
-        let marks: Vec<String> = partitions
-            .iter()
-            .map(|p| c.bind(crate::db::Cell::Integer(*p as i64)))
-            .collect();
-        c.sql.push(format!(
-            "{} IN ({})",
-            crate::search::PARTITION_OF_KEY,
-            marks.join(", ")
-        ));
-    }
+    c.partitions(crate::search::PARTITION_OF_KEY, partitions);
     match of {
         Of::Definition(key) => {
             let mark = c.bind(crate::db::Cell::Integer(key));

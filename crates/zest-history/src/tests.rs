@@ -48,6 +48,22 @@ fn element(pi: i64, id: &str, ty: BpmnElementType) -> ProcessInstanceRecord {
     }
 }
 
+/// An incident on the task (`pay`, key `pi + 1`) of instance `pi`.
+fn incident(pi: i64) -> IncidentRecord {
+    IncidentRecord {
+        error_type: zest_protocol::ErrorType::JobNoRetries,
+        error_message: "no retries left".into(),
+        bpmn_process_id: "order".into(),
+        process_definition_key: 10,
+        process_instance_key: pi,
+        element_id: "pay".into(),
+        element_instance_key: pi + 1,
+        job_key: -1,
+        variable_scope_key: pi + 1,
+        tenant_id: "<default>".into(),
+    }
+}
+
 /// A definition, then instances 100.. each with a task; even ones complete, every third has an
 /// incident on its task, and each has a variable `n`.
 fn sample(count: i64) -> Vec<Record> {
@@ -102,18 +118,7 @@ fn sample_at(count: i64, partition: i64) -> Vec<Record> {
                 &mut out,
                 pi + 3,
                 Intent::Created,
-                RecordValue::Incident(IncidentRecord {
-                    error_type: zest_protocol::ErrorType::JobNoRetries,
-                    error_message: "no retries left".into(),
-                    bpmn_process_id: "order".into(),
-                    process_definition_key: 10,
-                    process_instance_key: pi,
-                    element_id: "pay".into(),
-                    element_instance_key: pi + 1,
-                    job_key: -1,
-                    variable_scope_key: pi + 1,
-                    tenant_id: "<default>".into(),
-                }),
+                RecordValue::Incident(incident(pi)),
             );
         } else if i % 2 == 0 {
             next(&mut out, pi + 1, Intent::ElementCompleted, task());
@@ -710,18 +715,6 @@ fn element_counters_answer_what_counting_the_rows_answers() {
         records.push(record(pos, key, intent, value));
     };
     // instance 100 (an incident on its task): resolved, then the task and the instance end
-    let incident = |pi: i64| IncidentRecord {
-        error_type: zest_protocol::ErrorType::JobNoRetries,
-        error_message: "no retries left".into(),
-        bpmn_process_id: "order".into(),
-        process_definition_key: 10,
-        process_instance_key: pi,
-        element_id: "pay".into(),
-        element_instance_key: pi + 1,
-        job_key: -1,
-        variable_scope_key: pi + 1,
-        tenant_id: "<default>".into(),
-    };
     let pi = |k: i64, id: &str, ty| RecordValue::ProcessInstance(element(k, id, ty));
     push(
         &mut records,
