@@ -22,6 +22,9 @@ pub const PREVIEW_CHARS: usize = 8191;
 #[derive(Default, Debug)]
 pub struct Changes {
     pub definitions: Vec<Definition>,
+    /// Forms deployed (FORM CREATED), and the keys of forms deleted (FORM DELETED), in order.
+    pub forms: Vec<zest_protocol::FormRecord>,
+    pub deleted_forms: Vec<i64>,
     pub instances: BTreeMap<i64, Instance>,
     pub elements: BTreeMap<i64, Element>,
     pub flows: Vec<Flow>,
@@ -216,6 +219,10 @@ impl Changes {
                     xml,
                     element_names: parsed.element_names,
                 });
+            }
+            RecordValue::Form(f) if intent == Intent::Created => self.forms.push(f.clone()),
+            RecordValue::Form(f) if intent == Intent::Deleted => {
+                self.deleted_forms.push(f.form_key)
             }
             RecordValue::ProcessInstance(pi) => {
                 self.counts.element(key, intent, pi);

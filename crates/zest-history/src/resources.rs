@@ -11,7 +11,7 @@ mod decisions;
 mod deployed;
 mod messages;
 
-pub use deployed::{RESOURCES, RESOURCE_CONTENT};
+pub use deployed::{FORMS, RESOURCES, RESOURCE_CONTENT};
 mod user_tasks;
 
 pub use decisions::{
@@ -19,7 +19,7 @@ pub use decisions::{
     DECISION_INSTANCE_FULL, DECISION_REQUIREMENTS, DECISION_REQUIREMENTS_XML,
 };
 pub use messages::{CORRELATED_MESSAGES, MESSAGE_SUBSCRIPTIONS};
-pub use user_tasks::{EFFECTIVE_AT, EFFECTIVE_VARIABLES, USER_TASKS};
+pub use user_tasks::{EFFECTIVE_AT, EFFECTIVE_VARIABLES, EFFECTIVE_VARIABLES_FULL, USER_TASKS};
 
 /// A searchable resource.
 pub struct Resource {
@@ -43,7 +43,7 @@ pub enum Named {
     ProcessDefinitions,
     ElementInstances,
     Variables,
-    /// A variable with its whole value.
+    /// Variables with their whole values (a get, or a search's `truncateValues=false`).
     VariableFull,
     Incidents,
     Jobs,
@@ -67,6 +67,10 @@ pub enum Named {
     ResourceContent,
     BatchOperations,
     BatchOperationItems,
+    /// [`Named::EffectiveVariables`] with their whole values (`truncateValues=false`).
+    EffectiveVariablesFull,
+    /// Deployed forms, deleted ones too (`FormResult`).
+    Forms,
 }
 
 impl Named {
@@ -93,6 +97,8 @@ impl Named {
             Named::ResourceContent => &RESOURCE_CONTENT,
             Named::BatchOperations => &crate::batch::BATCH_OPERATIONS,
             Named::BatchOperationItems => &crate::batch::BATCH_OPERATION_ITEMS,
+            Named::EffectiveVariablesFull => &EFFECTIVE_VARIABLES_FULL,
+            Named::Forms => &FORMS,
         }
     }
 }
@@ -487,7 +493,8 @@ pub const VARIABLES: Resource = Resource {
     row: var_row,
 };
 
-/// A variable with its whole value (`GET /v2/variables/{key}`).
+/// Variables with their whole values (`GET /v2/variables/{key}`, and a search with
+/// `truncateValues=false`).
 pub const VARIABLE_FULL: Resource = Resource {
     select: "t.key, t.name, COALESCE(t.full_value, t.value), 0, t.scope_key, \
              t.process_instance_key, t.tenant_id",

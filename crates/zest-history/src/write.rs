@@ -376,6 +376,24 @@ fn definitions(tx: &Conn, changes: &Changes) -> Result<()> {
             )?;
         }
     }
+    for f in &changes.forms {
+        tx.execute(
+            "INSERT INTO form (key, form_id, version, resource_name, tenant_id, deployment_key, \
+             form_schema) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(key) DO NOTHING",
+            params![
+                f.form_key,
+                f.form_id,
+                f.version,
+                f.resource_name,
+                f.tenant_id,
+                f.deployment_key,
+                String::from_utf8_lossy(&f.resource)
+            ],
+        )?;
+    }
+    for key in &changes.deleted_forms {
+        tx.execute("UPDATE form SET deleted = 1 WHERE key = ?1", params![key])?;
+    }
     Ok(())
 }
 

@@ -7,7 +7,7 @@
 //! node's history lacks of the nodes that replicate them and merges (`Broker::history_search`). Without history
 //! (`--history off`) they answer Camunda's 403 ("requires a secondary storage").
 
-use axum::extract::{FromRequest, Path, Request, State};
+use axum::extract::{FromRequest, Path, Query, Request, State};
 use axum::http::{StatusCode, Uri};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -316,7 +316,32 @@ async fn search_variables(
     uri: Uri,
     Text(text): Text,
 ) -> Result<Json<Value>, Problem> {
-    run_search(&rest, Named::Variables, &text, None, &uri).await
+    let resource = match truncate_values(&uri)? {
+        true => Named::Variables,
+        false => Named::VariableFull,
+    };
+    run_search(&rest, resource, &text, None, &uri).await
+}
+
+/// A variable search's `truncateValues` query parameter: true (Camunda's default, values cut
+/// to their preview) unless it says `false`; anything but `true` or `false` is a 400.
+pub(super) fn truncate_values(uri: &Uri) -> Result<bool, Problem> {
+    let params = Query::<Vec<(String, String)>>::try_from_uri(uri)
+        .map_err(|e| Problem::bad(format!("Expected a valid query string: {e}"), uri))?;
+    let mut truncate = true;
+    for (_, value) in params.0.iter().filter(|(n, _)| n == "truncateValues") {
+        truncate = match value.as_str() {
+            "true" => true,
+            "false" => false,
+            other => {
+                return Err(Problem::bad(
+                    format!("Expected 'truncateValues' to be true or false, but got '{other}'"),
+                    uri,
+                ))
+            }
+        };
+    }
+    Ok(truncate)
 }
 
 async fn get_variable(

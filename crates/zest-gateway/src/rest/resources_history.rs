@@ -1,6 +1,7 @@
 //! `GET /v2/resources/{resourceKey}` and `GET /v2/resources/{resourceKey}/content`: a deployed
-//! resource and its text. Processes and decision requirements come from history (any node,
-//! any partition, as the other history reads); forms from the partitions' state.
+//! resource and its text. Processes, decision requirements and forms come from history (any
+//! node, any partition, as the other history reads); a form history lacks (deployed before
+//! history kept forms) from the partitions' state.
 
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, Uri};
@@ -19,7 +20,7 @@ pub(super) fn routes(router: Router<Rest>) -> Router<Rest> {
 }
 
 /// The resource `key` names, as `resource` (metadata or content) of history, else the form
-/// with that key as `form` makes it; 404 when neither is.
+/// with that key in the partitions' state as `form` makes it; 404 when neither is.
 async fn read(
     rest: &Rest,
     key: &str,

@@ -12,7 +12,7 @@ use serde_json::{json, Map, Value};
 use zest_history::resources::EFFECTIVE_AT;
 use zest_history::Named;
 
-use super::history::{history_problem, query, run_get, run_search, Text};
+use super::history::{history_problem, query, run_get, run_search, truncate_values, Text};
 use super::{parse_named_key, Problem, Rest};
 
 pub(super) fn routes(router: Router<Rest>) -> Router<Rest> {
@@ -110,7 +110,11 @@ async fn variables(
 ) -> Result<Json<Value>, Problem> {
     let scope = task_scope(&rest, &key, &uri).await?;
     let text = scoped(&text, &uri, "scopeKey", scope)?;
-    run_search(&rest, Named::Variables, &text, None, &uri).await
+    let resource = match truncate_values(&uri)? {
+        true => Named::Variables,
+        false => Named::VariableFull,
+    };
+    run_search(&rest, resource, &text, None, &uri).await
 }
 
 async fn effective_variables(
@@ -121,5 +125,9 @@ async fn effective_variables(
 ) -> Result<Json<Value>, Problem> {
     let scope = task_scope(&rest, &key, &uri).await?;
     let text = scoped(&text, &uri, EFFECTIVE_AT, scope)?;
-    run_search(&rest, Named::EffectiveVariables, &text, None, &uri).await
+    let resource = match truncate_values(&uri)? {
+        true => Named::EffectiveVariables,
+        false => Named::EffectiveVariablesFull,
+    };
+    run_search(&rest, resource, &text, None, &uri).await
 }

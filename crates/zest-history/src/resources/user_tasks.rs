@@ -7,7 +7,7 @@
 use crate::db::Row;
 use serde_json::{json, Map, Value};
 
-use super::{date, key, opt_date, put_opt, string, Resource, VARIABLES};
+use super::{date, key, opt_date, put_opt, string, Resource, VARIABLES, VARIABLE_FULL};
 use crate::filter::{field, BadFilter, Conditions, Field, Kind};
 
 /// A due date (the text the records carry, "2030-01-01T10:00Z") as epoch milliseconds, for
@@ -253,6 +253,12 @@ pub const EFFECTIVE_VARIABLES: Resource = Resource {
     name: "effective variable",
     special: Some(effective_special),
     ..VARIABLES
+};
+
+/// [`EFFECTIVE_VARIABLES`] with their whole values (`truncateValues=false`).
+pub const EFFECTIVE_VARIABLES_FULL: Resource = Resource {
+    select: VARIABLE_FULL.select,
+    ..EFFECTIVE_VARIABLES
 };
 
 #[cfg(test)]
