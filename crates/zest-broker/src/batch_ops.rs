@@ -4,7 +4,8 @@
 //! history search (the one filter compiler, cursor paging, `CHUNK` keys in memory), submits
 //! each item's command as a client would (so backpressure applies; a refusal is retried after
 //! a pause that doubles), and records the chunk with BATCH_OPERATION EXECUTE. A new leader's
-//! driver resumes at the replicated cursor.
+//! driver resumes at the replicated cursor. DELETE_PROCESS_DEFINITION deletes the history of
+//! the definition's instances as DELETE_PROCESS_INSTANCE does, then the definition's own.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -176,13 +177,17 @@ async fn run_chunk(broker: &Broker, op: &BatchOperationRecord) -> Result<(), Str
     if op.batch_operation_type == "DELETE_DECISION_INSTANCE" {
         items = per_decision_instance(&found, items);
     }
+    let last_chunk = rows.len() < CHUNK;
+    if last_chunk && op.batch_operation_type == "DELETE_PROCESS_DEFINITION" {
+        delete_definition(broker, op).await?;
+    }
     let record = BatchOperationRecord {
         batch_operation_key: op.batch_operation_key,
         cursor,
         from_cursor: op.cursor.clone(),
         total,
         items,
-        last_chunk: rows.len() < CHUNK,
+        last_chunk,
         ..Default::default()
     };
     let value = RecordValue::BatchOperation(Box::new(record));
@@ -193,6 +198,34 @@ async fn run_chunk(broker: &Broker, op: &BatchOperationRecord) -> Result<(), Str
         tracing::debug!(
             "batch operation chunk not recorded: {}",
             answer.rejection_reason
+        );
+    }
+    Ok(())
+}
+
+/// DELETE_PROCESS_DEFINITION's last step, once its instances' deletions are submitted: the
+/// definition's own history (HISTORY_DELETION of its PROCESS_DEFINITION, on partition 1),
+/// which each store applies once it holds no instance of the definition (one that was running
+/// stays, and so does its definition). A search first waits for this node's history to have
+/// the chunk's deletions. The items are the instances: the definition's outcome is logged.
+async fn delete_definition(broker: &Broker, op: &BatchOperationRecord) -> Result<(), String> {
+    let filter: Value = serde_json::from_str(&op.filter).unwrap_or(Value::Null);
+    let Some(key) = key_of(&filter["processDefinitionKey"]) else {
+        return Ok(());
+    };
+    let q = json!({"filter": {"processDefinitionKey": key.to_string()}, "page": {"limit": 1}});
+    broker
+        .history_search(Named::ProcessInstances, &q, None)
+        .await
+        .map_err(|e| e.to_string())?;
+    let value = RecordValue::HistoryDeletion(HistoryDeletionRecord {
+        resource_key: key,
+        resource_type: HistoryDeletionRecord::PROCESS_DEFINITION.to_string(),
+    });
+    if let Err(e) = execute(broker, key, Intent::Delete, value).await {
+        tracing::info!(
+            "batch operation {}: process definition {key} kept in history: {e}",
+            op.batch_operation_key
         );
     }
     Ok(())
@@ -216,11 +249,11 @@ async fn run_instance(
     let plan: Value = serde_json::from_str(&op.plan).unwrap_or(Value::Null);
     let mut items = Vec::new();
     match op.batch_operation_type.as_str() {
-        "DELETE_PROCESS_INSTANCE" | "DELETE_DECISION_INSTANCE" => {
-            let resource_type = if op.batch_operation_type == "DELETE_PROCESS_INSTANCE" {
-                HistoryDeletionRecord::PROCESS_INSTANCE
-            } else {
+        "DELETE_PROCESS_INSTANCE" | "DELETE_PROCESS_DEFINITION" | "DELETE_DECISION_INSTANCE" => {
+            let resource_type = if op.batch_operation_type == "DELETE_DECISION_INSTANCE" {
                 HistoryDeletionRecord::DECISION_INSTANCE
+            } else {
+                HistoryDeletionRecord::PROCESS_INSTANCE
             };
             let value = RecordValue::HistoryDeletion(HistoryDeletionRecord {
                 resource_key: key,

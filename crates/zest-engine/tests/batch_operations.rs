@@ -143,7 +143,7 @@ fn an_unknown_type_is_refused() {
 }
 
 #[test]
-fn history_deletions_are_operations_and_definition_deletions_not_yet() {
+fn history_deletions_are_operations_and_decision_definition_deletions_not_yet() {
     let mut h = Harness::new();
     let create = |h: &mut Harness, kind: &str| {
         let value = value(BatchOperationRecord {
@@ -153,10 +153,15 @@ fn history_deletions_are_operations_and_definition_deletions_not_yet() {
         });
         h.client(-1, Intent::Create, value)
     };
-    for kind in ["DELETE_PROCESS_INSTANCE", "DELETE_DECISION_INSTANCE"] {
+    for kind in [
+        "DELETE_PROCESS_INSTANCE",
+        "DELETE_DECISION_INSTANCE",
+        "DELETE_PROCESS_DEFINITION",
+    ] {
         let created = create(&mut h, kind);
         assert_eq!(op(created.accepted()).batch_operation_type, kind);
         assert_eq!(op(created.accepted()).state, "ACTIVE");
     }
-    create(&mut h, "DELETE_PROCESS_DEFINITION").rejection(RejectionType::InvalidArgument);
+    // the spec deletes the history of process resources only
+    create(&mut h, "DELETE_DECISION_DEFINITION").rejection(RejectionType::InvalidArgument);
 }

@@ -1,6 +1,7 @@
 //! HISTORY_DELETION: a finished process instance's history deletion is accepted (DELETED, the
 //! fact each replica's exporter applies), a running one's refused with INVALID_STATE (the
-//! REST API's 409); a decision evaluation's is accepted. The harness checks that a follower
+//! REST API's 409); a decision evaluation's is accepted; a process definition's once its
+//! resource is deleted. The harness checks that a follower
 //! applying the same events writes the same state.
 
 mod support;
@@ -72,5 +73,19 @@ fn a_decision_evaluation_is_deleted_and_an_unknown_type_refused() {
     let evaluation = (1i64 << 51) | 4242;
     let deleted = delete(&mut h, evaluation, HistoryDeletionRecord::DECISION_INSTANCE);
     assert_eq!(deleted.accepted().intent, Intent::Deleted);
-    delete(&mut h, evaluation, "PROCESS_DEFINITION").rejection(RejectionType::InvalidArgument);
+    delete(&mut h, evaluation, "FORM").rejection(RejectionType::InvalidArgument);
+}
+
+#[test]
+fn a_process_definition_is_deleted_once_its_resource_is() {
+    let mut h = Harness::new();
+    let definition = h.deploy_ok(ONE_TASK);
+    let kind = HistoryDeletionRecord::PROCESS_DEFINITION;
+    let reason = delete(&mut h, definition, kind).rejection(RejectionType::InvalidState);
+    assert!(reason.contains("still deployed"), "{reason}");
+    h.delete_resource(definition).accepted();
+    let deleted = delete(&mut h, definition, kind);
+    let event = deleted.accepted();
+    assert_eq!((event.intent, event.key), (Intent::Deleted, definition));
+    assert_eq!(event.value, deletion(definition, kind));
 }

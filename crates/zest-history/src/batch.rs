@@ -201,11 +201,15 @@ mod tests {
     const OP: i64 = (1 << 51) + 7;
 
     fn record(position: u64, intent: Intent, r: BatchOperationRecord) -> Record {
+        keyed(position, OP, intent, r)
+    }
+
+    fn keyed(position: u64, key: i64, intent: Intent, r: BatchOperationRecord) -> Record {
         let value = RecordValue::BatchOperation(Box::new(r));
         Record {
             position,
             partition_id: 1,
-            key: OP,
+            key,
             timestamp: 1_735_689_600_000 + position as i64,
             record_type: RecordType::Event,
             value_type: value.value_type(),
@@ -299,6 +303,71 @@ mod tests {
             Conditions::default(),
         );
         assert!(bad.unwrap_err().to_string().contains("color"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Rows of `table` (the operations' or their items').
+    fn count(h: &crate::History, table: &str) -> i64 {
+        h.read(|c| Ok(c.query_one(&format!("SELECT count(*) FROM {table}"), &[], |r| r.get(0))?))
+            .unwrap()
+    }
+
+    #[test]
+    fn retention_removes_finished_operations_with_their_items_in_small_batches() {
+        let (dir, h) = crate::tests::open("batch_retention");
+        let items = |from: i64, n: i64| -> Vec<(i64, &str)> {
+            (from..from + n).map(|k| (k, "COMPLETED")).collect()
+        };
+        let (done, running, canceled) = (OP, OP + 1, OP + 2);
+        let records = [
+            keyed(1, done, Intent::Created, op("ACTIVE", 0, 0, &[])),
+            keyed(
+                2,
+                done,
+                Intent::Executed,
+                op("ACTIVE", 3, 0, &items(100, 3)),
+            ),
+            keyed(3, done, Intent::Completed, op("COMPLETED", 3, 0, &[])),
+            keyed(4, running, Intent::Created, op("ACTIVE", 0, 0, &[])),
+            keyed(
+                5,
+                running,
+                Intent::Executed,
+                op("ACTIVE", 2, 0, &items(200, 2)),
+            ),
+            keyed(6, canceled, Intent::Created, op("ACTIVE", 0, 0, &[])),
+            keyed(
+                7,
+                canceled,
+                Intent::Executed,
+                op("ACTIVE", 70, 0, &items(300, 70)),
+            ),
+            keyed(8, canceled, Intent::Canceled, op("CANCELED", 70, 0, &[])),
+        ];
+        h.export(1, &records, 9).unwrap();
+        assert_eq!(count(&h, "batch_operation"), 3);
+        assert_eq!(count(&h, "batch_operation_item"), 75);
+        // only the one that ended before the cutoff (the 3rd millisecond's)
+        assert_eq!(h.remove_expired(1_735_689_600_004, 1).unwrap(), 1);
+        assert!(h.get(&BATCH_OPERATIONS, done).unwrap().is_none());
+        assert_eq!(count(&h, "batch_operation_item"), 72);
+        // a pass of batch 1 takes at most 64 items: the canceled one's 70 take two passes,
+        // its row going with its last items; the running one stays
+        assert_eq!(h.remove_expired(i64::MAX, 1).unwrap(), 1, "items left");
+        assert_eq!(count(&h, "batch_operation_item"), 8);
+        assert!(h.get(&BATCH_OPERATIONS, canceled).unwrap().is_some());
+        assert_eq!(h.remove_expired(i64::MAX, 1).unwrap(), 1);
+        assert!(h.get(&BATCH_OPERATIONS, canceled).unwrap().is_none());
+        assert_eq!(h.remove_expired(i64::MAX, 1).unwrap(), 0);
+        assert_eq!(count(&h, "batch_operation"), 1);
+        let left = json!({"filter": {"batchOperationKey": running.to_string()}});
+        let found = h
+            .search(&BATCH_OPERATION_ITEMS, &left, Conditions::default())
+            .unwrap();
+        assert_eq!(
+            found["page"]["totalItems"], 2,
+            "the running one's items stay"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -7,7 +7,8 @@
 //! instance's tree or one decision evaluation when the exporter meets HISTORY_DELETION
 //! DELETED in the log. Both keep the counters (`counts.rs`) of what they remove. The job
 //! statistics' minute buckets and the usage metrics' assignees by minute (`usage_assignee`) go
-//! by their minute, with retention's cutoff.
+//! by their minute, with retention's cutoff; finished batch operations and their items by
+//! their end.
 
 use zest_protocol::HistoryDeletionRecord;
 
@@ -27,7 +28,9 @@ const CHILD_TABLES: &[&str] = &[
 ];
 
 /// Removes up to `batch` finished root instances that ended before `cutoff` (epoch ms) and
-/// everything under them, in one transaction; answers how many roots went.
+/// everything under them, and up to `batch` finished batch operations, in one transaction;
+/// answers how many roots or operations went (the more of the two; `batch` when operations'
+/// items are left for the next pass).
 pub fn remove_expired(tx: &Conn, cutoff: i64, batch: usize) -> crate::db::Result<usize> {
     let roots: Vec<i64> = tx.query(
         "SELECT key FROM process_instance \
@@ -57,16 +60,50 @@ pub fn remove_expired(tx: &Conn, cutoff: i64, batch: usize) -> crate::db::Result
          WHERE minute < ?1 ORDER BY minute LIMIT ?2)",
         params![cutoff.div_euclid(crate::usage::MINUTE), (batch * 64) as i64],
     )?;
-    Ok(roots.len())
+    let operations = remove_expired_operations(tx, cutoff, batch)?;
+    Ok(roots.len().max(operations))
 }
 
-/// Applies one HISTORY_DELETION DELETED: the process instance and everything under it, or the
-/// decision evaluation's decision instances. A key history does not hold removes nothing.
+/// Removes batch operations that ended (COMPLETED or CANCELED) before `cutoff`, oldest first:
+/// at most `batch` operations and `batch * 64` of their items in one pass. An operation's row
+/// goes once its items are gone, so one with more items than a pass takes is finished by the
+/// next passes. Answers how many operations went, or `batch` when items were left.
+fn remove_expired_operations(tx: &Conn, cutoff: i64, batch: usize) -> crate::db::Result<usize> {
+    let operations: Vec<i64> = tx.query(
+        "SELECT key FROM batch_operation WHERE end_date < ?1 ORDER BY end_date LIMIT ?2",
+        params![cutoff, batch as i64],
+        |r| r.get(0),
+    )?;
+    let mut items_left = batch * 64;
+    let mut removed = 0;
+    for operation in operations {
+        let items = tx.execute(
+            "DELETE FROM batch_operation_item WHERE key IN (SELECT key FROM batch_operation_item \
+             WHERE batch_operation_key = ?1 LIMIT ?2)",
+            params![operation, items_left as i64],
+        )?;
+        if items >= items_left {
+            return Ok(batch); // maybe more items of it: the next pass goes on
+        }
+        items_left -= items;
+        tx.execute(
+            "DELETE FROM batch_operation WHERE key = ?1",
+            params![operation],
+        )?;
+        removed += 1;
+    }
+    Ok(removed)
+}
+
+/// Applies one HISTORY_DELETION DELETED: the process instance and everything under it, the
+/// decision evaluation's decision instances, or the process definition once no instance of it
+/// is left. A key history does not hold removes nothing.
 pub fn remove(tx: &Conn, deletion: &HistoryDeletionRecord) -> crate::db::Result<()> {
     let key = deletion.resource_key;
     match deletion.resource_type.as_str() {
         HistoryDeletionRecord::PROCESS_INSTANCE => remove_instance(tx, key),
         HistoryDeletionRecord::DECISION_INSTANCE => remove_evaluation(tx, key),
+        HistoryDeletionRecord::PROCESS_DEFINITION => remove_definition(tx, key),
         _ => Ok(()),
     }
 }
@@ -154,6 +191,31 @@ fn remove_evaluation(tx: &Conn, evaluation: i64) -> crate::db::Result<()> {
     tx.execute(
         "DELETE FROM decision_instance WHERE key >= ?1 AND key <= ?2",
         params![first, last],
+    )?;
+    Ok(())
+}
+
+/// A process definition (the last step of DELETE_PROCESS_DEFINITION): its row, its elements'
+/// names and its counters, unless history still holds an instance of it (one that was
+/// running when its deletion was refused): then it stays, as those instances need it.
+fn remove_definition(tx: &Conn, key: i64) -> crate::db::Result<()> {
+    let instance: Option<i64> = tx.query_opt(
+        "SELECT key FROM process_instance WHERE process_definition_key = ?1 LIMIT 1",
+        params![key],
+        |r| r.get(0),
+    )?;
+    if instance.is_some() {
+        return Ok(());
+    }
+    for table in ["element_name", "element_count", "instance_count"] {
+        tx.execute(
+            &format!("DELETE FROM {table} WHERE process_definition_key = ?1"),
+            params![key],
+        )?;
+    }
+    tx.execute(
+        "DELETE FROM process_definition WHERE key = ?1",
+        params![key],
     )?;
     Ok(())
 }

@@ -6,20 +6,23 @@
 
 use serde::{Deserialize, Serialize};
 
-/// One history deletion: the key of the process instance (with everything under it) or of
-/// the decision evaluation (with all its decision instances).
+/// One history deletion: the key of the process instance (with everything under it), of the
+/// decision evaluation (with all its decision instances), or of the process definition (its
+/// row, once history holds no instance of it: the last step of DELETE_PROCESS_DEFINITION).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct HistoryDeletionRecord {
     pub resource_key: i64,
-    /// PROCESS_INSTANCE or DECISION_INSTANCE (Camunda's `HistoryDeletionType`).
+    /// PROCESS_INSTANCE, DECISION_INSTANCE or PROCESS_DEFINITION (Camunda's
+    /// `HistoryDeletionType`).
     pub resource_type: String,
 }
 
 impl HistoryDeletionRecord {
-    /// What a history deletion removes: a process instance and everything under it, or a
-    /// decision evaluation's decision instances.
+    /// What a history deletion removes: a process instance and everything under it, a
+    /// decision evaluation's decision instances, or a process definition without instances.
     pub const PROCESS_INSTANCE: &'static str = "PROCESS_INSTANCE";
     pub const DECISION_INSTANCE: &'static str = "DECISION_INSTANCE";
+    pub const PROCESS_DEFINITION: &'static str = "PROCESS_DEFINITION";
 
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::json!({

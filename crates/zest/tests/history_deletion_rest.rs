@@ -1,7 +1,8 @@
 //! Camunda 8.9's history deletion through the REST API v2 of a real `zest start`: one finished
 //! instance (gone from every search, its variables too; others untouched), 409 for a running
 //! one, 404 for an unknown key; the batch by filter with its progress (running instances are
-//! items that fail); a decision evaluation's deletion, one and by filter.
+//! items that fail); a decision evaluation's deletion, one and by filter; a process
+//! definition's resource deleted with its history (8.9's `deleteHistory`).
 
 mod common;
 
@@ -392,4 +393,116 @@ fn without_history_every_deletion_is_refused_with_camundas_403() {
         let detail = problem["detail"].as_str().unwrap_or_default();
         assert!(detail.contains("secondary storage"), "{path}: {problem}");
     }
+}
+
+/// POST `/v2/resources/{key}/deletion` with `body`: the status and the answer.
+fn delete_resource(rest: &str, key: &str, body: Value) -> (u16, Value) {
+    http(
+        rest,
+        "POST",
+        &format!("/v2/resources/{key}/deletion"),
+        Some(body),
+    )
+}
+
+#[test]
+fn a_process_definition_is_deleted_with_its_history() {
+    let node = start("deletion-definition");
+    let rest = &node.rest;
+    let deployed = deploy_rest(rest, "pdel.bpmn", &service_task_bpmn("pdel", "pdel-task"));
+    let definition = deployed["deployments"][0]["processDefinition"]["processDefinitionKey"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    deploy_rest(
+        rest,
+        "pkeep.bpmn",
+        &service_task_bpmn("pkeep", "pkeep-task"),
+    );
+    let keys = create(rest, "pdel", 3);
+    let kept = create(rest, "pkeep", 1);
+    cancel(rest, &kept[0]);
+    let done = complete_one(rest, "pdel-task");
+    let running: Vec<&String> = keys.iter().filter(|k| **k != done).collect();
+    cancel(rest, running[0]);
+
+    // an instance still runs: refused as without the flag, and nothing is created
+    let with_history = json!({"deleteHistory": true});
+    let (status, problem) = delete_resource(rest, &definition, with_history.clone());
+    assert_eq!(status, 409, "{problem}");
+    cancel(rest, running[1]);
+    let of_definition = json!({"processDefinitionKey": definition});
+    wait_count(
+        rest,
+        INSTANCES,
+        json!({"processDefinitionKey": definition, "state": "ACTIVE"}),
+        0,
+    );
+
+    let (status, answer) = delete_resource(rest, &definition, with_history.clone());
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["resourceKey"], definition.as_str());
+    let operation = &answer["batchOperation"];
+    assert_eq!(operation["batchOperationType"], "DELETE_PROCESS_DEFINITION");
+    let key = operation["batchOperationKey"].as_str().unwrap();
+    let op = wait_operation(rest, key);
+    assert_eq!(op["operationsTotalCount"], 3, "{op}");
+    assert_eq!(op["operationsCompletedCount"], 3, "{op}");
+    assert_eq!(items(rest, key).len(), 3);
+    wait_count(rest, INSTANCES, of_definition.clone(), 0);
+    for key in &keys {
+        assert_eq!(
+            total(rest, VARIABLES, json!({"processInstanceKey": key})),
+            0
+        );
+    }
+    // then the definition's own history, once no instance of it is left
+    let until = Instant::now() + Duration::from_secs(20);
+    let path = format!("/v2/process-definitions/{definition}");
+    while http(rest, "GET", &path, None).0 != 404 {
+        assert!(Instant::now() < until, "{path} is still found");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let found = post(
+        rest,
+        "/v2/process-definitions/search",
+        json!({"filter": {"processDefinitionId": "pdel"}}),
+    );
+    assert_eq!(found["page"]["totalItems"], 0, "{found}");
+    // another process's history is untouched
+    assert_eq!(
+        total(rest, INSTANCES, json!({"processDefinitionId": "pkeep"})),
+        1
+    );
+
+    // without the flag, or for another kind of resource: no batch operation
+    let kept_definition = post(
+        rest,
+        "/v2/process-definitions/search",
+        json!({"filter": {"processDefinitionId": "pkeep"}}),
+    )["items"][0]["processDefinitionKey"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (status, answer) = delete_resource(rest, &kept_definition, json!({}));
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["batchOperation"], Value::Null);
+    assert_eq!(
+        total(rest, INSTANCES, json!({"processDefinitionId": "pkeep"})),
+        1
+    );
+    let dmn = include_str!("../../../tests/compat/testdata/pricing.dmn");
+    let deployed = deploy_rest(rest, "pricing.dmn", dmn.as_bytes());
+    let drg = deployed["deployments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|d| d["decisionRequirements"]["decisionRequirementsKey"].as_str())
+        .unwrap_or_else(|| panic!("{deployed}"))
+        .to_string();
+    let (status, answer) = delete_resource(rest, &drg, with_history);
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["batchOperation"], Value::Null);
+    let (status, problem) = delete_resource(rest, &definition, json!({"deleteHistory": 1}));
+    assert_eq!(status, 400, "{problem}");
 }

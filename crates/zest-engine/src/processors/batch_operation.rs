@@ -13,13 +13,14 @@ pub const SUSPENDED: &str = "SUSPENDED";
 pub const COMPLETED: &str = "COMPLETED";
 pub const CANCELED: &str = "CANCELED";
 
-const TYPES: [&str; 6] = [
+const TYPES: [&str; 7] = [
     "CANCEL_PROCESS_INSTANCE",
     "RESOLVE_INCIDENT",
     "MIGRATE_PROCESS_INSTANCE",
     "MODIFY_PROCESS_INSTANCE",
     "DELETE_PROCESS_INSTANCE",
     "DELETE_DECISION_INSTANCE",
+    "DELETE_PROCESS_DEFINITION",
 ];
 
 fn value(r: BatchOperationRecord) -> RecordValue {

@@ -1,18 +1,19 @@
 //! Deployments and resources: `POST /v2/deployments` (multipart/form-data: `resources` parts,
 //! an optional `tenantId`) answering Camunda's DeploymentResult, and
-//! `POST /v2/resources/{resourceKey}/deletion`.
+//! `POST /v2/resources/{resourceKey}/deletion` (8.9's `deleteHistory` included).
 
 use axum::extract::multipart::{Multipart, MultipartRejection};
 use axum::extract::State;
-use axum::http::{StatusCode, Uri};
+use axum::http::Uri;
 use axum::routing::post;
 use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use zest_protocol::{DeploymentResource, DeploymentResponse};
 
+use super::batch_operations::{create, history_needed};
 use super::call::Keyed;
-use super::{OrProblem, Problem, Rest, Routes};
+use super::{broker_problem, OrProblem, Problem, Rest, Routes};
 use crate::commands::tenant;
 
 pub(super) fn routes(r: Routes) -> Routes {
@@ -141,15 +142,52 @@ fn deployment_result(d: &DeploymentResponse) -> Value {
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 struct DeletionRequest {
-    #[allow(dead_code)] // accepted, as Camunda's; Zest keeps no batch operations
+    #[allow(dead_code)] // accepted, as Camunda's
     operation_reference: Option<i64>,
+    /// 8.9: delete a process definition's history too, by a batch operation.
+    delete_history: bool,
 }
 
-/// `POST /v2/resources/{resourceKey}/deletion`: 200 once deleted.
+/// `POST /v2/resources/{resourceKey}/deletion`: 200 once deleted, with 8.9's `{resourceKey,
+/// batchOperation}`. With `deleteHistory` and a process definition, `batchOperation` is the
+/// DELETE_PROCESS_DEFINITION operation created after the resource's deletion, which deletes
+/// the history of the definition's instances, then the definition's own (`batch_ops.rs`);
+/// otherwise it is null (the spec: decision requirements and forms keep their history). A
+/// process version one of whose instances still runs is refused (409) as without the flag.
 async fn delete_resource(
     State(rest): State<Rest>,
-    Keyed { key, uri, .. }: Keyed<DeletionRequest>,
-) -> Result<StatusCode, Problem> {
+    Keyed { key, body, uri }: Keyed<DeletionRequest>,
+) -> Result<Json<Value>, Problem> {
+    let history = body.delete_history && is_process(&rest, key, &uri).await?;
+    if history {
+        history_needed(&rest, &uri)?;
+    }
     rest.commands.delete_resource(key).await.or_problem(&uri)?;
-    Ok(StatusCode::OK)
+    let batch_operation = match history {
+        true => {
+            let filter = json!({"processDefinitionKey": key.to_string()}).to_string();
+            let created = create(
+                &rest,
+                "DELETE_PROCESS_DEFINITION",
+                filter,
+                String::new(),
+                &uri,
+            );
+            created.await?.0
+        }
+        false => Value::Null,
+    };
+    Ok(Json(json!({
+        "resourceKey": key.to_string(),
+        "batchOperation": batch_operation,
+    })))
+}
+
+/// Whether `key` is a deployed process definition's (resources are partition 1's).
+async fn is_process(rest: &Rest, key: i64, uri: &Uri) -> Result<bool, Problem> {
+    if key <= 0 || rest.broker.partition_of(key) != 1 {
+        return Ok(false);
+    }
+    let found = rest.broker.process_definition(key).await;
+    Ok(found.map_err(|e| broker_problem(e, uri))?.is_some())
 }

@@ -1,14 +1,15 @@
 //! History deletion (HISTORY_DELETION DELETED, as the exporter meets it in the log): the store
 //! forgets exactly the deleted tree (a root with its child instances, or a child with its own
-//! descendants), with its elements, variables and incidents; the other instances stay.
+//! descendants), with its elements, variables and incidents; the other instances stay. A
+//! process definition goes once no instance of it is left.
 
 use serde_json::json;
 use zest_protocol::{
-    BpmnElementType, BpmnEventType, HistoryDeletionRecord, Intent, ProcessInstanceRecord, Record,
-    RecordValue, VariableRecord,
+    BpmnElementType, BpmnEventType, HistoryDeletionRecord, Intent, ProcessInstanceRecord,
+    ProcessRecord, Record, RecordValue, VariableRecord,
 };
 
-use crate::resources::{ELEMENT_INSTANCES, PROCESS_INSTANCES, VARIABLES};
+use crate::resources::{ELEMENT_INSTANCES, PROCESS_DEFINITIONS, PROCESS_INSTANCES, VARIABLES};
 use crate::tests::{event, open};
 use crate::{Conditions, History, Resource};
 
@@ -51,9 +52,13 @@ fn variable(pi: i64) -> RecordValue {
 }
 
 fn deleted(key: i64) -> RecordValue {
+    deleted_of(key, HistoryDeletionRecord::PROCESS_INSTANCE)
+}
+
+fn deleted_of(key: i64, resource_type: &str) -> RecordValue {
     RecordValue::HistoryDeletion(HistoryDeletionRecord {
         resource_key: key,
-        resource_type: HistoryDeletionRecord::PROCESS_INSTANCE.into(),
+        resource_type: resource_type.into(),
     })
 }
 
@@ -131,4 +136,46 @@ fn a_deleted_child_takes_its_descendants_and_leaves_its_parent() {
     h.export(1, &unknown, 4).unwrap();
     assert_eq!(instances(&h), ["100", "1000", "2000"]);
     assert_eq!(h.position(1).unwrap().position, next + 1);
+}
+
+#[test]
+fn a_deleted_definition_goes_once_no_instance_of_it_is_left() {
+    let (_dir, h) = open("deletion-definition");
+    let xml = r#"<definitions><process id="order" name="Order"><task id="call" name="Call"/></process></definitions>"#;
+    let definition = RecordValue::Process(ProcessRecord {
+        bpmn_process_id: "order".into(),
+        version: 1,
+        process_definition_key: 10,
+        resource_name: "order.bpmn".into(),
+        checksum: vec![],
+        resource: xml.as_bytes().to_vec(),
+        tenant_id: "<default>".into(),
+    });
+    let mut records = vec![event(1, 10, Intent::Created, definition)];
+    records.extend(trees(2));
+    let mut at = records.last().unwrap().position;
+    let mut push = |records: &mut Vec<Record>, key, value| {
+        at += 1;
+        records.push(event(at, key, Intent::Deleted, value));
+    };
+    let of_definition = || deleted_of(10, HistoryDeletionRecord::PROCESS_DEFINITION);
+    // its instances are still there: it stays
+    push(&mut records, 10, of_definition());
+    h.export(1, &records, 2).unwrap();
+    let names = || -> i64 {
+        h.read(|c| Ok(c.query_one("SELECT count(*) FROM element_name", &[], |r| r.get(0))?))
+            .unwrap()
+    };
+    assert!(h.get(&PROCESS_DEFINITIONS, 10).unwrap().is_some());
+    assert_eq!(instances(&h).len(), 5);
+    assert!(names() > 0, "its elements have names");
+
+    let mut later = Vec::new();
+    push(&mut later, 100, deleted(100));
+    push(&mut later, 1000, deleted(1000));
+    push(&mut later, 10, of_definition());
+    h.export(1, &later, 3).unwrap();
+    assert!(instances(&h).is_empty());
+    assert!(h.get(&PROCESS_DEFINITIONS, 10).unwrap().is_none());
+    assert_eq!(names(), 0, "its elements' names went with it");
 }
