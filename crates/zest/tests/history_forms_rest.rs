@@ -5,9 +5,7 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
-
-use common::{deploy_rest, http, start};
+use common::{deploy_rest, http, start, wait_items as wait_for};
 use serde_json::{json, Value};
 
 const LINKED: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
@@ -30,20 +28,6 @@ const LINKED: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 </bpmn:definitions>"#;
 
 const FORM: &str = include_str!("../../../examples/review.form");
-
-/// The page of `path` once it holds `n` items (history is eventually consistent).
-fn wait_for(rest: &str, path: &str, body: Value, n: usize) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let (status, page) = http(rest, "POST", path, Some(body.clone()));
-        assert_eq!(status, 200, "{path}: {page}");
-        if page["items"].as_array().map(Vec::len) == Some(n) {
-            return page;
-        }
-        assert!(Instant::now() < deadline, "{path} {body}: {page}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 /// Deploys a version of the `review` form: its key.
 fn deploy_form(rest: &str, content: &str) -> String {

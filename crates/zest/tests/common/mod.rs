@@ -342,3 +342,21 @@ pub fn service_task_bpmn(process_id: &str, job_type: &str) -> Vec<u8> {
         .replace("benchmark-task", job_type)
         .into_bytes()
 }
+
+/// The page of the search `path` for `body` once it holds `n` items (history is eventually
+/// consistent; up to 10 s).
+pub fn wait_items(rest: &str, path: &str, body: serde_json::Value, n: usize) -> serde_json::Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let (status, page) = http(rest, "POST", path, Some(body.clone()));
+        assert_eq!(status, 200, "{path}: {page}");
+        if page["items"].as_array().map(Vec::len) == Some(n) {
+            return page;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{path} {body}: {page}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
