@@ -338,3 +338,33 @@ async fn open(
     })?;
     Ok((session, end))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sender_keeps_a_bounded_number_of_copies_each_for_its_partition() {
+        let dir = std::env::temp_dir().join(format!("zest-copy-sessions-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let history = History::open(&dir.join("history.sqlite"), 1 << 20).unwrap();
+        let sessions = Sessions::default();
+        let ids: Vec<u64> = (0..MAX_SESSIONS)
+            .map(|_| sessions.open(1, history.copy_source(1).unwrap()).unwrap())
+            .collect();
+        assert!(
+            sessions.open(1, history.copy_source(1).unwrap()).is_none(),
+            "no more than {MAX_SESSIONS} at once"
+        );
+        assert!(sessions.get(ids[0], 1).is_some());
+        assert!(
+            sessions.get(ids[0], 2).is_none(),
+            "a copy answers its partition only"
+        );
+        sessions.close(ids[0]);
+        assert!(sessions.get(ids[0], 1).is_none());
+        assert!(sessions.open(1, history.copy_source(1).unwrap()).is_some());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
