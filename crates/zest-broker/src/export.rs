@@ -435,8 +435,8 @@ impl Runner {
             None => {
                 tracing::warn!(
                     partition = self.pid,
-                    "no other replica to copy the partition's history from: this node's \
-                     history of it keeps its gap"
+                    "no other replica has the partition's history whole: this node's history \
+                     of it keeps its gap (a restart tries the copy again)"
                 );
                 self.copier = None;
             }

@@ -145,7 +145,9 @@ impl Copier {
 
     /// Replaces `history`'s rows of `partition` with a complete replica's, at an export
     /// position whose next log index is at least `from_index`, and answers that position;
-    /// None when no other node replicates the partition.
+    /// None when no other replica has the partition's history whole (none is there, or every
+    /// one answered that its own has a gap: a cluster restored from a backup, say), so that
+    /// nothing will fill the gap.
     pub async fn copy(
         &self,
         history: &Arc<History>,
@@ -157,11 +159,23 @@ impl Copier {
             return Ok(None);
         }
         let mut reasons = Vec::new();
+        let mut all_incomplete = true;
         for node in nodes {
             match self.copy_from(node, history, partition, from_index).await {
                 Ok(end) => return Ok(Some(end)),
-                Err(e) => reasons.push(format!("node {node}: {e:#}")),
+                Err(e) => {
+                    all_incomplete &= e.downcast_ref::<Incomplete>().is_some();
+                    reasons.push(format!("node {node}: {e:#}"));
+                }
             }
+        }
+        if all_incomplete {
+            tracing::warn!(
+                partition,
+                "no replica has the partition's history whole ({})",
+                reasons.join("; ")
+            );
+            return Ok(None);
         }
         anyhow::bail!(
             "no replica with a complete history of partition {partition} sent it ({})",
@@ -236,10 +250,18 @@ impl Copier {
                 CALL_TIMEOUT,
             )
             .await
-            .map_err(|s| anyhow::anyhow!("{}", s.message()))?;
+            .map_err(|s| match s.code() {
+                tonic::Code::FailedPrecondition => Incomplete(s.message().to_string()).into(),
+                _ => anyhow::anyhow!("{}", s.message()),
+            })?;
         codec::decode(&bytes).map_err(|e| anyhow::anyhow!("an unreadable answer: {e}"))
     }
 }
+
+/// A replica's refusal: its own history of the partition has a gap too (or it keeps none).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct Incomplete(String);
 
 /// Runs `f` on the store on a blocking thread.
 async fn blocking<T: Send + 'static>(
@@ -260,7 +282,7 @@ impl Local {
         let request: CopyRequest =
             codec::decode(body).map_err(|e| Status::invalid_argument(e.to_string()))?;
         let Some(here) = self.history.get().filter(|h| h.holds(partition)) else {
-            return Err(Status::unavailable(format!(
+            return Err(Status::failed_precondition(format!(
                 "node {} keeps no complete history of partition {partition}",
                 self.node_id
             )));
