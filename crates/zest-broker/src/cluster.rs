@@ -36,6 +36,9 @@ pub(crate) mod frames {
     pub const TAKE_OVER: u32 = kind::BROKER + 3;
     /// A read of a partition's committed state for the REST API (`crate::reads`).
     pub const READ: u32 = kind::BROKER + 4;
+    /// A copy of a partition's history for a replica with a gap in its own
+    /// (`crate::history_copy`).
+    pub const HISTORY_COPY: u32 = kind::BROKER + 5;
 }
 
 #[derive(Debug, Clone)]

@@ -13,6 +13,8 @@ use std::time::Duration;
 use prometheus::{HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry};
 use tokio::sync::watch;
 use zest_cluster::AppliedInfo;
+
+use crate::history_copy::Copier;
 use zest_history::History;
 use zest_protocol::PartitionId;
 use zest_storage::PartitionStore;
@@ -95,6 +97,7 @@ struct ExportMetrics {
     failures: IntCounterVec,
     records: IntCounterVec,
     latency: HistogramVec,
+    copies: IntCounterVec,
 }
 
 impl ExportMetrics {
@@ -151,7 +154,16 @@ impl ExportMetrics {
                 ]),
                 &["partition"],
             )?,
+            copies: IntCounterVec::new(
+                Opts::new(
+                    "zest_history_copies_total",
+                    "Copies of the partition's history from a complete replica that filled a gap \
+                     in this node's",
+                ),
+                &["partition"],
+            )?,
         };
+        registry.register(Box::new(m.copies.clone()))?;
         registry.register(Box::new(m.position.clone()))?;
         registry.register(Box::new(m.lag.clone()))?;
         registry.register(Box::new(m.held_bytes.clone()))?;
@@ -168,9 +180,18 @@ impl ExportMetrics {
 pub(crate) struct PartitionExport {
     /// The position of the last record exported.
     pub exported: watch::Receiver<u64>,
+    /// Whether this node's history of the partition has no gap (false from a snapshot that
+    /// skipped unexported log until a complete replica's copy is in, `crate::history_copy`).
+    complete: Arc<AtomicBool>,
 }
 
 impl PartitionExport {
+    /// Whether this node's history of the partition is complete (reads of an incomplete one
+    /// go to a replica whose history is).
+    pub fn is_complete(&self) -> bool {
+        self.complete.load(Ordering::SeqCst)
+    }
+
     /// Waits (at most a second) until the records this node answered are exported, so that a
     /// search after a command on this node sees it.
     pub async fn wait_exported(&self, applied: &AppliedInfo) {
@@ -250,16 +271,22 @@ impl Exporting {
     }
 
     /// Starts the export of partition `pid` from where the store says it is, and the
-    /// measurement of the log it holds (`backlog`).
+    /// measurement of the log it holds (`backlog`). A gap in its history is filled by
+    /// `copier` (a copy from a complete replica) before the export goes on.
     pub(crate) fn start(
         self: &Arc<Self>,
         pid: PartitionId,
         store: PartitionStore,
         applied: Arc<AppliedInfo>,
         backlog: Arc<Backlog>,
+        copier: Option<Arc<Copier>>,
         stop: watch::Receiver<bool>,
     ) -> anyhow::Result<PartitionExport> {
         let at = self.history.position(pid)?;
+        // PostgreSQL is shared by the replicas: no gap of this node's own
+        let complete = Arc::new(AtomicBool::new(
+            at.gap_to == 0 || self.history.is_postgres(),
+        ));
         // nothing behind what is exported may be purged until this runner moves on
         applied
             .export_floor
@@ -280,9 +307,14 @@ impl Exporting {
             next_index: at.next_index,
             position: at.position,
             exported: tx,
+            complete: complete.clone(),
+            copier,
         };
         tokio::spawn(runner.run(stop));
-        Ok(PartitionExport { exported: rx })
+        Ok(PartitionExport {
+            exported: rx,
+            complete,
+        })
     }
 
     /// Measures the log held behind the export floor (what the exporter has not exported,
@@ -327,6 +359,9 @@ struct Runner {
     next_index: u64,
     position: u64,
     exported: watch::Sender<u64>,
+    complete: Arc<AtomicBool>,
+    /// Fills a gap from a complete replica (None: no other replica to copy from).
+    copier: Option<Arc<Copier>>,
 }
 
 impl Runner {
@@ -344,6 +379,13 @@ impl Runner {
                 }
                 continue;
             }
+            if !self.complete.load(Ordering::SeqCst) && self.copier.is_some() {
+                match self.catch_up().await {
+                    Ok(()) => backoff = Duration::from_millis(100),
+                    Err(e) => self.failed(e, &mut backoff, &mut stop).await,
+                }
+                continue;
+            }
             let applied = self.applied.last_index.load(Ordering::SeqCst);
             if applied < self.next_index {
                 let wait = self.next_index.saturating_sub(1);
@@ -355,24 +397,85 @@ impl Runner {
             }
             match self.step(applied).await {
                 Ok(()) => backoff = Duration::from_millis(100),
-                Err(e) => {
-                    self.exporting
-                        .metrics
-                        .failures
-                        .with_label_values(&[EXPORTER_ID, &self.pid.to_string()])
-                        .inc();
-                    tracing::warn!(
-                        partition = self.pid,
-                        "export failed, retrying in {backoff:?}: {e}"
-                    );
-                    tokio::select! {
-                        _ = tokio::time::sleep(backoff) => {}
-                        _ = stop.changed() => {}
-                    }
-                    backoff = (backoff * 2).min(Duration::from_secs(10));
-                }
+                Err(e) => self.failed(e, &mut backoff, &mut stop).await,
             }
         }
+    }
+
+    /// Counts and logs a failed export (or copy), and waits `backoff` (doubled for the next
+    /// one, up to 10 s) before the next try.
+    async fn failed(
+        &self,
+        e: anyhow::Error,
+        backoff: &mut Duration,
+        stop: &mut watch::Receiver<bool>,
+    ) {
+        self.exporting
+            .metrics
+            .failures
+            .with_label_values(&[EXPORTER_ID, &self.pid.to_string()])
+            .inc();
+        tracing::warn!(
+            partition = self.pid,
+            "export failed, retrying in {backoff:?}: {e:#}"
+        );
+        tokio::select! {
+            _ = tokio::time::sleep(*backoff) => {}
+            _ = stop.changed() => {}
+        }
+        *backoff = (*backoff * 2).min(Duration::from_secs(10));
+    }
+
+    /// Fills this node's gap in the partition's history with a copy of a complete replica's
+    /// rows (`crate::history_copy`), then goes on exporting after what the copy reflects.
+    async fn catch_up(&mut self) -> anyhow::Result<()> {
+        let copier = self.copier.clone().expect("called with a copier");
+        let history = self.exporting.history.clone();
+        match copier.copy(&history, self.pid, self.next_index).await? {
+            None => {
+                tracing::warn!(
+                    partition = self.pid,
+                    "no other replica has the partition's history whole: this node's history \
+                     of it keeps its gap (a restart tries the copy again)"
+                );
+                self.copier = None;
+            }
+            Some(end) => {
+                tracing::info!(
+                    partition = self.pid,
+                    position = end.position,
+                    next_index = end.next_index,
+                    "copied the partition's history from a complete replica: its gap is filled"
+                );
+                self.next_index = end.next_index;
+                self.position = self.position.max(end.position);
+                self.complete.store(true, Ordering::SeqCst);
+                self.exporting
+                    .metrics
+                    .copies
+                    .with_label_values(&[&self.pid.to_string()])
+                    .inc();
+                self.publish(0);
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves the export past log entries it cannot read (a snapshot skipped them, or the log
+    /// was purged behind it): a gap in this node's history, marked in the store until a copy
+    /// fills it. PostgreSQL, shared by the replicas, has the rows from another one: nothing
+    /// is marked.
+    fn skip(&mut self, position: u64, next_index: u64) -> anyhow::Result<()> {
+        if !self.exporting.history.is_postgres() {
+            self.exporting
+                .history
+                .skip_to(self.pid, position, next_index)?;
+            self.complete.store(false, Ordering::SeqCst);
+        }
+        self.next_index = next_index;
+        self.position = self.position.max(position);
+        self.publish(0);
+        Ok(())
     }
 
     /// Exports the committed entries from `next_index` through `applied` (as many as one
@@ -434,7 +537,7 @@ impl Runner {
 
     /// A snapshot installed here skipped the entries from `next_index` on: they were never
     /// applied here and the log may hold another leader's entries there. History lacks them
-    /// (marked in the store, counted as a gap); export goes on after the snapshot.
+    /// (a gap, until a copy fills it); export goes on after the snapshot.
     fn skip_installed_gap(&mut self) -> anyhow::Result<bool> {
         let (from, to) = *self
             .applied
@@ -450,12 +553,9 @@ impl Runner {
             from = self.next_index,
             to,
             "a snapshot installed here skipped log entries that history had not exported: \
-             this node's history of the partition lacks them"
+             the partition's history is copied from a complete replica"
         );
-        self.exporting.history.skip_to(self.pid, position, to + 1)?;
-        self.next_index = to + 1;
-        self.position = self.position.max(position);
-        self.publish(0);
+        self.skip(position, to + 1)?;
         Ok(true)
     }
 
@@ -469,6 +569,12 @@ impl Runner {
             tokio::time::sleep(Duration::from_millis(10)).await;
             return Ok(());
         }
+        if self.next_index == 0 && first == 1 {
+            // entry 0 is the group's first membership, written only where the group was
+            // formed: it holds no records, so nothing is missing
+            self.next_index = 1;
+            return Ok(());
+        }
         // past everything applied, history stands at the last applied record (reads that wait
         // for it do not wait for records it will never see)
         let position = if first > applied {
@@ -480,13 +586,10 @@ impl Runner {
             partition = self.pid,
             from = self.next_index,
             to = first,
-            "the log was purged behind history's position: history lacks those entries"
+            "the log was purged behind history's position: the partition's history is \
+             copied from a complete replica"
         );
-        self.exporting.history.skip_to(self.pid, position, first)?;
-        self.next_index = first;
-        self.position = self.position.max(position);
-        self.publish(0);
-        Ok(())
+        self.skip(position, first)
     }
 }
 

@@ -15,6 +15,10 @@
 //! link, for a call hierarchy). Usage metrics ask every partition for its share, round
 //! after round, and count distinct assignees over the shares' pairs
 //! ([`zest_history::usage::Tally`]).
+//!
+//! A partition whose history here has a gap (`crate::history_copy` is filling it) is read
+//! from a replica whose history is complete; only when none answers is it read from what
+//! this node has (or, failing that, what another incomplete replica has).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -60,6 +64,9 @@ pub(crate) enum HistoryRead {
         window: Window,
         after: Option<Name>,
     },
+    /// The read, answered also by a replica whose history of the partition has a gap (when
+    /// no complete one answered).
+    Incomplete(Box<HistoryRead>),
 }
 
 /// A node's answer to a [`HistoryRead`].
@@ -103,11 +110,20 @@ impl From<SearchError> for HistoryReadError {
 pub(crate) struct HistoryHere {
     pub history: Arc<History>,
     pub exports: BTreeMap<PartitionId, PartitionExport>,
+    /// The copies of history this node sends to replicas with a gap.
+    pub copies: crate::history_copy::Sessions,
 }
 
 impl HistoryHere {
-    /// Whether this node's history holds `partition` (it exports it).
+    /// Whether this node's history holds `partition` whole (it exports it, without a gap).
     pub fn holds(&self, partition: PartitionId) -> bool {
+        self.exports
+            .get(&partition)
+            .is_some_and(PartitionExport::is_complete)
+    }
+
+    /// Whether this node's history holds `partition`, with a gap or not.
+    pub fn keeps(&self, partition: PartitionId) -> bool {
         self.exports.contains_key(&partition)
     }
 
@@ -165,6 +181,7 @@ fn run(
         HistoryRead::Usage { window, after } => {
             HistoryAnswer::Usage(history.usage_share(&window, after.as_ref(), partitions)?)
         }
+        HistoryRead::Incomplete(read) => return run(history, partitions, *read),
     })
 }
 
@@ -382,11 +399,10 @@ impl Broker {
         &self,
         read: HistoryRead,
     ) -> Result<Vec<(PartitionId, HistoryAnswer)>, HistoryReadError> {
-        let here: Vec<PartitionId> = (1..=self.config.partitions)
-            .filter(|p| self.exports.contains_key(p))
-            .collect();
+        let complete = |p: &PartitionId| self.exports.get(p).is_some_and(|e| e.is_complete());
+        let here: Vec<PartitionId> = (1..=self.config.partitions).filter(complete).collect();
         let elsewhere: Vec<PartitionId> = (1..=self.config.partitions)
-            .filter(|p| !self.exports.contains_key(p))
+            .filter(|p| !complete(p))
             .collect();
         let local = async {
             match (here.first(), self.local.history.get()) {
@@ -401,7 +417,7 @@ impl Broker {
         let remote = futures::future::join_all(elsewhere.iter().map(|&partition| {
             let read = read.clone();
             async move {
-                self.history_remote(partition, read)
+                self.history_elsewhere(partition, read)
                     .await
                     .map(|a| (partition, a))
             }
@@ -431,7 +447,31 @@ impl Broker {
         }
         match self.local.history.get().filter(|h| h.holds(partition)) {
             Some(h) => h.answer(&self.local, vec![partition], read).await,
-            None => self.history_remote(partition, read).await,
+            None => self.history_elsewhere(partition, read).await,
+        }
+    }
+
+    /// `read` of a partition this node's history lacks or has with a gap: by a replica whose
+    /// history is complete; when none answers, from this node's (with its gap) or another
+    /// incomplete replica's.
+    async fn history_elsewhere(
+        &self,
+        partition: PartitionId,
+        read: HistoryRead,
+    ) -> Result<HistoryAnswer, HistoryReadError> {
+        let unavailable = match self.history_remote(partition, read.clone()).await {
+            Err(HistoryReadError::Unavailable(e)) => e,
+            answered => return answered,
+        };
+        if let Some(h) = self.local.history.get().filter(|h| h.keeps(partition)) {
+            return h.answer(&self.local, vec![partition], read).await;
+        }
+        match self
+            .history_remote(partition, HistoryRead::Incomplete(Box::new(read)))
+            .await
+        {
+            Err(HistoryReadError::Unavailable(_)) => Err(unavailable.into()),
+            answered => answered,
         }
     }
 
@@ -461,9 +501,17 @@ impl Local {
         partition: PartitionId,
         read: HistoryRead,
     ) -> Result<Answer, tonic::Status> {
-        let Some(h) = self.history.get().filter(|h| h.holds(partition)) else {
+        let anyway = matches!(read, HistoryRead::Incomplete(_));
+        let here = self.history.get().filter(|h| {
+            if anyway {
+                h.keeps(partition)
+            } else {
+                h.holds(partition)
+            }
+        });
+        let Some(h) = here else {
             return Err(tonic::Status::unavailable(format!(
-                "node {} keeps no history of partition {partition}",
+                "node {} keeps no complete history of partition {partition}",
                 self.node_id
             )));
         };

@@ -12,6 +12,7 @@ pub mod clock;
 mod cluster;
 pub mod export;
 mod failover;
+mod history_copy;
 mod history_reads;
 mod job_streams;
 mod local;
@@ -482,12 +483,17 @@ impl Broker {
         let mut exports = BTreeMap::new();
         if let Some(exporting) = &exporting {
             exporting.start_retention(config.history_ttl, export_stop_rx.clone());
+            // a gap in a partition's history is copied from another replica (in a cluster)
+            let copier = internal_stop
+                .is_some()
+                .then(|| Arc::new(history_copy::Copier::new(local.clone())));
             for (pid, handle) in &partitions {
                 let export = exporting.start(
                     *pid,
                     handle.store.clone(),
                     handle.applied.clone(),
                     handle.export_backlog.clone(),
+                    copier.clone(),
                     export_stop_rx.clone(),
                 )?;
                 exports.insert(*pid, export);
@@ -495,6 +501,7 @@ impl Broker {
             let _ = local.history.set(history_reads::HistoryHere {
                 history: exporting.history.clone(),
                 exports: exports.iter().map(|(p, e)| (*p, e.clone())).collect(),
+                copies: Default::default(),
             });
         }
         let _ = local.partitions.set(partitions);
@@ -555,9 +562,14 @@ impl Broker {
     }
 
     /// Whether this node's history holds every partition of the cluster (it replicates them
-    /// all): its searches then see everything.
+    /// all, none with a gap): its searches then see everything.
     pub fn history_holds_every_partition(&self) -> bool {
-        self.exporting.is_some() && self.exports.len() as u32 == self.config.partitions
+        self.exporting.is_some()
+            && self.exports.len() as u32 == self.config.partitions
+            && self
+                .exports
+                .values()
+                .all(export::PartitionExport::is_complete)
     }
 
     /// The history store, for a search: once this node's exporters have passed what it

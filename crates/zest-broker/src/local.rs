@@ -254,16 +254,9 @@ impl Local {
         partition: PartitionId,
         read: &Read,
     ) -> Result<Answer, BrokerError> {
-        let mut nodes: Vec<u64> = self.cluster.leader(partition).into_iter().collect();
-        for node in self.cluster.replicas(partition) {
-            if !nodes.contains(&node) {
-                nodes.push(node);
-            }
-        }
-        nodes.retain(|&n| n != self.node_id);
         let body = codec::encode(read);
         let mut reasons = Vec::new();
-        for node in nodes {
+        for node in self.other_replicas(partition) {
             let Some(address) = self.cluster.peers.address(node) else {
                 reasons.push(format!("node {node}'s address is not known"));
                 continue;
@@ -296,6 +289,18 @@ impl Local {
                 reasons.join("; ")
             ),
         ))
+    }
+
+    /// The other nodes that replicate `partition`, its leader first.
+    pub(crate) fn other_replicas(&self, partition: PartitionId) -> Vec<u64> {
+        let mut nodes: Vec<u64> = self.cluster.leader(partition).into_iter().collect();
+        for node in self.cluster.replicas(partition) {
+            if !nodes.contains(&node) {
+                nodes.push(node);
+            }
+        }
+        nodes.retain(|&n| n != self.node_id);
+        nodes
     }
 
     /// A read another node asks of a partition replicated here.
@@ -353,6 +358,7 @@ impl Handler for Local {
                 Ok(Vec::new())
             }
             frames::READ => self.read_here(partition, &body).await,
+            frames::HISTORY_COPY => self.history_copy_here(partition, &body).await,
             k => Err(Status::invalid_argument(format!("unknown frame kind {k}"))),
         }
     }

@@ -16,8 +16,9 @@ use std::path::Path;
 
 use postgres::types::{FromSql, IsNull, ToSql, Type};
 
-/// An owned SQL value: a column of a row read, or a parameter kept (a filter's).
-#[derive(Debug, Clone, PartialEq)]
+/// An owned SQL value: a column of a row read, or a parameter kept (a filter's), or a cell of
+/// a row copied between nodes (`copy`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Cell {
     Null,
     Integer(i64),
@@ -569,6 +570,39 @@ impl Conn {
             }
         }
         Ok(out)
+    }
+
+    /// The rows of a query through `f` while it answers true: the rows after the one it
+    /// answered false for are not read (SQLite steps no further; PostgreSQL's client reads
+    /// them all first, so its callers bound the rows with a `LIMIT` too).
+    pub fn query_while(
+        &self,
+        sql: &str,
+        params: &[&dyn ToParam],
+        mut f: impl FnMut(Row) -> Result<bool>,
+    ) -> Result<()> {
+        match &self.0 {
+            Inner::Lite(c) => {
+                let params: Vec<Param<'_>> = params.iter().map(|p| p.to_param()).collect();
+                let mut stmt = c.prepare_cached(sql)?;
+                let columns = stmt.column_count();
+                let mut rows = stmt.query(rusqlite::params_from_iter(params.iter()))?;
+                while let Some(row) = rows.next()? {
+                    if !f(lite_row(row, columns)?)? {
+                        break;
+                    }
+                }
+                Ok(())
+            }
+            _ => {
+                for row in self.query(sql, params, |r| Ok(r.clone()))? {
+                    if !f(row)? {
+                        break;
+                    }
+                }
+                Ok(())
+            }
+        }
     }
 
     /// The first row of a query through `f`, if it has one.

@@ -10,6 +10,7 @@
 pub mod aggregate;
 mod batch;
 mod bpmn;
+pub mod copy;
 mod counts;
 pub mod db;
 pub mod filter;

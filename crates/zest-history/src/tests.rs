@@ -71,7 +71,7 @@ fn sample(count: i64) -> Vec<Record> {
 }
 
 /// [`sample`] with every instance's keys on `partition` (in their high bits).
-fn sample_at(count: i64, partition: i64) -> Vec<Record> {
+pub(crate) fn sample_at(count: i64, partition: i64) -> Vec<Record> {
     let base = partition << 51;
     let mut out = vec![record(
         1,

@@ -178,6 +178,7 @@ struct FileConfig {
     log: Option<String>,
     scheduler_interval_ms: Option<u64>,
     snapshot_every: Option<u64>,
+    keep_behind_snapshot: Option<u64>,
     log_segment_mb: Option<u64>,
     log_tail_mb: Option<u64>,
     election_timeout_ms: Option<u64>,
@@ -438,6 +439,9 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
     }
     if let Some(n) = file.snapshot_every {
         broker.raft.snapshot_every = n.max(100);
+    }
+    if let Some(n) = file.keep_behind_snapshot {
+        broker.raft.keep_behind_snapshot = n.max(10);
     }
     if let Some(mb) = file.log_segment_mb {
         anyhow::ensure!(mb >= 1, "log-segment-mb must be at least 1");
