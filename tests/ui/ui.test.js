@@ -1,0 +1,124 @@
+// Zest's web UI as a person uses it, in a real Chromium: deploy by drag and drop, see an
+// instance's token on the diagram, filter instances by clicking an element, open an incident
+// and retry it. Any console error fails the test; each test leaves a screenshot in
+// target/ui-screenshots/.
+
+import { after, before, test } from 'node:test'
+import assert from 'node:assert/strict'
+import {
+  acquireServer, activateJob, deploy, failJob, launch, model, openPage, rest, screenshot,
+  startInstance,
+} from './harness.js'
+
+let server
+let browser
+
+before(async () => {
+  server = await acquireServer()
+  browser = await launch()
+})
+
+after(async () => {
+  await browser?.close()
+  await server?.stop()
+})
+
+/** Runs `body(page)` on a fresh page; fails on console errors; keeps a screenshot. */
+async function withPage(name, body, viewport) {
+  const { page, errors, close } = await openPage(browser, viewport)
+  try {
+    await body(page)
+  } finally {
+    await screenshot(page, name).catch(() => {})
+    await close()
+  }
+  assert.deepEqual(errors, [], 'no console errors')
+}
+
+test('deploys a model dropped on the Processes page', { timeout: 60_000 }, async () => {
+  const m = model()
+  await withPage('deploy-by-drop', async (page) => {
+    await page.goto(`${server.rest}/`)
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Processes' }).click()
+    await page.waitForURL('**/operate/definitions')
+    const drop = await page.evaluateHandle(({ xml, name }) => {
+      const dt = new DataTransfer()
+      dt.items.add(new File([xml], name, { type: 'application/xml' }))
+      return dt
+    }, m)
+    await page.dispatchEvent('[data-testid=dropzone]', 'dragover', { dataTransfer: drop })
+    await page.dispatchEvent('[data-testid=dropzone]', 'drop', { dataTransfer: drop })
+    const notice = page.getByRole('status')
+    await notice.getByText('Deployed').waitFor()
+    await notice.getByRole('link', { name: m.id }).waitFor()
+    // the list shows the new process, and its page shows the diagram
+    await page.getByRole('link', { name: 'Check the order' }).first().waitFor()
+    await notice.getByRole('link', { name: m.id }).click()
+    await page.locator('.diagram[data-ready=true]').waitFor()
+    await page.locator('[data-element-id=check]').first().waitFor()
+  })
+})
+
+test('shows a running instance\'s token on its diagram and filters by an element', { timeout: 60_000 }, async () => {
+  const m = model()
+  const deployed = await deploy(server, m)
+  const definitionKey = deployed.deployments[0].processDefinition.processDefinitionKey
+  const key = await startInstance(server, m)
+  await withPage('instance-token', async (page) => {
+    await page.goto(`${server.rest}/operate/processes/${key}`)
+    await page.locator('.diagram[data-ready=true]').waitFor()
+    // the token waits at the service task; the flow to it was taken
+    await page.locator('.djs-element.has-token[data-element-id=check]').waitFor()
+    await page.locator('.djs-connection.taken[data-element-id=to_check]').waitFor({ state: 'attached' })
+    assert.equal(await page.locator('.djs-connection.taken[data-element-id=to_end]').count(), 0)
+    assert.equal(await page.locator('.stat.active').first().textContent(), '1')
+    await page.getByText('Active', { exact: true }).first().waitFor()
+  })
+  await withPage('definition-element-filter', async (page) => {
+    await page.goto(`${server.rest}/operate/definitions/${definitionKey}`)
+    await page.locator('.diagram[data-ready=true]').waitFor()
+    await page.locator('.djs-element[data-element-id=check]').first().click()
+    await page.waitForURL(/element=check/)
+    await page.getByRole('heading', { name: /Instances at check/ }).waitFor()
+    await page.getByRole('link', { name: key }).waitFor()
+  })
+})
+
+test('opens an incident from the list and retries it', { timeout: 60_000 }, async () => {
+  const m = model()
+  await deploy(server, m)
+  const key = await startInstance(server, m)
+  const message = `no stock for ${m.id}`
+  await failJob(server, m, message)
+  await withPage('incident-retry', async (page) => {
+    await page.goto(`${server.rest}/operate/incidents`)
+    const row = page.getByRole('row').filter({ hasText: message })
+    await row.getByRole('link', { name: key }).click()
+    await page.waitForURL(`**/operate/processes/${key}`)
+    await page.locator('.djs-element.has-incident[data-element-id=check]').waitFor()
+    await page.getByText(message).waitFor()
+    await page.getByRole('button', { name: 'Retry' }).click()
+    await page.getByText('No open incident.').waitFor()
+    await page.locator('.djs-element.has-token[data-element-id=check]').waitFor()
+  })
+  // the job got a retry: a worker can take it again
+  const job = await activateJob(server, m)
+  assert.equal(String(job.processInstanceKey), key)
+  assert.equal(job.retries, 1)
+  const inst = await rest(server, 'GET', `/process-instances/${key}`)
+  assert.equal(inst.hasIncident, false)
+})
+
+test('the shell works on a narrow screen and by keyboard', { timeout: 60_000 }, async () => {
+  await withPage('narrow-dashboard', async (page) => {
+    await page.goto(`${server.rest}/operate`)
+    await page.getByRole('heading', { name: 'Dashboard' }).waitFor()
+    // the navigation folds into a menu, opened from the keyboard
+    await page.getByRole('button', { name: 'Menu' }).focus()
+    await page.keyboard.press('Enter')
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Incidents' }).focus()
+    await page.keyboard.press('Enter')
+    await page.getByRole('heading', { name: 'Incidents' }).waitFor()
+    assert.match(page.url(), /\/operate\/incidents$/)
+  }, { width: 390, height: 800 })
+})

@@ -1,0 +1,70 @@
+// A process version: its diagram coloured by the element statistics of its instances, the
+// counts per element, and its instances (filtered by the element clicked on the diagram).
+import { html } from '../preact.js';
+import { get, getText, post, search } from '../api.js';
+import { navigate, useQuery, withQuery } from '../router.js';
+import { Diagram } from '../diagram.js';
+import { ErrorBox, Loaded, Num, Page, useApi } from '../ui.js';
+import { InstanceTable } from './instance_table.js';
+
+export function Definition({ id: definitionKey }) {
+  const q = useQuery();
+  const element = q.element || '';
+  const def = useApi(() => get(`/process-definitions/${definitionKey}`), [definitionKey]);
+  const xml = useApi(() => getText(`/process-definitions/${definitionKey}/xml`), [definitionKey]);
+  const stats = useApi(() => post(`/process-definitions/${definitionKey}/statistics/element-instances`, {}), [definitionKey]);
+  const here = `/operate/definitions/${definitionKey}`;
+  const select = (id) => navigate(withQuery(here, { element: id === element ? '' : id }), { replace: true });
+  const d = def.data;
+  const title = d ? `${d.name || d.processDefinitionId} · version ${d.version}` : 'Process';
+  const filter = { processDefinitionKey: definitionKey };
+  if (element) filter.elementId = element;
+  return html`<${Page} title=${title} actions=${html`<button onClick=${() => { stats.reload(); }}>Reload</button>`}>
+    ${def.error && html`<${ErrorBox} error=${def.error} />`}
+    ${d && html`<${Versions} def=${d} />`}
+    <${Loaded} state=${xml}>${(x) => html`<${Diagram} xml=${x} stats=${stats.data?.items}
+      selected=${element} onSelect=${select} />`}<//>
+    ${stats.error && html`<${ErrorBox} error=${stats.error} />`}
+    ${stats.data && html`<${ElementTable} items=${stats.data.items} selected=${element} here=${here} />`}
+    <h2>Instances${element && html` at <code>${element}</code> <a href=${here}>(all)</a>`}</h2>
+    <${InstanceTable} filter=${filter} />
+  <//>`;
+}
+
+/** The other versions of the process, to switch between. */
+function Versions({ def }) {
+  const versions = useApi(() => search('/process-definitions/search', {
+    filter: { processDefinitionId: def.processDefinitionId, tenantId: def.tenantId },
+    sort: [{ field: 'version', order: 'DESC' }],
+    page: { limit: 100 },
+  }), [def.processDefinitionId]);
+  const items = versions.data?.items || [];
+  return html`<div class="toolbar">
+    <label>Version
+      <select value=${def.processDefinitionKey}
+        onChange=${(e) => navigate(`/operate/definitions/${e.target.value}`)}>
+        ${(items.length ? items : [def]).map((v) => html`<option value=${v.processDefinitionKey}>${v.version}${v.versionTag ? ` (${v.versionTag})` : ''}</option>`)}
+      </select>
+    </label>
+    <span class="muted">${def.processDefinitionId} · ${def.resourceName} · key ${def.processDefinitionKey}</span>
+    <a href=${withQuery('/operate/processes', { process: def.processDefinitionId })}>All instances of every version</a>
+    ${versions.error && html`<${ErrorBox} error=${versions.error} />`}
+  </div>`;
+}
+
+function ElementTable({ items, selected, here }) {
+  if (!items.length) return html`<p class="muted">No instance of this version has reached an element yet.</p>`;
+  return html`<details class="elements" open=${items.length <= 12}>
+    <summary>Instances per element</summary>
+    <table>
+      <thead><tr><th scope="col">Element</th><th scope="col">Active</th><th scope="col">Incidents</th><th scope="col">Completed</th><th scope="col">Canceled</th></tr></thead>
+      <tbody>${items.map((s) => html`<tr key=${s.elementId} class=${s.elementId === selected ? 'selected' : ''}>
+        <td data-label="Element"><a href=${withQuery(here, { element: s.elementId })}>${s.elementId}</a></td>
+        <td data-label="Active"><${Num} value=${s.active} /></td>
+        <td data-label="Incidents" class=${s.incidents ? 'bad' : ''}><${Num} value=${s.incidents} /></td>
+        <td data-label="Completed"><${Num} value=${s.completed} /></td>
+        <td data-label="Canceled"><${Num} value=${s.canceled} /></td>
+      </tr>`)}</tbody>
+    </table>
+  </details>`;
+}

@@ -1,0 +1,63 @@
+// Instances: the process instances by filter (process, version, state, incident, element),
+// sortable and paged with cursors. The filter lives in the URL, so a view can be linked.
+import { html, useState } from '../preact.js';
+import { navigate, useQuery, withQuery } from '../router.js';
+import { Page } from '../ui.js';
+import { InstanceTable } from './instance_table.js';
+
+const FIELDS = ['process', 'version', 'state', 'incident', 'element', 'key'];
+
+/** The API's filter of the URL's parameters. */
+export function filterOf(q) {
+  const f = {};
+  if (q.process) f.processDefinitionId = q.process;
+  if (q.version && /^\d+$/.test(q.version)) f.processDefinitionVersion = Number(q.version);
+  if (q.state) f.state = q.state;
+  if (q.incident === 'yes') f.hasIncident = true;
+  if (q.incident === 'no') f.hasIncident = false;
+  if (q.element) f.elementId = q.element;
+  if (q.key) f.processInstanceKey = q.key;
+  return f;
+}
+
+export function Instances() {
+  const q = useQuery();
+  return html`<${Page} title="Instances">
+    <${Filters} key=${location.search} q=${q} />
+    <${InstanceTable} filter=${filterOf(q)} />
+  <//>`;
+}
+
+function Filters({ q }) {
+  const [form, setForm] = useState(() => Object.fromEntries(FIELDS.map((f) => [f, q[f] || ''])));
+  const set = (f) => (e) => setForm({ ...form, [f]: e.target.value });
+  const submit = (e) => {
+    e.preventDefault();
+    navigate(withQuery('/operate/processes', form));
+  };
+  const reset = () => {
+    setForm(Object.fromEntries(FIELDS.map((f) => [f, ''])));
+    navigate('/operate/processes');
+  };
+  return html`<form class="filters" onSubmit=${submit} aria-label="Filter instances">
+    <label>Process id<input name="process" value=${form.process} onInput=${set('process')} /></label>
+    <label>Version<input name="version" inputmode="numeric" pattern="[0-9]*" size="4" value=${form.version} onInput=${set('version')} /></label>
+    <label>State<select name="state" value=${form.state} onChange=${set('state')}>
+      <option value="">Any</option>
+      <option value="ACTIVE">Active</option>
+      <option value="COMPLETED">Completed</option>
+      <option value="TERMINATED">Canceled</option>
+    </select></label>
+    <label>Incident<select name="incident" value=${form.incident} onChange=${set('incident')}>
+      <option value="">Any</option>
+      <option value="yes">With incident</option>
+      <option value="no">Without incident</option>
+    </select></label>
+    <label>Element id<input name="element" value=${form.element} onInput=${set('element')} /></label>
+    <label>Instance key<input name="key" inputmode="numeric" value=${form.key} onInput=${set('key')} /></label>
+    <div class="filter-actions">
+      <button type="submit" class="primary">Apply</button>
+      <button type="button" onClick=${reset}>Reset</button>
+    </div>
+  </form>`;
+}
