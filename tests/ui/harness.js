@@ -72,8 +72,8 @@ export async function deploy(server, m) {
   return rest(server, 'POST', '/deployments', form)
 }
 
-export async function startInstance(server, m) {
-  const res = await rest(server, 'POST', '/process-instances', { processDefinitionId: m.id })
+export async function startInstance(server, m, variables = {}) {
+  const res = await rest(server, 'POST', '/process-instances', { processDefinitionId: m.id, variables })
   return String(res.processInstanceKey)
 }
 

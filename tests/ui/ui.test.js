@@ -53,6 +53,7 @@ test('deploys a model dropped on the Processes page', { timeout: 60_000 }, async
     await notice.getByRole('link', { name: m.id }).waitFor()
     // the list shows the new process, and its page shows the diagram
     await page.getByRole('link', { name: 'Check the order' }).first().waitFor()
+    await screenshot(page, 'deploy-by-drop-list')
     await notice.getByRole('link', { name: m.id }).click()
     await page.locator('.diagram[data-ready=true]').waitFor()
     await page.locator('[data-element-id=check]').first().waitFor()
@@ -63,7 +64,7 @@ test('shows a running instance\'s token on its diagram and filters by an element
   const m = model()
   const deployed = await deploy(server, m)
   const definitionKey = deployed.deployments[0].processDefinition.processDefinitionKey
-  const key = await startInstance(server, m)
+  const key = await startInstance(server, m, { order: 42, customer: 'Ada' })
   await withPage('instance-token', async (page) => {
     await page.goto(`${server.rest}/operate/processes/${key}`)
     await page.locator('.diagram[data-ready=true]').waitFor()
@@ -73,6 +74,22 @@ test('shows a running instance\'s token on its diagram and filters by an element
     assert.equal(await page.locator('.djs-connection.taken[data-element-id=to_end]').count(), 0)
     assert.equal(await page.locator('.stat.active').first().textContent(), '1')
     await page.getByText('Active', { exact: true }).first().waitFor()
+    // its variables
+    const customer = page.getByRole('row').filter({ hasText: 'customer' })
+    await customer.getByText('"Ada"').waitFor()
+  })
+  await withPage('instances-filtered', async (page) => {
+    await page.goto(`${server.rest}/operate/processes`)
+    await page.getByLabel('Process id').fill(m.id)
+    await page.getByLabel('State').selectOption('ACTIVE')
+    await page.getByRole('button', { name: 'Apply' }).click()
+    await page.waitForURL(/process=/)
+    await page.getByRole('link', { name: key }).waitFor()
+    assert.equal(await page.locator('tbody tr').count(), 1)
+    // sorted by key, one way then the other
+    await page.getByRole('button', { name: 'Instance' }).click()
+    await page.locator('th[aria-sort=ascending]').getByText('Instance').waitFor()
+    await page.getByRole('link', { name: key }).waitFor()
   })
   await withPage('definition-element-filter', async (page) => {
     await page.goto(`${server.rest}/operate/definitions/${definitionKey}`)
@@ -91,12 +108,16 @@ test('opens an incident from the list and retries it', { timeout: 60_000 }, asyn
   const message = `no stock for ${m.id}`
   await failJob(server, m, message)
   await withPage('incident-retry', async (page) => {
-    await page.goto(`${server.rest}/operate/incidents`)
+    // the dashboard counts it by its message, which leads to the incidents list
+    await page.goto(`${server.rest}/operate`)
+    await page.getByRole('link', { name: message }).click()
+    await page.waitForURL(/\/operate\/incidents\?errorMessage=/)
     const row = page.getByRole('row').filter({ hasText: message })
     await row.getByRole('link', { name: key }).click()
     await page.waitForURL(`**/operate/processes/${key}`)
     await page.locator('.djs-element.has-incident[data-element-id=check]').waitFor()
     await page.getByText(message).waitFor()
+    await screenshot(page, 'incident-open')
     await page.getByRole('button', { name: 'Retry' }).click()
     await page.getByText('No open incident.').waitFor()
     await page.locator('.djs-element.has-token[data-element-id=check]').waitFor()

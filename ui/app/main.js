@@ -1,7 +1,7 @@
 // The app: the shell (header, navigation, the page's errors) and the routes.
 import { html, render, useEffect, useState } from './preact.js';
 import { match, useLocation } from './router.js';
-import { Page } from './ui.js';
+import { ErrorBox, Page } from './ui.js';
 import { Dashboard } from './pages/dashboard.js';
 import { Definitions } from './pages/definitions.js';
 import { Definition } from './pages/definition.js';
@@ -70,6 +70,28 @@ function NotFound({ path }) {
   <//>`;
 }
 
+/** Errors no page caught (a failed script, a rejected promise): shown, never swallowed. */
+function Uncaught() {
+  const [errors, setErrors] = useState([]);
+  useEffect(() => {
+    const add = (e) => setErrors((list) => [...list.slice(-2), e]);
+    const onError = (e) => add({ title: 'Unexpected error', detail: e.message || String(e.error) });
+    const onRejection = (e) => add({
+      title: e.reason?.title || 'Unexpected error',
+      detail: e.reason?.detail ?? e.reason?.message ?? String(e.reason),
+      status: e.reason?.status,
+    });
+    addEventListener('error', onError);
+    addEventListener('unhandledrejection', onRejection);
+    return () => {
+      removeEventListener('error', onError);
+      removeEventListener('unhandledrejection', onRejection);
+    };
+  }, []);
+  return errors.map((e, i) => html`<${ErrorBox} error=${e}
+    onClose=${() => setErrors(errors.filter((_, j) => j !== i))} />`);
+}
+
 function App() {
   const loc = useLocation();
   const path = loc.split('?')[0];
@@ -78,7 +100,10 @@ function App() {
   return html`
     <a class="skip" href="#main">Skip to content</a>
     <${Header} path=${path} />
-    <main id="main" tabindex="-1"><${View} key=${path} ...${params} /></main>`;
+    <main id="main" tabindex="-1">
+      <${Uncaught} />
+      <${View} key=${path} ...${params} />
+    </main>`;
 }
 
 render(html`<${App} />`, document.getElementById('app'));
