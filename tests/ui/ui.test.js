@@ -1,8 +1,11 @@
-// Zest's web UI as a person uses it, in a real Chromium: deploy by drag and drop, see an
-// instance's token on the diagram, filter instances by clicking an element, open an incident
+// Zest's web UI as a person uses it, in a real Chromium: deploy by drag and drop (a process, a
+// decision), see a decision's table, see an instance's token on the diagram, filter instances by clicking an element, open an incident
 // and retry it. Any console error fails the test; each test leaves a screenshot in
 // target/ui-screenshots/.
 
+import { readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import {
@@ -10,6 +13,7 @@ import {
   startInstance,
 } from './harness.js'
 
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 let server
 let browser
 
@@ -35,19 +39,24 @@ async function withPage(name, body, viewport) {
   assert.deepEqual(errors, [], 'no console errors')
 }
 
+/** Drops `files` ({xml, name}) on the Processes page's drop zone, as a person drags them there. */
+async function drop(page, files) {
+  const dt = await page.evaluateHandle((list) => {
+    const d = new DataTransfer()
+    for (const f of list) d.items.add(new File([f.xml], f.name, { type: 'application/xml' }))
+    return d
+  }, files.map(({ xml, name }) => ({ xml, name })))
+  await page.dispatchEvent('[data-testid=dropzone]', 'dragover', { dataTransfer: dt })
+  await page.dispatchEvent('[data-testid=dropzone]', 'drop', { dataTransfer: dt })
+}
+
 test('deploys a model dropped on the Processes page', { timeout: 60_000 }, async () => {
   const m = model()
   await withPage('deploy-by-drop', async (page) => {
     await page.goto(`${server.rest}/`)
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Processes' }).click()
     await page.waitForURL('**/operate/definitions')
-    const drop = await page.evaluateHandle(({ xml, name }) => {
-      const dt = new DataTransfer()
-      dt.items.add(new File([xml], name, { type: 'application/xml' }))
-      return dt
-    }, m)
-    await page.dispatchEvent('[data-testid=dropzone]', 'dragover', { dataTransfer: drop })
-    await page.dispatchEvent('[data-testid=dropzone]', 'drop', { dataTransfer: drop })
+    await drop(page, [m])
     const notice = page.getByRole('status')
     await notice.getByText('Deployed').waitFor()
     await notice.getByRole('link', { name: m.id }).waitFor()
@@ -57,6 +66,24 @@ test('deploys a model dropped on the Processes page', { timeout: 60_000 }, async
     await notice.getByRole('link', { name: m.id }).click()
     await page.locator('.diagram[data-ready=true]').waitFor()
     await page.locator('[data-element-id=check]').first().waitFor()
+  })
+})
+
+test('deploys a dropped decision and shows its table and evaluations', { timeout: 60_000 }, async () => {
+  const dmn = readFileSync(join(ROOT, 'examples', 'discount.dmn'), 'utf8')
+  await withPage('decision-table', async (page) => {
+    await page.goto(`${server.rest}/operate/definitions`)
+    await drop(page, [{ xml: dmn, name: 'discount.dmn' }])
+    const notice = page.getByRole('status')
+    await notice.getByRole('link', { name: 'discount' }).waitFor()
+    await rest(server, 'POST', '/decision-definitions/evaluation', {
+      decisionDefinitionId: 'discount', variables: { customer: 'gold', amount: 120 },
+    })
+    await notice.getByRole('link', { name: 'discount' }).click()
+    await page.locator('.dmn[data-view=decisionTable]').waitFor()
+    await page.locator('.dmn').getByText('Hit policy:').waitFor()
+    const evaluation = page.getByRole('row').filter({ hasText: 'Evaluated' })
+    await evaluation.getByText('0.2').waitFor()
   })
 })
 
@@ -72,7 +99,7 @@ test('shows a running instance\'s token on its diagram and filters by an element
     await page.locator('.djs-element.has-token[data-element-id=check]').waitFor()
     await page.locator('.djs-connection.taken[data-element-id=to_check]').waitFor({ state: 'attached' })
     assert.equal(await page.locator('.djs-connection.taken[data-element-id=to_end]').count(), 0)
-    assert.equal(await page.locator('.stat.active').first().textContent(), '1')
+    assert.equal(await page.locator('.stat-active').first().textContent(), '1')
     await page.getByText('Active', { exact: true }).first().waitFor()
     // its variables
     const customer = page.getByRole('row').filter({ hasText: 'customer' })

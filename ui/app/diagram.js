@@ -79,7 +79,7 @@ function decorate(viewer, { stats, flows, selected, showCompleted }) {
       const n = s[field];
       if (!n || (!showCompleted && (field === 'completed' || field === 'canceled'))) continue;
       const b = document.createElement('span');
-      b.className = `stat ${cls}`;
+      b.className = `stat stat-${cls}`;
       b.title = `${n} ${field}`;
       b.textContent = n.toLocaleString();
       box.append(b);

@@ -9,6 +9,7 @@ import { Instances } from './pages/instances.js';
 import { Instance } from './pages/instance.js';
 import { Incidents } from './pages/incidents.js';
 import { Cluster } from './pages/cluster.js';
+import { Decision, Decisions } from './pages/decisions.js';
 import { Later } from './pages/later.js';
 
 // Camunda's Operate paths where they exist: an instance is /operate/processes/<key>.
@@ -19,8 +20,8 @@ const ROUTES = [
   ['/operate/processes', Instances],
   ['/operate/processes/:id', Instance],
   ['/operate/incidents', Incidents],
-  ['/operate/decisions', () => html`<${Later} title="Decisions"
-    what="decision definitions, their requirements diagrams and tables in dmn-js, and each evaluation with its inputs, matched rules and outputs" />`],
+  ['/operate/decisions', Decisions],
+  ['/operate/decisions/:id', Decision],
   ['/operate/cluster', Cluster],
   ['/tasklist', () => html`<${Later} title="Tasks"
     what="the user tasks people can work on, with claim, unclaim and completion through the task's form in form-js" />`],

@@ -79,6 +79,8 @@ const STATES = {
   CANCELED: ['Canceled', 'canceled'],
   RESOLVED: ['Resolved', 'completed'],
   PENDING: ['Pending', 'active'],
+  EVALUATED: ['Evaluated', 'completed'],
+  FAILED: ['Failed', 'incident'],
 };
 
 export function StateBadge({ state, incident }) {

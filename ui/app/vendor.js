@@ -37,13 +37,29 @@ export function bpmnViewer() {
   return script('vendor/bpmn-js/dist/bpmn-navigated-viewer.production.min.js', 'BpmnJS');
 }
 
+// dmn-js's production bundle carries Inferno's development build, which reports itself with a
+// console error when its script runs (bpmn-io/dmn-js#965, open): that one message, and only
+// while the bundle loads, is dropped; every other error goes through.
+const INFERNO = "It looks like you're using a minified copy of the development build of Inferno";
+
 /** dmn-js's viewer (decision requirements, tables, literal expressions). */
 export function dmnViewer() {
   for (const f of ['diagram-js.css', 'dmn-js-shared.css', 'dmn-js-drd.css',
     'dmn-js-decision-table.css', 'dmn-js-literal-expression.css', 'dmn-font/css/dmn-embedded.css']) {
     css(`vendor/dmn-js/dist/assets/${f}`);
   }
-  return script('vendor/dmn-js/dist/dmn-viewer.production.min.js', 'DmnJS');
+  const path = 'vendor/dmn-js/dist/dmn-viewer.production.min.js';
+  if (loading.has(path)) return loading.get(path);
+  const { error } = console;
+  console.error = (...args) => {
+    if (!(typeof args[0] === 'string' && args[0].startsWith(INFERNO))) error.apply(console, args);
+  };
+  const restore = () => {
+    console.error = error;
+  };
+  const loaded = script(path, 'DmnJS');
+  loaded.then(restore, restore);
+  return loaded;
 }
 
 /** form-js's viewer (user task and start forms). */

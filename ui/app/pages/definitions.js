@@ -92,7 +92,7 @@ function Deployed({ result }) {
     }
     if (d.decisionDefinition) {
       const x = d.decisionDefinition;
-      return html`<li>Decision ${x.decisionDefinitionId} version ${x.version}</li>`;
+      return html`<li>Decision <a href=${`/operate/decisions/${x.decisionDefinitionKey}`}>${x.decisionDefinitionId}</a> version ${x.version}</li>`;
     }
     if (d.decisionRequirements) {
       const x = d.decisionRequirements;

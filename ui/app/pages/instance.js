@@ -73,7 +73,7 @@ function Incidents({ id, version, onChanged }) {
     page: { limit: 100 },
   }), [id, version]);
   return html`<${Loaded} state=${incidents}>${(d) => (d.items.length
-    ? html`<ul class="incidents">${d.items.map((i) => html`<${IncidentItem} key=${i.incidentKey} i=${i} onChanged=${onChanged} />`)}</ul>
+    ? html`<ul class="incident-list">${d.items.map((i) => html`<${IncidentItem} key=${i.incidentKey} i=${i} onChanged=${onChanged} />`)}</ul>
       ${d.page.totalItems > d.items.length && html`<p class="muted">${d.items.length} of ${d.page.totalItems} shown.</p>`}`
     : html`<p class="muted">No open incident.</p>`)}<//>`;
 }
@@ -92,7 +92,7 @@ function IncidentItem({ i, onChanged }) {
     });
     if (ok) onChanged();
   };
-  return html`<li class="incident">
+  return html`<li class="incident-item">
     <div class="incident-head">
       <span class="badge incident">${i.errorType}</span>
       <span>at <code>${i.elementId}</code></span>
