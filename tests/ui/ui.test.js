@@ -1,5 +1,5 @@
 // Zest's web UI as a person uses it, in a real Chromium: deploy by drag and drop (a process, a
-// decision), see a decision's table, see an instance's token on the diagram, filter instances by clicking an element, open an incident
+// decision), see a decision's table, complete a user task through its form, see an instance's token on the diagram, filter instances by clicking an element, open an incident
 // and retry it. Any console error fails the test; each test leaves a screenshot in
 // target/ui-screenshots/.
 
@@ -155,6 +155,32 @@ test('opens an incident from the list and retries it', { timeout: 60_000 }, asyn
   assert.equal(job.retries, 1)
   const inst = await rest(server, 'GET', `/process-instances/${key}`)
   assert.equal(inst.hasIncident, false)
+})
+
+test('completes a user task through its form', { timeout: 60_000 }, async () => {
+  const form = new FormData()
+  for (const name of ['review.bpmn', 'review.form']) {
+    form.append('resources', new Blob([readFileSync(join(ROOT, 'examples', name))]), name)
+  }
+  await rest(server, 'POST', '/deployments', form)
+  const created = await rest(server, 'POST', '/process-instances', { processDefinitionId: 'review', variables: { request: 'a day off' } })
+  const key = String(created.processInstanceKey)
+  await withPage('task-form', async (page) => {
+    await page.goto(`${server.rest}/operate`)
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Tasks' }).click()
+    const row = page.getByRole('row').filter({ hasText: 'Review' }).first()
+    await row.getByRole('link', { name: 'Review the request' }).click()
+    await page.getByRole('button', { name: 'Claim' }).click()
+    await page.getByLabel('Comment').fill('fine by me')
+    await page.getByLabel('Approved').check()
+    await screenshot(page, 'task-form-filled')
+    await page.getByRole('button', { name: 'Complete' }).click()
+    await page.locator('.summary').getByText('Completed').waitFor()
+  })
+  const vars = await rest(server, 'POST', '/variables/search', { filter: { processInstanceKey: key } })
+  const byName = Object.fromEntries(vars.items.map((v) => [v.name, JSON.parse(v.value)]))
+  assert.equal(byName.comment, 'fine by me')
+  assert.equal(byName.approved, true)
 })
 
 test('the shell works on a narrow screen and by keyboard', { timeout: 60_000 }, async () => {

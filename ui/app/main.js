@@ -10,7 +10,7 @@ import { Instance } from './pages/instance.js';
 import { Incidents } from './pages/incidents.js';
 import { Cluster } from './pages/cluster.js';
 import { Decision, Decisions } from './pages/decisions.js';
-import { Later } from './pages/later.js';
+import { Task, Tasks } from './pages/tasks.js';
 
 // Camunda's Operate paths where they exist: an instance is /operate/processes/<key>.
 const ROUTES = [
@@ -23,8 +23,8 @@ const ROUTES = [
   ['/operate/decisions', Decisions],
   ['/operate/decisions/:id', Decision],
   ['/operate/cluster', Cluster],
-  ['/tasklist', () => html`<${Later} title="Tasks"
-    what="the user tasks people can work on, with claim, unclaim and completion through the task's form in form-js" />`],
+  ['/tasklist', Tasks],
+  ['/tasklist/:id', Task],
 ];
 
 const NAV = [

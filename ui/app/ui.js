@@ -80,6 +80,7 @@ const STATES = {
   RESOLVED: ['Resolved', 'completed'],
   PENDING: ['Pending', 'active'],
   EVALUATED: ['Evaluated', 'completed'],
+  CREATED: ['Open', 'active'],
   FAILED: ['Failed', 'incident'],
 };
 
