@@ -104,15 +104,22 @@ test('shows a running instance\'s token on its diagram and filters by an element
     // its variables
     const customer = page.getByRole('row').filter({ hasText: 'customer' })
     await customer.getByText('"Ada"').waitFor()
+    // a worker completes the job: the page follows without a reload
+    const job = await activateJob(server, m)
+    await rest(server, 'POST', `/jobs/${job.jobKey}/completion`, { variables: { checked: true } })
+    await page.locator('.summary').getByText('Completed').waitFor({ timeout: 15_000 })
+    await page.locator('.djs-connection.taken[data-element-id=to_end]').waitFor({ state: 'attached' })
+    await page.getByRole('row').filter({ hasText: 'checked' }).waitFor()
   })
-  await withPage('instances-filtered', async (page) => {
+  await withPage('instances-sorted', async (page) => {
     await page.goto(`${server.rest}/operate/processes`)
     await page.getByLabel('Process id').fill(m.id)
-    await page.getByLabel('State').selectOption('ACTIVE')
+    await page.getByLabel('State').selectOption('COMPLETED')
     await page.getByRole('button', { name: 'Apply' }).click()
     await page.waitForURL(/process=/)
     await page.getByRole('link', { name: key }).waitFor()
     assert.equal(await page.locator('tbody tr').count(), 1)
+    await screenshot(page, 'instances-filtered')
     // sorted by key, one way then the other
     await page.getByRole('button', { name: 'Instance' }).click()
     await page.locator('th[aria-sort=ascending]').getByText('Instance').waitFor()

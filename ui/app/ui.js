@@ -1,9 +1,13 @@
 // Shared components: page frame, errors, loading, state badges, dates, and the paged table.
 import { html, useCallback, useEffect, useRef, useState } from './preact.js';
 
-/** Runs `load` (an async function) when `deps` change: {data, error, loading, reload}. An
+/** How often live views ask again (Operate polls too), while the page is visible. */
+export const LIVE_MS = 5000;
+
+/** Runs `load` (an async function) when `deps` change, and every `every` ms while the page is
+ *  visible when given: {data, error, loading, reload}. The data stays while it reloads; an
  *  answer that arrives after newer deps is dropped. */
-export function useApi(load, deps) {
+export function useApi(load, deps, { every } = {}) {
   const [state, setState] = useState({ data: undefined, error: undefined, loading: true });
   const seq = useRef(0);
   const run = useCallback(() => {
@@ -15,6 +19,11 @@ export function useApi(load, deps) {
     );
   }, deps);
   useEffect(run, [run]);
+  useEffect(() => {
+    if (!every) return undefined;
+    const timer = setInterval(() => document.visibilityState === 'visible' && run(), every);
+    return () => clearInterval(timer);
+  }, [run, every]);
   return { ...state, reload: run };
 }
 
@@ -112,9 +121,10 @@ const PAGE = 50;
  * A sortable table paged with the API's cursors: `fetch({page, sort})` answers a search's
  * {items, page}. `columns`: [{key, label, render(row), sort?: API sort field}]. Pages go
  * forwards with `after: endCursor`, backwards by the cursors kept of the pages seen; a new
- * `query` (the filter's identity) starts at the first page again.
+ * `query` (the filter's identity) starts at the first page again; `live` asks again every
+ * LIVE_MS.
  */
-export function PagedTable({ fetch, columns, query, initialSort, rowKey, empty, caption }) {
+export function PagedTable({ fetch, columns, query, initialSort, rowKey, empty, caption, live }) {
   const [sort, setSort] = useState(initialSort || []);
   // the cursors belong to one query and order: another starts at the first page
   const identity = `${query}|${JSON.stringify(sort)}`;
@@ -125,6 +135,7 @@ export function PagedTable({ fetch, columns, query, initialSort, rowKey, empty, 
   const state = useApi(
     () => fetch({ sort, page: after ? { limit: PAGE, after } : { limit: PAGE } }),
     [identity, after],
+    { every: live ? LIVE_MS : undefined },
   );
   const onSort = (field) => {
     const cur = sort[0];

@@ -2,7 +2,7 @@
 import { html } from '../preact.js';
 import { count, search } from '../api.js';
 import { withQuery } from '../router.js';
-import { Loaded, Num, Page, useApi } from '../ui.js';
+import { LIVE_MS, Loaded, Num, Page, useApi } from '../ui.js';
 
 export function Dashboard() {
   const totals = useApi(async () => {
@@ -11,16 +11,16 @@ export function Dashboard() {
       count('/process-instances/search', { state: 'ACTIVE', hasIncident: true }),
     ]);
     return { running, incidents };
-  }, []);
+  }, [], { every: LIVE_MS });
   const byProcess = useApi(() => search('/process-definitions/statistics/process-instances', {
     sort: [{ field: 'activeInstancesWithIncidentCount', order: 'DESC' },
       { field: 'activeInstancesWithoutIncidentCount', order: 'DESC' }],
     page: { limit: 50 },
-  }), []);
+  }), [], { every: LIVE_MS });
   const byError = useApi(() => search('/incidents/statistics/process-instances-by-error', {
     sort: [{ field: 'activeInstancesWithErrorCount', order: 'DESC' }],
     page: { limit: 50 },
-  }), []);
+  }), [], { every: LIVE_MS });
   return html`<${Page} title="Dashboard">
     <${Loaded} state=${totals}>${(t) => html`<div class="metrics">
       <a class="metric" href=${withQuery('/operate/processes', { state: 'ACTIVE' })}>

@@ -4,7 +4,7 @@ import { html } from '../preact.js';
 import { get, getText, post, search } from '../api.js';
 import { navigate, useQuery, withQuery } from '../router.js';
 import { Diagram } from '../diagram.js';
-import { ErrorBox, Loaded, Num, Page, useApi } from '../ui.js';
+import { ErrorBox, LIVE_MS, Loaded, Num, Page, useApi } from '../ui.js';
 import { InstanceTable } from './instance_table.js';
 
 export function Definition({ id: definitionKey }) {
@@ -12,7 +12,7 @@ export function Definition({ id: definitionKey }) {
   const element = q.element || '';
   const def = useApi(() => get(`/process-definitions/${definitionKey}`), [definitionKey]);
   const xml = useApi(() => getText(`/process-definitions/${definitionKey}/xml`), [definitionKey]);
-  const stats = useApi(() => post(`/process-definitions/${definitionKey}/statistics/element-instances`, {}), [definitionKey]);
+  const stats = useApi(() => post(`/process-definitions/${definitionKey}/statistics/element-instances`, {}), [definitionKey], { every: LIVE_MS });
   const here = `/operate/definitions/${definitionKey}`;
   const select = (id) => navigate(withQuery(here, { element: id === element ? '' : id }), { replace: true });
   const d = def.data;
@@ -27,7 +27,7 @@ export function Definition({ id: definitionKey }) {
     ${stats.error && html`<${ErrorBox} error=${stats.error} />`}
     ${stats.data && html`<${ElementTable} items=${stats.data.items} selected=${element} here=${here} />`}
     <h2>Instances${element && html` at <code>${element}</code> <a href=${here}>(all)</a>`}</h2>
-    <${InstanceTable} filter=${filter} />
+    <${InstanceTable} filter=${filter} live />
   <//>`;
 }
 

@@ -22,7 +22,7 @@ export function Incidents() {
   if (q.errorMessage) filter.errorMessage = q.errorMessage;
   return html`<${Page} title="Incidents">
     ${filter.errorMessage && html`<p>Incidents with the error <q>${filter.errorMessage}</q>. <a href="/operate/incidents">All incidents</a></p>`}
-    <${PagedTable} query=${JSON.stringify(filter)} columns=${COLUMNS}
+    <${PagedTable} query=${JSON.stringify(filter)} columns=${COLUMNS} live
       rowKey=${(i) => i.incidentKey} initialSort=${[{ field: 'creationTime', order: 'DESC' }]}
       empty="No open incident."
       fetch=${({ sort, page }) => search('/incidents/search', { filter, sort, page })} />

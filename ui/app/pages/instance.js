@@ -3,12 +3,12 @@
 import { html, useState } from '../preact.js';
 import { get, getText, patch, post, search } from '../api.js';
 import { Diagram } from '../diagram.js';
-import { ErrorBox, Loaded, Page, PagedTable, StateBadge, fmtDate, useAction, useApi } from '../ui.js';
+import { ErrorBox, LIVE_MS, Loaded, Page, PagedTable, StateBadge, fmtDate, useAction, useApi } from '../ui.js';
 
 export function Instance({ id }) {
   const [version, setVersion] = useState(0);
   const refresh = () => setVersion((v) => v + 1);
-  const inst = useApi(() => get(`/process-instances/${id}`), [id, version]);
+  const inst = useApi(() => get(`/process-instances/${id}`), [id, version], { every: LIVE_MS });
   const p = inst.data;
   const title = p ? `${p.processDefinitionName || p.processDefinitionId} · ${id}` : `Instance ${id}`;
   return html`<${Page} title=${title} actions=${html`<button onClick=${refresh}>Reload</button>`}>
@@ -18,7 +18,7 @@ export function Instance({ id }) {
       <h2>Incidents</h2>
       <${Incidents} id=${id} version=${version} onChanged=${refresh} />
       <h2>Variables</h2>
-      <${Variables} id=${id} version=${version} />`}<//>
+      <${Variables} id=${id} />`}<//>
   <//>`;
 }
 
@@ -58,7 +58,7 @@ function InstanceDiagram({ p, version }) {
       get(`/process-instances/${key}/sequence-flows`),
     ]);
     return { stats: stats.items, flows: flows.items.map((f) => f.sequenceFlowId) };
-  }, [key, version]);
+  }, [key, version], { every: LIVE_MS });
   return html`<div>
     ${data.error && html`<${ErrorBox} error=${data.error} />`}
     <${Loaded} state=${xml}>${(x) => html`<${Diagram} xml=${x} stats=${data.data?.stats}
@@ -71,7 +71,7 @@ function Incidents({ id, version, onChanged }) {
     filter: { processInstanceKey: id, state: 'ACTIVE' },
     sort: [{ field: 'creationTime', order: 'ASC' }],
     page: { limit: 100 },
-  }), [id, version]);
+  }), [id, version], { every: LIVE_MS });
   return html`<${Loaded} state=${incidents}>${(d) => (d.items.length
     ? html`<ul class="incident-list">${d.items.map((i) => html`<${IncidentItem} key=${i.incidentKey} i=${i} onChanged=${onChanged} />`)}</ul>
       ${d.page.totalItems > d.items.length && html`<p class="muted">${d.items.length} of ${d.page.totalItems} shown.</p>`}`
@@ -111,9 +111,9 @@ const VARIABLE_COLUMNS = [
   { key: 'scope', label: 'Scope', render: (v) => (v.scopeKey === v.processInstanceKey ? 'process' : v.scopeKey) },
 ];
 
-function Variables({ id, version }) {
+function Variables({ id }) {
   const filter = { processInstanceKey: id };
-  return html`<${PagedTable} query=${`${id}-${version}`} columns=${VARIABLE_COLUMNS}
+  return html`<${PagedTable} query=${id} columns=${VARIABLE_COLUMNS} live
     rowKey=${(v) => v.variableKey} initialSort=${[{ field: 'name', order: 'ASC' }]}
     empty="No variables."
     fetch=${({ sort, page }) => search('/variables/search', { filter, sort, page })} />`;

@@ -17,8 +17,8 @@ const COLUMNS = [
     && html`<a href=${`/operate/processes/${p.parentProcessInstanceKey}`}>${p.parentProcessInstanceKey}</a>` },
 ];
 
-export function InstanceTable({ filter, caption }) {
-  return html`<${PagedTable} query=${JSON.stringify(filter)} columns=${COLUMNS} caption=${caption}
+export function InstanceTable({ filter, caption, live }) {
+  return html`<${PagedTable} query=${JSON.stringify(filter)} columns=${COLUMNS} caption=${caption} live=${live}
     rowKey=${(p) => p.processInstanceKey}
     initialSort=${[{ field: 'startDate', order: 'DESC' }]}
     empty="No instance matches."

@@ -24,7 +24,7 @@ export function Instances() {
   const q = useQuery();
   return html`<${Page} title="Instances">
     <${Filters} key=${location.search} q=${q} />
-    <${InstanceTable} filter=${filterOf(q)} />
+    <${InstanceTable} filter=${filterOf(q)} live />
   <//>`;
 }
 

@@ -51,7 +51,7 @@ export function Tasks() {
       <label>Candidate group <input value=${q.group || ''} size="12"
         onChange=${(e) => navigate(withQuery('/tasklist', { ...q, group: e.target.value.trim() }))} /></label>
     </div>
-    <${PagedTable} query=${JSON.stringify(filter)} columns=${COLUMNS}
+    <${PagedTable} query=${JSON.stringify(filter)} columns=${COLUMNS} live
       rowKey=${(t) => t.userTaskKey} initialSort=${[{ field: 'creationDate', order: 'DESC' }]}
       empty="No task here."
       fetch=${({ sort, page }) => search('/user-tasks/search', { filter, sort, page })} />
