@@ -40,6 +40,8 @@ fn app_page(addr: &str, path: &str) -> (String, String) {
         Some("text/html; charset=utf-8")
     );
     assert_eq!(header(&head, "cache-control"), Some("no-cache"));
+    let csp = header(&head, "content-security-policy").unwrap_or_default();
+    assert!(csp.contains("default-src 'self'"), "{path}: {csp}");
     let html = String::from_utf8(body).unwrap();
     let script = html
         .split("<script type=\"module\" src=\"")
