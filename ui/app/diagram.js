@@ -1,8 +1,8 @@
 // A BPMN diagram in bpmn-js's navigated viewer, with the element statistics as overlays
 // (active, incidents, completed, canceled), markers on elements with tokens or incidents, the
 // sequence flows taken, and a selected element. Clicking a flow node calls `onSelect(id)`.
-import { html, useEffect, useRef, useState } from './preact.js';
-import { bpmnViewer } from './vendor.js';
+import { html, useEffect, useRef } from './preact.js';
+import { bpmnViewer, useViewer } from './vendor.js';
 import { ErrorBox, Loading } from './ui.js';
 
 const KINDS = [
@@ -13,38 +13,16 @@ const KINDS = [
 ];
 
 export function Diagram({ xml, stats, flows, selected, onSelect, showCompleted = true }) {
-  const container = useRef();
-  const viewer = useRef();
-  const [ready, setReady] = useState(false);
-  const [error, setError] = useState();
   const select = useRef(onSelect);
   select.current = onSelect;
-
-  useEffect(() => {
-    let alive = true;
-    setReady(false);
-    setError(undefined);
-    bpmnViewer()
-      .then(async (BpmnJS) => {
-        if (!alive) return;
-        const v = new BpmnJS({ container: container.current });
-        viewer.current = v;
-        await v.importXML(xml);
-        if (!alive) return;
-        v.get('canvas').zoom('fit-viewport', 'auto');
-        v.on('element.click', (e) => {
-          const el = e.element;
-          if (!el.parent || el.type === 'label' || el.waypoints) return;
-          select.current?.(el.id);
-        });
-        setReady(true);
-      })
-      .catch((e) => alive && setError(e));
-    return () => {
-      alive = false;
-      viewer.current?.destroy();
-      viewer.current = undefined;
-    };
+  const { container, viewer, ready, error } = useViewer(bpmnViewer, async (v) => {
+    await v.importXML(xml);
+    v.get('canvas').zoom('fit-viewport', 'auto');
+    v.on('element.click', (e) => {
+      const el = e.element;
+      if (!el.parent || el.type === 'label' || el.waypoints) return;
+      select.current?.(el.id);
+    });
   }, [xml]);
 
   useEffect(() => {

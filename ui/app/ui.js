@@ -1,5 +1,7 @@
 // Shared components: page frame, errors, loading, state badges, dates, and the paged table.
 import { html, useCallback, useEffect, useRef, useState } from './preact.js';
+import { search } from './api.js';
+import { navigate } from './router.js';
 
 /** How often live views ask again (Operate polls too), while the page is visible. */
 export const LIVE_MS = 5000;
@@ -192,4 +194,24 @@ function ariaSort(sort, field) {
 function arrow(sort, field) {
   if (sort[0]?.field !== field) return '';
   return sort[0].order === 'DESC' ? ' ▼' : ' ▲';
+}
+
+/**
+ * The versions of a definition (a process's or a decision's: `path` is its search, `filter`
+ * names it), newest first, up to 100: choosing one goes to `hrefOf(key)`. `keyField` names
+ * the key of `current` and of the items.
+ */
+export function VersionSelect({ path, filter, keyField, current, hrefOf }) {
+  const versions = useApi(() => search(path, {
+    filter,
+    sort: [{ field: 'version', order: 'DESC' }],
+    page: { limit: 100 },
+  }), [path, JSON.stringify(filter)]);
+  const items = versions.data?.items?.length ? versions.data.items : [current];
+  return html`<label>Version
+      <select value=${current[keyField]} onChange=${(e) => navigate(hrefOf(e.target.value))}>
+        ${items.map((v) => html`<option value=${v[keyField]}>${v.version}${v.versionTag ? ` (${v.versionTag})` : ''}</option>`)}
+      </select>
+    </label>
+    ${versions.error && html`<${ErrorBox} error=${versions.error} />`}`;
 }

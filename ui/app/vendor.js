@@ -1,5 +1,8 @@
 // The bpmn.io bundles (pinned npm dists embedded by zest-ui's build), loaded by a <script> tag
-// the first time a page needs one, so list pages do not fetch them.
+// the first time a page needs one, so list pages do not fetch them; `useViewer` holds one of
+// their viewers in a component.
+import { useEffect, useRef, useState } from './preact.js';
+
 const base = new URL('../', import.meta.url).pathname; // /ui/<build>/
 const loading = new Map();
 
@@ -67,4 +70,36 @@ export function formViewer() {
   css('vendor/form-js/dist/assets/form-js.css');
   css('vendor/form-js/dist/assets/flatpickr/light.css');
   return script('vendor/form-js/dist/form-viewer.umd.js', 'FormViewer');
+}
+
+/**
+ * A bpmn.io viewer in a component: `load()` answers its constructor, which is given the
+ * container; `setup(viewer, alive)` imports what it shows (`alive()` says whether the component
+ * still wants it). The viewer is destroyed when `deps` change or the component goes:
+ * {container (the ref for its element), viewer (a ref), ready, error}.
+ */
+export function useViewer(load, setup, deps) {
+  const container = useRef();
+  const viewer = useRef();
+  const [ready, setReady] = useState(false);
+  const [error, setError] = useState();
+  useEffect(() => {
+    let alive = true;
+    setReady(false);
+    setError(undefined);
+    load()
+      .then(async (Viewer) => {
+        if (!alive) return;
+        viewer.current = new Viewer({ container: container.current });
+        await setup(viewer.current, () => alive);
+        if (alive) setReady(true);
+      })
+      .catch((e) => alive && setError(e));
+    return () => {
+      alive = false;
+      viewer.current?.destroy();
+      viewer.current = undefined;
+    };
+  }, deps);
+  return { container, viewer, ready, error };
 }

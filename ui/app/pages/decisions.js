@@ -2,9 +2,8 @@
 // dmn-js and its evaluations.
 import { html } from '../preact.js';
 import { get, getText, search } from '../api.js';
-import { navigate } from '../router.js';
 import { DmnView } from '../dmn.js';
-import { ErrorBox, Loaded, Page, PagedTable, StateBadge, fmtDate, useApi } from '../ui.js';
+import { ErrorBox, Loaded, Page, PagedTable, StateBadge, VersionSelect, fmtDate, useApi } from '../ui.js';
 
 const DEFINITION_COLUMNS = [
   { key: 'name', label: 'Decision', sort: 'name', render: (d) => html`
@@ -53,19 +52,10 @@ export function Decision({ id }) {
 }
 
 function Versions({ def }) {
-  const versions = useApi(() => search('/decision-definitions/search', {
-    filter: { decisionDefinitionId: def.decisionDefinitionId, tenantId: def.tenantId },
-    sort: [{ field: 'version', order: 'DESC' }],
-    page: { limit: 100 },
-  }), [def.decisionDefinitionId]);
-  const items = versions.data?.items || [];
   return html`<div class="toolbar">
-    <label>Version
-      <select value=${def.decisionDefinitionKey} onChange=${(e) => navigate(`/operate/decisions/${e.target.value}`)}>
-        ${(items.length ? items : [def]).map((v) => html`<option value=${v.decisionDefinitionKey}>${v.version}</option>`)}
-      </select>
-    </label>
+    <${VersionSelect} path="/decision-definitions/search" current=${def} keyField="decisionDefinitionKey"
+      filter=${{ decisionDefinitionId: def.decisionDefinitionId, tenantId: def.tenantId }}
+      hrefOf=${(key) => `/operate/decisions/${key}`} />
     <span class="muted">${def.decisionDefinitionId} · requirements ${def.decisionRequirementsId} · key ${def.decisionDefinitionKey}</span>
-    ${versions.error && html`<${ErrorBox} error=${versions.error} />`}
   </div>`;
 }

@@ -1,10 +1,10 @@
 // A process version: its diagram coloured by the element statistics of its instances, the
 // counts per element, and its instances (filtered by the element clicked on the diagram).
 import { html } from '../preact.js';
-import { get, getText, post, search } from '../api.js';
+import { get, getText, post } from '../api.js';
 import { navigate, useQuery, withQuery } from '../router.js';
 import { Diagram } from '../diagram.js';
-import { ErrorBox, LIVE_MS, Loaded, Num, Page, useApi } from '../ui.js';
+import { ErrorBox, LIVE_MS, Loaded, Num, Page, VersionSelect, useApi } from '../ui.js';
 import { InstanceTable } from './instance_table.js';
 
 export function Definition({ id: definitionKey }) {
@@ -33,22 +33,12 @@ export function Definition({ id: definitionKey }) {
 
 /** The other versions of the process, to switch between. */
 function Versions({ def }) {
-  const versions = useApi(() => search('/process-definitions/search', {
-    filter: { processDefinitionId: def.processDefinitionId, tenantId: def.tenantId },
-    sort: [{ field: 'version', order: 'DESC' }],
-    page: { limit: 100 },
-  }), [def.processDefinitionId]);
-  const items = versions.data?.items || [];
   return html`<div class="toolbar">
-    <label>Version
-      <select value=${def.processDefinitionKey}
-        onChange=${(e) => navigate(`/operate/definitions/${e.target.value}`)}>
-        ${(items.length ? items : [def]).map((v) => html`<option value=${v.processDefinitionKey}>${v.version}${v.versionTag ? ` (${v.versionTag})` : ''}</option>`)}
-      </select>
-    </label>
+    <${VersionSelect} path="/process-definitions/search" current=${def} keyField="processDefinitionKey"
+      filter=${{ processDefinitionId: def.processDefinitionId, tenantId: def.tenantId }}
+      hrefOf=${(key) => `/operate/definitions/${key}`} />
     <span class="muted">${def.processDefinitionId} · ${def.resourceName} · key ${def.processDefinitionKey}</span>
     <a href=${withQuery('/operate/processes', { process: def.processDefinitionId })}>All instances of every version</a>
-    ${versions.error && html`<${ErrorBox} error=${versions.error} />`}
   </div>`;
 }
 
