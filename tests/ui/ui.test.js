@@ -66,6 +66,13 @@ test('deploys a model dropped on the Processes page', { timeout: 60_000 }, async
     await notice.getByRole('link', { name: m.id }).click()
     await page.locator('.diagram[data-ready=true]').waitFor()
     await page.locator('[data-element-id=check]').first().waitFor()
+    // start an instance of it from its page, with variables
+    await page.getByRole('button', { name: 'Start an instance' }).click()
+    await page.getByLabel('Variables (a JSON object)').fill('{"order": 7}')
+    await page.getByRole('button', { name: 'Start', exact: true }).click()
+    await page.waitForURL(/\/operate\/processes\/\d+$/)
+    await page.locator('.djs-element.has-token[data-element-id=check]').waitFor()
+    await page.getByRole('row').filter({ hasText: 'order' }).getByText('7').waitFor()
   })
 })
 
@@ -201,5 +208,8 @@ test('the shell works on a narrow screen and by keyboard', { timeout: 60_000 }, 
     await page.keyboard.press('Enter')
     await page.getByRole('heading', { name: 'Incidents' }).waitFor()
     assert.match(page.url(), /\/operate\/incidents$/)
+    await page.getByRole('button', { name: 'Menu' }).click()
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Cluster' }).click()
+    await page.getByText('1 node, 1 partition').waitFor()
   }, { width: 390, height: 800 })
 })

@@ -215,3 +215,31 @@ export function VersionSelect({ path, filter, keyField, current, hrefOf }) {
     </label>
     ${versions.error && html`<${ErrorBox} error=${versions.error} />`}`;
 }
+
+/** A JSON object of variables, typed in: `onSubmit(object)` once it parses as one. */
+export function VariablesEditor({ busy, onSubmit, label }) {
+  const [text, setText] = useState('{}');
+  const [error, setError] = useState();
+  const submit = (e) => {
+    e.preventDefault();
+    let value;
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      setError({ title: 'Not JSON', detail: err.message });
+      return;
+    }
+    if (!value || typeof value !== 'object' || Array.isArray(value)) {
+      setError({ title: 'Not a JSON object', detail: 'the variables are an object of names and values' });
+      return;
+    }
+    setError(undefined);
+    onSubmit(value);
+  };
+  return html`<form onSubmit=${submit} class="variables-editor">
+    <label>Variables (a JSON object)
+      <textarea rows="6" value=${text} onInput=${(e) => setText(e.target.value)}></textarea></label>
+    <${ErrorBox} error=${error} />
+    <button class="primary" type="submit" disabled=${busy}>${label}</button>
+  </form>`;
+}

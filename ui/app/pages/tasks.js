@@ -6,7 +6,7 @@ import { html, useState } from '../preact.js';
 import { ApiError, get, post, request, search } from '../api.js';
 import { navigate, useQuery, withQuery } from '../router.js';
 import { FormView } from '../form.js';
-import { ErrorBox, Loaded, Page, PagedTable, StateBadge, fmtDate, useAction, useApi } from '../ui.js';
+import { ErrorBox, Loaded, Page, PagedTable, StateBadge, VariablesEditor, fmtDate, useAction, useApi } from '../ui.js';
 
 const USER_KEY = 'zest.user';
 
@@ -118,34 +118,7 @@ function Completion({ t, busy, onComplete }) {
   }, [t.userTaskKey]);
   return html`<${Loaded} state=${form}>${({ form: f, data }) => (f
     ? html`<${FormView} schema=${f.schema} data=${data} busy=${busy} onSubmit=${onComplete} />`
-    : html`<${VariablesEditor} busy=${busy} onSubmit=${onComplete} />`)}<//>`;
-}
-
-function VariablesEditor({ busy, onSubmit }) {
-  const [text, setText] = useState('{}');
-  const [error, setError] = useState();
-  const submit = (e) => {
-    e.preventDefault();
-    let value;
-    try {
-      value = JSON.parse(text);
-    } catch (err) {
-      setError({ title: 'Not JSON', detail: err.message });
-      return;
-    }
-    if (!value || typeof value !== 'object' || Array.isArray(value)) {
-      setError({ title: 'Not a JSON object', detail: 'the variables are an object of names and values' });
-      return;
-    }
-    setError(undefined);
-    onSubmit(value);
-  };
-  return html`<form onSubmit=${submit} class="variables-editor">
-    <label>Variables to complete with (a JSON object)
-      <textarea rows="6" value=${text} onInput=${(e) => setText(e.target.value)}></textarea></label>
-    <${ErrorBox} error=${error} />
-    <button class="primary" type="submit" disabled=${busy}>Complete</button>
-  </form>`;
+    : html`<${VariablesEditor} busy=${busy} onSubmit=${onComplete} label="Complete" />`)}<//>`;
 }
 
 function parse(value) {
