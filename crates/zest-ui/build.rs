@@ -64,12 +64,17 @@ const PACKAGES: &[Package] = &[
 /// The most a tarball may hold (the largest is under 2 MB), so a wrong file cannot fill memory.
 const MAX_TARBALL: u64 = 64 << 20;
 
-/// One embedded file: its path under the build's prefix and where its bytes are.
+/// One embedded file: its path under the build's prefix, where its bytes are, and its gzip
+/// form when that is worth serving.
 struct Asset {
     path: String,
     file: PathBuf,
     etag: String,
+    gzip: Option<PathBuf>,
 }
+
+/// Text compresses (the bundles to a quarter); fonts but woff and woff2 too.
+const COMPRESSED: &[&str] = &["js", "css", "svg", "json", "ttf", "eot", "html"];
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
@@ -87,6 +92,9 @@ fn main() {
     sources(&ui, &ui, &mut assets);
     assets.retain(|a| a.path != "index.html");
     assets.sort_by(|a, b| a.path.cmp(&b.path));
+    for a in &mut assets {
+        a.gzip = gzip(a, &out.join("gzip"));
+    }
     let build = build_id(&assets);
     let index = fs::read_to_string(ui.join("index.html"))
         .unwrap_or_else(|e| panic!("{}: {e}", ui.join("index.html").display()))
@@ -241,6 +249,7 @@ fn extract(package: &Package, tarball: &[u8], vendor: &Path) -> Vec<Asset> {
             path: format!("vendor/{short}/{path}"),
             etag: digest(&bytes),
             file,
+            gzip: None,
         });
     }
     for f in package.files.iter().filter(|f| !f.ends_with('/')) {
@@ -274,8 +283,29 @@ fn sources(root: &Path, dir: &Path, assets: &mut Vec<Asset>) {
             path: rel.to_string_lossy().replace('\\', "/"),
             etag: digest(&bytes),
             file: path.canonicalize().expect("an existing file"),
+            gzip: None,
         });
     }
+}
+
+/// The file gzipped into `dir`, when its type compresses and it is over 1 KiB and shrinks by a
+/// tenth at least.
+fn gzip(asset: &Asset, dir: &Path) -> Option<PathBuf> {
+    let ext = asset.path.rsplit_once('.').map(|(_, e)| e)?;
+    let bytes = fs::read(&asset.file).expect("an embedded file reads");
+    if !COMPRESSED.contains(&ext) || bytes.len() < 1024 {
+        return None;
+    }
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    std::io::Write::write_all(&mut encoder, &bytes).expect("in memory");
+    let packed = encoder.finish().expect("in memory");
+    if packed.len() * 10 > bytes.len() * 9 {
+        return None;
+    }
+    let file = dir.join(format!("{}.gz", asset.path));
+    fs::create_dir_all(file.parent().expect("a file has a folder")).expect("OUT_DIR");
+    fs::write(&file, packed).expect("OUT_DIR is writable");
+    Some(file)
 }
 
 /// A digest of every embedded file: the app's prefix changes whenever any file does.
@@ -301,14 +331,18 @@ fn table(build: &str, index: &Path, index_etag: &str, assets: &[Asset]) -> Strin
     let _ = writeln!(t, "pub const BUILD: &str = {build:?};");
     let _ = writeln!(
         t,
-        "pub static INDEX: Asset = Asset {{ path: \"index.html\", etag: {index_etag:?}, bytes: include_bytes!({:?}) }};",
+        "pub static INDEX: Asset = Asset {{ path: \"index.html\", etag: {index_etag:?}, bytes: include_bytes!({:?}), gzip: None }};",
         index.display().to_string()
     );
     let _ = writeln!(t, "pub static ASSETS: &[Asset] = &[");
     for a in assets {
+        let gzip = match &a.gzip {
+            Some(f) => format!("Some(include_bytes!({:?}))", f.display().to_string()),
+            None => "None".into(),
+        };
         let _ = writeln!(
             t,
-            "    Asset {{ path: {:?}, etag: {:?}, bytes: include_bytes!({:?}) }},",
+            "    Asset {{ path: {:?}, etag: {:?}, bytes: include_bytes!({:?}), gzip: {gzip} }},",
             a.path,
             a.etag,
             a.file.display().to_string()

@@ -11,17 +11,21 @@
 //! The router has no fallback, so it merges with the REST API's (which answers the rest).
 
 use axum::extract::Path;
-use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH, LOCATION};
+use axum::http::header::{
+    ACCEPT_ENCODING, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, ETAG, IF_NONE_MATCH, LOCATION,
+    VARY,
+};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 
-/// One embedded file.
+/// One embedded file, with its gzip form when that is worth serving.
 pub struct Asset {
     path: &'static str,
     etag: &'static str,
     bytes: &'static [u8],
+    gzip: Option<&'static [u8]>,
 }
 
 mod embedded {
@@ -87,9 +91,14 @@ fn find(path: &str) -> Option<&'static Asset> {
     Some(&assets[at])
 }
 
-/// The file, or 304 when the client holds it (`If-None-Match` names its ETag).
+/// The file (gzipped when the client takes gzip and it has that form), or 304 when the client
+/// holds it (`If-None-Match` names its ETag, one per form).
 fn serve(asset: &'static Asset, headers: &HeaderMap, cache: &'static str) -> Response {
-    let etag = format!("\"{}\"", asset.etag);
+    let gzip = asset.gzip.filter(|_| accepts_gzip(headers));
+    let etag = match gzip {
+        Some(_) => format!("\"{}-gz\"", asset.etag),
+        None => format!("\"{}\"", asset.etag),
+    };
     let cached = headers
         .get_all(IF_NONE_MATCH)
         .iter()
@@ -107,15 +116,40 @@ fn serve(asset: &'static Asset, headers: &HeaderMap, cache: &'static str) -> Res
             "nosniff".to_string(),
         ),
     ];
-    if cached {
-        return (StatusCode::NOT_MODIFIED, common).into_response();
+    let mut response = if cached {
+        (StatusCode::NOT_MODIFIED, common).into_response()
+    } else {
+        let body = gzip.unwrap_or(asset.bytes);
+        (common, [(CONTENT_TYPE, content_type(asset.path))], body).into_response()
+    };
+    let ok = response.status() == StatusCode::OK;
+    let h = response.headers_mut();
+    if asset.gzip.is_some() {
+        h.insert(VARY, HeaderValue::from_static("accept-encoding"));
     }
-    (
-        common,
-        [(CONTENT_TYPE, content_type(asset.path))],
-        asset.bytes,
-    )
-        .into_response()
+    if gzip.is_some() && ok {
+        h.insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+    }
+    response
+}
+
+/// Whether `Accept-Encoding` takes gzip (named, or `*`, without `q=0`).
+fn accepts_gzip(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|coding| {
+            let mut parts = coding.split(';').map(str::trim);
+            let name = parts.next().unwrap_or("");
+            let refused = parts.any(|p| {
+                p.strip_prefix("q=")
+                    .and_then(|q| q.parse::<f32>().ok())
+                    .is_some_and(|q| q == 0.0)
+            });
+            (name.eq_ignore_ascii_case("gzip") || name == "*") && !refused
+        })
 }
 
 /// The content type of the embedded file types, by extension.
@@ -160,6 +194,27 @@ mod tests {
         let index = std::str::from_utf8(embedded::INDEX.bytes).expect("utf-8");
         assert!(index.contains(&format!("/ui/{BUILD}/")));
         assert!(!index.contains("{{BUILD}}"));
+    }
+
+    #[test]
+    fn takes_gzip_unless_refused() {
+        let with = |v: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(ACCEPT_ENCODING, HeaderValue::from_str(v).unwrap());
+            accepts_gzip(&h)
+        };
+        assert!(with("gzip, deflate, br, zstd"));
+        assert!(with("br;q=1.0, GZIP;q=0.5"));
+        assert!(with("*"));
+        assert!(!with("gzip;q=0, br"));
+        assert!(!with("deflate, br"));
+        assert!(!accepts_gzip(&HeaderMap::new()));
+        let viewer = find(&format!(
+            "{BUILD}/vendor/bpmn-js/dist/bpmn-navigated-viewer.production.min.js"
+        ))
+        .unwrap();
+        let packed = viewer.gzip.expect("the viewer is served gzipped");
+        assert!(packed.len() * 2 < viewer.bytes.len());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The web UI on the REST port of a real `zest start` (`docs/design/ui.md`): `/` leads to
 //! `/operate`; `/operate`, `/tasklist` and deep links under them answer the app's page; its
-//! files answer with their content types and immutable caching, 304 when the client holds them;
+//! files answer with their content types and immutable caching, gzipped for a client that takes
+//! it, 304 when the client holds them;
 //! a missing file is a 404, never the app; the REST API still answers beside it.
 
 mod common;
@@ -93,6 +94,21 @@ fn the_ui_is_served_at_camundas_paths_with_its_files() {
         Some("public, max-age=31536000, immutable")
     );
     assert!(String::from_utf8_lossy(&body).contains("render("));
+    assert_eq!(header(&head, "content-encoding"), None);
+    // gzipped for a client that takes it, under an ETag of its own
+    let (status, head, zipped) = get(rest, &script, "Accept-Encoding: gzip, br\r\n");
+    assert_eq!(status, 200);
+    assert_eq!(header(&head, "content-encoding"), Some("gzip"));
+    assert_eq!(header(&head, "vary"), Some("accept-encoding"));
+    assert_eq!(&zipped[..2], &[0x1f, 0x8b]);
+    assert!(zipped.len() < body.len());
+    let zipped_etag = header(&head, "etag").unwrap().to_string();
+    let (status, head, _) = get(
+        rest,
+        &script,
+        &format!("Accept-Encoding: gzip\r\nIf-None-Match: {zipped_etag}\r\n"),
+    );
+    assert_eq!(status, 304, "{head}");
     let build = script.trim_end_matches("app/main.js");
     let font = format!("{build}vendor/bpmn-js/dist/assets/bpmn-font/font/bpmn.woff2");
     let (status, head, body) = get(rest, &font, "");
