@@ -17,7 +17,8 @@ export function useApi(load, deps, { every } = {}) {
     setState((s) => ({ ...s, loading: true }));
     load().then(
       (data) => mine === seq.current && setState({ data, error: undefined, loading: false }),
-      (error) => mine === seq.current && setState({ data: undefined, error, loading: false }),
+      // what was shown stays (a failed poll must not blank the page), under the error
+      (error) => mine === seq.current && setState((s) => ({ data: s.data, error, loading: false })),
     );
   }, deps);
   useEffect(run, [run]);
@@ -76,11 +77,13 @@ export function Loading() {
   return html`<p class="muted" aria-live="polite">Loading…</p>`;
 }
 
-/** The content of a loaded `useApi` state, or its error, or "Loading". */
+/** The content of a loaded `useApi` state (under its error, when the last load failed), or
+ *  its error, or "Loading". */
 export function Loaded({ state, children }) {
-  if (state.error) return html`<${ErrorBox} error=${state.error} />`;
-  if (state.data === undefined) return html`<${Loading} />`;
-  return children(state.data);
+  if (state.data === undefined) {
+    return state.error ? html`<${ErrorBox} error=${state.error} />` : html`<${Loading} />`;
+  }
+  return html`${state.error && html`<${ErrorBox} error=${state.error} />`}${children(state.data)}`;
 }
 
 const STATES = {
