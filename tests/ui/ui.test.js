@@ -1,7 +1,8 @@
 // Zest's web UI as a person uses it, in a real Chromium: deploy by drag and drop (a process, a
-// decision), see a decision's table, complete a user task through its form, see an instance's token on the diagram, filter instances by clicking an element, open an incident
-// and retry it. Any console error fails the test; each test leaves a screenshot in
-// target/ui-screenshots/.
+// decision), see a decision's table, start an instance, see its token on the diagram, edit and
+// add its variables, filter instances by clicking an element, open an incident and retry it,
+// complete a user task through its form, see the API's errors. Any console error fails the test;
+// each test leaves a screenshot in target/ui-screenshots/.
 
 import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -112,6 +113,19 @@ test('shows a running instance\'s token on its diagram and filters by an element
     // its variables
     const customer = page.getByRole('row').filter({ hasText: 'customer' })
     await customer.getByText('"Ada"').waitFor()
+    // edit one, add another
+    await page.getByRole('button', { name: 'Edit customer' }).click()
+    await page.getByLabel('Value of customer').fill('"Grace"')
+    await page.getByRole('button', { name: 'Save' }).click()
+    await customer.getByText('"Grace"').waitFor()
+    await page.getByLabel('Name', { exact: true }).fill('note')
+    await page.getByLabel('Value (JSON)').fill('{"urgent": true}')
+    await page.getByRole('button', { name: 'Add variable' }).click()
+    await page.getByRole('row').filter({ hasText: 'note' }).getByText('{"urgent":true}').waitFor()
+    const vars = await rest(server, 'POST', '/variables/search', { filter: { processInstanceKey: key } })
+    const byName = Object.fromEntries(vars.items.map((v) => [v.name, JSON.parse(v.value)]))
+    assert.deepEqual(byName, { customer: 'Grace', order: 42, note: { urgent: true } })
+    await screenshot(page, 'instance-variables')
     // a worker completes the job: the page follows without a reload
     const job = await activateJob(server, m)
     await rest(server, 'POST', `/jobs/${job.jobKey}/completion`, { variables: { checked: true } })

@@ -45,6 +45,7 @@ export const get = (path) => request('GET', path);
 export const getText = (path) => request('GET', path, undefined, { as: 'text' });
 export const post = (path, body) => request('POST', path, body ?? {});
 export const patch = (path, body) => request('PATCH', path, body);
+export const put = (path, body) => request('PUT', path, body);
 
 /** One page of a search: `page` is {limit, after?}; the answer's items and page. */
 export function search(path, { filter, sort, page }) {

@@ -127,9 +127,9 @@ const PAGE = 50;
  * {items, page}. `columns`: [{key, label, render(row), sort?: API sort field}]. Pages go
  * forwards with `after: endCursor`, backwards by the cursors kept of the pages seen; a new
  * `query` (the filter's identity) starts at the first page again; `live` asks again every
- * LIVE_MS.
+ * LIVE_MS, and a new `refresh` at once (the same page).
  */
-export function PagedTable({ fetch, columns, query, initialSort, rowKey, empty, caption, live }) {
+export function PagedTable({ fetch, columns, query, initialSort, rowKey, empty, caption, live, refresh }) {
   const [sort, setSort] = useState(initialSort || []);
   // the cursors belong to one query and order: another starts at the first page
   const identity = `${query}|${JSON.stringify(sort)}`;
@@ -139,7 +139,7 @@ export function PagedTable({ fetch, columns, query, initialSort, rowKey, empty, 
   const after = cursors[cursors.length - 1];
   const state = useApi(
     () => fetch({ sort, page: after ? { limit: PAGE, after } : { limit: PAGE } }),
-    [identity, after],
+    [identity, after, refresh],
     { every: live ? LIVE_MS : undefined },
   );
   const onSort = (field) => {

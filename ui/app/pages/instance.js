@@ -1,7 +1,7 @@
 // One process instance: its diagram with the tokens and the sequence flows taken, its
 // incidents with a retry, its variables, and cancel.
 import { html, useState } from '../preact.js';
-import { get, getText, patch, post, search } from '../api.js';
+import { ApiError, get, getText, patch, post, put, search } from '../api.js';
 import { Diagram } from '../diagram.js';
 import { ErrorBox, LIVE_MS, Loaded, Page, PagedTable, StateBadge, fmtDate, useAction, useApi } from '../ui.js';
 
@@ -18,7 +18,7 @@ export function Instance({ id }) {
       <h2>Incidents</h2>
       <${Incidents} id=${id} version=${version} onChanged=${refresh} />
       <h2>Variables</h2>
-      <${Variables} id=${id} />`}<//>
+      <${Variables} id=${id} active=${pi.state === 'ACTIVE'} />`}<//>
   <//>`;
 }
 
@@ -105,16 +105,94 @@ function IncidentItem({ i, onChanged }) {
   </li>`;
 }
 
-const VARIABLE_COLUMNS = [
-  { key: 'name', label: 'Name', sort: 'name', render: (v) => html`<code>${v.name}</code>` },
-  { key: 'value', label: 'Value', render: (v) => html`<code class="value">${v.value}</code>${v.isTruncated ? html` <span class="muted">(truncated)</span>` : ''}` },
-  { key: 'scope', label: 'Scope', render: (v) => (v.scopeKey === v.processInstanceKey ? 'process' : v.scopeKey) },
-];
+/** Sets variables in a scope (an element instance or the process instance) as Operate does:
+ *  in that scope itself. */
+function setVariables(scopeKey, variables) {
+  return put(`/element-instances/${scopeKey}/variables`, { variables, local: true });
+}
 
-function Variables({ id }) {
+function Variables({ id, active }) {
+  const [refresh, setRefresh] = useState(0);
+  const changed = () => setRefresh((r) => r + 1);
   const filter = { processInstanceKey: id };
-  return html`<${PagedTable} query=${id} columns=${VARIABLE_COLUMNS} live
-    rowKey=${(v) => v.variableKey} initialSort=${[{ field: 'name', order: 'ASC' }]}
-    empty="No variables."
-    fetch=${({ sort, page }) => search('/variables/search', { filter, sort, page })} />`;
+  const columns = [
+    { key: 'name', label: 'Name', sort: 'name', render: (v) => html`<code>${v.name}</code>` },
+    { key: 'value', label: 'Value', render: (v) => html`<${VariableValue} key=${v.variableKey} v=${v} editable=${active} onChanged=${changed} />` },
+    { key: 'scope', label: 'Scope', render: (v) => (v.scopeKey === v.processInstanceKey ? 'process' : v.scopeKey) },
+  ];
+  return html`
+    ${active && html`<${AddVariable} id=${id} onChanged=${changed} />`}
+    <${PagedTable} query=${id} columns=${columns} live refresh=${refresh}
+      rowKey=${(v) => v.variableKey} initialSort=${[{ field: 'name', order: 'ASC' }]}
+      empty="No variables."
+      fetch=${({ sort, page }) => search('/variables/search', { filter, sort, page })} />`;
+}
+
+/** A variable's value; while the instance runs, editable as JSON (the whole value is read
+ *  first when the search truncated it). */
+function VariableValue({ v, editable, onChanged }) {
+  const [text, setText] = useState();
+  const [run, busy, error, clear] = useAction();
+  const edit = () => run(async () => {
+    const full = v.isTruncated ? (await get(`/variables/${v.variableKey}`)).value : v.value;
+    setText(full);
+  });
+  const save = async (e) => {
+    e.preventDefault();
+    const ok = await run(() => {
+      let value;
+      try {
+        value = JSON.parse(text);
+      } catch (err) {
+        throw new ApiError(0, 'Not JSON', err.message);
+      }
+      return setVariables(v.scopeKey, { [v.name]: value });
+    });
+    if (ok !== undefined) {
+      setText(undefined);
+      onChanged();
+    }
+  };
+  if (text === undefined) {
+    return html`<code class="value">${v.value}</code>${v.isTruncated ? html` <span class="muted">(truncated)</span>` : ''}
+      ${editable && html` <button class="link" aria-label=${`Edit ${v.name}`} disabled=${busy} onClick=${edit}>Edit</button>`}
+      <${ErrorBox} error=${error} onClose=${clear} />`;
+  }
+  return html`<form class="inline-edit" onSubmit=${save}>
+    <textarea aria-label=${`Value of ${v.name}`} rows="2" value=${text} onInput=${(e) => setText(e.target.value)}></textarea>
+    <button class="primary" type="submit" disabled=${busy}>Save</button>
+    <button type="button" onClick=${() => { setText(undefined); clear(); }}>Cancel</button>
+    <${ErrorBox} error=${error} onClose=${clear} />
+  </form>`;
+}
+
+/** Adds a variable (or sets one) in the process instance's own scope. */
+function AddVariable({ id, onChanged }) {
+  const [name, setName] = useState('');
+  const [value, setValue] = useState('');
+  const [run, busy, error, clear] = useAction();
+  const add = async (e) => {
+    e.preventDefault();
+    const ok = await run(() => {
+      if (!name.trim()) throw new ApiError(0, 'A variable needs a name');
+      let parsed;
+      try {
+        parsed = JSON.parse(value);
+      } catch (err) {
+        throw new ApiError(0, 'The value is not JSON', err.message);
+      }
+      return setVariables(id, { [name.trim()]: parsed });
+    });
+    if (ok !== undefined) {
+      setName('');
+      setValue('');
+      onChanged();
+    }
+  };
+  return html`<form class="add-variable" onSubmit=${add} aria-label="Add a variable">
+    <label>Name<input value=${name} onInput=${(e) => setName(e.target.value)} /></label>
+    <label>Value (JSON)<input value=${value} onInput=${(e) => setValue(e.target.value)} /></label>
+    <button type="submit" disabled=${busy}>Add variable</button>
+    <${ErrorBox} error=${error} onClose=${clear} />
+  </form>`;
 }
