@@ -1,7 +1,7 @@
 // Zest's web UI as a person uses it, in a real Chromium: deploy by drag and drop (a process, a
 // decision), see a decision's table, start an instance, see its token on the diagram, edit and
 // add its variables, filter instances by clicking an element, open an incident and retry it,
-// complete a user task through its form, see the API's errors. Any console error fails the test;
+// cancel instances in bulk, complete a user task through its form, see the API's errors. Any console error fails the test;
 // each test leaves a screenshot in target/ui-screenshots/.
 
 import { readFileSync } from 'node:fs'
@@ -184,6 +184,28 @@ test('opens an incident from the list and retries it', { timeout: 60_000 }, asyn
   assert.equal(job.retries, 1)
   const inst = await rest(server, 'GET', `/process-instances/${key}`)
   assert.equal(inst.hasIncident, false)
+})
+
+test('cancels every instance of a filter in bulk and follows the batch', { timeout: 60_000 }, async () => {
+  const m = model()
+  await deploy(server, m)
+  const keys = []
+  for (let i = 0; i < 3; i++) keys.push(await startInstance(server, m))
+  await withPage('bulk-cancel', async (page) => {
+    await page.goto(`${server.rest}/operate/processes?process=${m.id}&state=ACTIVE`)
+    for (const k of keys) await page.getByRole('link', { name: k }).waitFor()
+    await page.getByRole('button', { name: 'Cancel them' }).click()
+    await page.getByRole('button', { name: 'Yes, cancel them' }).click()
+    const status = page.getByRole('status').filter({ hasText: 'CANCEL_PROCESS_INSTANCE' })
+    await status.getByText('COMPLETED').waitFor({ timeout: 20_000 })
+    assert.match(await status.textContent(), /3 of 3 done/)
+    // the list follows: nothing of this process is active any more
+    await page.getByText('No instance matches.').waitFor({ timeout: 15_000 })
+  })
+  for (const k of keys) {
+    const inst = await rest(server, 'GET', `/process-instances/${k}`)
+    assert.equal(inst.state, 'TERMINATED')
+  }
 })
 
 test('completes a user task through its form', { timeout: 60_000 }, async () => {
