@@ -257,7 +257,7 @@ test('the shell works on a narrow screen and by keyboard', { timeout: 60_000 }, 
     await page.keyboard.press('Enter')
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Incidents' }).focus()
     await page.keyboard.press('Enter')
-    await page.getByRole('heading', { name: 'Incidents' }).waitFor()
+    await page.getByRole('heading', { name: 'Incidents', exact: true }).waitFor()
     assert.match(page.url(), /\/operate\/incidents$/)
     await page.getByRole('button', { name: 'Menu' }).click()
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Cluster' }).click()

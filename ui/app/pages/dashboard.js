@@ -3,6 +3,7 @@ import { html } from '../preact.js';
 import { count, search } from '../api.js';
 import { withQuery } from '../router.js';
 import { LIVE_MS, Loaded, Num, Page, useApi } from '../ui.js';
+import { IncidentsByError } from './by_error.js';
 
 export function Dashboard() {
   const totals = useApi(async () => {
@@ -15,10 +16,6 @@ export function Dashboard() {
   const byProcess = useApi(() => search('/process-definitions/statistics/process-instances', {
     sort: [{ field: 'activeInstancesWithIncidentCount', order: 'DESC' },
       { field: 'activeInstancesWithoutIncidentCount', order: 'DESC' }],
-    page: { limit: 50 },
-  }), [], { every: LIVE_MS });
-  const byError = useApi(() => search('/incidents/statistics/process-instances-by-error', {
-    sort: [{ field: 'activeInstancesWithErrorCount', order: 'DESC' }],
     page: { limit: 50 },
   }), [], { every: LIVE_MS });
   return html`<${Page} title="Dashboard">
@@ -35,7 +32,7 @@ export function Dashboard() {
       </section>
       <section>
         <h2>Incidents by error message</h2>
-        <${Loaded} state=${byError}>${(d) => html`<${ByError} data=${d} />`}<//>
+        <${IncidentsByError} />
       </section>
     </div>
   <//>`;
@@ -57,15 +54,3 @@ function ByProcess({ data }) {
   </table>
   ${data.page.totalItems > data.items.length && html`<p class="muted">The ${data.items.length} processes with the most incidents of ${data.page.totalItems}.</p>`}`;
 }
-
-function ByError({ data }) {
-  if (!data.items.length) return html`<p class="muted">No incident.</p>`;
-  return html`<table>
-    <thead><tr><th scope="col">Error</th><th scope="col">Instances</th></tr></thead>
-    <tbody>${data.items.map((e) => html`<tr key=${e.errorHashCode}>
-      <td data-label="Error"><a href=${withQuery('/operate/incidents', { errorMessage: e.errorMessage })}>${e.errorMessage || '(no message)'}</a></td>
-      <td data-label="Instances" class="bad"><${Num} value=${e.activeInstancesWithErrorCount} /></td>
-    </tr>`)}</tbody>
-  </table>`;
-}
-

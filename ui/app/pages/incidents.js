@@ -1,9 +1,10 @@
-// Incidents across all processes (open ones, newest first; those of one error message from the
-// dashboard).
+// Incidents across all processes: grouped by error message, and the open ones (newest first;
+// those of one message when one is chosen).
 import { html } from '../preact.js';
 import { search } from '../api.js';
 import { useQuery } from '../router.js';
 import { Page, PagedTable, fmtDate } from '../ui.js';
+import { IncidentsByError } from './by_error.js';
 
 const COLUMNS = [
   { key: 'instance', label: 'Instance', sort: 'processInstanceKey', render: (i) => html`
@@ -21,7 +22,13 @@ export function Incidents() {
   const filter = { state: 'ACTIVE' };
   if (q.errorMessage) filter.errorMessage = q.errorMessage;
   return html`<${Page} title="Incidents">
-    ${filter.errorMessage && html`<p>Incidents with the error <q>${filter.errorMessage}</q>. <a href="/operate/incidents">All incidents</a></p>`}
+    <details class="elements" open>
+      <summary>By error message</summary>
+      <${IncidentsByError} selected=${filter.errorMessage} />
+    </details>
+    <h2>${filter.errorMessage
+      ? html`Incidents with the error <q>${filter.errorMessage}</q> <a href="/operate/incidents">(all)</a>`
+      : 'All open incidents'}</h2>
     <${PagedTable} query=${JSON.stringify(filter)} columns=${COLUMNS} live
       rowKey=${(i) => i.incidentKey} initialSort=${[{ field: 'creationTime', order: 'DESC' }]}
       empty="No open incident."
