@@ -126,6 +126,10 @@ test('shows a running instance\'s token on its diagram and filters by an element
     const byName = Object.fromEntries(vars.items.map((v) => [v.name, JSON.parse(v.value)]))
     assert.deepEqual(byName, { customer: 'Grace', order: 42, note: { urgent: true } })
     await screenshot(page, 'instance-variables')
+    // its element instances: the start event done, the task active
+    const tree = page.getByRole('tree', { name: 'Element instances' })
+    await tree.getByRole('treeitem').filter({ hasText: 'Order in' }).getByText('Completed').waitFor()
+    await tree.getByRole('treeitem').filter({ hasText: 'Check' }).getByText('Active').waitFor()
     // a worker completes the job: the page follows without a reload
     const job = await activateJob(server, m)
     await rest(server, 'POST', `/jobs/${job.jobKey}/completion`, { variables: { checked: true } })

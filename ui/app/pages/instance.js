@@ -3,6 +3,7 @@
 import { html, useState } from '../preact.js';
 import { ApiError, get, getText, patch, post, put, search } from '../api.js';
 import { Diagram } from '../diagram.js';
+import { CallHierarchy, ElementTree } from './element_tree.js';
 import { ErrorBox, LIVE_MS, Loaded, Page, PagedTable, StateBadge, fmtDate, useAction, useApi } from '../ui.js';
 
 export function Instance({ id }) {
@@ -13,12 +14,15 @@ export function Instance({ id }) {
   const title = p ? `${p.processDefinitionName || p.processDefinitionId} · ${id}` : `Instance ${id}`;
   return html`<${Page} title=${title} actions=${html`<button onClick=${refresh}>Reload</button>`}>
     <${Loaded} state=${inst}>${(pi) => html`
+      <${CallHierarchy} processInstanceKey=${id} />
       <${Summary} p=${pi} onChanged=${refresh} />
       <${InstanceDiagram} p=${pi} version=${version} />
       <h2>Incidents</h2>
       <${Incidents} id=${id} version=${version} onChanged=${refresh} />
       <h2>Variables</h2>
-      <${Variables} id=${id} active=${pi.state === 'ACTIVE'} />`}<//>
+      <${Variables} id=${id} active=${pi.state === 'ACTIVE'} />
+      <h2>Element instances</h2>
+      <${ElementTree} processInstanceKey=${id} />`}<//>
   <//>`;
 }
 
