@@ -45,10 +45,10 @@ export async function screenshot(page, name) {
   await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true })
 }
 
-/** The test model with a unique process id: { id, xml, name }. */
-export function model() {
+/** A test model (models/<file>) with a unique process id: { id, xml, name }. */
+export function model(file = 'ui_task.bpmn') {
   const id = `ui_${randomBytes(4).toString('hex')}`
-  const xml = readFileSync(join(HERE, 'models', 'ui_task.bpmn'), 'utf8').replaceAll('zest_proc', id)
+  const xml = readFileSync(join(HERE, 'models', file), 'utf8').replaceAll('zest_proc', id)
   return { id, xml, name: `${id}.bpmn` }
 }
 

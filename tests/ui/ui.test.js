@@ -161,6 +161,18 @@ test('shows a running instance\'s token on its diagram and filters by an element
   })
 })
 
+test('opens a sub-process in the element instance tree', { timeout: 60_000 }, async () => {
+  const m = model('ui_sub.bpmn')
+  await deploy(server, m)
+  const key = await startInstance(server, m)
+  await withPage('element-tree', async (page) => {
+    await page.goto(`${server.rest}/operate/processes/${key}`)
+    const tree = page.getByRole('tree', { name: 'Element instances' })
+    await tree.getByRole('button', { name: 'Open Inner' }).click()
+    await tree.getByRole('treeitem', { name: /^Inner task/ }).getByText('Active').waitFor()
+  })
+})
+
 test('opens an incident from the list and retries it', { timeout: 60_000 }, async () => {
   const m = model()
   await deploy(server, m)
