@@ -6,7 +6,8 @@
 #
 # Suites, in order, stopping at the first that fails: Go client compat tests, the official Go
 # client's own integration tests, zbctl, the zest CLI as zbctl, pytest (pyzeebe), Camunda's
-# Node.js SDK, c8ctl (Camunda's REST CLI, zest only), schemathesis against Camunda's OpenAPI
+# Node.js SDK, c8ctl (Camunda's REST CLI, zest only), the web UI in Chromium (tests/ui, zest only),
+# schemathesis against Camunda's OpenAPI
 # document (zest only), the Java client (gRPC, and REST with the
 # 8.8 client's defaults), Camunda's Spring Boot starter, Camunda Process Test (remote runtime),
 # crash test (zest only).
@@ -16,7 +17,7 @@
 # (tests/compat/node/node_modules) and c8ctl (copied from ../shared into tests/compat/.c8ctl).
 #
 # Env: ZEST_BIN, ZEEBE_ADDRESS, COMPAT_VERBOSE=1 (go test -v / pytest -v), COMPAT_SUITES (space
-# separated subset of: go official zbctl zest-cli python node c8ctl schemathesis java spring cpt crash partitions cluster postgres; crash runs three
+# separated subset of: go official zbctl zest-cli python node c8ctl ui schemathesis java spring cpt crash partitions cluster postgres; crash runs three
 # variants: default, log fsync off, and snapshots/segment deletion/backups during the kills;
 # partitions runs go, python, java and crash against 3 partitions; cluster runs go, python and
 # java against `zest cluster` (3 nodes, 3 partitions, replication factor 3) and the crash test
@@ -28,7 +29,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-SUITES=${COMPAT_SUITES:-go official zbctl zest-cli python node c8ctl schemathesis java spring cpt crash partitions cluster postgres}
+SUITES=${COMPAT_SUITES:-go official zbctl zest-cli python node c8ctl ui schemathesis java spring cpt crash partitions cluster postgres}
 VERBOSE=${COMPAT_VERBOSE:-}
 
 log() { printf '\n==== %s\n' "$*"; }
@@ -85,7 +86,7 @@ if want python || want partitions || want cluster; then
   fi
   echo "compat: $("$VENV/bin/python" --version), pyzeebe $("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("pyzeebe"))')"
 fi
-if want node || want c8ctl; then
+if want node || want c8ctl || want ui; then
   # Camunda's Node.js SDK (tests/compat/node) on Node 22: a system node >= 22, else the npm
   # registry's `node` package (a prebuilt Node 22 for this platform) installed into
   # tests/compat/.node by the system's npm (Debian bookworm's nodejs is 18, trixie's 20); if
@@ -128,6 +129,18 @@ if want c8ctl; then
   if [ -n "${ZEEBE_ADDRESS:-}" ]; then
     echo "compat: external server: the c8ctl suite (it starts zest on ports of its own) is skipped"
   fi
+fi
+if want ui; then
+  # the web UI's browser tests (tests/ui): playwright-core (pinned by its package-lock) driving
+  # Debian's chromium (Playwright's own browser downloads are not fetched)
+  STAMP=$ROOT/tests/ui/node_modules/.package-lock.sha
+  SUM=$(sha256sum "$ROOT/tests/ui/package-lock.json" | cut -d' ' -f1)
+  if [ "$(cat "$STAMP" 2>/dev/null)" != "$SUM" ]; then
+    (cd "$ROOT/tests/ui" && PATH=$NODE_PATH_DIR:$PATH npm ci --loglevel=error --no-audit --no-fund >/dev/null)
+    echo "$SUM" >"$STAMP"
+  fi
+  [ -n "${CHROMIUM_BIN:-}" ] || command -v chromium >/dev/null || apt_install chromium
+  echo "compat: playwright-core $("$NODE_BIN" -p "require('$ROOT/tests/ui/node_modules/playwright-core/package.json').version"), $("${CHROMIUM_BIN:-chromium}" --version 2>/dev/null | head -1)"
 fi
 if want schemathesis; then
   # schemathesis (PyPI) in a venv of its own (tests/compat/schemathesis/.venv), against
@@ -206,6 +219,11 @@ fi
 # and against its default profile (localhost:8080, demo/demo) when port 8080 is free (zest only)
 if want c8ctl && [ -n "${ZEST_BIN:-}" ]; then
   run_suite c8ctl bash -c "cd '$HERE/c8ctl' && PATH='$NODE_PATH_DIR':\$PATH node --test --test-reporter=spec --test-concurrency=1"
+fi
+# the web UI as a person uses it, in Chromium driven by Playwright, against a `zest start` of its
+# own (screenshots in target/ui-screenshots/)
+if want ui && [ -n "${ZEST_BIN:-}" ]; then
+  run_suite ui bash -c "cd '$ROOT/tests/ui' && PATH='$NODE_PATH_DIR':\$PATH node --test --test-reporter=spec --test-concurrency=1"
 fi
 # schemathesis over every operation of Camunda 8.8's REST API v2 that Zest serves, against a
 # `zest start` of its own (kernel-given ports, from its READY line), seeded by the runner

@@ -336,7 +336,8 @@ async fn run_node(cfg: config::Resolved) -> anyhow::Result<()> {
         shutdown_rx.clone(),
     ));
     let mut rest_shutdown = shutdown_rx.clone();
-    let rest_app = zest_gateway::rest::router(commands);
+    // the web UI (/operate, /tasklist, /ui/...) beside the REST API, on the same port
+    let rest_app = zest_gateway::rest::router(commands).merge(zest_ui::router());
     let rest = tokio::spawn(async move {
         let _ = axum::serve(rest_listener, rest_app)
             .with_graceful_shutdown(async move {
