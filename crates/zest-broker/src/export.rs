@@ -249,8 +249,9 @@ impl Exporting {
         });
     }
 
-    /// Starts the export of partition `pid` from where the store says it is, and the
-    /// measurement of the log it holds (`backlog`).
+    /// Starts the export of partition `pid` from where the store says it is (once it is
+    /// reached: a PostgreSQL server down at start is retried), and the measurement of the log
+    /// it holds (`backlog`).
     pub(crate) fn start(
         self: &Arc<Self>,
         pid: PartitionId,
@@ -258,13 +259,10 @@ impl Exporting {
         applied: Arc<AppliedInfo>,
         backlog: Arc<Backlog>,
         stop: watch::Receiver<bool>,
-    ) -> anyhow::Result<PartitionExport> {
-        let at = self.history.position(pid)?;
-        // nothing behind what is exported may be purged until this runner moves on
-        applied
-            .export_floor
-            .store(at.next_index.max(1), Ordering::SeqCst);
-        let (tx, rx) = watch::channel(at.position);
+    ) -> PartitionExport {
+        // nothing may be purged until the runner knows where the store stands
+        applied.export_floor.store(1, Ordering::SeqCst);
+        let (tx, rx) = watch::channel(0);
         tokio::spawn(self.clone().measure_backlog(
             pid,
             store.clone(),
@@ -277,12 +275,13 @@ impl Exporting {
             store,
             applied,
             exporting: self.clone(),
-            next_index: at.next_index,
-            position: at.position,
+            positioned: false,
+            next_index: 0,
+            position: 0,
             exported: tx,
         };
         tokio::spawn(runner.run(stop));
-        Ok(PartitionExport { exported: rx })
+        PartitionExport { exported: rx }
     }
 
     /// Measures the log held behind the export floor (what the exporter has not exported,
@@ -324,6 +323,8 @@ struct Runner {
     store: PartitionStore,
     applied: Arc<AppliedInfo>,
     exporting: Arc<Exporting>,
+    /// Whether `next_index` and `position` were read from the store.
+    positioned: bool,
     next_index: u64,
     position: u64,
     exported: watch::Sender<u64>,
@@ -345,7 +346,9 @@ impl Runner {
                 continue;
             }
             let applied = self.applied.last_index.load(Ordering::SeqCst);
-            if applied < self.next_index {
+            if self.positioned && applied < self.next_index {
+                // resumed after a soft pause with nothing new: the log it kept goes now
+                self.let_go();
                 let wait = self.next_index.saturating_sub(1);
                 tokio::select! {
                     _ = self.applied.wait_applied_beyond(wait, Duration::from_secs(1)) => {}
@@ -378,6 +381,9 @@ impl Runner {
     /// Exports the committed entries from `next_index` through `applied` (as many as one
     /// batch holds).
     async fn step(&mut self, applied: u64) -> anyhow::Result<()> {
+        if !self.positioned {
+            return self.position_from_store().await;
+        }
         if self.skip_installed_gap()? {
             return Ok(());
         }
@@ -412,6 +418,18 @@ impl Runner {
         Ok(())
     }
 
+    /// Reads where the store stands (connecting to it and migrating its schema first, when
+    /// it was not reached yet), and lets the log be purged behind it.
+    async fn position_from_store(&mut self) -> anyhow::Result<()> {
+        let (history, pid) = (self.exporting.history.clone(), self.pid);
+        let at = tokio::task::spawn_blocking(move || history.position(pid)).await??;
+        self.positioned = true;
+        self.next_index = at.next_index;
+        self.position = at.position;
+        self.publish(0);
+        Ok(())
+    }
+
     /// Tells the metrics, the waiting reads and the log's purge where the export is.
     fn publish(&self, taken: usize) {
         let labels = [EXPORTER_ID, &self.pid.to_string()];
@@ -424,12 +442,17 @@ impl Runner {
         m.lag
             .with_label_values(&labels)
             .set(last.saturating_sub(self.position) as i64);
+        self.let_go();
+        self.exported.send_replace(self.position);
+    }
+
+    /// Lets the log be purged behind what was exported (not while paused softly).
+    fn let_go(&self) {
         if !self.exporting.soft.load(Ordering::SeqCst) {
             self.applied
                 .export_floor
                 .store(self.next_index.max(1), Ordering::SeqCst);
         }
-        self.exported.send_replace(self.position);
     }
 
     /// A snapshot installed here skipped the entries from `next_index` on: they were never
