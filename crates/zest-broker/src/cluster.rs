@@ -81,6 +81,10 @@ pub struct PartitionStatus {
     pub term: u64,
     pub healthy: bool,
     pub processed_position: u64,
+    /// While this replica's exporter holds more unexported log than `--max-unexported-log-mb`
+    /// allows: the bytes held and the bound (`export::Backlog::refusal`). The leader refuses
+    /// new instances while any live replica reports it, so the bound holds on every replica.
+    pub export_backlog: Option<(u64, u64)>,
 }
 
 /// What a node tells the others about itself.
@@ -297,6 +301,20 @@ impl Cluster {
             .filter(|(_, seen)| seen.elapsed() < NODE_TIMEOUT)
             .map(|(s, _)| s.clone())
             .collect()
+    }
+
+    /// The unexported log (bytes held, bound) of another live replica of `partition` whose
+    /// exporter is past its bound, as its last status said; the most held if several are.
+    pub fn replica_export_backlog(&self, partition: PartitionId) -> Option<(u64, u64)> {
+        self.nodes
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .filter(|(_, seen)| seen.elapsed() < NODE_TIMEOUT)
+            .flat_map(|(s, _)| &s.partitions)
+            .filter(|p| p.partition_id == partition)
+            .filter_map(|p| p.export_backlog)
+            .max()
     }
 
     /// Takes in a node's status (its answer, or its question).

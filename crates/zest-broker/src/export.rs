@@ -270,9 +270,10 @@ impl Exporting {
         });
     }
 
-    /// Starts the export of partition `pid` from where the store says it is, and the
-    /// measurement of the log it holds (`backlog`). A gap in its history is filled by
-    /// `copier` (a copy from a complete replica) before the export goes on.
+    /// Starts the export of partition `pid` from where the store says it is (once it is
+    /// reached: a PostgreSQL server down at start is retried), and the measurement of the log
+    /// it holds (`backlog`). A gap in its history is filled by `copier` (a copy from a
+    /// complete replica) before the export goes on.
     pub(crate) fn start(
         self: &Arc<Self>,
         pid: PartitionId,
@@ -281,17 +282,12 @@ impl Exporting {
         backlog: Arc<Backlog>,
         copier: Option<Arc<Copier>>,
         stop: watch::Receiver<bool>,
-    ) -> anyhow::Result<PartitionExport> {
-        let at = self.history.position(pid)?;
-        // PostgreSQL is shared by the replicas: no gap of this node's own
-        let complete = Arc::new(AtomicBool::new(
-            at.gap_to == 0 || self.history.is_postgres(),
-        ));
-        // nothing behind what is exported may be purged until this runner moves on
-        applied
-            .export_floor
-            .store(at.next_index.max(1), Ordering::SeqCst);
-        let (tx, rx) = watch::channel(at.position);
+    ) -> PartitionExport {
+        // nothing may be purged until the runner knows where the store stands
+        applied.export_floor.store(1, Ordering::SeqCst);
+        // until then the history counts as complete: the runner's first step reads the gap
+        let complete = Arc::new(AtomicBool::new(true));
+        let (tx, rx) = watch::channel(0);
         tokio::spawn(self.clone().measure_backlog(
             pid,
             store.clone(),
@@ -304,17 +300,18 @@ impl Exporting {
             store,
             applied,
             exporting: self.clone(),
-            next_index: at.next_index,
-            position: at.position,
+            positioned: false,
+            next_index: 0,
+            position: 0,
             exported: tx,
             complete: complete.clone(),
             copier,
         };
         tokio::spawn(runner.run(stop));
-        Ok(PartitionExport {
+        PartitionExport {
             exported: rx,
             complete,
-        })
+        }
     }
 
     /// Measures the log held behind the export floor (what the exporter has not exported,
@@ -356,6 +353,8 @@ struct Runner {
     store: PartitionStore,
     applied: Arc<AppliedInfo>,
     exporting: Arc<Exporting>,
+    /// Whether `next_index` and `position` were read from the store.
+    positioned: bool,
     next_index: u64,
     position: u64,
     exported: watch::Sender<u64>,
@@ -387,7 +386,9 @@ impl Runner {
                 continue;
             }
             let applied = self.applied.last_index.load(Ordering::SeqCst);
-            if applied < self.next_index {
+            if self.positioned && applied < self.next_index {
+                // resumed after a soft pause with nothing new: the log it kept goes now
+                self.let_go();
                 let wait = self.next_index.saturating_sub(1);
                 tokio::select! {
                     _ = self.applied.wait_applied_beyond(wait, Duration::from_secs(1)) => {}
@@ -481,6 +482,9 @@ impl Runner {
     /// Exports the committed entries from `next_index` through `applied` (as many as one
     /// batch holds).
     async fn step(&mut self, applied: u64) -> anyhow::Result<()> {
+        if !self.positioned {
+            return self.position_from_store().await;
+        }
         if self.skip_installed_gap()? {
             return Ok(());
         }
@@ -515,6 +519,23 @@ impl Runner {
         Ok(())
     }
 
+    /// Reads where the store stands (connecting to it and migrating its schema first, when
+    /// it was not reached yet), and lets the log be purged behind it.
+    async fn position_from_store(&mut self) -> anyhow::Result<()> {
+        let (history, pid) = (self.exporting.history.clone(), self.pid);
+        let at = tokio::task::spawn_blocking(move || history.position(pid)).await??;
+        self.positioned = true;
+        self.next_index = at.next_index;
+        self.position = at.position;
+        // PostgreSQL is shared by the replicas: no gap of this node's own
+        self.complete.store(
+            at.gap_to == 0 || self.exporting.history.is_postgres(),
+            Ordering::SeqCst,
+        );
+        self.publish(0);
+        Ok(())
+    }
+
     /// Tells the metrics, the waiting reads and the log's purge where the export is.
     fn publish(&self, taken: usize) {
         let labels = [EXPORTER_ID, &self.pid.to_string()];
@@ -527,12 +548,17 @@ impl Runner {
         m.lag
             .with_label_values(&labels)
             .set(last.saturating_sub(self.position) as i64);
+        self.let_go();
+        self.exported.send_replace(self.position);
+    }
+
+    /// Lets the log be purged behind what was exported (not while paused softly).
+    fn let_go(&self) {
         if !self.exporting.soft.load(Ordering::SeqCst) {
             self.applied
                 .export_floor
                 .store(self.next_index.max(1), Ordering::SeqCst);
         }
-        self.exported.send_replace(self.position);
     }
 
     /// A snapshot installed here skipped the entries from `next_index` on: they were never

@@ -92,6 +92,9 @@ pub enum HistoryReadError {
     /// This node's history store failed.
     #[error("history store: {0}")]
     Store(String),
+    /// This node's history store cannot be reached (503; PostgreSQL down).
+    #[error("{0}")]
+    StoreUnavailable(String),
     /// No node that replicates a partition answered.
     #[error(transparent)]
     Unavailable(#[from] BrokerError),
@@ -102,6 +105,7 @@ impl From<SearchError> for HistoryReadError {
         match e {
             SearchError::Bad(m) => HistoryReadError::Bad(m),
             SearchError::Store(e) => HistoryReadError::Store(e.to_string()),
+            SearchError::Unavailable(m) => HistoryReadError::StoreUnavailable(m),
         }
     }
 }
@@ -135,7 +139,9 @@ impl HistoryHere {
         partitions: Vec<PartitionId>,
         read: HistoryRead,
     ) -> Result<HistoryAnswer, HistoryReadError> {
-        for pid in &partitions {
+        // a store not reached yet answers at once (503): nothing to wait for
+        let ready = self.history.is_ready();
+        for pid in partitions.iter().filter(|_| ready) {
             if let (Some(export), Some(p)) = (self.exports.get(pid), local.partition(*pid)) {
                 export.wait_exported(&p.applied).await;
             }
@@ -518,6 +524,8 @@ impl Local {
         match h.answer(self, vec![partition], read).await {
             Ok(answer) => Ok(Answer::History(Ok(answer))),
             Err(HistoryReadError::Bad(m)) => Ok(Answer::History(Err(m))),
+            // the asker tries another replica
+            Err(HistoryReadError::StoreUnavailable(m)) => Err(tonic::Status::unavailable(m)),
             Err(e) => Err(tonic::Status::internal(format!(
                 "the history of node {} failed to answer: {e}",
                 self.node_id

@@ -495,7 +495,7 @@ impl Broker {
                     handle.export_backlog.clone(),
                     copier.clone(),
                     export_stop_rx.clone(),
-                )?;
+                );
                 exports.insert(*pid, export);
             }
             let _ = local.history.set(history_reads::HistoryHere {
@@ -577,7 +577,9 @@ impl Broker {
     /// effects. None when the node keeps no history.
     pub async fn history(&self) -> Option<&zest_history::History> {
         let exporting = self.exporting.as_ref()?;
-        for (pid, export) in &self.exports {
+        // a store not reached yet answers at once (503): nothing to wait for
+        let exports = self.exports.iter().filter(|_| exporting.history.is_ready());
+        for (pid, export) in exports {
             if let Some(p) = self.local.partitions().get(pid) {
                 export.wait_exported(&p.applied).await;
             }
@@ -1023,13 +1025,25 @@ async fn wait_for_replicas(cluster: &cluster::Cluster) {
 }
 
 /// The node's history store: PostgreSQL when `history_url` names one, else SQLite in the data
-/// directory. Opened on a blocking thread (the PostgreSQL client runs its own runtime).
+/// directory. Opened on a blocking thread (the PostgreSQL client runs its own runtime). A
+/// PostgreSQL server that cannot be reached (or migrated) now does not stop the node: history
+/// is a secondary store, its exporters retry with backoff and its reads answer 503 until it is
+/// up. A malformed URL does.
 async fn open_history(config: &BrokerConfig) -> anyhow::Result<zest_history::History> {
     let url = config.history_url.clone();
     let path = config.data_dir.join("history.sqlite");
     let cache = config.history_cache_bytes;
     let opened = tokio::task::spawn_blocking(move || match &url {
-        Some(url) => zest_history::History::open_postgres(url),
+        Some(url) => {
+            let history = zest_history::History::postgres(url)?;
+            if let Err(e) = history.connect() {
+                tracing::warn!(
+                    "history store unavailable at start, the node starts without it (history \
+                     reads answer 503; its exporters retry with backoff): {e}"
+                );
+            }
+            Ok(history)
+        }
         None => zest_history::History::open(&path, cache),
     })
     .await?;

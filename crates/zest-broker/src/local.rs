@@ -63,6 +63,7 @@ impl Local {
                         .applied
                         .last_position
                         .load(std::sync::atomic::Ordering::SeqCst),
+                    export_backlog: p.export_backlog.refusal(),
                 }
             })
             .collect();
@@ -94,7 +95,14 @@ impl Local {
             return Err(BrokerError::Backpressure(partition));
         };
         let starts = backpressure::starts_instances(record.value_type, record.intent);
-        if let Some((held, max)) = p.export_backlog.refusal().filter(|_| starts) {
+        // this node's exporter, or another replica's (heard in its status): the bound holds on
+        // every replica
+        let backlog = || {
+            p.export_backlog
+                .refusal()
+                .or_else(|| self.cluster.replica_export_backlog(partition))
+        };
+        if let Some((held, max)) = starts.then(backlog).flatten() {
             p.rejected_requests.inc();
             return Err(BrokerError::ExportBacklog {
                 partition,

@@ -320,7 +320,7 @@ impl History {
     pub fn copy_begin(&self, partition: u32) -> Result<(), HistoryError> {
         let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
         w.positions.remove(&partition);
-        let conn = w.conn(&self.source)?;
+        let conn = w.conn(&self.source, &self.ready)?;
         Ok(conn.transaction(|tx| {
             for t in TABLES.iter().filter(|t| t.share != Share::All) {
                 let mut args = Vec::new();
@@ -347,7 +347,7 @@ impl History {
             .find(|t| t.name == chunk.table)
             .ok_or_else(|| bad(format!("no history table {} to copy into", chunk.table)))?;
         let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        let conn = w.conn(&self.source)?;
+        let conn = w.conn(&self.source, &self.ready)?;
         let here = columns(conn, t.name)?;
         // the names written into the statement are this store's own columns
         for c in &chunk.columns {
@@ -377,7 +377,7 @@ impl History {
     pub fn copy_finish(&self, partition: u32, end: Exported) -> Result<(), HistoryError> {
         let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
         w.positions.remove(&partition);
-        w.conn(&self.source)?.execute(
+        w.conn(&self.source, &self.ready)?.execute(
             "INSERT INTO export_position (partition_id, position, next_index, gap_to) \
              VALUES (?1, ?2, ?3, 0) ON CONFLICT(partition_id) DO UPDATE SET \
              position = excluded.position, next_index = excluded.next_index, gap_to = 0",

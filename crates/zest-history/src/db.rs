@@ -55,7 +55,11 @@ pub enum Error {
 fn pg_message(e: &postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => format!("{}: {}", db.code().code(), db.message()),
-        None => e.to_string(),
+        // "error connecting to server" says why only in its source
+        None => match std::error::Error::source(e) {
+            Some(source) => format!("{e}: {source}"),
+            None => e.to_string(),
+        },
     }
 }
 
@@ -429,10 +433,43 @@ impl std::fmt::Debug for Source {
 
 impl Source {
     /// A PostgreSQL store at `url` (`postgres://user:password@host:port/db?options=...`).
+    /// Without a `connect_timeout` in the URL, a connection waits at most 10 s (a server
+    /// that drops packets holds no exporter for minutes).
     pub fn postgres(url: &str) -> std::result::Result<Source, String> {
-        url.parse::<postgres::Config>()
-            .map(|c| Source::Postgres(Box::new(c)))
-            .map_err(|e| format!("invalid PostgreSQL URL: {e}"))
+        let mut config = url
+            .parse::<postgres::Config>()
+            .map_err(|e| format!("invalid PostgreSQL URL: {e}"))?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(std::time::Duration::from_secs(10));
+        }
+        Ok(Source::Postgres(Box::new(config)))
+    }
+
+    /// Where the store is, as a log may name it: no password.
+    pub fn describe(&self) -> String {
+        match self {
+            Source::Sqlite { path, .. } => path.display().to_string(),
+            Source::Postgres(c) => {
+                let hosts: Vec<String> = c
+                    .get_hosts()
+                    .iter()
+                    .enumerate()
+                    .map(|(i, h)| {
+                        let host = match h {
+                            postgres::config::Host::Tcp(name) => name.clone(),
+                            postgres::config::Host::Unix(path) => path.display().to_string(),
+                        };
+                        match c.get_ports().get(i).or(c.get_ports().first()) {
+                            Some(port) => format!("{host}:{port}"),
+                            None => host,
+                        }
+                    })
+                    .collect();
+                let user = c.get_user().map(|u| format!("{u}@")).unwrap_or_default();
+                let db = c.get_dbname().unwrap_or_default();
+                format!("postgres://{user}{}/{db}", hosts.join(","))
+            }
+        }
     }
 
     pub fn is_postgres(&self) -> bool {

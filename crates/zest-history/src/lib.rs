@@ -24,6 +24,7 @@ mod write;
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use serde_json::Value;
@@ -44,6 +45,9 @@ pub enum HistoryError {
     Migration(String),
     #[error("{0}")]
     Config(String),
+    /// The store could not be reached (PostgreSQL down): the exporter retries.
+    #[error("the secondary storage {store} is unreachable: {error}")]
+    Unreachable { store: String, error: String },
 }
 
 /// Readers kept open at most (each has its own page cache, or its own server session).
@@ -60,14 +64,27 @@ struct Writer {
 }
 
 impl Writer {
-    /// The writer's connection, opened when there is none or the one there is broke.
-    fn conn(&mut self, source: &Source) -> Result<&Conn, HistoryError> {
+    /// The writer's connection, opened when there is none or the one there is broke; the
+    /// first one opened migrates the schema (`ready` then says so).
+    fn conn(&mut self, source: &Source, ready: &AtomicBool) -> Result<&Conn, HistoryError> {
         if self.conn.as_ref().is_none_or(Conn::is_broken) {
             self.conn = None;
             self.positions.clear();
-            self.conn = Some(source.connect(false)?);
+            let mut conn = source.connect(false).map_err(|e| unreachable(source, e))?;
+            if !ready.load(Ordering::SeqCst) {
+                conn.migrate().map_err(HistoryError::Migration)?;
+                ready.store(true, Ordering::SeqCst);
+            }
+            self.conn = Some(conn);
         }
         Ok(self.conn.as_ref().expect("opened above"))
+    }
+}
+
+fn unreachable(source: &Source, e: db::Error) -> HistoryError {
+    HistoryError::Unreachable {
+        store: source.describe(),
+        error: e.to_string(),
     }
 }
 
@@ -76,6 +93,8 @@ pub struct History {
     source: Source,
     writer: Mutex<Writer>,
     readers: Mutex<Vec<Conn>>,
+    /// Whether the schema was migrated (reads before answer [`SearchError::Unavailable`]).
+    ready: AtomicBool,
 }
 
 impl History {
@@ -92,20 +111,52 @@ impl History {
     /// Opens the PostgreSQL store at `url` (`postgres://user:password@host:port/database`),
     /// migrating its schema to this version's.
     pub fn open_postgres(url: &str) -> Result<History, HistoryError> {
-        History::with(Source::postgres(url).map_err(HistoryError::Config)?)
+        let history = History::postgres(url)?;
+        history.connect()?;
+        Ok(history)
+    }
+
+    /// The PostgreSQL store at `url`, not yet connected to: the first write (the exporter's,
+    /// retried while the server is down) connects and migrates the schema; reads before that
+    /// answer [`SearchError::Unavailable`]. A malformed URL is an error here.
+    pub fn postgres(url: &str) -> Result<History, HistoryError> {
+        Ok(History::unopened(
+            Source::postgres(url).map_err(HistoryError::Config)?,
+        ))
     }
 
     fn with(source: Source) -> Result<History, HistoryError> {
-        let mut writer = source.connect(false)?;
-        writer.migrate().map_err(HistoryError::Migration)?;
-        Ok(History {
+        let history = History::unopened(source);
+        history.connect()?;
+        Ok(history)
+    }
+
+    fn unopened(source: Source) -> History {
+        History {
             source,
             writer: Mutex::new(Writer {
-                conn: Some(writer),
+                conn: None,
                 positions: HashMap::new(),
             }),
             readers: Mutex::new(Vec::new()),
-        })
+            ready: AtomicBool::new(false),
+        }
+    }
+
+    /// Connects the writer (if it is not) and migrates the schema (if not yet done).
+    pub fn connect(&self) -> Result<(), HistoryError> {
+        let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        w.conn(&self.source, &self.ready).map(|_| ())
+    }
+
+    /// Whether the store was reached and its schema migrated.
+    pub fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::SeqCst)
+    }
+
+    /// Where the store is, without a password (`postgres://user@host:port/db`, or the file).
+    pub fn describe(&self) -> String {
+        self.source.describe()
     }
 
     /// Whether this store is PostgreSQL (else SQLite).
@@ -120,7 +171,7 @@ impl History {
         if let Some(at) = w.positions.get(&partition) {
             return Ok(*at);
         }
-        let at = stored(w.conn(&self.source)?, partition, false)?;
+        let at = stored(w.conn(&self.source, &self.ready)?, partition, false)?;
         if !self.is_postgres() {
             w.positions.insert(partition, at);
         }
@@ -148,7 +199,7 @@ impl History {
             }
         }
         let w = &mut *guard;
-        let conn = w.conn(&self.source)?;
+        let conn = w.conn(&self.source, &self.ready)?;
         let written = conn.transaction(|tx| {
             let before = match cached {
                 Some(at) => at,
@@ -197,7 +248,7 @@ impl History {
         let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
         // read again from the store at the next export
         w.positions.remove(&partition);
-        w.conn(&self.source)?.execute(
+        w.conn(&self.source, &self.ready)?.execute(
             "INSERT INTO export_position (partition_id, position, next_index, gap_to) \
              VALUES (?1, ?2, ?3, ?2) ON CONFLICT(partition_id) DO UPDATE SET \
              position = CASE WHEN excluded.position > export_position.position \
@@ -214,7 +265,7 @@ impl History {
     /// with everything under them; answers how many roots went.
     pub fn remove_expired(&self, cutoff: i64, batch: usize) -> Result<usize, HistoryError> {
         let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        let conn = w.conn(&self.source)?;
+        let conn = w.conn(&self.source, &self.ready)?;
         Ok(conn.transaction(|tx| retention::remove_expired(tx, cutoff, batch))?)
     }
 
@@ -224,9 +275,21 @@ impl History {
         f: impl FnOnce(&Conn) -> Result<T, SearchError>,
     ) -> Result<T, SearchError> {
         let conn = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let unavailable = |e: String| {
+            SearchError::Unavailable(format!(
+                "The secondary storage ({}) is unavailable: {e}",
+                self.describe()
+            ))
+        };
+        if !self.is_ready() {
+            return Err(unavailable("not reached yet; retrying".into()));
+        }
         let conn = match conn {
             Some(c) if !c.is_broken() => c,
-            _ => self.source.connect(true).map_err(SearchError::Store)?,
+            _ => self
+                .source
+                .connect(true)
+                .map_err(|e| unavailable(e.to_string()))?,
         };
         let result = f(&conn);
         let mut readers = self.readers.lock().unwrap_or_else(|p| p.into_inner());

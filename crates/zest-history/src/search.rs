@@ -22,6 +22,9 @@ pub enum SearchError {
     Bad(String),
     #[error("history store: {0}")]
     Store(#[from] crate::db::Error),
+    /// The store cannot be reached (503): the message says so.
+    #[error("{0}")]
+    Unavailable(String),
 }
 
 impl From<BadFilter> for SearchError {

@@ -816,3 +816,30 @@ fn element_counters_answer_what_counting_the_rows_answers() {
     assert!(removed > 0);
     same(&h);
 }
+
+#[test]
+fn a_postgres_store_down_is_retried_its_reads_unavailable_and_its_url_named_without_password() {
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = free.local_addr().unwrap().port();
+    drop(free);
+    let h = History::postgres(&format!("postgres://zest:s3cret@127.0.0.1:{port}/zest")).unwrap();
+    assert_eq!(
+        h.describe(),
+        format!("postgres://zest@127.0.0.1:{port}/zest")
+    );
+    assert!(!h.is_ready());
+    // the exporter's attempt: the store unreachable, named without its password
+    let e = h.position(1).unwrap_err();
+    assert!(matches!(e, HistoryError::Unreachable { .. }), "{e}");
+    assert!(
+        e.to_string().contains(&h.describe()) && !e.to_string().contains("s3cret"),
+        "{e}"
+    );
+    // a read: unavailable (503), not a store failure (500)
+    let read = h.get(&resources::PROCESS_DEFINITIONS, 1).unwrap_err();
+    assert!(matches!(read, SearchError::Unavailable(_)), "{read}");
+    assert!(read.to_string().contains("secondary storage"), "{read}");
+    // a malformed URL is a configuration error at once
+    let bad = History::postgres("postgres://127.0.0.1:notaport/zest");
+    assert!(matches!(bad, Err(HistoryError::Config(_))));
+}

@@ -5,7 +5,8 @@
 //! order, paged across partitions; so must history's searches and gets (finished element
 //! instances included, any sort, by offset and by cursor) and a definition's element
 //! statistics, and the usage metrics (distinct assignees over partitions); a poll must get the
-//! jobs of the partitions that answer when one does not.
+//! jobs of the partitions that answer when one does not; a follower's unexported log past its
+//! bound must make the partition refuse new instances.
 
 mod common;
 
@@ -783,5 +784,109 @@ fn a_history_deletion_reaches_every_replicas_store() {
         assert_eq!(count(rest, "variables", &keys[0]), 0, "{rest}");
         assert_eq!(count(rest, "process-instances", &keys[1]), 1, "{rest}");
         assert_eq!(count(rest, "variables", &keys[1]), 1, "{rest}");
+    }
+}
+
+/// The bound on unexported log holds on every replica: a follower whose exporter holds its
+/// log (paused softly) past `--max-unexported-log-mb` makes the leader refuse new instances
+/// (429 RESOURCE_EXHAUSTED) until it is resumed.
+#[test]
+fn a_followers_unexported_log_past_the_bound_makes_the_partition_refuse_new_instances() {
+    let offset = free_port_offset(3);
+    let dir = std::env::temp_dir().join(format!("zest-test-cluster-gate-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (_cluster, nodes) = start(
+        &[
+            "cluster".into(),
+            "--nodes=3".into(),
+            "--partitions=1".into(),
+            "--replication-factor=3".into(),
+            format!("--port-offset={offset}"),
+            format!("--data-dir={}", dir.display()),
+            "--".into(),
+            "--memory-mb=64".into(),
+            "--max-unexported-log-mb=1".into(),
+        ],
+        3,
+        Some(dir),
+    );
+    let rest = field(&nodes[0], "rest");
+    common::deploy_rest(
+        &rest,
+        "gate.bpmn",
+        &common::service_task_bpmn("gate", "gate-task"),
+    );
+    let create = |variables: &Value| {
+        let body = json!({"processDefinitionId": "gate", "variables": variables});
+        http(&rest, "POST", "/v2/process-instances", Some(body))
+    };
+    // the leader's gRPC port, as the topology names it, finds its READY line
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let leader_port = loop {
+        let (_, topology) = http(&rest, "GET", "/v2/topology", None);
+        let leader = topology["brokers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|b| {
+                b["partitions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|p| p["role"] == "leader")
+            });
+        if let Some(leader) = leader {
+            break leader["port"].as_i64().unwrap();
+        }
+        assert!(Instant::now() < deadline, "no leader: {topology}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let follower = nodes
+        .iter()
+        .find(|l| !field(l, "gateway").ends_with(&format!(":{leader_port}")))
+        .expect("a follower");
+    let management = field(follower, "management");
+    let path = "/actuator/exporting/pause?soft=true";
+    assert_eq!(http(&management, "POST", path, None).0, 204);
+
+    // 16 KiB a creation: the follower holds 1 MiB after a few dozen, and the leader learns it
+    let blob = json!({"blob": "x".repeat(16 << 10)});
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut taken = 0;
+    let refused = loop {
+        let (status, answer) = create(&blob);
+        match status {
+            200 => taken += 1,
+            // a partition without a leader yet
+            503 => std::thread::sleep(Duration::from_millis(100)),
+            _ => break (status, answer),
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{taken} instances and no refusal"
+        );
+    };
+    assert_eq!(refused.0, 429, "{}", refused.1);
+    assert_eq!(refused.1["title"], "RESOURCE_EXHAUSTED", "{}", refused.1);
+    assert!(taken >= 10, "refused after {taken} instances of 16 KiB");
+    let gate = "zest_exporter_backlog_gate_closed{partition=\"1\"}";
+    assert_eq!(
+        common::metric(&management, gate),
+        Some(1.0),
+        "the follower's gate"
+    );
+
+    // resumed, the follower's exporter lets the log go and the partition takes instances again
+    let (status, _) = http(&management, "POST", "/actuator/exporting/resume", None);
+    assert_eq!(status, 204);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (status, answer) = create(&json!({}));
+        if status == 200 {
+            break;
+        }
+        assert_eq!(status, 429, "{answer}");
+        assert!(Instant::now() < deadline, "still refused: {answer}");
+        std::thread::sleep(Duration::from_millis(100));
     }
 }

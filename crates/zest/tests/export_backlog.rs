@@ -7,7 +7,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{connect, deploy_one_task, http, http_get, start_with, Client};
+use common::{connect, deploy_one_task, http, metric, start_with, Client};
 use serde_json::json;
 use zest_gateway::proto;
 
@@ -20,15 +20,6 @@ async fn create(c: &mut Client, variables: &str) -> Result<i64, tonic::Status> {
     })
     .await
     .map(|r| r.into_inner().process_instance_key)
-}
-
-/// The value of the metric line starting with `name` (labels included), if exported.
-fn metric(management: &str, name: &str) -> Option<f64> {
-    http_get(management, "/metrics")
-        .lines()
-        .find(|l| l.starts_with(name))
-        .and_then(|l| l.rsplit(' ').next())
-        .and_then(|v| v.parse().ok())
 }
 
 fn held_bytes(management: &str) -> f64 {

@@ -326,6 +326,8 @@ fn decisions_messages_and_resources_are_found_in_history() {
     assert_eq!(status, 200, "{resource}");
     assert_eq!(resource["resourceName"], "pricing.dmn");
     assert_eq!(resource["resourceId"], "pricing");
+    // 8.9's ResourceResult requires versionTag: null when there is none
+    assert_eq!(resource.get("versionTag"), Some(&Value::Null), "{resource}");
     let (status, content) = http(
         &rest,
         "GET",
@@ -342,6 +344,9 @@ fn decisions_messages_and_resources_are_found_in_history() {
     let (status, resource) = http(&rest, "GET", &format!("/v2/resources/{pd_key}"), None);
     assert_eq!(status, 200, "{resource}");
     assert_eq!(resource["resourceName"], "pricing.bpmn");
+    // the process's XML, read from history as the other definition reads
+    let xml = common::http_get(&rest, &format!("/v2/process-definitions/{pd_key}/xml"));
+    assert!(xml.contains("id=\"pricing_process\""), "{xml}");
     let (status, _) = http(&rest, "GET", "/v2/resources/2251799813685999", None);
     assert_eq!(status, 404);
 }

@@ -5,8 +5,9 @@
 //! the deployed forms; forms embedded in the model (`zeebe:userTaskForm`, referred to as
 //! `camunda-forms:bpmn:<id>`) come from the process's own XML.
 //!
-//! Camunda serves the two forms from its secondary storage (eventually consistent), and so
-//! does Zest: the definition, the task and the deployed forms come from history, which keeps
+//! Camunda serves the XML and the two forms from its secondary storage (eventually
+//! consistent), and so does Zest: the definition, its XML, the task and the deployed forms
+//! come from history, which keeps
 //! every form version deployed, a deleted one too (a finished task's form is still found).
 //! A form history lacks (deployed before history kept forms) is read from the partitions'
 //! state; with `--history off` everything is.
@@ -31,24 +32,16 @@ fn not_found(what: &str, key: i64, uri: &Uri) -> Problem {
     )
 }
 
-/// `GET /v2/process-definitions/{key}/xml`: the BPMN XML the process was deployed with.
+/// `GET /v2/process-definitions/{key}/xml`: the BPMN XML the process was deployed with, from
+/// history when it is on (the spec marks it eventually consistent), else from the state.
 pub(super) async fn process_xml(
     State(rest): State<Rest>,
     Path(key): Path<String>,
     uri: Uri,
 ) -> Result<Response, Problem> {
     let key = parse_named_key(&key, "processDefinitionKey", &uri)?;
-    let process = rest
-        .broker
-        .process_definition(key)
-        .await
-        .map_err(|e| broker_problem(e, &uri))?
-        .ok_or_else(|| not_found("Process definition", key, &uri))?;
-    Ok((
-        [("content-type", "text/xml; charset=utf-8")],
-        process.resource,
-    )
-        .into_response())
+    let deployed = deployed_process(&rest, key, &uri).await?;
+    Ok(([("content-type", "text/xml; charset=utf-8")], deployed.xml).into_response())
 }
 
 /// A deployed form as Camunda's `FormResult`.

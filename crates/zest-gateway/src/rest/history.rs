@@ -101,6 +101,9 @@ pub(super) fn history_problem(e: HistoryReadError, uri: &Uri) -> Problem {
                 uri,
             )
         }
+        HistoryReadError::StoreUnavailable(m) => {
+            Problem::new(StatusCode::SERVICE_UNAVAILABLE, m, uri)
+        }
         HistoryReadError::Unavailable(e) => super::broker_problem(e, uri),
     }
 }

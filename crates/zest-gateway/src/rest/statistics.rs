@@ -7,7 +7,7 @@
 
 use axum::extract::Query;
 use axum::extract::State;
-use axum::http::Uri;
+use axum::http::{StatusCode, Uri};
 use axum::routing::{get, post};
 use axum::Json;
 use serde_json::Value;
@@ -80,6 +80,7 @@ async fn statistics(
     let aggregate = Aggregate::of_request(kind, &q).map_err(|e| match e {
         SearchError::Bad(m) => Problem::bad(m, &uri),
         SearchError::Store(e) => Problem::bad(e.to_string(), &uri),
+        SearchError::Unavailable(m) => Problem::new(StatusCode::SERVICE_UNAVAILABLE, m, &uri),
     })?;
     rest.broker
         .history_aggregate(aggregate, &q)

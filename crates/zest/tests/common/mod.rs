@@ -53,15 +53,25 @@ impl Node {
 /// restart on the same directory.
 pub const POSTGRES: &str = "ZEST_TEST_POSTGRES";
 
-/// `--history-url` of the node on `dir` when the tests run on PostgreSQL.
+/// `--history-url` of the node on `dir` when the tests run on PostgreSQL (and the test names
+/// no store of its own).
 fn postgres_args(dir: &std::path::Path, extra: &[&str]) -> Vec<String> {
-    let url = match std::env::var(POSTGRES) {
-        Ok(url) if !url.is_empty() => url,
-        _ => return Vec::new(),
-    };
-    if extra.windows(2).any(|w| w == ["--history", "off"]) {
+    if extra.windows(2).any(|w| w == ["--history", "off"]) || extra.contains(&"--history-url") {
         return Vec::new();
     }
+    match postgres_url(dir) {
+        Some(url) => vec!["--history-url".into(), url],
+        None => Vec::new(),
+    }
+}
+
+/// The URL of the node on `dir`'s PostgreSQL history (a schema of its own in
+/// [`POSTGRES`]'s database, created here) when the tests run on PostgreSQL.
+pub fn postgres_url(dir: &std::path::Path) -> Option<String> {
+    let url = match std::env::var(POSTGRES) {
+        Ok(url) if !url.is_empty() => url,
+        _ => return None,
+    };
     // the directory's name and a hash of its whole path (two tests' `data` differ by parent)
     let name = dir.file_name().unwrap_or_default().to_string_lossy();
     let hash = dir
@@ -100,10 +110,7 @@ fn postgres_args(dir: &std::path::Path, extra: &[&str]) -> Vec<String> {
         .expect("the test's schema is created");
     });
     let sep = if url.contains('?') { '&' } else { '?' };
-    vec![
-        "--history-url".into(),
-        format!("{url}{sep}options=-c%20search_path%3D{schema}"),
-    ]
+    Some(format!("{url}{sep}options=-c%20search_path%3D{schema}"))
 }
 
 /// Starts `zest` on `dir` as it is (a restart when it holds data).
@@ -246,6 +253,15 @@ pub async fn complete(c: &mut Client, job_key: i64) {
 }
 
 /// One HTTP/1.0 request: (status, parsed JSON body or Null).
+/// The value of the metric line starting with `name` (labels included), if exported.
+pub fn metric(management: &str, name: &str) -> Option<f64> {
+    http_get(management, "/metrics")
+        .lines()
+        .find(|l| l.starts_with(name))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+}
+
 pub fn http(
     addr: &str,
     method: &str,
