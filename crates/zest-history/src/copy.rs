@@ -65,6 +65,7 @@ const TABLES: &[Table] = &[
     ),
     table("decision_requirements", &["key"], Share::All),
     table("decision_definition", &["key"], Share::All),
+    table("form", &["key"], Share::All),
     table("process_instance", &["key"], Share::KeyRange),
     table("element_instance", &["key"], Share::KeyRange),
     table(
