@@ -508,12 +508,41 @@ fn sqlite(path: &Path, read_only: bool, cache_kib: i64) -> Result<Conn> {
         c.pragma_update(None, "journal_mode", "WAL")?;
         c
     };
+    register_value_hash(&conn)?;
     conn.pragma_update(None, "cache_size", -cache_kib)?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "case_sensitive_like", true)?;
     conn.pragma_update(None, "temp_store", "MEMORY")?;
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
     Ok(Conn(Inner::Lite(conn)))
+}
+
+/// `zest_value_hash(name, value)`: the key of the index that variable value filters go
+/// through (migration V12), a 64-bit FNV-1a of the name, a 0x01 byte and the value, NULL when
+/// either is NULL. Registered on every connection: the index needs it to write a variable and
+/// the filters to read one. Never change it: the index holds its results.
+fn register_value_hash(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
+    use rusqlite::functions::FunctionFlags;
+    conn.create_scalar_function(
+        "zest_value_hash",
+        2,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| {
+            let (name, value) = (ctx.get_raw(0), ctx.get_raw(1));
+            let (Ok(name), Ok(value)) = (name.as_bytes(), value.as_bytes()) else {
+                return Ok(None);
+            };
+            Ok(Some(value_hash(name, value)))
+        },
+    )
+}
+
+/// FNV-1a (64 bits) over `name`, 0x01, `value`.
+pub(crate) fn value_hash(name: &[u8], value: &[u8]) -> i64 {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let bytes = name.iter().chain(std::iter::once(&1u8)).chain(value);
+    bytes.fold(OFFSET, |h, b| (h ^ u64::from(*b)).wrapping_mul(PRIME)) as i64
 }
 
 fn lite_row(row: &rusqlite::Row<'_>, columns: usize) -> rusqlite::Result<Row> {

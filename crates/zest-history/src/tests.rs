@@ -229,6 +229,31 @@ fn exported_instances_are_found_by_state_incident_and_variable() {
         json!({"filter": {"variables": [{"name": "n", "value": {"$in": ["5", "7"]}}]}}),
     );
     assert_eq!(keys(&var, "processInstanceKey"), ["150", "170"]);
+    // equality through the value hash's index, any other operator probed per instance: the
+    // same answers as the text
+    let by_variable = |value: Value| {
+        let filter = json!({"filter": {"variables": [{"name": "n", "value": value}]}});
+        keys(
+            &search(&h, &resources::PROCESS_INSTANCES, filter),
+            "processInstanceKey",
+        )
+    };
+    assert_eq!(by_variable(json!("5")), ["150"]);
+    assert_eq!(by_variable(json!({"$eq": "5", "$in": ["5", "7"]})), ["150"]);
+    assert_eq!(
+        by_variable(json!({"$eq": "5", "$in": ["7"]})),
+        Vec::<String>::new()
+    );
+    // an empty `$in` sets no condition (as every empty list of a filter), so only the name
+    assert_eq!(by_variable(json!({"$in": []})).len(), 12);
+    assert_eq!(by_variable(json!({"$like": "1*"})), ["110", "200", "210"]);
+    assert_eq!(by_variable(json!({"$neq": "0"})).len(), 11);
+    assert_eq!(by_variable(json!("55")), Vec::<String>::new());
+    let named = |name: &str| {
+        let filter = json!({"filter": {"variables": [{"name": name}]}});
+        search(&h, &resources::PROCESS_INSTANCES, filter)["page"]["totalItems"].clone()
+    };
+    assert_eq!((named("n"), named("m")), (json!(12), json!(0)));
     let or = search(
         &h,
         &resources::PROCESS_INSTANCES,
