@@ -5,6 +5,7 @@
 //! Every row gets its root process instance as it is inserted (a subquery on its process
 //! instance's row, or its parent's for a process instance), so no row is written twice.
 
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use crate::db::{params, Conn, ToParam};
@@ -13,13 +14,48 @@ use crate::project::{Changes, Element, Incident, Instance, Job, UserTask, Variab
 
 type Result<T> = crate::db::Result<T>;
 
-/// The root process instance of a row whose process instance is parameter `?{pi}`: that
-/// instance's root, or the instance itself when it is not (yet) in history.
-fn root_of(pi: &str) -> String {
+/// The root process instance of a row (parameters): `hint` when the batch knows it
+/// ([`Roots`]: no lookup), else the root in history of process instance `of` (the row's
+/// instance, or a process instance's parent), else `otherwise` (the instance itself, when
+/// the one looked up is not, or not yet, in history).
+fn root_of(hint: &str, of: &str, otherwise: &str) -> String {
     format!(
-        "COALESCE((SELECT p.root_process_instance_key FROM process_instance p \
-         WHERE p.key = {pi}), {pi})"
+        "COALESCE({hint}, (SELECT p.root_process_instance_key FROM process_instance p \
+         WHERE p.key = {of}), {otherwise})"
     )
+}
+
+/// The roots of the process instances a batch creates, known without reading the store: a
+/// root's is itself, a child's its parent's when the parent is known here too. A row of any
+/// of their instances passes its root as a parameter instead of a lookup of its instance's
+/// row per row written (30 variables an instance: 9 % of the store's write cost).
+struct Roots(HashMap<i64, i64>);
+
+impl Roots {
+    fn of(changes: &Changes) -> Roots {
+        let parent = |key: &i64| changes.instances.get(key)?.parent_process_instance_key;
+        let mut roots = HashMap::with_capacity(changes.instances.len());
+        for key in changes.instances.keys() {
+            // up the tree while the batch knows each parent (call depth is bounded by the
+            // engine; the walk by the batch's instances)
+            let (mut at, mut steps) = (*key, 0);
+            let root = loop {
+                match parent(&at) {
+                    Some(p) if p <= 0 => break Some(at),
+                    Some(p) if steps < changes.instances.len() => (at, steps) = (p, steps + 1),
+                    _ => break None,
+                }
+            };
+            if let Some(root) = root {
+                roots.insert(*key, root);
+            }
+        }
+        Roots(roots)
+    }
+
+    fn get(&self, process_instance: Option<i64>) -> Option<i64> {
+        self.0.get(&process_instance?).copied()
+    }
 }
 
 /// Rows per statement in PostgreSQL: a batch's rows of a table go in chunks of these sizes,
@@ -63,28 +99,31 @@ impl Upsert {
         }
     }
 
+    /// Parameters per row: its key, one per column, and its root when the batch knows it.
+    fn stride(&self) -> usize {
+        self.columns.len() + 2
+    }
+
     /// The parameter of `column` in row `row` of a statement (`?1` is the first row's key).
     fn param(&self, row: usize, column: &str) -> String {
         let i = self.columns.iter().position(|c| *c == column).unwrap_or(0);
-        format!("?{}", row * (self.columns.len() + 1) + i + 2)
+        format!("?{}", row * self.stride() + i + 2)
     }
 
     /// Row `row`'s values: its parameters and its root.
     fn values(&self, row: usize) -> String {
-        let width = self.columns.len() + 1;
-        let marks: Vec<String> = (1..=width)
-            .map(|i| format!("?{}", row * width + i))
+        let stride = self.stride();
+        let marks: Vec<String> = (1..stride)
+            .map(|i| format!("?{}", row * stride + i))
             .collect();
+        let hint = format!("?{}", row * stride + stride);
         let root = if self.table == "process_instance" {
             // a process instance's root is its parent's, or itself
-            format!(
-                "COALESCE((SELECT p.root_process_instance_key FROM process_instance p \
-                 WHERE p.key = {}), ?{})",
-                self.param(row, "parent_process_instance_key"),
-                row * width + 1
-            )
+            let parent = self.param(row, "parent_process_instance_key");
+            root_of(&hint, &parent, &format!("?{}", row * stride + 1))
         } else {
-            root_of(&self.param(row, "process_instance_key"))
+            let pi = self.param(row, "process_instance_key");
+            root_of(&hint, &pi, &pi)
         };
         format!("({}, {root})", marks.join(", "))
     }
@@ -126,27 +165,32 @@ impl Upsert {
 
     /// Writes each of `rows`, its key and one value per column, in order (borrowed from
     /// the row: nothing is copied), in chunks of [`CHUNKS`]; a `None` keeps the stored value.
+    /// `root` gives a row's root when the batch knows it (else the statement looks it up).
     fn write<'a, R: 'a, const N: usize>(
         &self,
         tx: &Conn,
         rows: impl ExactSizeIterator<Item = (&'a i64, &'a R)>,
         values: impl for<'r> Fn(&'r i64, &'r R) -> [&'r dyn ToParam; N],
+        root: impl Fn(&i64, &R) -> Option<i64>,
     ) -> Result<()> {
         debug_assert_eq!(N, self.columns.len() + 1);
-        let mut left = rows.len();
-        let mut rows = rows;
-        let mut params: Vec<&dyn ToParam> = Vec::with_capacity(CHUNKS[0] * N);
-        while left > 0 {
+        let rows: Vec<(&i64, &R)> = rows.collect();
+        let roots: Vec<Option<i64>> = rows.iter().map(|(k, r)| root(k, r)).collect();
+        let mut at = 0;
+        let mut params: Vec<&dyn ToParam> = Vec::with_capacity(CHUNKS[0] * (N + 1));
+        while at < rows.len() {
+            let left = rows.len() - at;
             let chunk = match tx.is_postgres() {
                 true => CHUNKS.into_iter().find(|n| *n <= left).unwrap_or(1),
                 false => SQLITE_CHUNKS.into_iter().find(|n| *n <= left).unwrap_or(1),
             };
             params.clear();
-            for (key, row) in rows.by_ref().take(chunk) {
+            for ((key, row), root) in rows[at..at + chunk].iter().zip(&roots[at..]) {
                 params.extend(values(key, row));
+                params.push(root);
             }
             tx.execute(self.sql(chunk), &params)?;
-            left -= chunk;
+            at += chunk;
         }
         Ok(())
     }
@@ -397,14 +441,14 @@ fn definitions(tx: &Conn, changes: &Changes) -> Result<()> {
     Ok(())
 }
 
-fn flows_and_variables(tx: &Conn, changes: &Changes) -> Result<()> {
+fn flows_and_variables(tx: &Conn, changes: &Changes, roots: &Roots) -> Result<()> {
     static FLOW: OnceLock<String> = OnceLock::new();
     let flows = FLOW.get_or_init(|| {
         format!(
             "INSERT INTO sequence_flow (process_instance_key, flow_id, process_definition_key, \
              bpmn_process_id, tenant_id, root_process_instance_key) \
              VALUES (?1, ?2, ?3, ?4, ?5, {}) ON CONFLICT DO NOTHING",
-            root_of("?1")
+            root_of("?6", "?1", "?1")
         )
     });
     for f in &changes.flows {
@@ -415,11 +459,14 @@ fn flows_and_variables(tx: &Conn, changes: &Changes) -> Result<()> {
                 f.flow_id,
                 f.process_definition_key,
                 f.bpmn_process_id,
-                f.tenant_id
+                f.tenant_id,
+                roots.get(Some(f.process_instance_key))
             ],
         )?;
     }
-    VARIABLE.write(tx, changes.variables.iter(), variable_values)?;
+    VARIABLE.write(tx, changes.variables.iter(), variable_values, |_, v| {
+        roots.get(Some(v.process_instance_key))
+    })?;
     Ok(())
 }
 
@@ -489,18 +536,28 @@ pub fn write(
             .is_some_and(|p| changes.instances.contains_key(&p))
     });
     changes.counts.before_rows(tx)?;
-    INSTANCE.write(tx, roots.into_iter(), instance_values)?;
+    let known = Roots::of(changes);
+    let own = |key: &i64, _: &Instance| known.get(Some(*key));
+    INSTANCE.write(tx, roots.into_iter(), instance_values, own)?;
     for child in children {
-        INSTANCE.write(tx, std::iter::once(child), instance_values)?;
+        INSTANCE.write(tx, std::iter::once(child), instance_values, own)?;
     }
-    ELEMENT.write(tx, changes.elements.iter(), element_values)?;
-    INCIDENT.write(tx, changes.incidents.iter(), incident_values)?;
-    JOB.write(tx, changes.jobs.iter(), job_values)?;
+    ELEMENT.write(tx, changes.elements.iter(), element_values, |_, r| {
+        known.get(r.process_instance_key)
+    })?;
+    INCIDENT.write(tx, changes.incidents.iter(), incident_values, |_, r| {
+        known.get(r.process_instance_key)
+    })?;
+    JOB.write(tx, changes.jobs.iter(), job_values, |_, r| {
+        known.get(r.process_instance_key)
+    })?;
     changes.job_stats.write(tx)?;
-    USER_TASK.write(tx, changes.user_tasks.iter(), user_task_values)?;
+    USER_TASK.write(tx, changes.user_tasks.iter(), user_task_values, |_, r| {
+        known.get(r.process_instance_key)
+    })?;
     crate::batch::write(tx, &changes.batch_operations)?;
     crate::usage::write(tx, partition, &changes.assignments)?;
-    flows_and_variables(tx, changes)?;
+    flows_and_variables(tx, changes, &known)?;
     changes.decisions.write(tx)?;
     changes.messages.write(tx)?;
     incident_links(tx, changes)?;
