@@ -6,6 +6,7 @@
 //! (variables per instance: 1 by default; 30 is the bench's typical payload). With
 //! `ZEST_HISTORY_URL=postgres://...` the store is that PostgreSQL database (its schema is
 //! emptied first: give it one of its own, `?options=-c%20search_path%3Dbench`).
+//! `ZEST_HISTORY_CACHE_MB` sets SQLite's page caches (4 MiB by default).
 
 use std::time::Instant;
 
@@ -117,7 +118,14 @@ fn main() {
             empty(&h);
             h
         }
-        None => History::open(&dir.join("history.sqlite"), 4 << 20).unwrap(),
+        None => {
+            // the page caches (writer and readers), as `--memory-mb`'s share gives them
+            let mib: u64 = std::env::var("ZEST_HISTORY_CACHE_MB")
+                .ok()
+                .and_then(|m| m.parse().ok())
+                .unwrap_or(4);
+            History::open(&dir.join("history.sqlite"), mib << 20).unwrap()
+        }
     };
     let (mut pos, mut index, mut records) = (0u64, 0u64, 0usize);
     let start = Instant::now();
