@@ -8,6 +8,8 @@ import { mkdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
+import assert from 'node:assert/strict'
+import { after, before } from 'node:test'
 import { chromium } from 'playwright-core'
 import { acquireServer } from '../compat/node/harness.js'
 
@@ -45,9 +47,38 @@ export async function screenshot(page, name) {
   await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true })
 }
 
-/** A test model (models/<file>) with a unique process id: { id, xml, name }. */
-export function model(file = 'ui_task.bpmn') {
-  const id = `ui_${randomBytes(4).toString('hex')}`
+/** A test file's zest and Chromium, started before its tests and stopped after them:
+ *  { server, browser, withPage(name, body, viewport?, allowed?) } (pageTest on the browser). */
+export function setup() {
+  const ctx = {}
+  before(async () => {
+    ctx.server = await acquireServer()
+    ctx.browser = await launch()
+  })
+  after(async () => {
+    await ctx.browser?.close()
+    await ctx.server?.stop()
+  })
+  ctx.withPage = (...args) => pageTest(ctx.browser, ...args)
+  return ctx
+}
+
+/** Runs `body(page)` on a fresh page of `browser`; fails on console errors (but those
+ *  `allowed` matches); keeps a screenshot named `name`. */
+export async function pageTest(browser, name, body, viewport, allowed) {
+  const { page, errors, close } = await openPage(browser, viewport)
+  try {
+    await body(page)
+  } finally {
+    await screenshot(page, name).catch(() => {})
+    await close()
+  }
+  assert.deepEqual(errors.filter((e) => !allowed?.test(e)), [], 'no console errors')
+}
+
+/** A test model (models/<file>) with a unique process id (or `id`, for another version of a
+ *  process): { id, xml, name }. */
+export function model(file = 'ui_task.bpmn', id = `ui_${randomBytes(4).toString('hex')}`) {
   const xml = readFileSync(join(HERE, 'models', file), 'utf8').replaceAll('zest_proc', id)
   return { id, xml, name: `${id}.bpmn` }
 }

@@ -7,39 +7,15 @@
 import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import {
-  acquireServer, activateJob, deploy, failJob, launch, model, openPage, rest, screenshot,
-  startInstance,
+  activateJob, deploy, failJob, model, rest, screenshot, setup, startInstance,
 } from './harness.js'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
-let server
-let browser
-
-before(async () => {
-  server = await acquireServer()
-  browser = await launch()
-})
-
-after(async () => {
-  await browser?.close()
-  await server?.stop()
-})
-
-/** Runs `body(page)` on a fresh page; fails on console errors (but those `allowed` matches);
- *  keeps a screenshot. */
-async function withPage(name, body, viewport, allowed) {
-  const { page, errors, close } = await openPage(browser, viewport)
-  try {
-    await body(page)
-  } finally {
-    await screenshot(page, name).catch(() => {})
-    await close()
-  }
-  assert.deepEqual(errors.filter((e) => !allowed?.test(e)), [], 'no console errors')
-}
+const ctx = setup()
+const { withPage } = ctx
 
 /** Drops `files` ({xml, name}) on the Processes page's drop zone, as a person drags them there. */
 async function drop(page, files) {
@@ -55,7 +31,7 @@ async function drop(page, files) {
 test('deploys a model dropped on the Processes page', { timeout: 60_000 }, async () => {
   const m = model()
   await withPage('deploy-by-drop', async (page) => {
-    await page.goto(`${server.rest}/`)
+    await page.goto(`${ctx.server.rest}/`)
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Processes' }).click()
     await page.waitForURL('**/operate/definitions')
     await drop(page, [m])
@@ -81,11 +57,11 @@ test('deploys a model dropped on the Processes page', { timeout: 60_000 }, async
 test('deploys a dropped decision and shows its table and evaluations', { timeout: 60_000 }, async () => {
   const dmn = readFileSync(join(ROOT, 'examples', 'discount.dmn'), 'utf8')
   await withPage('decision-table', async (page) => {
-    await page.goto(`${server.rest}/operate/definitions`)
+    await page.goto(`${ctx.server.rest}/operate/definitions`)
     await drop(page, [{ xml: dmn, name: 'discount.dmn' }])
     const notice = page.getByRole('status')
     await notice.getByRole('link', { name: 'discount' }).waitFor()
-    await rest(server, 'POST', '/decision-definitions/evaluation', {
+    await rest(ctx.server, 'POST', '/decision-definitions/evaluation', {
       decisionDefinitionId: 'discount', variables: { customer: 'gold', amount: 120 },
     })
     await notice.getByRole('link', { name: 'discount' }).click()
@@ -98,11 +74,11 @@ test('deploys a dropped decision and shows its table and evaluations', { timeout
 
 test('shows a running instance\'s token on its diagram and filters by an element', { timeout: 60_000 }, async () => {
   const m = model()
-  const deployed = await deploy(server, m)
+  const deployed = await deploy(ctx.server, m)
   const definitionKey = deployed.deployments[0].processDefinition.processDefinitionKey
-  const key = await startInstance(server, m, { order: 42, customer: 'Ada' })
+  const key = await startInstance(ctx.server, m, { order: 42, customer: 'Ada' })
   await withPage('instance-token', async (page) => {
-    await page.goto(`${server.rest}/operate/processes/${key}`)
+    await page.goto(`${ctx.server.rest}/operate/processes/${key}`)
     await page.locator('.diagram[data-ready=true]').waitFor()
     // the token waits at the service task; the flow to it was taken
     await page.locator('.djs-element.has-token[data-element-id=check]').waitFor()
@@ -122,7 +98,7 @@ test('shows a running instance\'s token on its diagram and filters by an element
     await page.getByLabel('Value (JSON)').fill('{"urgent": true}')
     await page.getByRole('button', { name: 'Add variable' }).click()
     await page.getByRole('row').filter({ hasText: 'note' }).getByText('{"urgent":true}').waitFor()
-    const vars = await rest(server, 'POST', '/variables/search', { filter: { processInstanceKey: key } })
+    const vars = await rest(ctx.server, 'POST', '/variables/search', { filter: { processInstanceKey: key } })
     const byName = Object.fromEntries(vars.items.map((v) => [v.name, JSON.parse(v.value)]))
     assert.deepEqual(byName, { customer: 'Grace', order: 42, note: { urgent: true } })
     await screenshot(page, 'instance-variables')
@@ -131,14 +107,14 @@ test('shows a running instance\'s token on its diagram and filters by an element
     await tree.getByRole('treeitem').filter({ hasText: 'Order in' }).getByText('Completed').waitFor()
     await tree.getByRole('treeitem').filter({ hasText: 'Check' }).getByText('Active').waitFor()
     // a worker completes the job: the page follows without a reload
-    const job = await activateJob(server, m)
-    await rest(server, 'POST', `/jobs/${job.jobKey}/completion`, { variables: { checked: true } })
+    const job = await activateJob(ctx.server, m)
+    await rest(ctx.server, 'POST', `/jobs/${job.jobKey}/completion`, { variables: { checked: true } })
     await page.locator('.summary').getByText('Completed').waitFor({ timeout: 15_000 })
     await page.locator('.djs-connection.taken[data-element-id=to_end]').waitFor({ state: 'attached' })
     await page.getByRole('row').filter({ hasText: 'checked' }).waitFor()
   })
   await withPage('instances-sorted', async (page) => {
-    await page.goto(`${server.rest}/operate/processes`)
+    await page.goto(`${ctx.server.rest}/operate/processes`)
     await page.getByLabel('Process id').fill(m.id)
     await page.getByLabel('State').selectOption('COMPLETED')
     await page.getByRole('button', { name: 'Apply' }).click()
@@ -152,7 +128,7 @@ test('shows a running instance\'s token on its diagram and filters by an element
     await page.getByRole('link', { name: key }).waitFor()
   })
   await withPage('definition-element-filter', async (page) => {
-    await page.goto(`${server.rest}/operate/definitions/${definitionKey}`)
+    await page.goto(`${ctx.server.rest}/operate/definitions/${definitionKey}`)
     await page.locator('.diagram[data-ready=true]').waitFor()
     await page.locator('.djs-element[data-element-id=check]').first().click()
     await page.waitForURL(/element=check/)
@@ -163,10 +139,10 @@ test('shows a running instance\'s token on its diagram and filters by an element
 
 test('opens a sub-process in the element instance tree', { timeout: 60_000 }, async () => {
   const m = model('ui_sub.bpmn')
-  await deploy(server, m)
-  const key = await startInstance(server, m)
+  await deploy(ctx.server, m)
+  const key = await startInstance(ctx.server, m)
   await withPage('element-tree', async (page) => {
-    await page.goto(`${server.rest}/operate/processes/${key}`)
+    await page.goto(`${ctx.server.rest}/operate/processes/${key}`)
     const tree = page.getByRole('tree', { name: 'Element instances' })
     await tree.getByRole('button', { name: 'Open Inner' }).click()
     await tree.getByRole('treeitem', { name: /^Inner task/ }).getByText('Active').waitFor()
@@ -175,13 +151,13 @@ test('opens a sub-process in the element instance tree', { timeout: 60_000 }, as
 
 test('opens an incident from the list and retries it', { timeout: 60_000 }, async () => {
   const m = model()
-  await deploy(server, m)
-  const key = await startInstance(server, m)
+  await deploy(ctx.server, m)
+  const key = await startInstance(ctx.server, m)
   const message = `no stock for ${m.id}`
-  await failJob(server, m, message)
+  await failJob(ctx.server, m, message)
   await withPage('incident-retry', async (page) => {
     // the dashboard counts it by its message, which leads to the incidents list
-    await page.goto(`${server.rest}/operate`)
+    await page.goto(`${ctx.server.rest}/operate`)
     await page.getByRole('link', { name: message }).click()
     await page.waitForURL(/\/operate\/incidents\?errorMessage=/)
     const row = page.getByRole('row').filter({ hasText: message })
@@ -195,20 +171,20 @@ test('opens an incident from the list and retries it', { timeout: 60_000 }, asyn
     await page.locator('.djs-element.has-token[data-element-id=check]').waitFor()
   })
   // the job got a retry: a worker can take it again
-  const job = await activateJob(server, m)
+  const job = await activateJob(ctx.server, m)
   assert.equal(String(job.processInstanceKey), key)
   assert.equal(job.retries, 1)
-  const inst = await rest(server, 'GET', `/process-instances/${key}`)
+  const inst = await rest(ctx.server, 'GET', `/process-instances/${key}`)
   assert.equal(inst.hasIncident, false)
 })
 
 test('cancels every instance of a filter in bulk and follows the batch', { timeout: 60_000 }, async () => {
   const m = model()
-  await deploy(server, m)
+  await deploy(ctx.server, m)
   const keys = []
-  for (let i = 0; i < 3; i++) keys.push(await startInstance(server, m))
+  for (let i = 0; i < 3; i++) keys.push(await startInstance(ctx.server, m))
   await withPage('bulk-cancel', async (page) => {
-    await page.goto(`${server.rest}/operate/processes?process=${m.id}&state=ACTIVE`)
+    await page.goto(`${ctx.server.rest}/operate/processes?process=${m.id}&state=ACTIVE`)
     for (const k of keys) await page.getByRole('link', { name: k }).waitFor()
     await page.getByRole('button', { name: 'Cancel them' }).click()
     await page.getByRole('button', { name: 'Yes, cancel them' }).click()
@@ -219,7 +195,7 @@ test('cancels every instance of a filter in bulk and follows the batch', { timeo
     await page.getByText('No instance matches.').waitFor({ timeout: 15_000 })
   })
   for (const k of keys) {
-    const inst = await rest(server, 'GET', `/process-instances/${k}`)
+    const inst = await rest(ctx.server, 'GET', `/process-instances/${k}`)
     assert.equal(inst.state, 'TERMINATED')
   }
 })
@@ -229,11 +205,11 @@ test('completes a user task through its form', { timeout: 60_000 }, async () => 
   for (const name of ['review.bpmn', 'review.form']) {
     form.append('resources', new Blob([readFileSync(join(ROOT, 'examples', name))]), name)
   }
-  await rest(server, 'POST', '/deployments', form)
-  const created = await rest(server, 'POST', '/process-instances', { processDefinitionId: 'review', variables: { request: 'a day off' } })
+  await rest(ctx.server, 'POST', '/deployments', form)
+  const created = await rest(ctx.server, 'POST', '/process-instances', { processDefinitionId: 'review', variables: { request: 'a day off' } })
   const key = String(created.processInstanceKey)
   await withPage('task-form', async (page) => {
-    await page.goto(`${server.rest}/operate`)
+    await page.goto(`${ctx.server.rest}/operate`)
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Tasks' }).click()
     const row = page.getByRole('row').filter({ hasText: 'Review' }).first()
     await row.getByRole('link', { name: 'Review the request' }).click()
@@ -244,7 +220,7 @@ test('completes a user task through its form', { timeout: 60_000 }, async () => 
     await page.getByRole('button', { name: 'Complete' }).click()
     await page.locator('.summary').getByText('Completed').waitFor()
   })
-  const vars = await rest(server, 'POST', '/variables/search', { filter: { processInstanceKey: key } })
+  const vars = await rest(ctx.server, 'POST', '/variables/search', { filter: { processInstanceKey: key } })
   const byName = Object.fromEntries(vars.items.map((v) => [v.name, JSON.parse(v.value)]))
   assert.equal(byName.comment, 'fine by me')
   assert.equal(byName.approved, true)
@@ -254,9 +230,9 @@ test('shows what the API answered when it refuses', { timeout: 60_000 }, async (
   // the browser logs each failed request; those are the point here
   const refused = /Failed to load resource: the server responded with a status of (400|404)/
   await withPage('errors-shown', async (page) => {
-    await page.goto(`${server.rest}/operate/processes/2251799813600000`)
+    await page.goto(`${ctx.server.rest}/operate/processes/2251799813600000`)
     await page.getByRole('alert').filter({ hasText: '404' }).first().waitFor()
-    await page.goto(`${server.rest}/operate/definitions`)
+    await page.goto(`${ctx.server.rest}/operate/definitions`)
     await drop(page, [{ xml: '<definitions>not a process</definitions>', name: 'broken.bpmn' }])
     const alert = page.getByRole('alert').filter({ hasText: '400' })
     await alert.waitFor()
@@ -266,7 +242,7 @@ test('shows what the API answered when it refuses', { timeout: 60_000 }, async (
 
 test('the shell works on a narrow screen and by keyboard', { timeout: 60_000 }, async () => {
   await withPage('narrow-dashboard', async (page) => {
-    await page.goto(`${server.rest}/operate`)
+    await page.goto(`${ctx.server.rest}/operate`)
     await page.getByRole('heading', { name: 'Dashboard' }).waitFor()
     // the navigation folds into a menu, opened from the keyboard
     await page.getByRole('button', { name: 'Menu' }).focus()

@@ -1,12 +1,13 @@
 // A DMN model in dmn-js's viewer, opened at one decision's table or literal expression (or
-// its requirements diagram); the views it has can be switched.
-import { html, useState } from './preact.js';
+// its requirements diagram); the views it has can be switched. `highlight` names rules
+// (their ids) marked in the decision table: a decision instance's matched rules.
+import { html, useEffect, useState } from './preact.js';
 import { dmnViewer, useViewer } from './vendor.js';
 import { ErrorBox, Loading } from './ui.js';
 
 const LABELS = { drd: 'Requirements diagram', decisionTable: 'Decision table', literalExpression: 'Literal expression' };
 
-export function DmnView({ xml, decisionId }) {
+export function DmnView({ xml, decisionId, highlight }) {
   const [views, setViews] = useState([]);
   const [active, setActive] = useState();
   const [failed, setFailed] = useState();
@@ -19,6 +20,14 @@ export function DmnView({ xml, decisionId }) {
     const mine = v.getViews().find((x) => x.type !== 'drd' && x.element.id === decisionId);
     if (alive() && mine) await v.open(mine);
   }, [xml, decisionId]);
+  useEffect(() => {
+    if (active?.type !== 'decisionTable' || !container.current) return;
+    const marked = new Set(highlight || []);
+    // dmn-js names each cell's rule (not its row)
+    for (const cell of container.current.querySelectorAll('td[data-row-id]')) {
+      cell.classList.toggle('matched-rule', marked.has(cell.dataset.rowId));
+    }
+  }, [active, highlight]);
   const open = (view) => viewer.current.open(view).catch(setFailed);
   const shown = error || failed;
   return html`<div class="dmn-box">

@@ -11,6 +11,8 @@ import { Incidents } from './pages/incidents.js';
 import { Cluster } from './pages/cluster.js';
 import { Decision, Decisions } from './pages/decisions.js';
 import { Task, Tasks } from './pages/tasks.js';
+import { BatchOperations } from './pages/batch_operations.js';
+import { DecisionInstance } from './pages/decision_instance.js';
 
 // Camunda's Operate paths where they exist: an instance is /operate/processes/<key>.
 const ROUTES = [
@@ -22,6 +24,8 @@ const ROUTES = [
   ['/operate/incidents', Incidents],
   ['/operate/decisions', Decisions],
   ['/operate/decisions/:id', Decision],
+  ['/operate/decision-instances/:id', DecisionInstance],
+  ['/operate/batch-operations', BatchOperations],
   ['/operate/cluster', Cluster],
   ['/tasklist', Tasks],
   ['/tasklist/:id', Task],
@@ -33,6 +37,7 @@ const NAV = [
   ['/operate/processes', 'Instances'],
   ['/operate/incidents', 'Incidents'],
   ['/operate/decisions', 'Decisions'],
+  ['/operate/batch-operations', 'Batches'],
   ['/tasklist', 'Tasks'],
   ['/operate/cluster', 'Cluster'],
 ];

@@ -25,7 +25,7 @@ export function Decisions() {
 }
 
 const INSTANCE_COLUMNS = [
-  { key: 'date', label: 'Evaluated', sort: 'evaluationDate', render: (i) => fmtDate(i.evaluationDate) },
+  { key: 'date', label: 'Evaluated', sort: 'evaluationDate', render: (i) => html`<a href=${`/operate/decision-instances/${i.decisionEvaluationInstanceKey}`}>${fmtDate(i.evaluationDate)}</a>` },
   { key: 'state', label: 'State', sort: 'state', render: (i) => html`<${StateBadge} state=${i.state} />` },
   { key: 'result', label: 'Result', render: (i) => html`<code class="value">${i.result}</code>` },
   { key: 'instance', label: 'Process instance', sort: 'processInstanceKey', render: (i) => i.processInstanceKey

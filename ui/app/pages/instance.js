@@ -1,9 +1,10 @@
 // One process instance: its diagram with the tokens and the sequence flows taken, its
-// incidents with a retry, its variables, and cancel.
-import { html, useState } from '../preact.js';
+// incidents with a retry, its variables, cancel, modification and migration.
+import { html, useEffect, useRef, useState } from '../preact.js';
 import { ApiError, get, getText, patch, post, put, search } from '../api.js';
 import { Diagram } from '../diagram.js';
 import { CallHierarchy, ElementTree } from './element_tree.js';
+import { Migration, Modification } from './modify.js';
 import { ErrorBox, LIVE_MS, Loaded, Page, PagedTable, StateBadge, fmtDate, useAction, useApi } from '../ui.js';
 
 export function Instance({ id }) {
@@ -17,6 +18,7 @@ export function Instance({ id }) {
       <${CallHierarchy} processInstanceKey=${id} />
       <${Summary} p=${pi} onChanged=${refresh} />
       <${InstanceDiagram} p=${pi} version=${version} />
+      ${pi.state === 'ACTIVE' && html`<${Changes} p=${pi} onChanged=${refresh} />`}
       <h2>Incidents</h2>
       <${Incidents} id=${id} version=${version} onChanged=${refresh} />
       <h2>Variables</h2>
@@ -29,6 +31,11 @@ export function Instance({ id }) {
 function Summary({ p, onChanged }) {
   const [run, busy, error, clear] = useAction();
   const [confirming, setConfirming] = useState(false);
+  // the question takes the focus (on its safe answer), so a keyboard user keeps their place
+  const no = useRef();
+  useEffect(() => {
+    if (confirming) no.current?.focus();
+  }, [confirming]);
   const cancel = async () => {
     setConfirming(false);
     const ok = await run(() => post(`/process-instances/${p.processInstanceKey}/cancellation`, {}));
@@ -46,11 +53,23 @@ function Summary({ p, onChanged }) {
       ${confirming
         ? html`<span role="group" aria-label="Confirm cancel">Cancel this instance?
             <button class="danger" onClick=${cancel}>Yes, cancel it</button>
-            <button onClick=${() => setConfirming(false)}>No</button></span>`
+            <button ref=${no} onClick=${() => setConfirming(false)}>No</button></span>`
         : html`<button class="danger" disabled=${busy} onClick=${() => setConfirming(true)}>Cancel instance</button>`}
     </div>`}
     <${ErrorBox} error=${error} onClose=${clear} />
   </div>`;
+}
+
+/** An active instance's modification and migration, each folded until opened. */
+function Changes({ p, onChanged }) {
+  return html`<details class="panel">
+      <summary>Modify the instance</summary>
+      <${Modification} p=${p} onChanged=${onChanged} />
+    </details>
+    <details class="panel">
+      <summary>Migrate to another version</summary>
+      <${Migration} p=${p} onChanged=${onChanged} />
+    </details>`;
 }
 
 function InstanceDiagram({ p, version }) {
