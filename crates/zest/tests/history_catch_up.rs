@@ -18,12 +18,18 @@ const JOB_TYPE: &str = "catchup-task";
 
 /// A free port on 127.0.0.1 (bound and released: the nodes' internal addresses must be known
 /// before they start, to name each other as contact points).
+/// A free port below the ephemeral range (from 32768): one the kernel hands out for port 0
+/// may be taken, before its node binds it, by an outgoing connection of a node starting
+/// beside it (a node that then cannot start holds the others, which wait for it, forever).
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    static NEXT: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(0);
+    let base = 20_000 + (std::process::id() % 500) as u16 * 20;
+    loop {
+        let port = base + NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst) % 2_000;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
 
 /// `node`'s flags in a cluster of the nodes at `internal`.

@@ -137,12 +137,26 @@ pub fn start_in(dir: PathBuf, extra: &[&str]) -> Node {
         .spawn()
         .expect("zest starts");
     let stdout = child.stdout.take().unwrap();
-    let mut lines = BufReader::new(stdout).lines();
-    let ready = loop {
-        match lines.next() {
-            Some(Ok(l)) if l.starts_with("READY") => break l,
-            Some(Ok(_)) => continue,
-            other => panic!("zest start ended before READY: {other:?}"),
+    // a node that never gets ready (a cluster waiting for a member that did not start) fails
+    // the test instead of holding it forever
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = BufReader::new(stdout).lines();
+        let ready = loop {
+            match lines.next() {
+                Some(Ok(l)) if l.starts_with("READY") => break Ok(l),
+                Some(Ok(_)) => continue,
+                other => break Err(format!("{other:?}")),
+            }
+        };
+        let _ = tx.send(ready);
+    });
+    let ready = match rx.recv_timeout(std::time::Duration::from_secs(120)) {
+        Ok(Ok(line)) => line,
+        Ok(Err(end)) => panic!("zest start ended before READY: {end}"),
+        Err(_) => {
+            let _ = child.kill();
+            panic!("zest start in {} was not READY within 120 s", dir.display())
         }
     };
     let addr = |name: &str| -> String {
