@@ -7,7 +7,7 @@
 use crate::db::Row;
 use serde_json::{json, Map, Value};
 
-use super::{key, string, Resource};
+use super::{key, put_opt, string, Resource};
 use crate::filter::{field, Field, Kind};
 
 /// Every deployed resource history keeps, as one table `t` (key, resource id, name, version,
@@ -25,9 +25,11 @@ fn row(row: &Row) -> crate::db::Result<Value> {
     out.insert("resourceId".into(), json!(string(row, 1)?));
     out.insert("resourceName".into(), json!(string(row, 2)?));
     out.insert("version".into(), json!(row.get::<_, i32>(3)?));
-    // 8.9's ResourceResult requires versionTag: null when the resource has none
+    // left out when the resource has none: 8.8's ResourceResult has it a string, never null
+    // (8.9's requires it, nullable; the 8.8 spec is the one this endpoint answers to, and
+    // schemathesis checks it)
     let tag = row.get::<_, Option<String>>(4)?.filter(|t| !t.is_empty());
-    out.insert("versionTag".into(), json!(tag));
+    put_opt(&mut out, "versionTag", tag.map(Value::String));
     out.insert("tenantId".into(), json!(string(row, 5)?));
     Ok(Value::Object(out))
 }
