@@ -711,28 +711,32 @@ fn a_poll_gets_the_jobs_of_the_partitions_that_answer_when_one_does_not() {
     });
 }
 
+/// `zest cluster` of 3 nodes with one partition on every node (replication factor 3), each
+/// node started with `extra` flags too; its data in a directory named after `name`.
+fn start_replicated(name: &str, extra: &[&str]) -> (Killed, Vec<String>) {
+    let offset = free_port_offset(3);
+    let dir = std::env::temp_dir().join(format!("zest-test-cluster-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut args: Vec<String> = vec![
+        "cluster".into(),
+        "--nodes=3".into(),
+        "--partitions=1".into(),
+        "--replication-factor=3".into(),
+        format!("--port-offset={offset}"),
+        format!("--data-dir={}", dir.display()),
+        "--".into(),
+        "--memory-mb=64".into(),
+    ];
+    args.extend(extra.iter().map(|e| e.to_string()));
+    start(&args, 3, Some(dir))
+}
+
 /// History deletion is replicated (`docs/design/history.md`, "History deletion"): with every
 /// partition on every node (replication factor 3), each node keeps its own history, and a
 /// deletion asked of one node is gone from every node's store, each asked on its own.
 #[test]
 fn a_history_deletion_reaches_every_replicas_store() {
-    let offset = free_port_offset(3);
-    let dir = std::env::temp_dir().join(format!("zest-test-cluster-del-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let (_cluster, nodes) = start(
-        &[
-            "cluster".into(),
-            "--nodes=3".into(),
-            "--partitions=1".into(),
-            "--replication-factor=3".into(),
-            format!("--port-offset={offset}"),
-            format!("--data-dir={}", dir.display()),
-            "--".into(),
-            "--memory-mb=64".into(),
-        ],
-        3,
-        Some(dir),
-    );
+    let (_cluster, nodes) = start_replicated("del", &[]);
     let rests: Vec<String> = nodes.iter().map(|l| field(l, "rest")).collect();
     let post = |rest: &str, path: &str, body: Value| {
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -792,24 +796,7 @@ fn a_history_deletion_reaches_every_replicas_store() {
 /// (429 RESOURCE_EXHAUSTED) until it is resumed.
 #[test]
 fn a_followers_unexported_log_past_the_bound_makes_the_partition_refuse_new_instances() {
-    let offset = free_port_offset(3);
-    let dir = std::env::temp_dir().join(format!("zest-test-cluster-gate-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let (_cluster, nodes) = start(
-        &[
-            "cluster".into(),
-            "--nodes=3".into(),
-            "--partitions=1".into(),
-            "--replication-factor=3".into(),
-            format!("--port-offset={offset}"),
-            format!("--data-dir={}", dir.display()),
-            "--".into(),
-            "--memory-mb=64".into(),
-            "--max-unexported-log-mb=1".into(),
-        ],
-        3,
-        Some(dir),
-    );
+    let (_cluster, nodes) = start_replicated("gate", &["--max-unexported-log-mb=1"]);
     let rest = field(&nodes[0], "rest");
     common::deploy_rest(
         &rest,
