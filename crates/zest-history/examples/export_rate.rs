@@ -6,7 +6,10 @@
 //! (variables per instance: 1 by default; 30 is the bench's typical payload). With
 //! `ZEST_HISTORY_URL=postgres://...` the store is that PostgreSQL database (its schema is
 //! emptied first: give it one of its own, `?options=-c%20search_path%3Dbench`).
-//! `ZEST_HISTORY_CACHE_MB` sets SQLite's page caches (4 MiB by default).
+//! `ZEST_HISTORY_CACHE_MB` sets SQLite's page caches (4 MiB by default). With
+//! `EXPORT_RATE_UNIQUE=1` every variable's value is its instance's own (the worst case of the
+//! value postings: one a variable) instead of the same payload in every instance (as the
+//! bench's typical payload is).
 
 use std::time::Instant;
 
@@ -38,14 +41,19 @@ fn instance(pi: i64, variables: i64, pos: &mut u64, out: &mut Vec<Record>) {
     };
     // the first variable is the business key; more are like the typical payload's: short
     // numbers and strings of about 40 characters
+    let unique = std::env::var("EXPORT_RATE_UNIQUE").is_ok_and(|v| v == "1");
     let var = |j: i64| {
+        let n = if unique { pi * 100 + j } else { j };
         let (name, value) = match j {
-            0 => ("businessKey".to_string(), "\"order-4711\"".to_string()),
+            0 => (
+                "businessKey".to_string(),
+                format!("\"order-{}\"", 4711 + n - j),
+            ),
             j if j % 3 == 0 => (
                 format!("var{j}"),
-                format!("\"a value of about forty characters {j:04}\""),
+                format!("\"a value of about forty characters {n:04}\""),
             ),
-            j => (format!("var{j}"), (j * 7).to_string()),
+            j => (format!("var{j}"), (n * 7).to_string()),
         };
         RecordValue::Variable(VariableRecord {
             name,

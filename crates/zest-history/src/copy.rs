@@ -332,7 +332,7 @@ impl History {
                 );
                 tx.execute(&sql, &db::cells(&args))?;
             }
-            Ok(())
+            crate::postings::remove_partition(tx, partition)
         })?)
     }
 
@@ -368,6 +368,10 @@ impl History {
                 }
                 let params: Vec<&dyn ToParam> = row.iter().map(|c| c as &dyn ToParam).collect();
                 tx.execute(&sql, &params)?;
+            }
+            if t.name == "variable" {
+                // the value postings are derived from the rows, not copied
+                crate::postings::add_rows(tx, &chunk.columns, &chunk.rows)?;
             }
             Ok(())
         })?)

@@ -350,7 +350,7 @@ impl Row {
 }
 
 /// The advisory lock (PostgreSQL) held while the schema migrates: "zest" in ASCII.
-const MIGRATION_LOCK: i64 = 0x7a65_7374;
+pub(crate) const MIGRATION_LOCK: i64 = 0x7a65_7374;
 
 /// Statements a PostgreSQL connection keeps prepared, at most.
 const PG_STATEMENTS: usize = 256;
@@ -517,10 +517,9 @@ fn sqlite(path: &Path, read_only: bool, cache_kib: i64) -> Result<Conn> {
     Ok(Conn(Inner::Lite(conn)))
 }
 
-/// `zest_value_hash(name, value)`: the key of the index that variable value filters go
-/// through (migration V12), a 64-bit FNV-1a of the name, a 0x01 byte and the value, NULL when
-/// either is NULL. Registered on every connection: the index needs it to write a variable and
-/// the filters to read one. Never change it: the index holds its results.
+/// `zest_value_hash(name, value)`: [`value_hash`] in SQL, which migration V12's index (dropped
+/// by V13 for the value postings, `postings.rs`) was built on; registered on every connection
+/// so that a new store can still run V12. NULL when either argument is NULL.
 fn register_value_hash(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
     use rusqlite::functions::FunctionFlags;
     conn.create_scalar_function(
@@ -537,7 +536,8 @@ fn register_value_hash(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
     )
 }
 
-/// FNV-1a (64 bits) over `name`, 0x01, `value`.
+/// FNV-1a (64 bits) over `name`, 0x01, `value`: the hash the value postings are found by. Never
+/// change it: the postings hold its results.
 pub(crate) fn value_hash(name: &[u8], value: &[u8]) -> i64 {
     const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
     const PRIME: u64 = 0x0000_0100_0000_01b3;

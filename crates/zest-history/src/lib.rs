@@ -14,6 +14,7 @@ pub mod copy;
 mod counts;
 pub mod db;
 pub mod filter;
+mod postings;
 mod project;
 pub mod resources;
 mod retention;
@@ -61,6 +62,8 @@ const READERS: usize = 4;
 struct Writer {
     conn: Option<Conn>,
     positions: HashMap<u32, Exported>,
+    /// Where the sweep of the value postings stands (`postings.rs`).
+    sweep: postings::Sweep,
 }
 
 impl Writer {
@@ -75,6 +78,8 @@ impl Writer {
                 conn.migrate().map_err(HistoryError::Migration)?;
                 ready.store(true, Ordering::SeqCst);
             }
+            // the postings of variables stored before there were postings (once)
+            postings::fill(&conn)?;
             self.conn = Some(conn);
         }
         Ok(self.conn.as_ref().expect("opened above"))
@@ -137,6 +142,7 @@ impl History {
             writer: Mutex::new(Writer {
                 conn: None,
                 positions: HashMap::new(),
+                sweep: postings::Sweep::default(),
             }),
             readers: Mutex::new(Vec::new()),
             ready: AtomicBool::new(false),
@@ -200,6 +206,7 @@ impl History {
         }
         let w = &mut *guard;
         let conn = w.conn(&self.source, &self.ready)?;
+        let mut deleted = false;
         let written = conn.transaction(|tx| {
             let before = match cached {
                 Some(at) => at,
@@ -213,6 +220,7 @@ impl History {
                     // what came before it is written first: the deletion finds it all
                     write::write(tx, partition, &changes, position, before.next_index)?;
                     retention::remove(tx, deletion)?;
+                    deleted = true;
                     taken += changes.records + 1;
                     changes = project::Changes::default();
                 } else {
@@ -231,6 +239,9 @@ impl History {
             Ok((taken + changes.records, after))
         });
         let (taken, after) = written?;
+        if deleted {
+            w.sweep.removed();
+        }
         if !pg {
             w.positions.insert(partition, after);
         }
@@ -264,9 +275,30 @@ impl History {
     /// Removes up to `batch` finished root instances that ended before `cutoff` (epoch ms),
     /// with everything under them; answers how many roots went.
     pub fn remove_expired(&self, cutoff: i64, batch: usize) -> Result<usize, HistoryError> {
-        let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let mut guard = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let w = &mut *guard;
+        let mut sweep = std::mem::take(&mut w.sweep);
         let conn = w.conn(&self.source, &self.ready)?;
-        Ok(conn.transaction(|tx| retention::remove_expired(tx, cutoff, batch))?)
+        let removed = conn.transaction(|tx| {
+            let removed = retention::remove_expired(tx, cutoff, batch)?;
+            if removed > 0 {
+                sweep.removed();
+            }
+            // the postings naming what went, after the removals: as many a pass as a root's
+            // variables can have written (one-task with the typical payload: 30)
+            postings::sweep(tx, &mut sweep, 1000 + removed * 64)?;
+            Ok(removed)
+        });
+        w.sweep = sweep;
+        Ok(removed?)
+    }
+
+    /// Runs `f` on the writer's connection (tests that set a store up as an older version
+    /// left it).
+    #[cfg(test)]
+    pub(crate) fn write_with<T>(&self, f: impl FnOnce(&Conn) -> db::Result<T>) -> T {
+        let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        f(w.conn(&self.source, &self.ready).unwrap()).unwrap()
     }
 
     /// Runs `f` on a reader connection (opened on first use, kept for the next read).

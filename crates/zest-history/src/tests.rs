@@ -444,6 +444,83 @@ fn bad_requests_name_the_field() {
     }
 }
 
+/// Variable value filters through the postings (`postings.rs`): across batches, after a
+/// value changed (the old value no longer finds the instance), after retention removed
+/// instances (the sweep leaves no posting naming them), and in a store whose variables were
+/// written before there were postings (filled when opened).
+#[test]
+fn value_filters_find_through_postings_as_values_change_and_instances_go() {
+    let (_dir, h) = open("postings");
+    let mut records = sample(12);
+    let mid = records.len() / 2;
+    h.export(1, &records[..mid], 1).unwrap();
+    h.export(1, &records[mid..], 2).unwrap();
+    let by_value = |value: &str| {
+        let filter = json!({"filter": {"variables": [{"name": "n", "value": value}]}});
+        keys(
+            &search(&h, &resources::PROCESS_INSTANCES, filter),
+            "processInstanceKey",
+        )
+    };
+    assert_eq!(by_value("5"), ["150"]);
+    assert_eq!(by_value("11"), ["210"]);
+    // 150's n becomes 7, as 170's is; 180's too (completed: a root retention removes)
+    let last = records.last().unwrap().position;
+    records.clear();
+    for (i, pi) in [150i64, 180].into_iter().enumerate() {
+        records.push(record(
+            last + 1 + i as u64,
+            pi + 2,
+            Intent::Updated,
+            RecordValue::Variable(VariableRecord {
+                name: "n".into(),
+                value: "7".into(),
+                scope_key: pi,
+                process_instance_key: pi,
+                process_definition_key: 10,
+                bpmn_process_id: "order".into(),
+                tenant_id: "<default>".into(),
+            }),
+        ));
+    }
+    h.export(1, &records, 3).unwrap();
+    assert_eq!(by_value("5"), Vec::<String>::new());
+    assert_eq!(by_value("7"), ["150", "170", "180"]);
+    let dangling = || -> i64 {
+        h.read(|c| {
+            Ok(c.query_one(
+                "SELECT count(*) FROM variable_posting p, json_each(p.keys) j WHERE NOT EXISTS \
+                 (SELECT 1 FROM process_instance i \
+                 WHERE i.key = p.first_key + CAST(j.value AS BIGINT))",
+                &[],
+                |r| r.get(0),
+            )?)
+        })
+        .unwrap()
+    };
+    assert_eq!(dangling(), 0);
+    assert_eq!(h.remove_expired(i64::MAX, 500).unwrap(), 4);
+    assert_eq!(dangling(), 0, "the sweep after retention");
+    assert_eq!(by_value("7"), ["150", "170"]);
+    // a store of an older version: variables, no postings; opening it fills them
+    h.write_with(|c| {
+        c.execute("DELETE FROM variable_posting", &[])?;
+        c.execute(
+            "INSERT INTO posting_fill (after_key) VALUES (-9223372036854775807)",
+            &[],
+        )?;
+        Ok(())
+    });
+    assert_eq!(by_value("7"), Vec::<String>::new());
+    h.write_with(crate::postings::fill);
+    assert_eq!(by_value("7"), ["150", "170"]);
+    assert_eq!(by_value("11"), ["210"]);
+    let fills: i64 = h
+        .read(|c| Ok(c.query_one("SELECT count(*) FROM posting_fill", &[], |r| r.get(0))?))
+        .unwrap();
+    assert_eq!(fills, 0, "the fill is done");
+}
+
 #[test]
 fn long_values_are_cut_with_the_whole_value_kept() {
     let (_dir, h) = open("long");

@@ -467,7 +467,7 @@ fn flows_and_variables(tx: &Conn, changes: &Changes, roots: &Roots) -> Result<()
     VARIABLE.write(tx, changes.variables.iter(), variable_values, |_, v| {
         roots.get(Some(v.process_instance_key))
     })?;
-    Ok(())
+    crate::postings::write(tx, &changes.variables)
 }
 
 /// A variable's value is replaced by each write (a value that is no longer cut has no full

@@ -132,6 +132,11 @@ fn totals(rest: &str) -> Vec<i64> {
             json!({"processDefinitionId": PROCESS, "state": "COMPLETED"}),
         ),
         total("variables", json!({"name": "n"})),
+        // through the value postings, which a copy derives from the variables it copies
+        total(
+            "process-instances",
+            json!({"processDefinitionId": PROCESS, "variables": [{"name": "n", "value": "7"}]}),
+        ),
         total("jobs", json!({"type": JOB_TYPE, "state": "COMPLETED"})),
     ]
 }
@@ -215,6 +220,7 @@ fn a_node_caught_up_by_a_snapshot_copies_the_history_it_missed() {
         std::thread::sleep(Duration::from_millis(200));
         expected = totals(&rest0);
     }
+    assert_eq!(expected[4], 2, "n = 7 in each run: {expected:?}");
 
     let node2 = start(&dir2, &args[2]);
     let deadline = Instant::now() + Duration::from_secs(90);
