@@ -6,17 +6,23 @@
 //! ```text
 //! <backup-dir>/<id>/backup.json          status: IN_PROGRESS, COMPLETED or FAILED, per partition
 //! <backup-dir>/<id>/partition-<N>/...     zest_cluster::backup (state chunks, partition.json)
+//! <backup-dir>/<id>/partition-<N>/history* history (the embedded store's), mod history
 //! ```
 //!
 //! A backup that was in progress when the node stopped is reported FAILED after the restart.
 //! `zest restore` builds a data directory from a COMPLETED backup ([`restore`]).
 
+mod history;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
+use zest_cluster::AppliedInfo;
 use zest_storage::{PartitionStore, Store, StoreConfig};
+
+pub use history::HistoryBackup;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -40,6 +46,10 @@ pub struct PartitionDetail {
     pub broker_version: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure_reason: Option<String>,
+    /// Zest's: what the backup holds of the partition's history ("included: ..." or "not
+    /// included: why").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history: Option<String>,
 }
 
 /// A backup's status (`GET /actuator/backupRuntime/{id}`).
@@ -84,6 +94,15 @@ pub struct Backups {
     dir: Option<PathBuf>,
     /// Serialises the status files' read-modify-write.
     lock: Mutex<()>,
+    /// Held while a backup is taken: one at a time (each holds the log behind its history
+    /// copy, `AppliedInfo::backup_floor`).
+    taking: Mutex<()>,
+}
+
+/// A partition as a backup reads it.
+pub struct PartitionSource {
+    pub store: PartitionStore,
+    pub applied: Arc<AppliedInfo>,
 }
 
 fn status_path(dir: &Path, id: u64) -> PathBuf {
@@ -146,6 +165,7 @@ impl Backups {
         Ok(Backups {
             dir,
             lock: Mutex::new(()),
+            taking: Mutex::new(()),
         })
     }
 
@@ -185,6 +205,7 @@ impl Backups {
                 checkpoint_position: None,
                 broker_version: env!("CARGO_PKG_VERSION").into(),
                 failure_reason: None,
+                history: None,
             })
             .collect();
         write_status(
@@ -199,30 +220,28 @@ impl Backups {
         Ok(id)
     }
 
-    /// Writes every partition's part of backup `id` (blocking) and records the outcome.
-    pub fn take(&self, id: u64, stores: &[PartitionStore]) {
+    /// Writes every partition's part of backup `id` (blocking), with its history when
+    /// `history` is the embedded store, and records the outcome.
+    pub fn take(
+        &self,
+        id: u64,
+        parts: &[PartitionSource],
+        history: Option<&zest_history::History>,
+    ) {
         let Ok(dir) = self.dir() else { return };
+        let _taking = self.taking.lock().unwrap_or_else(|p| p.into_inner());
         let mut failure = None;
-        for store in stores {
-            let pid = store.partition_id();
-            let part = dir.join(id.to_string()).join(format!("partition-{pid}"));
-            let result = zest_cluster::backup::write_partition_backup(store, &part);
+        for part in parts {
+            let pid = part.store.partition_id();
+            let path = dir.join(id.to_string()).join(format!("partition-{pid}"));
+            let result = history::write_partition(&part.store, &part.applied, history, &path);
             let _g = self.guard();
             let Some(mut status) = read_status(dir, id) else {
                 return;
             };
             if let Some(d) = status.details.iter_mut().find(|d| d.partition_id == pid) {
-                d.last_updated_at = now();
-                match &result {
-                    Ok(meta) => {
-                        d.state = BackupState::Completed;
-                        d.checkpoint_position = Some(meta.checkpoint_position);
-                    }
-                    Err(e) => {
-                        d.state = BackupState::Failed;
-                        d.failure_reason = Some(format!("{e:#}"));
-                        failure.get_or_insert_with(|| format!("partition {pid}: {e:#}"));
-                    }
+                if let Err(e) = record(id, d, result) {
+                    failure.get_or_insert_with(|| format!("partition {pid}: {e}"));
                 }
             }
             let _ = write_status(dir, &status);
@@ -268,13 +287,54 @@ impl Backups {
     }
 }
 
-/// Builds a data directory at `data_dir` (new or empty) from the COMPLETED backup `id` in
-/// `backup_dir`. Returns the restored partitions' parts.
-pub fn restore(
-    backup_dir: &Path,
+/// Records the outcome of a partition's part of backup `id` in its detail (and the log);
+/// an error is the part's failure.
+fn record(
     id: u64,
-    data_dir: &Path,
-) -> anyhow::Result<Vec<zest_cluster::backup::PartitionBackup>> {
+    d: &mut PartitionDetail,
+    result: anyhow::Result<history::Written>,
+) -> Result<(), String> {
+    d.last_updated_at = now();
+    let written = result.map_err(|e| {
+        d.state = BackupState::Failed;
+        d.failure_reason = Some(format!("{e:#}"));
+        format!("{e:#}")
+    })?;
+    d.state = BackupState::Completed;
+    d.checkpoint_position = Some(written.state.checkpoint_position);
+    let note = history_note(&written.history);
+    let pid = d.partition_id;
+    match &written.history {
+        Ok(_) => tracing::info!(backup = id, partition = pid, "history {note}"),
+        Err(_) => tracing::warn!(backup = id, partition = pid, "history {note}"),
+    }
+    d.history = Some(note);
+    Ok(())
+}
+
+/// The status's sentence on what a partition's backup holds of its history.
+fn history_note(history: &Result<HistoryBackup, String>) -> String {
+    match history {
+        Ok(h) => format!(
+            "included: {} rows up to position {}, and {} log entries from index {} to export \
+             after a restore",
+            h.rows, h.position, h.log.entries, h.next_index
+        ),
+        Err(why) => why.clone(),
+    }
+}
+
+/// A partition restored from a backup: its state, and its history if the backup holds it.
+pub struct Restored {
+    pub state: zest_cluster::backup::PartitionBackup,
+    pub history: Option<HistoryBackup>,
+}
+
+/// Builds a data directory at `data_dir` (new or empty) from the COMPLETED backup `id` in
+/// `backup_dir`: each partition's state, and its history where the backup holds it (into
+/// `history.sqlite`, with the log entries its exporter goes on from). Returns what each
+/// partition got.
+pub fn restore(backup_dir: &Path, id: u64, data_dir: &Path) -> anyhow::Result<Vec<Restored>> {
     use anyhow::{bail, Context};
     let status = read_status(backup_dir, id).with_context(|| {
         format!(
@@ -306,14 +366,31 @@ pub fn restore(
             .join(id.to_string())
             .join(format!("partition-{}", d.partition_id));
         let partition = store.partition(d.partition_id)?;
-        let part = zest_cluster::backup::restore_partition(&partition, &dir)
-            .with_context(|| format!("restoring partition {}", d.partition_id))?;
-        parts.insert(d.partition_id, part);
+        let context = || format!("restoring partition {}", d.partition_id);
+        let state =
+            zest_cluster::backup::restore_partition(&partition, &dir).with_context(context)?;
+        let history = history::read(&dir).with_context(context)?;
+        if let Some(h) = &history {
+            history::restore_log(&partition, &dir, h).with_context(context)?;
+        }
+        parts.insert(d.partition_id, (dir, Restored { state, history }));
     }
     store.sync()?;
+    drop(store);
+    if parts.values().any(|(_, r)| r.history.is_some()) {
+        let path = data_dir.join("history.sqlite");
+        let store = zest_history::History::open(&path, 16 << 20)
+            .with_context(|| format!("opening {}", path.display()))?;
+        for (pid, (dir, r)) in &parts {
+            if let Some(h) = &r.history {
+                history::restore_history(&store, *pid, dir, h)
+                    .with_context(|| format!("restoring the history of partition {pid}"))?;
+            }
+        }
+    }
     // the partition count goes with the data (see `check_partition_count`)
     zest_storage::write_number_file(data_dir, "PARTITIONS", parts.len() as u32)?;
-    Ok(parts.into_values().collect())
+    Ok(parts.into_values().map(|(_, r)| r).collect())
 }
 
 #[cfg(test)]

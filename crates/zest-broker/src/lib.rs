@@ -950,16 +950,20 @@ impl Broker {
             .local
             .partitions()
             .values()
-            .map(|p| p.answered_state())
+            .map(|p| (p.answered_state(), p.applied.clone()))
             .collect();
         let backups = self.backups.clone();
+        let history = self.exporting.as_ref().map(|e| e.history.clone());
         tokio::spawn(async move {
             // what was answered before the backup was asked for is in it
-            let mut stores = Vec::with_capacity(states.len());
-            for state in states {
-                stores.push(state.into_store().await);
+            let mut parts = Vec::with_capacity(states.len());
+            for (state, applied) in states {
+                let store = state.into_store().await;
+                parts.push(backup::PartitionSource { store, applied });
             }
-            let _ = tokio::task::spawn_blocking(move || backups.take(id, &stores)).await;
+            let _ =
+                tokio::task::spawn_blocking(move || backups.take(id, &parts, history.as_deref()))
+                    .await;
         });
         Ok(id)
     }

@@ -69,6 +69,11 @@ pub struct AppliedInfo {
     /// else one more than the highest index they exported (the log is purged only up to it,
     /// `LogStore::purge`), so an exporter behind the snapshot still finds its entries.
     pub export_floor: AtomicU64,
+    /// How far a backup being taken lets the log be purged (0: none): one more than the
+    /// first index its copy of the history has not exported, so the entries from there to the
+    /// state's index are still in the log when the backup copies them (`zest-broker`'s
+    /// `backup`).
+    pub backup_floor: AtomicU64,
     /// The log indexes a snapshot installed here skipped, `(from, to]`: entries this node
     /// never applied itself, which its exporters cannot read from its log (what it holds
     /// there may be an old leader's uncommitted tail). (0, 0) when none was installed.
@@ -195,10 +200,12 @@ impl AppliedInfo {
 
     /// The highest index the log may be purged up to, given a purge up to `index`.
     pub fn purge_limit(&self, index: u64) -> u64 {
-        match self.export_floor.load(Ordering::SeqCst) {
-            0 => index,
-            floor => index.min(floor - 1),
-        }
+        [&self.export_floor, &self.backup_floor]
+            .iter()
+            .fold(index, |limit, floor| match floor.load(Ordering::SeqCst) {
+                0 => limit,
+                floor => limit.min(floor - 1),
+            })
     }
 
     pub fn clear_precomputed(&self) {
@@ -539,6 +546,20 @@ mod tests {
         u.appended(102, 7);
         assert_eq!(u.bytes_through(Some(101)), 5, "only the committed ones");
         assert_eq!(u.bytes_through(None), 0);
+    }
+
+    /// The log is purged only behind both the exporters and a backup being taken.
+    #[test]
+    fn a_purge_keeps_what_the_exporter_or_a_backup_holds() {
+        let info = AppliedInfo::default();
+        assert_eq!(info.purge_limit(100), 100, "no exporter, no backup");
+        info.export_floor.store(51, Ordering::SeqCst);
+        assert_eq!(info.purge_limit(100), 50);
+        info.backup_floor.store(21, Ordering::SeqCst);
+        assert_eq!(info.purge_limit(100), 20);
+        info.export_floor.store(0, Ordering::SeqCst);
+        assert_eq!(info.purge_limit(100), 20);
+        assert_eq!(info.purge_limit(10), 10);
     }
 
     /// A follower's lag counts only what it knows committed: entries it cannot apply yet

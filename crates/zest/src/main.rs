@@ -129,9 +129,17 @@ struct RestoreArgs {
 
 fn restore(args: RestoreArgs) -> anyhow::Result<()> {
     let parts = zest_broker::backup::restore(&args.backup_dir, args.backup_id, &args.data_dir)?;
-    for p in parts {
+    for r in parts {
+        let p = r.state;
+        let history = match r.history {
+            Some(h) => format!(
+                "with its history ({} rows up to position {}, {} log entries to export)",
+                h.rows, h.position, h.log.entries
+            ),
+            None => "without history (the backup holds none of it: see its status)".into(),
+        };
         println!(
-            "restored partition {} of backup {} at position {} ({} chunks, {} bytes) into {}",
+            "restored partition {} of backup {} at position {} ({} chunks, {} bytes) {history} into {}",
             p.partition_id,
             args.backup_id,
             p.checkpoint_position,

@@ -315,3 +315,201 @@ fn backups_are_refused_with_a_clear_error_when_no_backup_directory_is_configured
         "{body}"
     );
 }
+
+/// The REST search `path` for `body` (one page of up to 100).
+fn search(rest: &str, path: &str, body: serde_json::Value) -> serde_json::Value {
+    let (status, page) = http(rest, "POST", path, Some(body));
+    assert_eq!(status, 200, "{path}: {page}");
+    page
+}
+
+fn keys_of(page: &serde_json::Value, field: &str) -> Vec<i64> {
+    let mut keys: Vec<i64> = page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i[field].as_str().unwrap().parse().unwrap())
+        .collect();
+    keys.sort();
+    keys
+}
+
+async fn create_numbered(c: &mut common::Client, n: i64) -> i64 {
+    c.create_process_instance(proto::CreateProcessInstanceRequest {
+        bpmn_process_id: "benchmark".into(),
+        version: -1,
+        variables: serde_json::json!({ "n": n, "order": format!("A-{n}") }).to_string(),
+        ..Default::default()
+    })
+    .await
+    .expect("an instance is created")
+    .into_inner()
+    .process_instance_key
+}
+
+/// History in a backup (the embedded store): a node with finished instances and an incident
+/// takes a backup while its exporter is paused (so the backup's history copy stands before the
+/// state and the log entries between go with it), goes on after it, and is wiped. Restored,
+/// the searches find exactly the instances up to the backup, the finished ones with their
+/// variables and element instances and the incident, none after it; the history has no gap,
+/// and new instances are exported as before.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_restored_node_has_the_history_of_the_backup_and_exports_on() {
+    let backups = temp("history-store");
+    let node = start_with(
+        "backup-history",
+        &["--backup-dir", backups.to_str().unwrap()],
+    );
+    let mut c = connect(&node.gateway).await;
+    common::deploy_one_task(&mut c).await;
+    let mut before = Vec::new();
+    for n in 0..3 {
+        before.push(create_numbered(&mut c, n).await);
+    }
+    let mut finished = Vec::new();
+    for _ in 0..2 {
+        let job = activate_one_within(&mut c, "benchmark-task", 10_000)
+            .await
+            .expect("a job");
+        complete(&mut c, job.key).await;
+        finished.push(job.process_instance_key);
+    }
+    finished.sort();
+    // what the exporter has not exported when the backup is taken is in it all the same
+    let (code, body) = http(&node.management, "POST", "/actuator/exporting/pause", None);
+    assert!(code == 200 || code == 204, "{code} {body}");
+    let failed = create_numbered(&mut c, 3).await;
+    before.push(failed);
+    let job = activate_one_within(&mut c, "benchmark-task", 10_000)
+        .await
+        .expect("a job");
+    c.fail_job(proto::FailJobRequest {
+        job_key: job.key,
+        retries: 0,
+        error_message: "card declined".into(),
+        ..Default::default()
+    })
+    .await
+    .expect("the job fails");
+    let incident_instance = job.process_instance_key;
+    before.push(create_numbered(&mut c, 4).await);
+    before.sort();
+
+    let (code, body) = http(
+        &node.management,
+        "POST",
+        "/actuator/backupRuntime",
+        Some(serde_json::json!({"backupId": 1})),
+    );
+    assert_eq!(code, 202, "{body}");
+    let status = wait_until_done(&node.management, 1);
+    assert_eq!(status["state"], "COMPLETED", "{status}");
+    let note = status["details"][0]["history"].as_str().unwrap_or_default();
+    if std::env::var(common::POSTGRES).is_ok_and(|u| !u.is_empty()) {
+        assert!(note.contains("PostgreSQL"), "{status}");
+        return;
+    }
+    assert!(note.starts_with("included"), "{status}");
+    let (code, body) = http(&node.management, "POST", "/actuator/exporting/resume", None);
+    assert!(code == 200 || code == 204, "{code} {body}");
+    let after = create_numbered(&mut c, 5).await;
+    drop(c);
+    let _ = std::fs::remove_dir_all(node.kill());
+
+    let restored = temp("history-restored");
+    let out = restore(&backups, 1, &restored);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("with its history"), "{stdout}");
+    assert!(
+        !stdout.contains(" 0 log entries"),
+        "the paused export's entries: {stdout}"
+    );
+
+    let node = start_in(restored, &[]);
+    let rest = node.rest.clone();
+    let all = common::wait_items(
+        &rest,
+        "/v2/process-instances/search",
+        serde_json::json!({}),
+        before.len(),
+    );
+    assert_eq!(
+        keys_of(&all, "processInstanceKey"),
+        before,
+        "exactly the backup's instances (not {after})"
+    );
+    let completed = search(
+        &rest,
+        "/v2/process-instances/search",
+        serde_json::json!({"filter": {"state": "COMPLETED"}}),
+    );
+    assert_eq!(keys_of(&completed, "processInstanceKey"), finished);
+    for key in &finished {
+        let elements = search(
+            &rest,
+            "/v2/element-instances/search",
+            serde_json::json!({"filter": {"processInstanceKey": key.to_string()}}),
+        );
+        let mut states: Vec<(&str, &str)> = elements["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| (e["type"].as_str().unwrap(), e["state"].as_str().unwrap()))
+            .collect();
+        states.sort();
+        assert_eq!(
+            states,
+            [
+                ("END_EVENT", "COMPLETED"),
+                ("SERVICE_TASK", "COMPLETED"),
+                ("START_EVENT", "COMPLETED")
+            ],
+            "{elements}"
+        );
+        let variables = search(
+            &rest,
+            "/v2/variables/search",
+            serde_json::json!({"filter": {"processInstanceKey": key.to_string()}}),
+        );
+        let mut names: Vec<&str> = variables["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["name"].as_str().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["n", "order"], "{variables}");
+    }
+    let incidents = search(&rest, "/v2/incidents/search", serde_json::json!({}));
+    assert_eq!(
+        keys_of(&incidents, "processInstanceKey"),
+        [incident_instance],
+        "{incidents}"
+    );
+    assert_eq!(incidents["items"][0]["errorMessage"], "card declined");
+
+    // new instances are exported as before
+    let mut c = connect(&node.gateway).await;
+    let new = create_numbered(&mut c, 6).await;
+    let all = common::wait_items(
+        &rest,
+        "/v2/process-instances/search",
+        serde_json::json!({}),
+        before.len() + 1,
+    );
+    assert!(keys_of(&all, "processInstanceKey").contains(&new));
+    drop(c);
+    let dir = node.kill();
+    let history = zest_history::History::open(&dir.join("history.sqlite"), 1 << 20).unwrap();
+    let at = history.position(1).unwrap();
+    assert_eq!(at.gap_to, 0, "no gap in the restored history: {at:?}");
+    assert!(at.next_index > 0, "{at:?}");
+    drop(history);
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&backups);
+}
