@@ -31,6 +31,9 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 SUITES=${COMPAT_SUITES:-go official zbctl zest-cli python node c8ctl ui schemathesis java spring cpt crash partitions cluster postgres}
 VERBOSE=${COMPAT_VERBOSE:-}
+# the clusters' nodes and gateways the suites start share this secret (the internal port admits
+# only members; `zest cluster` would make one of its own)
+export ZEST_CLUSTER_SECRET=${ZEST_CLUSTER_SECRET:-compat-suites-cluster-secret}
 
 log() { printf '\n==== %s\n' "$*"; }
 die() { printf 'compat: %s\n' "$*" >&2; exit 1; }

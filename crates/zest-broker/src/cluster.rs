@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
-use zest_cluster::transport::{kind, Peers};
+use zest_cluster::transport::{kind, ClusterToken, Peers};
 use zest_protocol::{codec, PartitionId, Record};
 
 use crate::BrokerError;
@@ -57,6 +57,19 @@ pub struct ClusterConfig {
     pub request_timeout: Duration,
     /// A standalone gateway (`zest gateway`): no partitions of its own.
     pub gateway_only: bool,
+    /// What every frame on the internal port carries, from the cluster secret (required when
+    /// there is an internal port: a process without it cannot talk to the cluster).
+    pub token: Option<ClusterToken>,
+}
+
+impl ClusterConfig {
+    /// The token this node presents and admits (a node without an internal port has no
+    /// peers: any will do).
+    pub fn token(&self) -> ClusterToken {
+        self.token
+            .clone()
+            .unwrap_or_else(|| ClusterToken::from_secret(""))
+    }
 }
 
 impl Default for ClusterConfig {
@@ -69,6 +82,7 @@ impl Default for ClusterConfig {
             contact_points: Vec::new(),
             request_timeout: Duration::from_secs(15),
             gateway_only: false,
+            token: None,
         }
     }
 }
@@ -211,7 +225,7 @@ impl Cluster {
         let members_of = (1..=partitions)
             .filter(|&p| !config.gateway_only && replicas(node_id, &config, p).contains(&node_id))
             .collect();
-        let peers = Arc::new(Peers::default());
+        let peers = Arc::new(Peers::new(config.token()));
         if !internal_address.is_empty() {
             peers.set_address(node_id, &internal_address);
         }
@@ -465,8 +479,8 @@ pub(crate) async fn exchange_status(
 
 /// What a standalone gateway learns before it starts: the cluster's shape, from the first
 /// broker among the contact points that answers.
-pub(crate) async fn discover_shape(contact_points: &[String]) -> NodeStatus {
-    let peers = Peers::default();
+pub(crate) async fn discover_shape(contact_points: &[String], token: ClusterToken) -> NodeStatus {
+    let peers = Peers::new(token);
     let started = Instant::now();
     let mut told = started;
     loop {

@@ -350,7 +350,9 @@ impl Broker {
     pub async fn start(mut config: BrokerConfig) -> anyhow::Result<Broker> {
         if config.cluster.gateway_only {
             // the cluster's shape comes from its brokers
-            let shape = cluster::discover_shape(&config.cluster.contact_points).await;
+            let shape =
+                cluster::discover_shape(&config.cluster.contact_points, config.cluster.token())
+                    .await;
             config.partitions = shape.partitions_count;
             config.cluster.cluster_size = shape.cluster_size;
             config.cluster.replication_factor = shape.replication_factor;
@@ -434,10 +436,15 @@ impl Broker {
             let (stop_tx, mut stop_rx) = tokio::sync::watch::channel(false);
             internal_stop = Some(stop_tx);
             let handler: Arc<dyn zest_cluster::transport::Handler> = local.clone();
+            anyhow::ensure!(
+                config.cluster.token.is_some(),
+                "the internal port needs a cluster secret (--cluster-secret)"
+            );
             tokio::spawn(zest_cluster::transport::serve(
                 listener,
                 groups.clone(),
                 handler,
+                config.cluster.token(),
                 async move {
                     let _ = stop_rx.changed().await;
                 },

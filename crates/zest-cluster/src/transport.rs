@@ -3,6 +3,12 @@
 //! ([`Groups`]); the broker's own frames (status, forwarded commands, commands between
 //! partitions, job notifications) go to its [`Handler`].
 //!
+//! Members only: every frame carries the cluster's token (`x-zest-cluster-token`, a SHA-256 of
+//! the cluster secret every node and gateway is given: [`ClusterToken`]), and a frame without
+//! it, or with another cluster's, is refused (UNAUTHENTICATED) before it reaches consensus or
+//! the broker. The secret itself never travels. (On a network others can read, the token can be
+//! read as well: TLS on the internal port is what keeps it, issue 62.)
+//!
 //! Bounds: a connection to a peer is one HTTP/2 channel whose request buffer tonic bounds; every
 //! call has a deadline; a snapshot arrives one chunk at a time, and only one transfer per
 //! partition is kept.
@@ -40,6 +46,42 @@ pub mod kind {
 /// Largest frame either side accepts (a log entry holds one processing batch; a snapshot chunk
 /// is 1 MiB).
 pub const MAX_FRAME: usize = 64 << 20;
+
+/// The metadata key a frame's token travels in.
+pub const TOKEN_HEADER: &str = "x-zest-cluster-token";
+
+/// What a member presents with each frame: the hex SHA-256 of a fixed label and the cluster
+/// secret (so the secret, which an operator may keep elsewhere too, is never sent).
+#[derive(Clone, PartialEq)]
+pub struct ClusterToken(tonic::metadata::MetadataValue<tonic::metadata::Ascii>);
+
+impl ClusterToken {
+    pub fn from_secret(secret: &str) -> ClusterToken {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::new()
+            .chain_update(b"zest internal port\0")
+            .chain_update(secret.as_bytes())
+            .finalize();
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        ClusterToken(hex.parse().expect("hex is ASCII"))
+    }
+
+    /// Whether `request` carries this token (compared in time independent of where they
+    /// differ).
+    fn admits<T>(&self, request: &Request<T>) -> bool {
+        let Some(presented) = request.metadata().get(TOKEN_HEADER) else {
+            return false;
+        };
+        let (a, b) = (presented.as_bytes(), self.0.as_bytes());
+        a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
+    }
+}
+
+impl std::fmt::Debug for ClusterToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ClusterToken(..)")
+    }
+}
 
 /// Answers the broker's frames (kinds from [`kind::BROKER`]).
 #[tonic::async_trait]
@@ -370,11 +412,18 @@ fn json<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, Status> {
 struct Service {
     groups: Arc<Groups>,
     handler: Arc<dyn Handler>,
+    token: ClusterToken,
 }
 
 #[tonic::async_trait]
 impl Internal for Service {
     async fn call(&self, request: Request<Frame>) -> Result<Response<Frame>, Status> {
+        if !self.token.admits(&request) {
+            return Err(Status::unauthenticated(
+                "the internal port takes frames only from the cluster's members: give this \
+                 process the same --cluster-secret (ZEST_CLUSTER_SECRET) as the cluster's nodes",
+            ));
+        }
         let f = request.into_inner();
         let body = if f.kind < kind::BROKER {
             self.groups.consensus(f.kind, f.partition, f.body).await?
@@ -396,16 +445,21 @@ pub async fn bind(address: &str) -> anyhow::Result<tokio::net::TcpListener> {
         .map_err(|e| anyhow::anyhow!("cannot listen on the internal address {address}: {e}"))
 }
 
-/// Serves the internal port until `shutdown` resolves.
+/// Serves the internal port until `shutdown` resolves, to the members presenting `token`.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     groups: Arc<Groups>,
     handler: Arc<dyn Handler>,
+    token: ClusterToken,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let service = InternalServer::new(Service { groups, handler })
-        .max_decoding_message_size(MAX_FRAME)
-        .max_encoding_message_size(MAX_FRAME);
+    let service = InternalServer::new(Service {
+        groups,
+        handler,
+        token,
+    })
+    .max_decoding_message_size(MAX_FRAME)
+    .max_encoding_message_size(MAX_FRAME);
     let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
     tonic::transport::Server::builder()
         .tcp_nodelay(true)
@@ -415,14 +469,23 @@ pub async fn serve(
     Ok(())
 }
 
-/// The other nodes: their internal addresses by node id, and one channel per address.
-#[derive(Default)]
+/// The other nodes: their internal addresses by node id, one channel per address, and the
+/// token this node presents to them.
 pub struct Peers {
     addresses: RwLock<HashMap<NodeId, String>>,
     channels: Mutex<HashMap<String, Channel>>,
+    token: ClusterToken,
 }
 
 impl Peers {
+    pub fn new(token: ClusterToken) -> Peers {
+        Peers {
+            addresses: RwLock::default(),
+            channels: Mutex::default(),
+            token,
+        }
+    }
+
     pub fn set_address(&self, node: NodeId, address: &str) {
         let mut addresses = self.addresses.write().unwrap_or_else(|e| e.into_inner());
         if addresses.get(&node).map(String::as_str) != Some(address) {
@@ -499,6 +562,9 @@ impl Peers {
             body,
         });
         request.set_timeout(timeout);
+        request
+            .metadata_mut()
+            .insert(TOKEN_HEADER, self.token.0.clone());
         match tokio::time::timeout(timeout, client.call(request)).await {
             Ok(r) => r.map(|r| r.into_inner().body),
             Err(_) => Err(Status::deadline_exceeded(format!(

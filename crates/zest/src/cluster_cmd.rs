@@ -2,7 +2,9 @@
 //! `zest start --node-id i ...` on 127.0.0.1 (so any node can be killed and started again by
 //! hand with the command line this prints), node i with gRPC on 26500 + 10i, REST on
 //! 8080 + 10i, management on 9600 + 10i, the internal port on 26502 + 10i and its data in
-//! `<data-dir>/node-i`. The nodes stop when this command gets Ctrl-C or SIGTERM, and also when
+//! `<data-dir>/node-i`. The nodes share a cluster secret (the internal port admits only
+//! members): `ZEST_CLUSTER_SECRET` when set, else one made at the first run and kept in
+//! `<data-dir>/cluster-secret` (readable by its owner only). The nodes stop when this command gets Ctrl-C or SIGTERM, and also when
 //! it is killed (they watch its pid).
 
 use std::io::BufRead;
@@ -60,6 +62,36 @@ fn node_args(a: &ClusterArgs, i: u32) -> Vec<String> {
     args
 }
 
+/// The cluster's secret: the environment's, or the one kept in the data directory (made from
+/// the system's random source at the first run), and how the printed command lines name it.
+fn secret(data_dir: &std::path::Path) -> anyhow::Result<(String, String)> {
+    if let Ok(s) = std::env::var("ZEST_CLUSTER_SECRET") {
+        return Ok((s, String::new()));
+    }
+    let path = data_dir.join("cluster-secret");
+    let shown = format!("ZEST_CLUSTER_SECRET=$(cat {}) ", path.display());
+    if let Ok(s) = std::fs::read_to_string(&path) {
+        return Ok((s.trim().to_string(), shown));
+    }
+    use std::io::{Read, Write};
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .context("reading /dev/urandom for the cluster secret")?;
+    let s: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    std::fs::create_dir_all(data_dir)
+        .with_context(|| format!("creating {}", data_dir.display()))?;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .and_then(|mut f| f.write_all(s.as_bytes()))
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok((s, shown))
+}
+
 pub async fn run(a: ClusterArgs) -> anyhow::Result<()> {
     anyhow::ensure!(a.nodes >= 1, "--nodes must be at least 1");
     anyhow::ensure!(
@@ -68,13 +100,15 @@ pub async fn run(a: ClusterArgs) -> anyhow::Result<()> {
         a.nodes
     );
     let exe = std::env::current_exe().context("finding the zest binary")?;
+    let (secret, shown) = secret(&a.data_dir)?;
     let mut children: Vec<Child> = Vec::new();
     let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel::<(u32, String)>(64);
     for i in 0..a.nodes {
         let args = node_args(&a, i);
-        println!("node {i}: {} {}", exe.display(), args.join(" "));
+        println!("node {i}: {shown}{} {}", exe.display(), args.join(" "));
         let mut child = Command::new(&exe)
             .args(&args)
+            .env("ZEST_CLUSTER_SECRET", &secret)
             .arg(format!("--parent-pid={}", std::process::id()))
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

@@ -55,6 +55,12 @@ pub struct StartArgs {
     /// Address the other nodes reach this one at (default: the internal address)
     #[arg(long, env = "ZEST_ADVERTISED_INTERNAL_ADDRESS")]
     pub advertised_internal_address: Option<String>,
+    /// The secret every node and gateway of the cluster shares (at least 16 characters; e.g.
+    /// `openssl rand -hex 16`): the internal port takes frames only from processes that know
+    /// it. Required wherever there is an internal port; prefer the environment or the
+    /// configuration file to the command line, which other users of the machine can read
+    #[arg(long, env = "ZEST_CLUSTER_SECRET", hide_env_values = true)]
+    pub cluster_secret: Option<String>,
     /// Largest accepted request in bytes (default 4194304)
     #[arg(long, env = "ZEST_MAX_MESSAGE_SIZE")]
     pub max_message_size: Option<usize>,
@@ -166,6 +172,7 @@ struct FileConfig {
     contact_points: Option<Vec<String>>,
     internal_address: Option<String>,
     advertised_internal_address: Option<String>,
+    cluster_secret: Option<String>,
     max_message_size: Option<usize>,
     command_queue: Option<usize>,
     memory_mb: Option<u64>,
@@ -279,6 +286,7 @@ struct ClusterArgs {
     contact_points: Option<Vec<String>>,
     internal_address: Option<String>,
     advertised_internal_address: Option<String>,
+    cluster_secret: Option<String>,
 }
 
 fn cluster(broker: &mut BrokerConfig, a: ClusterArgs) -> anyhow::Result<()> {
@@ -310,11 +318,35 @@ fn cluster(broker: &mut BrokerConfig, a: ClusterArgs) -> anyhow::Result<()> {
         .internal_address
         .or_else(|| (size > 1).then(|| "127.0.0.1:26502".to_string()));
     c.advertised_internal_address = a.advertised_internal_address;
+    c.token = a.cluster_secret.as_deref().map(token).transpose()?;
+    needs_secret(c)?;
     anyhow::ensure!(
         size == 1 || !c.contact_points.is_empty(),
         "a node of a cluster of {size} needs --contact-points: the internal addresses of the other nodes (or some of them)"
     );
     Ok(())
+}
+
+/// The internal port's token from the cluster secret, refused when too short to be a secret.
+fn token(secret: &str) -> anyhow::Result<zest_cluster::transport::ClusterToken> {
+    anyhow::ensure!(
+        secret.chars().count() >= 16,
+        "cluster-secret: at least 16 characters (e.g. the output of `openssl rand -hex 16`)"
+    );
+    Ok(zest_cluster::transport::ClusterToken::from_secret(secret))
+}
+
+/// A node or gateway with an internal port must be given the cluster secret: the port takes
+/// consensus, snapshot and command frames, which only members may send.
+fn needs_secret(c: &zest_broker::ClusterConfig) -> anyhow::Result<()> {
+    match (&c.internal_address, &c.token) {
+        (Some(address), None) => anyhow::bail!(
+            "the internal port ({address}) takes frames only from the cluster's members: give \
+             every node and gateway the same --cluster-secret (or ZEST_CLUSTER_SECRET, or \
+             cluster-secret in the configuration file)"
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// A standalone gateway: no partitions, an id of its own outside the brokers' (it changes at
@@ -334,7 +366,7 @@ pub fn as_gateway(broker: &mut BrokerConfig) -> anyhow::Result<()> {
     if broker.cluster.internal_address.is_none() {
         broker.cluster.internal_address = Some("127.0.0.1:0".into());
     }
-    Ok(())
+    needs_secret(&broker.cluster)
 }
 
 pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
@@ -372,6 +404,7 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
             advertised_internal_address: args
                 .advertised_internal_address
                 .or(file.advertised_internal_address),
+            cluster_secret: args.cluster_secret.or(file.cluster_secret),
         },
     )?;
     if let Some(q) = args.command_queue.or(file.command_queue) {

@@ -39,6 +39,7 @@ fn start(args: &[String], count: usize, dir: Option<std::path::PathBuf>) -> (Kil
     let mut child = Command::new(env!("CARGO_BIN_EXE_zest"))
         .args(args)
         .env("ZEST_LOG", "warn")
+        .env("ZEST_CLUSTER_SECRET", common::CLUSTER_SECRET)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -151,6 +152,7 @@ fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
     let rest_gw = field(&standalone[0], "rest");
 
     let rt = tokio::runtime::Runtime::new().unwrap();
+    only_members_reach_the_internal_port(&rt, &internal0);
     let mut c = rt.block_on(connect(&gateway));
     rt.block_on(c.deploy_resource(proto::DeployResourceRequest {
         resources: vec![
@@ -542,6 +544,35 @@ fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
 
 /// Jobs on every partition, completed: the job statistics count them all, from node 0 and
 /// from the gateway that holds no partition (each partition's groups, summed).
+/// The internal port refuses frames from a process that does not know the cluster secret
+/// (before they reach consensus or the broker), and a gateway or node with an internal port
+/// does not start without one.
+fn only_members_reach_the_internal_port(rt: &tokio::runtime::Runtime, internal: &str) {
+    use zest_cluster::transport::{kind, ClusterToken, Peers};
+    let call = |secret: &str, frame: u32| {
+        let peers = Peers::new(ClusterToken::from_secret(secret));
+        rt.block_on(peers.call(internal, frame, 0, Vec::new(), Duration::from_secs(5)))
+    };
+    for frame in [kind::VOTE, kind::APPEND, kind::SNAPSHOT, kind::BROKER] {
+        let refused = call("a secret of another cluster", frame).expect_err("refused");
+        assert_eq!(refused.code(), tonic::Code::Unauthenticated, "{refused:?}");
+        assert!(
+            refused.message().contains("--cluster-secret"),
+            "{refused:?}"
+        );
+    }
+    // a member's frame is taken (the broker's status, as a standalone gateway asks it)
+    call(common::CLUSTER_SECRET, kind::BROKER).expect("a member's status frame is answered");
+    let out = Command::new(env!("CARGO_BIN_EXE_zest"))
+        .args(["gateway", &format!("--contact-points={internal}")])
+        .env_remove("ZEST_CLUSTER_SECRET")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--cluster-secret"), "{err}");
+}
+
 fn job_statistics_span_partitions(
     rt: &tokio::runtime::Runtime,
     c: &mut common::Client,

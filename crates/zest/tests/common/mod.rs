@@ -113,6 +113,10 @@ pub fn postgres_url(dir: &std::path::Path) -> Option<String> {
     Some(format!("{url}{sep}options=-c%20search_path%3D{schema}"))
 }
 
+/// The cluster secret the tests' nodes share (a node with an internal port needs one).
+#[allow(dead_code)]
+pub const CLUSTER_SECRET: &str = "the tests' cluster secret";
+
 /// Starts `zest` on `dir` as it is (a restart when it holds data).
 pub fn start_in(dir: PathBuf, extra: &[&str]) -> Node {
     let postgres = postgres_args(&dir, extra);
@@ -132,6 +136,7 @@ pub fn start_in(dir: PathBuf, extra: &[&str]) -> Node {
         .args(extra)
         .args(&postgres)
         .env("ZEST_LOG", "warn")
+        .env("ZEST_CLUSTER_SECRET", CLUSTER_SECRET)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
