@@ -60,3 +60,13 @@ test('the cluster page charts instances per second as they start and complete', 
     await page.getByRole('cell', { name: 'block cache' }).waitFor()
   })
 })
+
+test('the cluster page fits a narrow screen', { timeout: 60_000 }, async () => {
+  await withPage('narrow-cluster', async (page) => {
+    await page.goto(`${ctx.server.rest}/operate/cluster`)
+    await page.getByRole('heading', { name: 'Figures of node 0' }).waitFor()
+    await page.getByRole('img', { name: /^Resident memory: now/ }).waitFor()
+    const overflow = await page.evaluate(() => document.scrollingElement.scrollWidth - window.innerWidth)
+    assert.ok(overflow <= 0, `the page is ${overflow} px wider than the screen`)
+  }, { width: 360, height: 800 })
+})

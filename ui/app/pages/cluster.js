@@ -17,6 +17,9 @@ export function Cluster() {
   <//>`;
 }
 
+/** A partition's badge class: green while it leads, red while unhealthy. */
+const badge = (p) => `badge ${p.health === 'healthy' ? (p.role === 'leader' ? 'active' : '') : 'incident'}`;
+
 function Topology({ t }) {
   return html`<p>${t.clusterSize} node${t.clusterSize === 1 ? '' : 's'}, ${t.partitionsCount} partition${t.partitionsCount === 1 ? '' : 's'},
       replication factor ${t.replicationFactor}; gateway version ${t.gatewayVersion}.</p>
@@ -26,7 +29,7 @@ function Topology({ t }) {
         <td data-label="Node">${b.nodeId}</td>
         <td data-label="Address">${b.host}:${b.port}</td>
         <td data-label="Version">${b.version}</td>
-        <td data-label="Partitions">${b.partitions.map((p) => html`<span class=${`badge ${p.health === 'healthy' ? (p.role === 'leader' ? 'active' : '') : 'incident'}`}
+        <td data-label="Partitions">${b.partitions.map((p) => html`<span class=${badge(p)}
           title=${`${p.role}, ${p.health}`}>${p.partitionId} ${p.role}</span> `)}</td>
       </tr>`)}</tbody>
     </table>`;
@@ -93,6 +96,7 @@ function Figures() {
     return html`<h2>Figures</h2>${error ? html`<${ErrorBox} error=${error} />` : html`<${Loading} />`}`;
   }
   const exporting = last.partitions.some((p) => p.export);
+  const none = !last.partitions.length;
   const { memory } = last;
   return html`<h2>Figures of node ${last.nodeId}</h2>
     <p class="muted">${`Node ${last.nodeId} answered: its own partitions' figures, polled every ${LIVE_MS / 1000} s and kept here for 5 minutes. `}
@@ -110,12 +114,12 @@ function Figures() {
         <${Sparkline} label="Records not yet exported" format=${count}
           values=${samples.map((f) => total(f, (p) => p.export?.recordsBehind))} />
         <${Sparkline} label="Export lag (mean of each poll)" format=${seconds} values=${meanLag(samples)} />`
-    : html`<p class="muted">History is off: nothing is exported.</p>`}
+    : html`<p class="muted">${none ? 'This node holds no partition (a standalone gateway): nothing is exported here.' : 'History is off: nothing is exported.'}</p>`}
       <${Sparkline} label="Resident memory" format=${mib}
         values=${samples.map((f) => f.memory.residentBytes)}
         note=${`budget ${mib(memory.budgetBytes)}; its counted parts use ${mib(memory.usedBytes)}`} />
     </div>
-    <${PartitionFigures} f=${last} />
+    ${!none && html`<${PartitionFigures} f=${last} />`}
     <${MemoryParts} memory=${memory} />`;
 }
 
@@ -128,7 +132,7 @@ function PartitionFigures({ f }) {
       <th scope="col">Not yet exported</th></tr></thead>
     <tbody>${f.partitions.map((p) => html`<tr key=${p.partitionId}>
       <td data-label="Partition">${p.partitionId}</td>
-      <td data-label="Role"><span class=${`badge ${p.health === 'healthy' ? (p.role === 'leader' ? 'active' : '') : 'incident'}`}>${p.role}, ${p.health}</span></td>
+      <td data-label="Role"><span class=${badge(p)}>${p.role}, ${p.health}</span></td>
       <td data-label="Instances started"><${Num} value=${p.processInstances.activated} /></td>
       <td data-label="Completed"><${Num} value=${p.processInstances.completed} /></td>
       <td data-label="Canceled"><${Num} value=${p.processInstances.terminated} /></td>
