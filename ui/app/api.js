@@ -1,5 +1,6 @@
-// The REST API v2 client: the UI's only data source. Every answer that is not 2xx becomes an
-// ApiError carrying the RFC 9457 problem's title and detail, so pages show what went wrong.
+// The REST API v2 client: the UI's only data source (with the node's figures for the cluster
+// page, `/operate/api/figures`). Every answer that is not 2xx becomes an ApiError carrying the
+// RFC 9457 problem's title and detail, so pages show what went wrong.
 
 export class ApiError extends Error {
   constructor(status, title, detail) {
@@ -10,7 +11,7 @@ export class ApiError extends Error {
   }
 }
 
-export async function request(method, path, body, { as = 'json' } = {}) {
+export async function request(method, path, body, { as = 'json', base = '/v2' } = {}) {
   const init = { method, headers: { Accept: as === 'json' ? 'application/json' : '*/*' } };
   if (body instanceof FormData) {
     init.body = body;
@@ -20,7 +21,7 @@ export async function request(method, path, body, { as = 'json' } = {}) {
   }
   let res;
   try {
-    res = await fetch(`/v2${path}`, init);
+    res = await fetch(`${base}${path}`, init);
   } catch (e) {
     throw new ApiError(0, 'The server cannot be reached', e.message);
   }
@@ -43,6 +44,8 @@ export async function request(method, path, body, { as = 'json' } = {}) {
 
 export const get = (path) => request('GET', path);
 export const getText = (path) => request('GET', path, undefined, { as: 'text' });
+/** The answering node's key figures (not the REST API v2: the UI's own, `figures.rs`). */
+export const figures = () => request('GET', '/operate/api/figures', undefined, { base: '' });
 export const post = (path, body) => request('POST', path, body ?? {});
 export const patch = (path, body) => request('PATCH', path, body);
 export const put = (path, body) => request('PUT', path, body);

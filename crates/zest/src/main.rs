@@ -11,6 +11,7 @@ mod clock_actuator;
 mod cluster_cmd;
 mod config;
 mod exporting;
+mod figures;
 mod management;
 
 use std::sync::Arc;
@@ -344,8 +345,11 @@ async fn run_node(cfg: config::Resolved) -> anyhow::Result<()> {
         shutdown_rx.clone(),
     ));
     let mut rest_shutdown = shutdown_rx.clone();
-    // the web UI (/operate, /tasklist, /ui/...) beside the REST API, on the same port
-    let rest_app = zest_gateway::rest::router(commands).merge(zest_ui::router());
+    // the web UI (/operate, /tasklist, /ui/...) and its figures beside the REST API, on the
+    // same port
+    let rest_app = zest_gateway::rest::router(commands)
+        .merge(zest_ui::router())
+        .merge(figures::router(broker.clone()));
     let rest = tokio::spawn(async move {
         let _ = axum::serve(rest_listener, rest_app)
             .with_graceful_shutdown(async move {

@@ -2,14 +2,15 @@
 //! `/operate`; `/operate`, `/tasklist` and deep links under them answer the app's page; its
 //! files answer with their content types and immutable caching, gzipped for a client that takes
 //! it, 304 when the client holds them;
-//! a missing file is a 404, never the app; the REST API still answers beside it.
+//! a missing file is a 404, never the app; the REST API still answers beside it. The cluster
+//! page's figures (`/operate/api/figures`) carry the values `/metrics` shows, and move.
 
 mod common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
 
-use common::start;
+use common::{activate_rest, deploy_rest, http, metric, service_task_bpmn, start};
 
 /// One HTTP/1.0 GET with extra header lines: (status, headers lower-cased, body).
 fn get(addr: &str, path: &str, headers: &str) -> (u16, String, Vec<u8>) {
@@ -137,5 +138,102 @@ fn the_ui_is_served_at_camundas_paths_with_its_files() {
     assert_eq!(
         header(&head, "content-type"),
         Some("application/problem+json")
+    );
+}
+
+/// The figures once `done` holds of them (counters move when the commands are processed;
+/// up to 10 s).
+fn figures_when(rest: &str, done: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let (status, head, body) = get(rest, "/operate/api/figures", "");
+        assert_eq!(status, 200, "{head}");
+        assert_eq!(header(&head, "content-type"), Some("application/json"));
+        assert_eq!(header(&head, "cache-control"), Some("no-store"));
+        let figures: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        if done(&figures) {
+            return figures;
+        }
+        assert!(std::time::Instant::now() < deadline, "{figures}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn the_cluster_pages_figures_are_the_nodes_metrics_and_move() {
+    let node = start("ui-figures");
+    let rest = node.rest.as_str();
+    let before = figures_when(rest, |_| true);
+    assert_eq!(before["nodeId"], 0, "{before}");
+    assert!(before["time"].as_u64().unwrap() > 0);
+    let p = &before["partitions"][0];
+    assert_eq!(
+        before["partitions"].as_array().unwrap().len(),
+        1,
+        "{before}"
+    );
+    assert_eq!(
+        (p["partitionId"].as_u64(), p["role"].as_str()),
+        (Some(1), Some("leader"))
+    );
+    assert_eq!(p["processInstances"]["activated"], 0, "{p}");
+    assert!(p["export"]["recordsBehind"].is_u64(), "history is on: {p}");
+    let memory = &before["memory"];
+    assert!(memory["budgetBytes"].as_u64().unwrap() > 0, "{memory}");
+    assert!(memory["residentBytes"].as_u64().unwrap() > 0, "{memory}");
+    assert!(memory["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["part"] == "block_cache"));
+
+    deploy_rest(
+        rest,
+        "figures.bpmn",
+        &service_task_bpmn("figures", "figures-work"),
+    );
+    for _ in 0..3 {
+        let (status, answer) = http(
+            rest,
+            "POST",
+            "/v2/process-instances",
+            Some(serde_json::json!({ "processDefinitionId": "figures" })),
+        );
+        assert_eq!(status, 200, "{answer}");
+    }
+    let job = activate_rest(rest, "figures-work").expect("a job");
+    let (status, answer) = http(
+        rest,
+        "POST",
+        &format!("/v2/jobs/{}/completion", job["jobKey"].as_str().unwrap()),
+        Some(serde_json::json!({})),
+    );
+    assert_eq!(status, 204, "{answer}");
+
+    let after = figures_when(rest, |f| {
+        let p = &f["partitions"][0];
+        p["processInstances"]["completed"] == 1 && p["export"]["lagCount"].as_u64() > Some(0)
+    });
+    let p = &after["partitions"][0];
+    assert_eq!(p["processInstances"]["activated"], 3, "{p}");
+    assert_eq!(p["processInstances"]["terminated"], 0, "{p}");
+    assert!(p["backpressure"]["received"].as_u64().unwrap() >= 5, "{p}");
+    // the limiter's limit is reported once commands went through it
+    assert!(p["backpressure"]["limit"].as_u64().unwrap() > 0, "{p}");
+    assert!(p["export"]["exported"].as_u64().unwrap() > 0, "{p}");
+    // the very values /metrics shows on the management port
+    let shown = metric(
+        &node.management,
+        "zeebe_executed_instances_total{action=\"activated\",partition=\"1\"",
+    );
+    assert_eq!(shown, Some(3.0));
+    let shown = metric(
+        &node.management,
+        "zeebe_received_request_count_total{partition=\"1\"}",
+    );
+    let now = figures_when(rest, |_| true);
+    assert!(
+        now["partitions"][0]["backpressure"]["received"].as_f64() >= shown,
+        "{now} against /metrics' {shown:?}"
     );
 }
