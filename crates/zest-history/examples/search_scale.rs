@@ -237,6 +237,28 @@ fn main() {
     time("instances by process and state", || {
         search(&h, &resources::PROCESS_INSTANCES, by_state.clone())
     });
+    // Operate's and the web UI's order: newest first
+    let newest = |filter: Value| {
+        json!({"filter": filter, "sort": [{"field": "startDate", "order": "DESC"}],
+               "page": {"limit": 50}})
+    };
+    let of_definition = newest(json!({"processDefinitionKey": "1", "state": "COMPLETED"}));
+    time("a definition's completed instances, newest first", || {
+        search(&h, &resources::PROCESS_INSTANCES, of_definition.clone())
+    });
+    let by_id = newest(json!({"processDefinitionId": "benchmark", "state": "COMPLETED"}));
+    time("a process id's completed instances, newest first", || {
+        search(&h, &resources::PROCESS_INSTANCES, by_id.clone())
+    });
+    let all = newest(json!({}));
+    time("all instances, newest first", || {
+        search(&h, &resources::PROCESS_INSTANCES, all.clone())
+    });
+    let by_key = json!({"filter": {"processDefinitionKey": "1", "state": "COMPLETED"},
+                        "page": {"limit": 50}});
+    time("a definition's completed instances, by key", || {
+        search(&h, &resources::PROCESS_INSTANCES, by_key.clone())
+    });
     let window = json!({"filter": {"startDate": {"$gte": "2025-01-01T01:00:00Z",
                                                  "$lt": "2025-01-01T01:10:00Z"}},
                         "page": {"limit": 50}});

@@ -165,7 +165,8 @@ const PI_FIELDS: &[Field] = &[
         "NULLIF(t.parent_element_instance_key, -1)",
         Kind::Key,
     ),
-    field("startDate", "t.start_date", Kind::Date),
+    // as the sort reads it, so that a date window goes through the same index (V14)
+    field("startDate", "COALESCE(t.start_date, 0)", Kind::Date),
     field("endDate", "t.end_date", Kind::Date),
     field("state", "t.state", Kind::Enum),
     field("hasIncident", "(t.incidents > 0)", Kind::Bool),
