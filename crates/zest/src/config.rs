@@ -55,6 +55,31 @@ pub struct StartArgs {
     /// Address the other nodes reach this one at (default: the internal address)
     #[arg(long, env = "ZEST_ADVERTISED_INTERNAL_ADDRESS")]
     pub advertised_internal_address: Option<String>,
+    /// Listen on addresses other than loopback (127.0.0.1, ::1) with no authentication: Zest
+    /// has none yet, so anyone who reaches such a port can send any command. Without it a node
+    /// bound to another address refuses to start (also ZEST_INSECURE=true, insecure = true)
+    #[arg(long, env = "ZEST_INSECURE", num_args = 0..=1, default_missing_value = "true")]
+    pub insecure: Option<bool>,
+    /// Most connections open at once on the gRPC, REST and management ports together (default
+    /// 4096); beyond it new connections are closed as they come
+    #[arg(long, env = "ZEST_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
+    /// Most connections open at once from one client address (default 1024)
+    #[arg(long, env = "ZEST_MAX_CONNECTIONS_PER_IP")]
+    pub max_connections_per_ip: Option<usize>,
+    /// Most requests in progress at once, HTTP/2 streams and gRPC calls included (default
+    /// 8192); beyond it 503 or RESOURCE_EXHAUSTED
+    #[arg(long, env = "ZEST_MAX_REQUESTS")]
+    pub max_requests: Option<usize>,
+    /// Most requests in progress at once from one client address (default 4096); beyond it
+    /// 429 or RESOURCE_EXHAUSTED
+    #[arg(long, env = "ZEST_MAX_REQUESTS_PER_IP")]
+    pub max_requests_per_ip: Option<usize>,
+    /// How long a client may take to send a request's headers (on HTTP/1 also how long an idle
+    /// connection stays open), its first bytes on a new connection, and each part of a body
+    /// after the one before (default 20000); a body must also come at 16 KiB/s on the whole
+    #[arg(long, env = "ZEST_CLIENT_TIMEOUT_MS")]
+    pub client_timeout_ms: Option<u64>,
     /// Largest accepted request in bytes (default 4194304)
     #[arg(long, env = "ZEST_MAX_MESSAGE_SIZE")]
     pub max_message_size: Option<usize>,
@@ -167,6 +192,12 @@ struct FileConfig {
     internal_address: Option<String>,
     advertised_internal_address: Option<String>,
     max_message_size: Option<usize>,
+    insecure: Option<bool>,
+    max_connections: Option<usize>,
+    max_connections_per_ip: Option<usize>,
+    max_requests: Option<usize>,
+    max_requests_per_ip: Option<usize>,
+    client_timeout_ms: Option<u64>,
     command_queue: Option<usize>,
     memory_mb: Option<u64>,
     cache_mb: Option<u64>,
@@ -209,6 +240,8 @@ pub struct Resolved {
     pub management_address: String,
     pub rest_address: String,
     pub max_message_size: usize,
+    /// The bounds on what clients may hold (connections, requests, bodies being received).
+    pub intake: zest_gateway::intake::Limits,
     pub log_filter: String,
     pub exit_with_parent: bool,
     pub parent_pid: Option<u32>,
@@ -482,6 +515,53 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
         .or(file.rest_address)
         .unwrap_or_else(|| "127.0.0.1:8080".into());
     broker.advertised_address = gateway_address.clone();
+    if !args.insecure.or(file.insecure).unwrap_or(false) {
+        let internal = broker.cluster.internal_address.as_deref();
+        exposed_only_on_loopback(&[
+            (gateway_address.as_str(), "gRPC", "--gateway-address"),
+            (rest_address.as_str(), "REST", "--rest-address"),
+            (
+                management_address.as_str(),
+                "management",
+                "--management-address",
+            ),
+            (
+                internal.unwrap_or("127.0.0.1:0"),
+                "internal",
+                "--internal-address",
+            ),
+        ])?;
+    }
+    let max_message_size = args
+        .max_message_size
+        .or(file.max_message_size)
+        .unwrap_or(4 * 1024 * 1024);
+    let mut intake = zest_gateway::intake::Limits::new(broker.request_bytes, max_message_size);
+    let positive = |v: Option<usize>, name: &str| -> anyhow::Result<Option<usize>> {
+        anyhow::ensure!(v != Some(0), "{name} must be at least 1");
+        Ok(v)
+    };
+    if let Some(n) = positive(
+        args.max_connections.or(file.max_connections),
+        "max-connections",
+    )? {
+        intake.connections = n;
+    }
+    let per_ip = args.max_connections_per_ip.or(file.max_connections_per_ip);
+    if let Some(n) = positive(per_ip, "max-connections-per-ip")? {
+        intake.connections_per_client = n;
+    }
+    if let Some(n) = positive(args.max_requests.or(file.max_requests), "max-requests")? {
+        intake.requests = n;
+    }
+    let per_ip = args.max_requests_per_ip.or(file.max_requests_per_ip);
+    if let Some(n) = positive(per_ip, "max-requests-per-ip")? {
+        intake.requests_per_client = n;
+    }
+    if let Some(ms) = args.client_timeout_ms.or(file.client_timeout_ms) {
+        anyhow::ensure!(ms >= 100, "client-timeout-ms must be at least 100");
+        intake.read_timeout = Duration::from_millis(ms);
+    }
     Ok(Resolved {
         exit_with_parent: args.exit_with_parent,
         parent_pid: args.parent_pid,
@@ -489,10 +569,8 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
         gateway_address,
         management_address,
         rest_address,
-        max_message_size: args
-            .max_message_size
-            .or(file.max_message_size)
-            .unwrap_or(4 * 1024 * 1024),
+        max_message_size,
+        intake,
         log_filter: args
             .log
             .or(file.log)
@@ -500,9 +578,74 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
     })
 }
 
+/// Refuses, in one line, an address other than loopback: Zest has no authentication yet, so
+/// such a port takes any command from anyone who reaches it (issue 62).
+fn exposed_only_on_loopback(addresses: &[(&str, &str, &str)]) -> anyhow::Result<()> {
+    for (address, port, flag) in addresses {
+        let host = match address.rsplit_once(':') {
+            Some((host, _)) => host.trim_start_matches('[').trim_end_matches(']'),
+            None => address,
+        };
+        let loopback = host.eq_ignore_ascii_case("localhost")
+            || host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback());
+        anyhow::ensure!(
+            loopback,
+            "refusing to listen on {address} ({port} port, {flag}): it is not a loopback address \
+             and Zest has no authentication, so anyone who reaches it could send any command; \
+             bind 127.0.0.1, or accept that with --insecure (ZEST_INSECURE=true, insecure = true)"
+        );
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_loopback_addresses_are_taken_without_insecure() {
+        let start = |address: &str, insecure: Option<bool>| {
+            resolve(StartArgs {
+                rest_address: Some(address.into()),
+                insecure,
+                ..StartArgs::default()
+            })
+        };
+        for address in [
+            "127.0.0.1:0",
+            "localhost:8080",
+            "[::1]:8080",
+            "127.0.0.2:8080",
+        ] {
+            assert!(start(address, None).is_ok(), "{address}");
+        }
+        for address in [
+            "0.0.0.0:8080",
+            "[::]:8080",
+            "10.1.2.3:8080",
+            "zest.example:8080",
+        ] {
+            let refused = start(address, None).err().map(|e| e.to_string());
+            let refused = refused.unwrap_or_else(|| panic!("{address} is taken"));
+            assert!(refused.contains(address), "{refused}");
+            assert!(refused.contains("--insecure"), "{refused}");
+            assert!(!refused.contains('\n'), "one line: {refused}");
+            assert!(
+                start(address, Some(true)).is_ok(),
+                "{address} with --insecure"
+            );
+        }
+        let refused = resolve(StartArgs {
+            cluster_size: Some(2),
+            contact_points: Some(vec!["127.0.0.1:1".into()]),
+            internal_address: Some("0.0.0.0:26502".into()),
+            ..StartArgs::default()
+        });
+        let refused = refused.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(refused.contains("--internal-address"), "{refused}");
+    }
 
     #[test]
     fn raft_flush_follows_zeebes_settings() {
