@@ -94,7 +94,10 @@ pub struct StartArgs {
     /// multi-instance input collections, an eighth for log entries waiting to be applied, a
     /// sixteenth for groups processed ahead of their commit, an eighth for jobs pushed to job
     /// streams and an eighth for client commands in progress (beyond it RESOURCE_EXHAUSTED
-    /// for commands backpressure may refuse); the partitions of the node share each part.
+    /// for commands backpressure may refuse), and a sixteenth for request bodies and gRPC
+    /// messages being received (beyond it 429/503 or RESOURCE_EXHAUSTED; a client may take
+    /// half, and always one message of --max-message-size); the partitions of the node share
+    /// each part.
     /// When the resident memory passes the budget less a quarter of its reserve, the node
     /// refuses to create process instances until it is back under (--memory-guard). /metrics
     /// shows the split
