@@ -24,7 +24,17 @@ pub async fn serve(
     let gauges = Gauges::register(&broker.metrics.registry)
         .map_err(|e| tracing::warn!("the disk and allocator gauges are not exposed: {e}"))
         .ok();
-    let metrics = move |State(broker): State<Arc<Broker>>| metrics(broker, gauges.clone());
+    let held = intake.clone();
+    let metrics = move |State(broker): State<Arc<Broker>>| {
+        // what the request bodies being received hold now, beside the budget's other parts
+        let bodies = held.held(zest_gateway::intake::Kind::BodyBytes);
+        broker
+            .metrics
+            .memory_used
+            .with_label_values(&["request_bodies"])
+            .set(bodies as i64);
+        metrics(broker, gauges.clone())
+    };
     let app = Router::new()
         .route("/metrics", get(metrics.clone()))
         .route("/health", get(health))

@@ -7,7 +7,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{connect, deploy_one_task, http_get, rss, start_with};
+use common::{connect, deploy_one_task, http_get, metric, rss, start_with};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 use tonic::Code;
@@ -99,6 +99,13 @@ async fn half_sent_bodies_cannot_take_the_nodes_memory_nor_keep_others_out() {
         during < budget,
         "{CONNECTIONS} half-sent bodies took the node from {before} to {during} bytes"
     );
+    // the bodies let in hold their length in the gateway's share, no more than the share
+    let bodies = r#"zest_memory_used_bytes{part="request_bodies"}"#;
+    let held = metric(&node.management, bodies).unwrap_or(0.0);
+    assert!(
+        (BODY as f64..=(6 << 20) as f64).contains(&held),
+        "{held} bytes of bodies held"
+    );
     let took = served(&node.rest, &node.gateway).await;
     assert!(took < Duration::from_secs(5), "served in {took:?}");
 
@@ -125,6 +132,7 @@ async fn half_sent_bodies_cannot_take_the_nodes_memory_nor_keep_others_out() {
         assert!(line.starts_with("HTTP/1.1 408"), "{line}");
         assert!(closed_within(s, timeout).await, "closed after its timeout");
     }
+    assert_eq!(metric(&node.management, bodies), Some(0.0), "given back");
     let after = rss(pid).unwrap_or(0);
     assert!(after < budget, "{after} bytes after the timeout");
     served(&node.rest, &node.gateway).await;
