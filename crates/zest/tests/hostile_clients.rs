@@ -208,3 +208,34 @@ fn a_node_on_another_address_than_loopback_needs_insecure() {
     let ready = ready.expect("with --insecure the node starts");
     assert!(ready.contains("gateway=0.0.0.0:"), "{ready}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_past_its_requests_in_progress_is_refused_and_served_after() {
+    let node = start_with("hostile-requests", &["--max-requests-per-ip", "1"]);
+    let rest = node.rest.clone();
+    // one request in progress: a job activation that long-polls for 2 s
+    let poll = tokio::task::spawn_blocking(move || {
+        common::http(
+            &rest,
+            "POST",
+            "/v2/jobs/activation",
+            Some(serde_json::json!({
+                "type": "none", "maxJobsToActivate": 1, "timeout": 1000, "requestTimeout": 2000
+            })),
+        )
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let topology = http_get(&node.rest, "/v2/topology");
+    assert!(topology.starts_with("HTTP/1.0 429"), "{topology}");
+    assert!(topology.contains("max-requests-per-ip"), "{topology}");
+    let mut c = connect(&node.gateway).await;
+    let refused = c
+        .topology(proto::TopologyRequest {})
+        .await
+        .expect_err("a second request is refused");
+    assert_eq!(refused.code(), Code::ResourceExhausted, "{refused:?}");
+    poll.await.unwrap();
+    c.topology(proto::TopologyRequest {})
+        .await
+        .expect("served once the first request ended");
+}

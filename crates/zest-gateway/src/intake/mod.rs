@@ -107,11 +107,12 @@ impl Kind {
         }
     }
 
-    fn setting(self) -> &'static str {
+    /// The setting of the node's bound and of a client's.
+    fn settings(self) -> (&'static str, &'static str) {
         match self {
-            Kind::Connections => "max-connections",
-            Kind::Requests => "max-requests",
-            Kind::BodyBytes => "memory-mb",
+            Kind::Connections => ("max-connections", "max-connections-per-ip"),
+            Kind::Requests => ("max-requests", "max-requests-per-ip"),
+            Kind::BodyBytes => ("memory-mb", "memory-mb"),
         }
     }
 }
@@ -165,7 +166,7 @@ impl Intake {
                 "Expected to accept the request, but this client ({ip}) already has {client} {} \
                  and the node allows {client_bound} a client ({}); retry later",
                 kind.words(),
-                kind.setting()
+                kind.settings().1
             )));
         }
         if state.node[i] + amount > node_bound {
@@ -174,7 +175,7 @@ impl Intake {
                  it allows {node_bound} ({}); retry later",
                 state.node[i],
                 kind.words(),
-                kind.setting()
+                kind.settings().0
             )));
         }
         state.node[i] += amount;
