@@ -76,6 +76,9 @@ pub struct BrokerConfig {
     /// which wait for a process instance to complete. Past it, commands that backpressure may
     /// refuse get RESOURCE_EXHAUSTED at once; job completions and the others it exempts go on.
     pub call_bytes: usize,
+    /// Most bytes the request bodies (REST) and gRPC messages being received may hold, from
+    /// all clients together (`zest_gateway::intake`): a sixteenth of the sized budget.
+    pub request_bytes: usize,
     /// How often the scheduler looks for due timers, job deadlines and backoffs.
     pub scheduler_interval: Duration,
     pub store: StoreConfig,
@@ -121,6 +124,7 @@ impl Default for BrokerConfig {
             pipeline_bytes: 8 << 20,
             job_stream_bytes: 12 << 20,
             call_bytes: 12 << 20,
+            request_bytes: 6 << 20,
             scheduler_interval: Duration::from_millis(100),
             store: StoreConfig::default(),
             raft: RaftSettings::default(),
@@ -198,6 +202,8 @@ impl BrokerConfig {
         self.job_stream_bytes = (sized / 8) as usize;
         // client commands in progress, by their documents and what a call costs around them
         self.call_bytes = (sized / 8) as usize;
+        // request bodies and gRPC messages being received (the gateway's intake)
+        self.request_bytes = (sized / 16) as usize;
     }
 
     /// The resident memory the memory guard holds the node to: the budget, and what the
@@ -888,6 +894,7 @@ impl Broker {
             ),
             ("job_streams", self.config.job_stream_bytes as u64),
             ("calls", self.config.call_bytes as u64),
+            ("request_bodies", self.config.request_bytes as u64),
             ("history", self.config.history_cache_bytes),
         ];
         for (part, bytes) in budget {

@@ -5,6 +5,7 @@
 pub mod admission;
 pub mod commands;
 mod convert;
+pub mod intake;
 pub mod rest;
 mod service;
 

@@ -61,6 +61,31 @@ pub struct StartArgs {
     /// configuration file to the command line, which other users of the machine can read
     #[arg(long, env = "ZEST_CLUSTER_SECRET", hide_env_values = true)]
     pub cluster_secret: Option<String>,
+    /// Listen on addresses other than loopback (127.0.0.1, ::1) with no authentication: Zest
+    /// has none yet, so anyone who reaches such a port can send any command. Without it a node
+    /// bound to another address refuses to start (also ZEST_INSECURE=true, insecure = true)
+    #[arg(long, env = "ZEST_INSECURE", num_args = 0..=1, default_missing_value = "true")]
+    pub insecure: Option<bool>,
+    /// Most connections open at once on the gRPC, REST and management ports together (default
+    /// 4096); beyond it new connections are closed as they come
+    #[arg(long, env = "ZEST_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
+    /// Most connections open at once from one client address (default 1024)
+    #[arg(long, env = "ZEST_MAX_CONNECTIONS_PER_IP")]
+    pub max_connections_per_ip: Option<usize>,
+    /// Most requests in progress at once, HTTP/2 streams and gRPC calls included (default
+    /// 8192); beyond it 503 or RESOURCE_EXHAUSTED
+    #[arg(long, env = "ZEST_MAX_REQUESTS")]
+    pub max_requests: Option<usize>,
+    /// Most requests in progress at once from one client address (default 4096); beyond it
+    /// 429 or RESOURCE_EXHAUSTED
+    #[arg(long, env = "ZEST_MAX_REQUESTS_PER_IP")]
+    pub max_requests_per_ip: Option<usize>,
+    /// How long a client may take to send a request's headers (on HTTP/1 also how long an idle
+    /// connection stays open), its first bytes on a new connection, and each part of a body
+    /// after the one before (default 20000); a body must also come at 16 KiB/s on the whole
+    #[arg(long, env = "ZEST_CLIENT_TIMEOUT_MS")]
+    pub client_timeout_ms: Option<u64>,
     /// Largest accepted request in bytes (default 4194304)
     #[arg(long, env = "ZEST_MAX_MESSAGE_SIZE")]
     pub max_message_size: Option<usize>,
@@ -75,7 +100,10 @@ pub struct StartArgs {
     /// multi-instance input collections, an eighth for log entries waiting to be applied, a
     /// sixteenth for groups processed ahead of their commit, an eighth for jobs pushed to job
     /// streams and an eighth for client commands in progress (beyond it RESOURCE_EXHAUSTED
-    /// for commands backpressure may refuse); the partitions of the node share each part.
+    /// for commands backpressure may refuse), and a sixteenth for request bodies and gRPC
+    /// messages being received (beyond it 429/503 or RESOURCE_EXHAUSTED; a client may take
+    /// half, and always one message of --max-message-size); the partitions of the node share
+    /// each part.
     /// When the resident memory passes the budget less a quarter of its reserve, the node
     /// refuses to create process instances until it is back under (--memory-guard). /metrics
     /// shows the split
@@ -174,6 +202,12 @@ struct FileConfig {
     advertised_internal_address: Option<String>,
     cluster_secret: Option<String>,
     max_message_size: Option<usize>,
+    insecure: Option<bool>,
+    max_connections: Option<usize>,
+    max_connections_per_ip: Option<usize>,
+    max_requests: Option<usize>,
+    max_requests_per_ip: Option<usize>,
+    client_timeout_ms: Option<u64>,
     command_queue: Option<usize>,
     memory_mb: Option<u64>,
     cache_mb: Option<u64>,
@@ -216,6 +250,8 @@ pub struct Resolved {
     pub management_address: String,
     pub rest_address: String,
     pub max_message_size: usize,
+    /// The bounds on what clients may hold (connections, requests, bodies being received).
+    pub intake: zest_gateway::intake::Limits,
     pub log_filter: String,
     pub exit_with_parent: bool,
     pub parent_pid: Option<u32>,
@@ -515,6 +551,49 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
         .or(file.rest_address)
         .unwrap_or_else(|| "127.0.0.1:8080".into());
     broker.advertised_address = gateway_address.clone();
+    // the internal port needs no --insecure: it admits only the cluster's members (the
+    // cluster secret, required above wherever there is one)
+    if !args.insecure.or(file.insecure).unwrap_or(false) {
+        exposed_only_on_loopback(&[
+            (gateway_address.as_str(), "gRPC", "--gateway-address"),
+            (rest_address.as_str(), "REST", "--rest-address"),
+            (
+                management_address.as_str(),
+                "management",
+                "--management-address",
+            ),
+        ])?;
+    }
+    let max_message_size = args
+        .max_message_size
+        .or(file.max_message_size)
+        .unwrap_or(4 * 1024 * 1024);
+    let mut intake = zest_gateway::intake::Limits::new(broker.request_bytes, max_message_size);
+    let positive = |v: Option<usize>, name: &str| -> anyhow::Result<Option<usize>> {
+        anyhow::ensure!(v != Some(0), "{name} must be at least 1");
+        Ok(v)
+    };
+    if let Some(n) = positive(
+        args.max_connections.or(file.max_connections),
+        "max-connections",
+    )? {
+        intake.connections = n;
+    }
+    let per_ip = args.max_connections_per_ip.or(file.max_connections_per_ip);
+    if let Some(n) = positive(per_ip, "max-connections-per-ip")? {
+        intake.connections_per_client = n;
+    }
+    if let Some(n) = positive(args.max_requests.or(file.max_requests), "max-requests")? {
+        intake.requests = n;
+    }
+    let per_ip = args.max_requests_per_ip.or(file.max_requests_per_ip);
+    if let Some(n) = positive(per_ip, "max-requests-per-ip")? {
+        intake.requests_per_client = n;
+    }
+    if let Some(ms) = args.client_timeout_ms.or(file.client_timeout_ms) {
+        anyhow::ensure!(ms >= 100, "client-timeout-ms must be at least 100");
+        intake.read_timeout = Duration::from_millis(ms);
+    }
     Ok(Resolved {
         exit_with_parent: args.exit_with_parent,
         parent_pid: args.parent_pid,
@@ -522,10 +601,8 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
         gateway_address,
         management_address,
         rest_address,
-        max_message_size: args
-            .max_message_size
-            .or(file.max_message_size)
-            .unwrap_or(4 * 1024 * 1024),
+        max_message_size,
+        intake,
         log_filter: args
             .log
             .or(file.log)
@@ -533,9 +610,81 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
     })
 }
 
+/// Refuses, in one line, an address other than loopback: the client ports have no
+/// authentication yet, so such a port takes any command from anyone who reaches it (issue 62).
+fn exposed_only_on_loopback(addresses: &[(&str, &str, &str)]) -> anyhow::Result<()> {
+    for (address, port, flag) in addresses {
+        let host = match address.rsplit_once(':') {
+            Some((host, _)) => host.trim_start_matches('[').trim_end_matches(']'),
+            None => address,
+        };
+        let loopback = host.eq_ignore_ascii_case("localhost")
+            || host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback());
+        anyhow::ensure!(
+            loopback,
+            "refusing to listen on {address} ({port} port, {flag}): it is not a loopback address \
+             and Zest has no authentication, so anyone who reaches it could send any command; \
+             bind 127.0.0.1, or accept that with --insecure (ZEST_INSECURE=true, insecure = true)"
+        );
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_loopback_addresses_are_taken_without_insecure() {
+        let start = |address: &str, insecure: Option<bool>| {
+            resolve(StartArgs {
+                rest_address: Some(address.into()),
+                insecure,
+                ..StartArgs::default()
+            })
+        };
+        for address in [
+            "127.0.0.1:0",
+            "localhost:8080",
+            "[::1]:8080",
+            "127.0.0.2:8080",
+        ] {
+            assert!(start(address, None).is_ok(), "{address}");
+        }
+        for address in [
+            "0.0.0.0:8080",
+            "[::]:8080",
+            "10.1.2.3:8080",
+            "zest.example:8080",
+        ] {
+            let refused = start(address, None).err().map(|e| e.to_string());
+            let refused = refused.unwrap_or_else(|| panic!("{address} is taken"));
+            assert!(refused.contains(address), "{refused}");
+            assert!(refused.contains("--insecure"), "{refused}");
+            assert!(!refused.contains('\n'), "one line: {refused}");
+            assert!(
+                start(address, Some(true)).is_ok(),
+                "{address} with --insecure"
+            );
+        }
+        // the internal port on any address, once it admits only members
+        let node = |secret: Option<&str>| {
+            resolve(StartArgs {
+                cluster_size: Some(2),
+                contact_points: Some(vec!["127.0.0.1:1".into()]),
+                internal_address: Some("0.0.0.0:26502".into()),
+                cluster_secret: secret.map(str::to_string),
+                ..StartArgs::default()
+            })
+        };
+        let refused = node(None).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(refused.contains("--cluster-secret"), "{refused}");
+        assert!(node(Some("a secret of 16 chars")).is_ok());
+        let short = node(Some("short")).err().map(|e| e.to_string());
+        assert!(short.unwrap_or_default().contains("16 characters"));
+    }
 
     #[test]
     fn raft_flush_follows_zeebes_settings() {

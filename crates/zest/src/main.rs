@@ -13,6 +13,7 @@ mod config;
 mod exporting;
 mod figures;
 mod management;
+mod serving;
 
 use std::sync::Arc;
 
@@ -317,23 +318,22 @@ async fn run_node(cfg: config::Resolved) -> anyhow::Result<()> {
     )
     .with_shutdown(shutdown_rx.clone());
     let commands = service.commands().clone();
+    // what clients may hold of the node, on all three ports together (issue 62)
+    let intake = zest_gateway::intake::Intake::new(cfg.intake.clone());
     let mut grpc_shutdown = shutdown_rx.clone();
     let grpc = tokio::spawn(
         tonic::transport::Server::builder()
             .max_concurrent_streams(zest_gateway::admission::MAX_STREAMS_PER_CONNECTION)
-            .add_service(zest_gateway::server(service))
+            // a client that stops answering pings is gone: its connection and calls end
+            .http2_keepalive_interval(Some(serving::PING_INTERVAL))
+            .http2_keepalive_timeout(Some(cfg.intake.read_timeout))
+            .add_service(zest_gateway::intake::grpc::Guarded::new(
+                zest_gateway::server(service),
+                intake.clone(),
+                cfg.max_message_size.saturating_mul(4),
+            ))
             .serve_with_incoming_shutdown(
-                // Nagle's algorithm would hold back the small frames of a response (headers,
-                // message, trailers) until the client's delayed ACK: tens of milliseconds.
-                tokio_stream::StreamExt::map(
-                    tokio_stream::wrappers::TcpListenerStream::new(grpc_listener),
-                    |socket| {
-                        if let Ok(s) = &socket {
-                            let _ = s.set_nodelay(true);
-                        }
-                        socket
-                    },
-                ),
+                zest_gateway::intake::conn::incoming(grpc_listener, intake.clone()),
                 async move {
                     let _ = grpc_shutdown.changed().await;
                 },
@@ -342,21 +342,24 @@ async fn run_node(cfg: config::Resolved) -> anyhow::Result<()> {
     let mgmt = tokio::spawn(management::serve(
         mgmt_listener,
         broker.clone(),
+        intake.clone(),
         shutdown_rx.clone(),
     ));
-    let mut rest_shutdown = shutdown_rx.clone();
     // the web UI (/operate, /tasklist, /ui/...) and its figures beside the REST API, on the
     // same port
-    let rest_app = zest_gateway::rest::router(commands)
-        .merge(zest_ui::router())
-        .merge(figures::router(broker.clone()));
-    let rest = tokio::spawn(async move {
-        let _ = axum::serve(rest_listener, rest_app)
-            .with_graceful_shutdown(async move {
-                let _ = rest_shutdown.changed().await;
-            })
-            .await;
-    });
+    let rest_app = zest_gateway::rest::guarded(
+        zest_gateway::rest::router(commands)
+            .merge(zest_ui::router())
+            .merge(figures::router(broker.clone())),
+        intake.clone(),
+        cfg.max_message_size,
+    );
+    let rest = tokio::spawn(serving::serve(
+        rest_listener,
+        rest_app,
+        intake,
+        shutdown_rx.clone(),
+    ));
     println!(
         "READY gateway={gateway_addr} management={management_addr} rest={rest_addr} (started in {:?})",
         started.elapsed()

@@ -18,12 +18,23 @@ use zest_broker::Broker;
 pub async fn serve(
     listener: tokio::net::TcpListener,
     broker: Arc<Broker>,
-    mut shutdown: tokio::sync::watch::Receiver<bool>,
+    intake: zest_gateway::intake::Intake,
+    shutdown: tokio::sync::watch::Receiver<bool>,
 ) {
     let gauges = Gauges::register(&broker.metrics.registry)
         .map_err(|e| tracing::warn!("the disk and allocator gauges are not exposed: {e}"))
         .ok();
-    let metrics = move |State(broker): State<Arc<Broker>>| metrics(broker, gauges.clone());
+    let held = intake.clone();
+    let metrics = move |State(broker): State<Arc<Broker>>| {
+        // what the request bodies being received hold now, beside the budget's other parts
+        let bodies = held.held(zest_gateway::intake::Kind::BodyBytes);
+        broker
+            .metrics
+            .memory_used
+            .with_label_values(&["request_bodies"])
+            .set(bodies as i64);
+        metrics(broker, gauges.clone())
+    };
     let app = Router::new()
         .route("/metrics", get(metrics.clone()))
         .route("/health", get(health))
@@ -46,11 +57,7 @@ pub async fn serve(
             get(backup_status).delete(backup_delete),
         );
     let app = crate::clock_actuator::routes(crate::exporting::routes(app)).with_state(broker);
-    let _ = axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            let _ = shutdown.changed().await;
-        })
-        .await;
+    crate::serving::serve(listener, app, intake, shutdown).await;
 }
 
 /// The gauges this binary adds to the broker's registry: the store's size on disk and the

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{connect, deploy_one_task, start_with, Client};
+use common::{connect, deploy_one_task, rss, start_with, Client};
 use tonic::codec::CompressionEncoding;
 use tonic::Code;
 use zest_gateway::proto;
@@ -32,20 +32,6 @@ fn zeros(len: usize) -> proto::DeployResourceRequest {
         }],
         tenant_id: String::new(),
     }
-}
-
-/// The resident memory of a process, in bytes (Linux).
-fn rss(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kb = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))?
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse::<u64>()
-        .ok()?;
-    Some(kb * 1024)
 }
 
 #[tokio::test]

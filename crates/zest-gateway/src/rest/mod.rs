@@ -32,6 +32,7 @@ mod deployments;
 mod expression;
 mod history;
 mod history_deletion;
+mod intake;
 mod jobs;
 mod messages;
 mod messages_history;
@@ -109,6 +110,8 @@ pub fn router(commands: Commands) -> Router {
         })
 }
 
+pub use intake::guarded;
+
 type Routes = Router<Rest>;
 
 #[derive(Clone)]
@@ -134,6 +137,7 @@ impl Problem {
             StatusCode::TOO_MANY_REQUESTS => "RESOURCE_EXHAUSTED",
             StatusCode::SERVICE_UNAVAILABLE => "UNAVAILABLE",
             StatusCode::PAYLOAD_TOO_LARGE => "PAYLOAD_TOO_LARGE",
+            StatusCode::REQUEST_TIMEOUT => "REQUEST_TIMEOUT",
             _ => "INTERNAL",
         };
         Problem {
