@@ -266,6 +266,52 @@ pub fn instance_total(
     Ok(Some(conn.query_one(&sql, &cells(&c.params), |r| r.get(0))?))
 }
 
+/// The exact number of element instances a search's `filter` matches, from the counters,
+/// when the filter asks only for a definition's (`processDefinitionKey`) element
+/// (`elementId`), each one plain value, and maybe a `state` (None: the rows must be counted).
+pub fn element_total(
+    conn: &Conn,
+    filter: Option<&Value>,
+    partitions: Option<&[u32]>,
+) -> Result<Option<i64>> {
+    let Some(Value::Object(fields)) = filter else {
+        return Ok(None);
+    };
+    let (mut definition, mut element) = (None, None);
+    let mut counted = "active + completed + canceled";
+    for (name, value) in fields {
+        match (name.as_str(), value) {
+            ("processDefinitionKey", v) => {
+                definition = v
+                    .as_i64()
+                    .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+            }
+            ("elementId", Value::String(id)) => element = Some(id.clone()),
+            ("state", Value::String(s)) => {
+                counted = match s.to_ascii_uppercase().as_str() {
+                    "ACTIVE" => "active",
+                    "COMPLETED" => "completed",
+                    "TERMINATED" => "canceled",
+                    _ => return Ok(None),
+                }
+            }
+            _ => return Ok(None),
+        }
+    }
+    let (Some(definition), Some(element)) = (definition, element) else {
+        return Ok(None);
+    };
+    let mut c = Conditions::key_equals("process_definition_key", definition);
+    let mark = c.bind(Cell::Text(element));
+    c.sql.push(format!("element_id = {mark}"));
+    c.partitions("partition_id", partitions);
+    let sql = format!(
+        "SELECT CAST(COALESCE(SUM({counted}), 0) AS BIGINT) FROM element_count{}",
+        c.where_clause()
+    );
+    Ok(Some(conn.query_one(&sql, &cells(&c.params), |r| r.get(0))?))
+}
+
 /// The element statistics of definition `key` from the counters (of `partitions` only, when
 /// given): `{items: [{elementId, active, canceled, incidents, completed}]}`, in element order,
 /// the elements that have none left out.

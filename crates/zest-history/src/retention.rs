@@ -45,7 +45,8 @@ pub fn remove_expired(tx: &Conn, cutoff: i64, batch: usize) -> crate::db::Result
     // evaluations of no process instance (EvaluateDecision) expire by their own date
     tx.execute(
         "DELETE FROM decision_instance WHERE key IN (SELECT key FROM decision_instance \
-         WHERE evaluation_date < ?1 AND root_process_instance_key IS NULL LIMIT ?2)",
+         WHERE COALESCE(evaluation_date, 0) < ?1 AND evaluation_date IS NOT NULL \
+         AND root_process_instance_key IS NULL LIMIT ?2)",
         params![cutoff, (batch * 64) as i64],
     )?;
     // the job statistics' buckets expire by their minute

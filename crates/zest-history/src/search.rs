@@ -80,8 +80,12 @@ fn order(resource: &Resource, sort: Option<&Value>) -> Result<Order, SearchError
             exprs.push((field.sql.to_string(), desc));
         }
     }
+    // the key breaks ties in the direction of the last sort: an index on a sort's expression
+    // holds the key ascending after it, so read backwards it gives the whole order of a
+    // descending sort too (with the key ascending the planner sorted every match instead)
     if !exprs.iter().any(|(e, _)| e == KEY) {
-        exprs.push((KEY.to_string(), false));
+        let desc = exprs.last().is_some_and(|(_, desc)| *desc);
+        exprs.push((KEY.to_string(), desc));
     }
     Ok(Order { exprs })
 }
@@ -390,10 +394,14 @@ impl<'q> Prepared<'q> {
         base: Conditions,
         partitions: Option<&[u32]>,
     ) -> Result<(Vec<(Value, Vec<Sql>)>, i64), SearchError> {
-        // the process instances of a process and state: their count kept as history is written
+        // the process instances of a process and state: their count kept as history is written;
         let counted = match (resource.name, base.sql.is_empty()) {
             (name, true) if name == crate::resources::PROCESS_INSTANCES.name => {
                 crate::counts::instance_total(conn, self.query.get("filter"), partitions)?
+            }
+            // a definition's element instances at an element (by state): theirs too
+            (name, true) if name == crate::resources::ELEMENT_INSTANCES.name => {
+                crate::counts::element_total(conn, self.query.get("filter"), partitions)?
             }
             _ => None,
         };

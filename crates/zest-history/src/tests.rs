@@ -892,6 +892,23 @@ fn element_counters_answer_what_counting_the_rows_answers() {
             assert_eq!(total(&filter), total(&counted), "{filter}");
             assert!(total(&filter).as_i64().is_some());
         }
+        // the totals of a definition's element instances at an element, by state or not
+        let filters = [
+            json!({"processDefinitionKey": "10", "elementId": "pay"}),
+            json!({"processDefinitionKey": 10, "elementId": "pay", "state": "ACTIVE"}),
+            json!({"processDefinitionKey": "10", "elementId": "pay", "state": "completed"}),
+            json!({"processDefinitionKey": "10", "elementId": "pay", "state": "TERMINATED"}),
+            json!({"processDefinitionKey": "11", "elementId": "charge", "state": "ACTIVE"}),
+        ];
+        for filter in filters {
+            let mut counted = filter.clone();
+            counted["elementInstanceKey"] = json!({"$exists": true});
+            let total = |f: &serde_json::Value| {
+                search(h, &resources::ELEMENT_INSTANCES, json!({"filter": f}))["page"]["totalItems"]
+                    .clone()
+            };
+            assert_eq!(total(&filter), total(&counted), "{filter}");
+        }
     };
     same(&h);
     let kept = h

@@ -167,7 +167,8 @@ fn counts(
             // one evaluation, however many decisions it evaluated; a failed one not
             "CAST(COUNT(DISTINCT t.evaluation_key) - \
              SUM(CASE WHEN t.state = 'FAILED' THEN 1 ELSE 0 END) AS BIGINT)",
-            "t.evaluation_date",
+            // as the index (V15) holds it
+            "COALESCE(t.evaluation_date, 0)",
             "",
         ),
     ];

@@ -164,7 +164,12 @@ const DI_ID: &str = "(t.evaluation_key || '-' || t.idx)";
 const DI_FIELDS: &[Field] = &[
     field("state", "t.state", Kind::Enum),
     field("evaluationFailure", "t.evaluation_failure", Kind::Str),
-    field("evaluationDate", "t.evaluation_date", Kind::Date),
+    // as the sort and the index (V15) read it
+    field(
+        "evaluationDate",
+        "COALESCE(t.evaluation_date, 0)",
+        Kind::Date,
+    ),
     field("decisionDefinitionId", "t.decision_id", Kind::Str),
     field("decisionDefinitionName", "t.decision_name", Kind::Str),
     field("decisionDefinitionVersion", "t.decision_version", Kind::Int),
