@@ -1,12 +1,39 @@
-// Instances: the process instances by filter (process, version, state, incident, element),
-// sortable and paged with cursors. The filter lives in the URL, so a view can be linked.
+// Instances: the process instances by filter (process, version, state, incident, error
+// message, element, start and end dates, a variable's value, keys, parent), sortable and paged
+// with cursors. The filter lives in the URL, so a view can be linked.
 import { html, useState } from '../preact.js';
 import { get, post } from '../api.js';
 import { navigate, useQuery, withQuery } from '../router.js';
 import { ErrorBox, Loaded, Num, Page, fmtDate, useAction, useApi } from '../ui.js';
 import { InstanceTable } from './instance_table.js';
 
-const FIELDS = ['process', 'version', 'state', 'incident', 'element', 'key'];
+const FIELDS = ['process', 'version', 'state', 'incident', 'error', 'element', 'startedAfter',
+  'startedBefore', 'endedAfter', 'endedBefore', 'variable', 'value', 'key', 'parent'];
+
+/** A date input's local time as the API's date-time, or undefined when empty or invalid. */
+function isoOf(local) {
+  const d = local ? new Date(local) : undefined;
+  return d && !Number.isNaN(d.getTime()) ? d.toISOString() : undefined;
+}
+
+/** A date range filter of the two inputs, or undefined when both are empty. */
+function range(after, before) {
+  const r = {};
+  if (isoOf(after)) r.$gte = isoOf(after);
+  if (isoOf(before)) r.$lt = isoOf(before);
+  return Object.keys(r).length ? r : undefined;
+}
+
+/** A variable's value as the API compares it (its JSON): as typed when it is JSON (`42`,
+ *  `"Ada"`, `true`), else the text as a JSON string (`Ada` -> `"Ada"`). */
+function jsonOf(value) {
+  try {
+    JSON.parse(value);
+    return value;
+  } catch {
+    return JSON.stringify(value);
+  }
+}
 
 /** The API's filter of the URL's parameters. */
 export function filterOf(q) {
@@ -16,8 +43,17 @@ export function filterOf(q) {
   if (q.state) f.state = q.state;
   if (q.incident === 'yes') f.hasIncident = true;
   if (q.incident === 'no') f.hasIncident = false;
+  if (q.error) f.errorMessage = { $like: `*${q.error}*` };
   if (q.element) f.elementId = q.element;
+  const started = range(q.startedAfter, q.startedBefore);
+  if (started) f.startDate = started;
+  const ended = range(q.endedAfter, q.endedBefore);
+  if (ended) f.endDate = ended;
+  if (q.variable) {
+    f.variables = [q.value ? { name: q.variable, value: jsonOf(q.value) } : { name: q.variable }];
+  }
   if (q.key) f.processInstanceKey = q.key;
+  if (q.parent) f.parentProcessInstanceKey = q.parent;
   return f;
 }
 
@@ -55,8 +91,16 @@ function Filters({ q }) {
       <option value="yes">With incident</option>
       <option value="no">Without incident</option>
     </select></label>
+    <label>Error message<input name="error" value=${form.error} onInput=${set('error')} /></label>
     <label>Element id<input name="element" value=${form.element} onInput=${set('element')} /></label>
+    <label>Started after<input type="datetime-local" name="startedAfter" value=${form.startedAfter} onInput=${set('startedAfter')} /></label>
+    <label>Started before<input type="datetime-local" name="startedBefore" value=${form.startedBefore} onInput=${set('startedBefore')} /></label>
+    <label>Ended after<input type="datetime-local" name="endedAfter" value=${form.endedAfter} onInput=${set('endedAfter')} /></label>
+    <label>Ended before<input type="datetime-local" name="endedBefore" value=${form.endedBefore} onInput=${set('endedBefore')} /></label>
+    <label>Variable name<input name="variable" value=${form.variable} onInput=${set('variable')} /></label>
+    <label>Variable value<input name="value" placeholder='42, "text" or text' value=${form.value} onInput=${set('value')} /></label>
     <label>Instance key<input name="key" inputmode="numeric" value=${form.key} onInput=${set('key')} /></label>
+    <label>Parent key<input name="parent" inputmode="numeric" value=${form.parent} onInput=${set('parent')} /></label>
     <div class="filter-actions">
       <button type="submit" class="primary">Apply</button>
       <button type="button" onClick=${reset}>Reset</button>
