@@ -46,10 +46,6 @@ fn bucket(first_key: i64) -> i64 {
     first_key >> BUCKET_BITS
 }
 
-/// Rows per statement, largest first (as the tables' upserts: `write.rs`).
-const SQLITE_CHUNKS: [usize; 3] = [16, 4, 1];
-const PG_CHUNKS: [usize; 5] = [64, 16, 4, 2, 1];
-
 /// A posting a second batch writes with the same (hash, first key) as one stored (the same
 /// instance's variable set to the same value again) joins its offsets to the stored ones.
 fn insert_sql(rows: usize) -> String {
@@ -73,17 +69,21 @@ fn insert_sql(rows: usize) -> String {
     )
 }
 
+/// The insert of `rows` postings, for each of the tables' chunk sizes (`write::chunk`), built once.
 fn statement(rows: usize) -> &'static str {
     use std::sync::OnceLock;
-    static SQL: OnceLock<Vec<(usize, String)>> = OnceLock::new();
+    static SQL: OnceLock<Vec<String>> = OnceLock::new();
     let all = SQL.get_or_init(|| {
-        let mut sizes: Vec<usize> = SQLITE_CHUNKS.iter().chain(&PG_CHUNKS).copied().collect();
-        sizes.sort_unstable();
-        sizes.dedup();
-        sizes.into_iter().map(|n| (n, insert_sql(n))).collect()
+        crate::write::CHUNKS
+            .iter()
+            .map(|n| insert_sql(*n))
+            .collect()
     });
-    let (_, sql) = all.iter().find(|(n, _)| *n == rows).expect("a chunk size");
-    sql
+    let i = crate::write::CHUNKS
+        .iter()
+        .position(|n| *n == rows)
+        .expect("a chunk size");
+    &all[i]
 }
 
 /// Postings of (hash, instance key) pairs, grouped: one row per hash.
@@ -122,15 +122,10 @@ impl Postings {
                 params![b],
             )?;
         }
-        let chunks: &[usize] = match tx.is_postgres() {
-            true => &PG_CHUNKS,
-            false => &SQLITE_CHUNKS,
-        };
         let mut at = 0;
         let mut params: Vec<&dyn ToParam> = Vec::new();
         while at < rows.len() {
-            let left = rows.len() - at;
-            let n = chunks.iter().copied().find(|n| *n <= left).unwrap_or(1);
+            let n = crate::write::chunk(tx, rows.len() - at);
             params.clear();
             for (bucket, hash, first, keys) in &rows[at..at + n] {
                 params.extend([bucket as &dyn ToParam, hash, first, keys]);
@@ -269,8 +264,7 @@ pub fn sweep(tx: &Conn, at: &mut Sweep, budget: usize) -> Result<()> {
     let (b, h, f) = at.after.unwrap_or((i64::MIN, i64::MIN, i64::MIN));
     let postings: Vec<(i64, i64, i64, String)> = tx.query(
         "SELECT bucket, hash, first_key, keys FROM variable_posting \
-         WHERE bucket > ?1 OR (bucket = ?1 AND (hash > ?2 OR (hash = ?2 AND first_key > ?3))) \
-         ORDER BY bucket, hash, first_key LIMIT ?4",
+         WHERE (bucket, hash, first_key) > (?1, ?2, ?3) ORDER BY bucket, hash, first_key LIMIT ?4",
         params![b, h, f, budget as i64],
         |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
     )?;

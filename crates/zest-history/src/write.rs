@@ -61,13 +61,23 @@ impl Roots {
 /// Rows per statement in PostgreSQL: a batch's rows of a table go in chunks of these sizes,
 /// largest first, so each table keeps at most this many statements prepared, and the server
 /// gets one round trip per chunk instead of one per row.
-const CHUNKS: [usize; 7] = [64, 32, 16, 8, 4, 2, 1];
+pub(crate) const CHUNKS: [usize; 7] = [64, 32, 16, 8, 4, 2, 1];
 
 /// Rows per statement in SQLite: fewer statement steps than a row each (one-task with the
 /// typical payload at 200 in flight, quiet 2-core machine: 2,818 and 3,096 PI/s against 2,291
 /// with a row per statement, history off 4,256), in a few small sizes, since SQLite keeps every
 /// statement it prepared and a statement of 64 rows is a program of thousands of instructions.
 const SQLITE_CHUNKS: [usize; 3] = [16, 4, 1];
+
+/// How many of the `left` rows still to write the next statement takes in `tx`'s store (one of
+/// [`CHUNKS`]).
+pub(crate) fn chunk(tx: &Conn, left: usize) -> usize {
+    let sizes: &[usize] = match tx.is_postgres() {
+        true => &CHUNKS,
+        false => &SQLITE_CHUNKS,
+    };
+    sizes.iter().copied().find(|n| *n <= left).unwrap_or(1)
+}
 
 /// A table's upsert: `INSERT INTO table (key, cols..., root_process_instance_key) VALUES
 /// (..., root), ... ON CONFLICT(key) DO UPDATE SET col = COALESCE(excluded.col, table.col),
@@ -179,11 +189,7 @@ impl Upsert {
         let mut at = 0;
         let mut params: Vec<&dyn ToParam> = Vec::with_capacity(CHUNKS[0] * (N + 1));
         while at < rows.len() {
-            let left = rows.len() - at;
-            let chunk = match tx.is_postgres() {
-                true => CHUNKS.into_iter().find(|n| *n <= left).unwrap_or(1),
-                false => SQLITE_CHUNKS.into_iter().find(|n| *n <= left).unwrap_or(1),
-            };
+            let chunk = chunk(tx, rows.len() - at);
             params.clear();
             for ((key, row), root) in rows[at..at + chunk].iter().zip(&roots[at..]) {
                 params.extend(values(key, row));
