@@ -6,7 +6,7 @@ import { html } from './preact.js';
 const W = 240;
 const H = 48;
 
-/** The polylines' point lists of `values` (null breaks the line), `max` at the top. */
+/** The polylines' points ([x, y]) of `values` (null breaks the line), `max` at the top. */
 function lines(values, max) {
   const step = values.length > 1 ? W / (values.length - 1) : 0;
   const out = [];
@@ -18,7 +18,7 @@ function lines(values, max) {
       return;
     }
     const y = H - 2 - (max > 0 ? (v / max) * (H - 4) : 0);
-    current.push(`${(i * step).toFixed(1)},${y.toFixed(1)}`);
+    current.push([(i * step).toFixed(1), y.toFixed(1)]);
   });
   if (current.length) out.push(current);
   return out;
@@ -41,8 +41,8 @@ export function Sparkline({ label, values, format, note }) {
         preserveAspectRatio="none">
         <line x1="0" y1=${H - 1} x2=${W} y2=${H - 1} class="spark-base" />
         ${lines(values, max).map((pts) => (pts.length === 1
-    ? html`<circle cx=${pts[0].split(',')[0]} cy=${pts[0].split(',')[1]} r="2" class="spark-dot" />`
-    : html`<polyline points=${pts.join(' ')} class="spark-line" />`))}
+    ? html`<circle cx=${pts[0][0]} cy=${pts[0][1]} r="2" class="spark-dot" />`
+    : html`<polyline points=${pts.map((p) => p.join(',')).join(' ')} class="spark-line" />`))}
       </svg>
       <span class="spark-now num" data-value=${latest ?? ''}>${text}</span>
     </div>

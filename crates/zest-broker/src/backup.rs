@@ -371,7 +371,8 @@ pub fn restore(backup_dir: &Path, id: u64, data_dir: &Path) -> anyhow::Result<Ve
             zest_cluster::backup::restore_partition(&partition, &dir).with_context(context)?;
         let history = history::read(&dir).with_context(context)?;
         if let Some(h) = &history {
-            history::restore_log(&partition, &dir, h).with_context(context)?;
+            zest_cluster::backup::restore_log_entries(&partition, &dir, &h.log)
+                .with_context(context)?;
         }
         parts.insert(d.partition_id, (dir, Restored { state, history }));
     }

@@ -565,14 +565,9 @@ impl Runner {
     /// applied here and the log may hold another leader's entries there. History lacks them
     /// (a gap, until a copy fills it); export goes on after the snapshot.
     fn skip_installed_gap(&mut self) -> anyhow::Result<bool> {
-        let (from, to) = *self
-            .applied
-            .installed_gap
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        if self.next_index <= from || self.next_index > to {
+        let Some(to) = self.applied.installed_gap_over(self.next_index) else {
             return Ok(false);
-        }
+        };
         let position = self.applied.last_position.load(Ordering::SeqCst);
         tracing::warn!(
             partition = self.pid,

@@ -121,6 +121,13 @@ impl Unapplied {
 }
 
 impl AppliedInfo {
+    /// The end of the gap a snapshot installed here skipped (`installed_gap`) when `index` is
+    /// in it: the exporters cannot read that entry from this node's log.
+    pub fn installed_gap_over(&self, index: u64) -> Option<u64> {
+        let (from, to) = *self.installed_gap.lock().unwrap_or_else(|p| p.into_inner());
+        (index > from && index <= to).then_some(to)
+    }
+
     /// `leader`: the term and node id of the leader that wrote the batch.
     pub fn take_precomputed(
         &self,

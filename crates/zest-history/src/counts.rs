@@ -242,10 +242,7 @@ pub fn instance_total(
             ("processDefinitionId", Value::String(id)) => {
                 equals("bpmn_process_id", Cell::Text(id.clone()))
             }
-            ("processDefinitionKey", v) => match v
-                .as_i64()
-                .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
-            {
+            ("processDefinitionKey", v) => match key_value(v) {
                 Some(k) => equals("process_definition_key", Cell::Integer(k)),
                 None => return Ok(None),
             },
@@ -281,11 +278,7 @@ pub fn element_total(
     let mut counted = "active + completed + canceled";
     for (name, value) in fields {
         match (name.as_str(), value) {
-            ("processDefinitionKey", v) => {
-                definition = v
-                    .as_i64()
-                    .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
-            }
+            ("processDefinitionKey", v) => definition = key_value(v),
             ("elementId", Value::String(id)) => element = Some(id.clone()),
             ("state", Value::String(s)) => {
                 counted = match s.to_ascii_uppercase().as_str() {
@@ -345,4 +338,10 @@ pub fn statistics(conn: &Conn, key: i64, partitions: Option<&[u32]>) -> Result<V
         })
         .collect();
     Ok(json!({ "items": items }))
+}
+
+/// A key given as a number or as its text (the API sends keys as strings).
+fn key_value(v: &Value) -> Option<i64> {
+    v.as_i64()
+        .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
 }

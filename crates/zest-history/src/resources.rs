@@ -246,14 +246,8 @@ fn pi_special(
         // the dashboard's instances with incidents: 10,000 index entries, not a scan)
         "hasIncident" if value.is_boolean() => {
             let yes = value == &Value::Bool(true);
-            c.sql.push(
-                if yes {
-                    "t.incidents > 0"
-                } else {
-                    "t.incidents = 0"
-                }
-                .into(),
-            );
+            c.sql
+                .push(format!("t.incidents {} 0", if yes { ">" } else { "=" }));
             Ok(())
         }
         "variables" => variables_filter(value, c),

@@ -13,16 +13,18 @@ use axum::Router;
 use prometheus::proto::MetricFamily;
 use serde_json::{json, Value};
 use zest_broker::Broker;
+use zest_gateway::intake::Intake;
 
 /// The route, to merge with the REST API's and the UI's.
-pub fn router(broker: Arc<Broker>) -> Router {
+pub fn router(broker: Arc<Broker>, intake: Intake) -> Router {
     Router::new()
         .route("/operate/api/figures", get(figures))
-        .with_state(broker)
+        .with_state((broker, intake))
 }
 
-async fn figures(State(broker): State<Arc<Broker>>) -> impl IntoResponse {
+async fn figures(State((broker, intake)): State<(Arc<Broker>, Intake)>) -> impl IntoResponse {
     broker.refresh_metrics();
+    crate::management::show_request_bodies(&broker, &intake);
     let families = Families(broker.metrics.registry.gather());
     let partitions: Vec<Value> = broker
         .topology()

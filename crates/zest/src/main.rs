@@ -350,7 +350,7 @@ async fn run_node(cfg: config::Resolved) -> anyhow::Result<()> {
     let rest_app = zest_gateway::rest::guarded(
         zest_gateway::rest::router(commands)
             .merge(zest_ui::router())
-            .merge(figures::router(broker.clone())),
+            .merge(figures::router(broker.clone(), intake.clone())),
         intake.clone(),
         cfg.max_message_size,
     );

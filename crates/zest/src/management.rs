@@ -15,6 +15,18 @@ use prometheus::{Encoder, IntGauge, IntGaugeVec, Opts};
 use zest_broker::backup::BackupError;
 use zest_broker::Broker;
 
+/// Sets `zest_memory_used_bytes{part="request_bodies"}` to what the request bodies being
+/// received hold now (the intake counts them; the registry shows them beside the budget's other
+/// parts), before the registry is read (`/metrics`, the UI's figures).
+pub fn show_request_bodies(broker: &Broker, intake: &zest_gateway::intake::Intake) {
+    let bodies = intake.held(zest_gateway::intake::Kind::BodyBytes);
+    broker
+        .metrics
+        .memory_used
+        .with_label_values(&["request_bodies"])
+        .set(bodies as i64);
+}
+
 pub async fn serve(
     listener: tokio::net::TcpListener,
     broker: Arc<Broker>,
@@ -26,13 +38,7 @@ pub async fn serve(
         .ok();
     let held = intake.clone();
     let metrics = move |State(broker): State<Arc<Broker>>| {
-        // what the request bodies being received hold now, beside the budget's other parts
-        let bodies = held.held(zest_gateway::intake::Kind::BodyBytes);
-        broker
-            .metrics
-            .memory_used
-            .with_label_values(&["request_bodies"])
-            .set(bodies as i64);
+        show_request_bodies(&broker, &held);
         metrics(broker, gauges.clone())
     };
     let app = Router::new()

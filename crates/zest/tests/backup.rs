@@ -508,7 +508,6 @@ async fn a_restored_node_has_the_history_of_the_backup_and_exports_on() {
     let history = zest_history::History::open(&dir.join("history.sqlite"), 1 << 20).unwrap();
     let at = history.position(1).unwrap();
     assert_eq!(at.gap_to, 0, "no gap in the restored history: {at:?}");
-    assert!(at.next_index > 0, "{at:?}");
     drop(history);
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&backups);

@@ -230,10 +230,12 @@ fn the_cluster_pages_figures_are_the_nodes_metrics_and_move() {
     let shown = metric(
         &node.management,
         "zeebe_received_request_count_total{partition=\"1\"}",
-    );
+    )
+    .expect("the requests received on /metrics");
     let now = figures_when(rest, |_| true);
+    let received = now["partitions"][0]["backpressure"]["received"].as_f64();
     assert!(
-        now["partitions"][0]["backpressure"]["received"].as_f64() >= shown,
-        "{now} against /metrics' {shown:?}"
+        received.expect("the requests received in the figures") >= shown,
+        "{now} against /metrics' {shown}"
     );
 }

@@ -35,26 +35,15 @@ function Topology({ t }) {
     </table>`;
 }
 
-/** The figures of the last KEEP polls (oldest first) and the last poll's error. */
+/** The figures of the last KEEP polls (oldest first) and the last poll's error: the page's
+ *  live poll (`useApi`), each answer kept. */
 function useFigures() {
-  const [state, setState] = useState({ samples: [], error: undefined });
+  const f = useApi(figures, [], { every: LIVE_MS });
+  const [samples, setSamples] = useState([]);
   useEffect(() => {
-    let live = true;
-    const poll = () => {
-      if (document.visibilityState !== 'visible') return;
-      figures().then(
-        (f) => live && setState((s) => ({ samples: [...s.samples.slice(1 - KEEP), f], error: undefined })),
-        (error) => live && setState((s) => ({ ...s, error })),
-      );
-    };
-    poll();
-    const timer = setInterval(poll, LIVE_MS);
-    return () => {
-      live = false;
-      clearInterval(timer);
-    };
-  }, []);
-  return state;
+    if (f.data) setSamples((s) => [...s.slice(1 - KEEP), f.data]);
+  }, [f.data]);
+  return { samples, error: f.error };
 }
 
 /** The sum over the node's partitions of `pick(partition)` (null where it has none). */

@@ -18,9 +18,10 @@ function isoOf(local) {
 
 /** A date range filter of the two inputs, or undefined when both are empty. */
 function range(after, before) {
+  const [from, to] = [isoOf(after), isoOf(before)];
   const r = {};
-  if (isoOf(after)) r.$gte = isoOf(after);
-  if (isoOf(before)) r.$lt = isoOf(before);
+  if (from) r.$gte = from;
+  if (to) r.$lt = to;
   return Object.keys(r).length ? r : undefined;
 }
 

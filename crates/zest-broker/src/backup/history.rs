@@ -115,7 +115,7 @@ pub(super) fn write_partition(
         }
     };
     let end = source.end();
-    if skipped_here(applied, end.next_index) {
+    if applied.installed_gap_over(end.next_index).is_some() {
         drop((source, hold));
         return state_only(
             "not included (a snapshot installed here skipped log entries this node's history \
@@ -152,16 +152,6 @@ pub(super) fn write_partition(
     })
 }
 
-/// Whether a snapshot installed here skipped the entry `next_index` (the exporter is about to
-/// mark the gap: the log there is not this node's to copy).
-fn skipped_here(applied: &AppliedInfo, next_index: u64) -> bool {
-    let (from, to) = *applied
-        .installed_gap
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
-    next_index > from && next_index <= to
-}
-
 /// Writes the rows `source` reads into `dir`, a chunk file each, counted in `meta`.
 fn write_rows(source: &Source, dir: &Path, meta: &mut HistoryBackup) -> anyhow::Result<()> {
     let mut at = Cursor::default();
@@ -190,16 +180,6 @@ pub(super) fn read(dir: &Path) -> anyhow::Result<Option<HistoryBackup>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
     }
-}
-
-/// Restores the partition's log entries of the backup in `dir` into `store` (restored from
-/// the same backup just now). Blocking.
-pub(super) fn restore_log(
-    store: &PartitionStore,
-    dir: &Path,
-    meta: &HistoryBackup,
-) -> anyhow::Result<()> {
-    zest_cluster::backup::restore_log_entries(store, dir, &meta.log)
 }
 
 /// Writes the partition's history of the backup in `dir` into `history` as a copy from a

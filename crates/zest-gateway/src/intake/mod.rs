@@ -157,6 +157,9 @@ impl Intake {
 
     /// Takes `amount` of `kind` for the client at `ip`, or says which bound it would pass.
     fn take(&self, ip: IpAddr, kind: Kind, amount: usize) -> Result<(), Refusal> {
+        if amount == 0 {
+            return Ok(());
+        }
         let (node_bound, client_bound) = self.bounds(kind);
         let i = kind.index();
         let mut state = self.state();

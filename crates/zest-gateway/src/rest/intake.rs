@@ -31,8 +31,13 @@ fn refused(refusal: &Refusal, uri: &axum::http::Uri) -> Response {
         Refusal::Client(_) => StatusCode::TOO_MANY_REQUESTS,
         Refusal::TooSlow(_) => StatusCode::REQUEST_TIMEOUT,
     };
-    let mut response = Problem::new(status, refusal.message(), uri).into_response();
-    // the rest of the body is not read: the connection cannot carry another request
+    closing(Problem::new(status, refusal.message(), uri))
+}
+
+/// `problem` as the answer of a request whose body is not read to its end: the connection
+/// cannot carry another request, so it closes.
+fn closing(problem: Problem) -> Response {
+    let mut response = problem.into_response();
     response.headers_mut().insert(
         header::CONNECTION,
         header::HeaderValue::from_static("close"),
@@ -58,20 +63,14 @@ async fn admit(
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
     if let Some(n) = length.filter(|&n| n > max_body) {
-        let mut response = Problem::new(
+        return closing(Problem::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             format!(
                 "Expected the request body to be at most {max_body} bytes (the maximum message \
                  size), but it was {n} bytes"
             ),
             &uri,
-        )
-        .into_response();
-        response.headers_mut().insert(
-            header::CONNECTION,
-            header::HeaderValue::from_static("close"),
-        );
-        return response;
+        ));
     }
     let held = intake.hold(ip, Kind::Requests, 1).and_then(|place| {
         Ok((
