@@ -786,6 +786,29 @@ impl Broker {
         }
     }
 
+    /// The user `username` and whether it holds the `admin` role, from partition 1's committed
+    /// state (identities are created there and distributed to the others).
+    pub async fn user(
+        &self,
+        username: &str,
+    ) -> Result<Option<(zest_protocol::UserRecord, bool)>, BrokerError> {
+        match self
+            .read(1, reads::Read::User(username.to_string()))
+            .await?
+        {
+            reads::Answer::User(u) => Ok(u.map(|u| *u)),
+            _ => Err(unexpected_answer(1)),
+        }
+    }
+
+    /// Whether any user holds the `admin` role (partition 1's committed state).
+    pub async fn has_admin(&self) -> Result<bool, BrokerError> {
+        match self.read(1, reads::Read::HasAdmin).await? {
+            reads::Answer::HasAdmin(found) => Ok(found),
+            _ => Err(unexpected_answer(1)),
+        }
+    }
+
     /// The deployed process version `key`, from its partition's committed state.
     pub async fn process_definition(
         &self,

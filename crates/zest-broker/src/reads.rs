@@ -35,6 +35,10 @@ pub(crate) enum Read {
     Form(i64),
     /// The latest version of the form with this id.
     LatestForm(String),
+    /// The user with this username (and whether it holds the `admin` role).
+    User(String),
+    /// Whether any user holds the `admin` role.
+    HasAdmin,
     /// A read of the partition's history (`history_reads`), answered from the node's
     /// history store rather than its state.
     History(#[serde(with = "json_text")] crate::history_reads::HistoryRead),
@@ -63,6 +67,8 @@ pub(crate) enum Answer {
     UserTask(Option<Box<StoredUserTask>>),
     Process(Option<ProcessRecord>),
     Form(Option<FormRecord>),
+    User(Option<Box<(zest_protocol::UserRecord, bool)>>),
+    HasAdmin(bool),
     /// A read of history's answer, or why the request is wrong (the asker's 400).
     History(#[serde(with = "json_text")] Result<crate::history_reads::HistoryAnswer, String>),
 }
@@ -124,6 +130,11 @@ fn read_local(store: &PartitionStore, read: &Read) -> Answer {
         Read::Process(key) => Answer::Process(zest_engine::queries::process(store, *key)),
         Read::Form(key) => Answer::Form(zest_engine::queries::form(store, *key)),
         Read::LatestForm(id) => Answer::Form(zest_engine::queries::latest_form(store, id)),
+        Read::User(name) => Answer::User(
+            zest_engine::queries::user(store, name)
+                .map(|u| Box::new((u, zest_engine::queries::is_admin(store, name)))),
+        ),
+        Read::HasAdmin => Answer::HasAdmin(zest_engine::queries::has_admin(store)),
         // answered by the node's history (`Local::history_here`), never from the state
         Read::History(_) => Answer::History(Err("a read of history reached the state".into())),
     }

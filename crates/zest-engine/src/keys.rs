@@ -337,3 +337,21 @@ pub mod definition_instances {
         KeyBuf::new().tag(b'd').i64(definition).build()
     }
 }
+
+/// Keys of identities ([`Ks::Identities`](crate::state::Ks)).
+pub mod identity {
+    use super::*;
+
+    /// A user, by username.
+    pub fn user_key(username: &str) -> Vec<u8> {
+        KeyBuf::new().tag(b'u').str(username).build()
+    }
+
+    /// A member of the `admin` role, by username.
+    pub fn admin_key(username: &str) -> Vec<u8> {
+        KeyBuf::new().tag(b'a').str(username).build()
+    }
+
+    /// Every member of the `admin` role.
+    pub const ADMINS: &[u8] = b"a";
+}

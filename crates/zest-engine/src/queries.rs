@@ -53,3 +53,30 @@ pub fn definition_instance_entry(value: &[u8]) -> Option<Vec<u8>> {
     let inst: crate::types::ElementInstance = codec::decode(value).ok()?;
     crate::keys::definition_instances::entry(&inst.record, inst.key)
 }
+
+/// The user with this username, with its password's hash.
+pub fn user(state: &dyn StateRead, username: &str) -> Option<zest_protocol::UserRecord> {
+    let bytes = state.get(Ks::Identities, &crate::keys::identity::user_key(username))?;
+    codec::decode(&bytes).ok()
+}
+
+/// True when some user holds the `admin` role (`POST /v2/setup/user` is closed then).
+pub fn has_admin(state: &dyn StateRead) -> bool {
+    let mut found = false;
+    state.scan_prefix(
+        Ks::Identities,
+        crate::keys::identity::ADMINS,
+        &mut |_, _| {
+            found = true;
+            false
+        },
+    );
+    found
+}
+
+/// True when the user is a member of the `admin` role.
+pub fn is_admin(state: &dyn StateRead, username: &str) -> bool {
+    state
+        .get(Ks::Identities, &crate::keys::identity::admin_key(username))
+        .is_some()
+}

@@ -132,10 +132,14 @@ pub enum Ks {
     /// Unfinished batch operations (partition 1): batch operation key -> BatchOperationRecord
     /// (filter, plan, state, cursor, counts; no items).
     BatchOperations,
+    /// Identities, distributed to every partition ([`crate::keys::identity`]): `u` (username)
+    /// -> UserRecord (with its password's hash); `a` (username) -> () for the members of the
+    /// `admin` role.
+    Identities,
 }
 
 impl Ks {
-    pub const ALL: [Ks; 39] = [
+    pub const ALL: [Ks; 40] = [
         Ks::Meta,
         Ks::Processes,
         Ks::ProcessLatest,
@@ -175,6 +179,7 @@ impl Ks {
         Ks::DefinitionInstances,
         Ks::CorrelatedMessages,
         Ks::BatchOperations,
+        Ks::Identities,
     ];
 
     /// Where the key an entry of this keyspace is made for (an element instance, a job, a
@@ -251,6 +256,7 @@ impl Ks {
             Ks::DefinitionInstances => "definition_instances",
             Ks::CorrelatedMessages => "correlated_messages",
             Ks::BatchOperations => "batch_operations",
+            Ks::Identities => "identities",
         }
     }
 }

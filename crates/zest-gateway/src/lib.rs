@@ -3,6 +3,7 @@
 //! into commands for the broker's partitions and records back into responses.
 
 pub mod admission;
+pub mod auth;
 pub mod commands;
 mod convert;
 pub mod intake;

@@ -5,6 +5,7 @@
 mod batch;
 mod distribution;
 mod history_deletion;
+mod identity;
 pub mod json;
 mod key;
 mod record;
@@ -13,6 +14,7 @@ mod value;
 pub use batch::*;
 pub use distribution::*;
 pub use history_deletion::*;
+pub use identity::*;
 pub use key::*;
 pub use record::*;
 pub use value::*;

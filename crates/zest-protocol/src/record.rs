@@ -61,6 +61,7 @@ pub enum ValueType {
     MessageCorrelation,
     BatchOperation,
     HistoryDeletion,
+    User,
 }
 
 impl ValueType {
@@ -101,6 +102,7 @@ impl ValueType {
             ValueType::MessageCorrelation => "MESSAGE_CORRELATION",
             ValueType::BatchOperation => "BATCH_OPERATION",
             ValueType::HistoryDeletion => "HISTORY_DELETION",
+            ValueType::User => "USER",
         }
     }
 }
@@ -236,6 +238,9 @@ pub enum Intent {
     Suspended,
     Resume,
     Resumed,
+    // users (CREATE, CREATED, UPDATE, UPDATED, DELETE, DELETED are shared)
+    CreateInitialAdmin,
+    InitialAdminCreated,
 }
 
 impl Intent {
@@ -340,6 +345,8 @@ impl Intent {
             Intent::Suspended => "SUSPENDED",
             Intent::Resume => "RESUME",
             Intent::Resumed => "RESUMED",
+            Intent::CreateInitialAdmin => "CREATE_INITIAL_ADMIN",
+            Intent::InitialAdminCreated => "INITIAL_ADMIN_CREATED",
         }
     }
 }
@@ -354,6 +361,8 @@ pub enum RejectionType {
     InvalidState,
     ProcessingError,
     ExceededBatchRecordSize,
+    /// The caller may not do this (Zeebe's FORBIDDEN: 403, PERMISSION_DENIED).
+    Forbidden,
 }
 
 /// One record of a partition's log.

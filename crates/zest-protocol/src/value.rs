@@ -826,6 +826,7 @@ pub enum RecordValue {
     MessageCorrelation(MessageCorrelationRecord),
     BatchOperation(Box<crate::BatchOperationRecord>),
     HistoryDeletion(crate::HistoryDeletionRecord),
+    User(crate::UserRecord),
 }
 
 impl RecordValue {
@@ -870,6 +871,7 @@ impl RecordValue {
             RecordValue::MessageCorrelation(_) => ValueType::MessageCorrelation,
             RecordValue::BatchOperation(_) => ValueType::BatchOperation,
             RecordValue::HistoryDeletion(_) => ValueType::HistoryDeletion,
+            RecordValue::User(_) => ValueType::User,
         }
     }
 
@@ -1144,6 +1146,7 @@ impl RecordValue {
             RecordValue::CommandDistribution(c) => c.to_json(),
             RecordValue::BatchOperation(b) => b.to_json(),
             RecordValue::HistoryDeletion(h) => h.to_json(),
+            RecordValue::User(u) => u.to_json(),
             RecordValue::DistributedDeployment(d) => {
                 let mut v = RecordValue::Deployment(d.deployment.clone()).to_json();
                 for (_, created) in &d.created {

@@ -61,11 +61,14 @@ pub struct StartArgs {
     /// configuration file to the command line, which other users of the machine can read
     #[arg(long, env = "ZEST_CLUSTER_SECRET", hide_env_values = true)]
     pub cluster_secret: Option<String>,
-    /// Listen on addresses other than loopback (127.0.0.1, ::1) with no authentication: Zest
-    /// has none yet, so anyone who reaches such a port can send any command. Without it a node
-    /// bound to another address refuses to start (also ZEST_INSECURE=true, insecure = true)
+    /// Listen on addresses other than loopback (127.0.0.1, ::1) with no authentication
+    /// (--auth none): anyone who reaches such a port can send any command. Without it or
+    /// --auth a node bound to another address refuses to start (also ZEST_INSECURE=true,
+    /// insecure = true)
     #[arg(long, env = "ZEST_INSECURE", num_args = 0..=1, default_missing_value = "true")]
     pub insecure: Option<bool>,
+    #[command(flatten)]
+    pub auth: crate::auth_config::AuthArgs,
     /// Most connections open at once on the gRPC, REST and management ports together (default
     /// 4096); beyond it new connections are closed as they come
     #[arg(long, env = "ZEST_MAX_CONNECTIONS")]
@@ -203,6 +206,8 @@ struct FileConfig {
     cluster_secret: Option<String>,
     max_message_size: Option<usize>,
     insecure: Option<bool>,
+    auth: Option<String>,
+    admin_user: Option<String>,
     max_connections: Option<usize>,
     max_connections_per_ip: Option<usize>,
     max_requests: Option<usize>,
@@ -255,6 +260,11 @@ pub struct Resolved {
     pub log_filter: String,
     pub exit_with_parent: bool,
     pub parent_pid: Option<u32>,
+    /// How clients authenticate, and the users to create at start.
+    pub auth: zest_gateway::auth::Method,
+    pub initial_users: Vec<crate::auth_config::InitialUser>,
+    /// The cluster secret (the session cookies' key derives from it).
+    pub cluster_secret: Option<String>,
 }
 
 fn backpressure(
@@ -440,9 +450,14 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
             advertised_internal_address: args
                 .advertised_internal_address
                 .or(file.advertised_internal_address),
-            cluster_secret: args.cluster_secret.or(file.cluster_secret),
+            cluster_secret: args.cluster_secret.clone().or(file.cluster_secret.clone()),
         },
     )?;
+    let cluster_secret = args.cluster_secret.or(file.cluster_secret);
+    let (auth, initial_users) =
+        crate::auth_config::resolve(args.auth, file.auth, file.admin_user, &|name| {
+            std::env::var(name).ok()
+        })?;
     if let Some(q) = args.command_queue.or(file.command_queue) {
         anyhow::ensure!(q >= 1, "command-queue must be at least 1");
         broker.command_queue = q;
@@ -553,7 +568,8 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
     broker.advertised_address = gateway_address.clone();
     // the internal port needs no --insecure: it admits only the cluster's members (the
     // cluster secret, required above wherever there is one)
-    if !args.insecure.or(file.insecure).unwrap_or(false) {
+    let open = auth == zest_gateway::auth::Method::None;
+    if open && !args.insecure.or(file.insecure).unwrap_or(false) {
         exposed_only_on_loopback(&[
             (gateway_address.as_str(), "gRPC", "--gateway-address"),
             (rest_address.as_str(), "REST", "--rest-address"),
@@ -607,6 +623,9 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
             .log
             .or(file.log)
             .unwrap_or_else(|| DEFAULT_LOG_FILTER.into()),
+        auth,
+        initial_users,
+        cluster_secret,
     })
 }
 
@@ -625,8 +644,9 @@ fn exposed_only_on_loopback(addresses: &[(&str, &str, &str)]) -> anyhow::Result<
         anyhow::ensure!(
             loopback,
             "refusing to listen on {address} ({port} port, {flag}): it is not a loopback address \
-             and Zest has no authentication, so anyone who reaches it could send any command; \
-             bind 127.0.0.1, or accept that with --insecure (ZEST_INSECURE=true, insecure = true)"
+             and authentication is off, so anyone who reaches it could send any command; \
+             bind 127.0.0.1, turn authentication on (--auth basic), or accept that with \
+             --insecure (ZEST_INSECURE=true, insecure = true)"
         );
     }
     Ok(())

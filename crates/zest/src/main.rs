@@ -2,6 +2,7 @@
 //! client commands (`cli`) speak the gateway protocol with zbctl's words; `zest bench` is the
 //! load tester.
 
+mod auth_config;
 mod bench;
 mod bench_realistic;
 mod bench_rest;
@@ -318,6 +319,10 @@ async fn run_node(cfg: config::Resolved) -> anyhow::Result<()> {
     )
     .with_shutdown(shutdown_rx.clone());
     let commands = service.commands().clone();
+    // who may call: one authentication for gRPC, REST, the UI and management (issue 62)
+    let auth =
+        zest_gateway::auth::Auth::new(cfg.auth, broker.clone(), cfg.cluster_secret.as_deref());
+    auth_config::create_users(commands.clone(), auth.clone(), cfg.initial_users.clone());
     // what clients may hold of the node, on all three ports together (issue 62)
     let intake = zest_gateway::intake::Intake::new(cfg.intake.clone());
     let mut grpc_shutdown = shutdown_rx.clone();
@@ -328,7 +333,10 @@ async fn run_node(cfg: config::Resolved) -> anyhow::Result<()> {
             .http2_keepalive_interval(Some(serving::PING_INTERVAL))
             .http2_keepalive_timeout(Some(cfg.intake.read_timeout))
             .add_service(zest_gateway::intake::grpc::Guarded::new(
-                zest_gateway::server(service),
+                zest_gateway::auth::grpc::Authenticated::new(
+                    zest_gateway::server(service),
+                    auth.clone(),
+                ),
                 intake.clone(),
                 cfg.max_message_size.saturating_mul(4),
             ))
@@ -343,14 +351,19 @@ async fn run_node(cfg: config::Resolved) -> anyhow::Result<()> {
         mgmt_listener,
         broker.clone(),
         intake.clone(),
+        auth.clone(),
         shutdown_rx.clone(),
     ));
     // the web UI (/operate, /tasklist, /ui/...) and its figures beside the REST API, on the
     // same port
     let rest_app = zest_gateway::rest::guarded(
-        zest_gateway::rest::router(commands)
+        zest_gateway::rest::router(commands, auth.clone())
             .merge(zest_ui::router())
-            .merge(figures::router(broker.clone(), intake.clone())),
+            .merge(figures::router(broker.clone(), intake.clone()))
+            .layer(axum::middleware::from_fn_with_state(
+                auth,
+                zest_gateway::auth::rest::require,
+            )),
         intake.clone(),
         cfg.max_message_size,
     );

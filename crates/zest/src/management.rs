@@ -31,6 +31,7 @@ pub async fn serve(
     listener: tokio::net::TcpListener,
     broker: Arc<Broker>,
     intake: zest_gateway::intake::Intake,
+    auth: zest_gateway::auth::Auth,
     shutdown: tokio::sync::watch::Receiver<bool>,
 ) {
     let gauges = Gauges::register(&broker.metrics.registry)
@@ -62,7 +63,13 @@ pub async fn serve(
             "/actuator/backupRuntime/{id}",
             get(backup_status).delete(backup_delete),
         );
-    let app = crate::clock_actuator::routes(crate::exporting::routes(app)).with_state(broker);
+    // with authentication on, everything but the probes and the metrics needs credentials
+    let app = crate::clock_actuator::routes(crate::exporting::routes(app))
+        .with_state(broker)
+        .layer(axum::middleware::from_fn_with_state(
+            auth,
+            zest_gateway::auth::rest::require,
+        ));
     crate::serving::serve(listener, app, intake, shutdown).await;
 }
 

@@ -15,6 +15,7 @@ mod message;
 mod process_instance;
 mod signal;
 mod timer;
+mod user;
 mod user_task;
 mod variable;
 
@@ -68,6 +69,7 @@ pub fn apply_event(txn: &mut Txn<'_>, models: &mut Models, r: &Record) {
         RecordValue::Timer(t) => timer::apply(txn, r, t),
         RecordValue::CommandDistribution(d) => distribution::apply(txn, r, d),
         RecordValue::BatchOperation(b) => batch_operation::apply(txn, r, b),
+        RecordValue::User(u) => user::apply(txn, r, u),
         // signals, batches and the rest change no state of their own
         _ => {}
     }

@@ -17,6 +17,7 @@ pub(crate) mod process_instance;
 pub(crate) mod resource_deletion;
 pub(crate) mod signal;
 pub(crate) mod task_listener;
+pub(crate) mod user;
 pub(crate) mod user_task;
 
 use zest_protocol::{Intent, Record, RecordValue};
@@ -118,6 +119,10 @@ pub(crate) fn dispatch(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record) -> ProcResult {
             batch_operation::lifecycle(ctx, cmd, b)
         }
         (RecordValue::HistoryDeletion(h), Delete) => history_deletion::delete(ctx, cmd, h),
+        (RecordValue::User(u), Create) => user::create(ctx, cmd, u, false),
+        (RecordValue::User(u), CreateInitialAdmin) => user::create(ctx, cmd, u, true),
+        (RecordValue::User(u), Update) => user::update(ctx, cmd, u),
+        (RecordValue::User(u), Delete) => user::delete(ctx, cmd, u),
         (RecordValue::AdHocSubProcessInstruction(a), Activate) => {
             ad_hoc::activate_instruction(ctx, cmd, a)
         }

@@ -75,6 +75,7 @@ impl CommandError {
                 RejectionType::AlreadyExists => Code::AlreadyExists,
                 RejectionType::InvalidState => Code::FailedPrecondition,
                 RejectionType::ExceededBatchRecordSize => Code::ResourceExhausted,
+                RejectionType::Forbidden => Code::PermissionDenied,
                 RejectionType::ProcessingError | RejectionType::NullVal => Code::Internal,
             },
             CommandError::Broker(e) => match e {
@@ -103,6 +104,7 @@ impl CommandError {
                     StatusCode::BAD_REQUEST
                 }
                 RejectionType::NotFound => StatusCode::NOT_FOUND,
+                RejectionType::Forbidden => StatusCode::FORBIDDEN,
                 RejectionType::InvalidState | RejectionType::AlreadyExists => StatusCode::CONFLICT,
                 RejectionType::ProcessingError | RejectionType::NullVal => {
                     StatusCode::INTERNAL_SERVER_ERROR
@@ -134,6 +136,7 @@ fn rejection_name(r: RejectionType) -> &'static str {
         RejectionType::ExceededBatchRecordSize => "EXCEEDED_BATCH_RECORD_SIZE",
         RejectionType::ProcessingError => "PROCESSING_ERROR",
         RejectionType::NullVal => "NULL_VAL",
+        RejectionType::Forbidden => "FORBIDDEN",
     }
 }
 

@@ -7,7 +7,7 @@
 //!
 //! One module per resource: `deployment`, `process_instance`, `job`, `message`, `signal`,
 //! `incident`, `variables`, `decision`, `resource`, `user_task`, `clock`, `batch_operation`,
-//! `history_deletion`.
+//! `history_deletion`, `user`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,6 +29,7 @@ pub mod message;
 pub mod process_instance;
 pub mod resource;
 pub mod signal;
+pub mod user;
 pub mod user_task;
 pub mod variables;
 

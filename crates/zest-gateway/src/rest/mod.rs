@@ -22,6 +22,7 @@ use zest_protocol::{Intent, UserTaskRecord};
 use crate::commands::{CommandError, Commands};
 use call::Keyed;
 
+mod authentication;
 mod batch_operations;
 mod call;
 mod cluster;
@@ -41,11 +42,13 @@ mod resources_history;
 mod statistics;
 mod usage_metrics;
 mod user_tasks_history;
+mod users;
 
 /// The REST API's routes, to be served on Camunda's REST port (8080 by default), over the
-/// command layer the gRPC gateway shares. An `Authorization` header is accepted and ignored
-/// (authentication is off).
-pub fn router(commands: Commands) -> Router {
+/// command layer the gRPC gateway shares. Authentication is the middleware
+/// [`crate::auth::rest::require`] around the node's whole router (UI included); with
+/// authentication off an `Authorization` header is accepted and ignored.
+pub fn router(commands: Commands, auth: crate::auth::Auth) -> Router {
     let limit = commands.config().max_message_size;
     let router = Router::new()
         .route(
@@ -97,6 +100,8 @@ pub fn router(commands: Commands) -> Router {
         resources_history::routes,
         batch_operations::routes,
         history_deletion::routes,
+        users::routes,
+        authentication::routes,
     ]
     .into_iter()
     .fold(router, |r, routes| routes(r));
@@ -107,6 +112,7 @@ pub fn router(commands: Commands) -> Router {
         .with_state(Rest {
             broker: commands.broker().clone(),
             commands,
+            auth,
         })
 }
 
@@ -118,10 +124,11 @@ type Routes = Router<Rest>;
 struct Rest {
     broker: Arc<Broker>,
     commands: Commands,
+    auth: crate::auth::Auth,
 }
 
 /// An RFC 9457 problem detail, as Camunda's REST API answers errors.
-struct Problem {
+pub(crate) struct Problem {
     status: StatusCode,
     title: &'static str,
     detail: String,
@@ -138,6 +145,8 @@ impl Problem {
             StatusCode::SERVICE_UNAVAILABLE => "UNAVAILABLE",
             StatusCode::PAYLOAD_TOO_LARGE => "PAYLOAD_TOO_LARGE",
             StatusCode::REQUEST_TIMEOUT => "REQUEST_TIMEOUT",
+            StatusCode::UNAUTHORIZED => "UNAUTHORIZED",
+            StatusCode::FORBIDDEN => "FORBIDDEN",
             _ => "INTERNAL",
         };
         Problem {
@@ -155,6 +164,21 @@ impl Problem {
             status,
             title,
             detail: e.message(),
+            instance: uri.path().to_string(),
+        }
+    }
+
+    /// A problem with its own title (authentication's UNAUTHORIZED, FORBIDDEN).
+    pub(crate) fn titled(
+        status: StatusCode,
+        title: &'static str,
+        detail: impl Into<String>,
+        uri: &Uri,
+    ) -> Problem {
+        Problem {
+            status,
+            title,
+            detail: detail.into(),
             instance: uri.path().to_string(),
         }
     }
@@ -284,7 +308,7 @@ fn drop_nulls(v: &mut Value) {
 }
 
 /// A property that must be given, or a 400 naming it.
-fn required<T>(value: Option<T>, name: &str, uri: &Uri) -> Result<T, Problem> {
+pub(super) fn required<T>(value: Option<T>, name: &str, uri: &Uri) -> Result<T, Problem> {
     value.ok_or_else(|| Problem::bad(format!("No {name} provided: '{name}' is required"), uri))
 }
 

@@ -1,0 +1,173 @@
+//! USER CREATE, CREATE_INITIAL_ADMIN, UPDATE and DELETE: processed on partition 1, which checks
+//! them, and distributed to every other partition (`behaviour::distribution`), which applies
+//! what partition 1 decided. The password arrives hashed (the gateway hashes it); an UPDATE
+//! without one keeps the stored hash.
+
+use zest_protocol::{Intent, Record, RecordValue, RejectionType, UserRecord};
+
+use crate::behaviour::distribution;
+use crate::context::{Ctx, ProcResult};
+use crate::keys::identity::{user_key, ADMINS};
+use crate::state::Ks;
+
+/// The longest username, as Camunda's identifier check.
+const MAX_ID_LEN: usize = 256;
+
+/// Applies a distributed command here (the origin decided it): true when `cmd` came from
+/// partition 1, whether processed now or before.
+fn distributed(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, intent: Intent, u: &UserRecord) -> bool {
+    if !distribution::is_distributed(ctx, cmd) {
+        return false;
+    }
+    if !distribution::already_processed(ctx, cmd) {
+        ctx.event(u.user_key, intent, RecordValue::User(u.clone()));
+    }
+    distribution::acknowledge(ctx, cmd);
+    true
+}
+
+fn stored(ctx: &Ctx<'_, '_, '_>, username: &str) -> Option<UserRecord> {
+    ctx.txn.get(Ks::Identities, &user_key(username))
+}
+
+/// Camunda's identifier check: 1 to 256 of letters, digits and `_~@.+-`.
+fn invalid_username(username: &str) -> Option<String> {
+    let ok = |c: char| c.is_ascii_alphanumeric() || "_~@.+-".contains(c);
+    if username.is_empty() {
+        Some("Expected a username, but none was given".into())
+    } else if username.len() > MAX_ID_LEN {
+        Some(format!(
+            "Expected a username of at most {MAX_ID_LEN} characters, but it has {}",
+            username.len()
+        ))
+    } else if !username.chars().all(ok) {
+        Some(format!(
+            "Expected a username of letters, digits and the characters _~@.+-, but got '{username}'"
+        ))
+    } else {
+        None
+    }
+}
+
+/// What keeps `u` from being created, if anything.
+fn refuse_creation(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, u: &UserRecord) -> bool {
+    let refusal = if let Some(reason) = invalid_username(&u.username) {
+        Some((RejectionType::InvalidArgument, reason))
+    } else if u.password.is_empty() {
+        Some((
+            RejectionType::InvalidArgument,
+            "Expected a password, but none was given".to_string(),
+        ))
+    } else if stored(ctx, &u.username).is_some() {
+        Some((
+            RejectionType::AlreadyExists,
+            format!(
+                "Expected to create user with username '{}', but a user with this username already exists",
+                u.username
+            ),
+        ))
+    } else {
+        None
+    };
+    match refusal {
+        Some((kind, reason)) => {
+            ctx.reject(cmd, kind, reason);
+            true
+        }
+        None => false,
+    }
+}
+
+/// USER CREATE (and CREATE_INITIAL_ADMIN, `admin` true): CREATED (INITIAL_ADMIN_CREATED) with
+/// a new user key, distributed.
+pub fn create(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, u: &UserRecord, admin: bool) -> ProcResult {
+    let event = if admin {
+        Intent::InitialAdminCreated
+    } else {
+        Intent::Created
+    };
+    if distributed(ctx, cmd, event, u) {
+        return Ok(());
+    }
+    if admin && !ctx.txn.scan_prefix(Ks::Identities, ADMINS, 1).is_empty() {
+        ctx.reject(
+            cmd,
+            RejectionType::Forbidden,
+            "Expected to create an initial admin user, but an admin user already exists".into(),
+        );
+        return Ok(());
+    }
+    if refuse_creation(ctx, cmd, u) {
+        return Ok(());
+    }
+    let key = ctx.next_key();
+    let user = UserRecord {
+        user_key: key,
+        ..u.clone()
+    };
+    ctx.event_and_respond(cmd, key, event, RecordValue::User(user.clone()));
+    distribution::distribute(ctx, key, cmd.intent, RecordValue::User(user));
+    Ok(())
+}
+
+/// USER UPDATE: UPDATED with the given name, email and (when given) password hash.
+pub fn update(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, u: &UserRecord) -> ProcResult {
+    if distributed(ctx, cmd, Intent::Updated, u) {
+        return Ok(());
+    }
+    let Some(old) = stored(ctx, &u.username) else {
+        return not_found(ctx, cmd, "update", &u.username);
+    };
+    let user = UserRecord {
+        user_key: old.user_key,
+        password: if u.password.is_empty() {
+            old.password
+        } else {
+            u.password.clone()
+        },
+        ..u.clone()
+    };
+    ctx.event_and_respond(
+        cmd,
+        user.user_key,
+        Intent::Updated,
+        RecordValue::User(user.clone()),
+    );
+    let key = ctx.next_key();
+    distribution::distribute(ctx, key, Intent::Update, RecordValue::User(user));
+    Ok(())
+}
+
+/// USER DELETE: DELETED (the user and its membership of `admin` go).
+pub fn delete(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, u: &UserRecord) -> ProcResult {
+    if distributed(ctx, cmd, Intent::Deleted, u) {
+        return Ok(());
+    }
+    let Some(old) = stored(ctx, &u.username) else {
+        return not_found(ctx, cmd, "delete", &u.username);
+    };
+    let user = UserRecord {
+        password: String::new(),
+        ..old
+    };
+    ctx.event_and_respond(
+        cmd,
+        user.user_key,
+        Intent::Deleted,
+        RecordValue::User(user.clone()),
+    );
+    let key = ctx.next_key();
+    distribution::distribute(ctx, key, Intent::Delete, RecordValue::User(user));
+    Ok(())
+}
+
+fn not_found(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, what: &str, username: &str) -> ProcResult {
+    ctx.reject(
+        cmd,
+        RejectionType::NotFound,
+        format!(
+            "Expected to {what} user with username '{username}', but a user with this username does not exist"
+        ),
+    );
+    Ok(())
+}
