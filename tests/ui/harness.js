@@ -83,9 +83,11 @@ export function model(file = 'ui_task.bpmn', id = `ui_${randomBytes(4).toString(
   return { id, xml, name: `${id}.bpmn` }
 }
 
-/** A REST API v2 call: the parsed answer; a non-2xx answer throws with its body. */
+/** A REST API v2 call: the parsed answer; a non-2xx answer throws with its body. A server
+ *  with `credentials` ('user:password') is called with Basic authentication. */
 export async function rest(server, method, path, body) {
   const init = { method, headers: {} }
+  if (server.credentials) init.headers.Authorization = `Basic ${Buffer.from(server.credentials).toString('base64')}`
   if (body instanceof FormData) init.body = body
   else if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json'

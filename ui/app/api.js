@@ -11,9 +11,20 @@ export class ApiError extends Error {
   }
 }
 
+/** Called when an answer says the session is gone (401): the app shows its login page. */
+let onUnauthorized = () => {};
+export function whenUnauthorized(f) {
+  onUnauthorized = f;
+}
+
 export async function request(method, path, body, { as = 'json', base = '/v2' } = {}) {
-  const init = { method, headers: { Accept: as === 'json' ? 'application/json' : '*/*' } };
-  if (body instanceof FormData) {
+  // X-Requested-With: the node takes changes with a session cookie only with it (a form of
+  // another site cannot send it), and answers 401 without the browser's own login prompt
+  const init = {
+    method,
+    headers: { Accept: as === 'json' ? 'application/json' : '*/*', 'X-Requested-With': 'zest-ui' },
+  };
+  if (body instanceof FormData || body instanceof URLSearchParams) {
     init.body = body;
   } else if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json';
@@ -35,6 +46,7 @@ export async function request(method, path, body, { as = 'json', base = '/v2' } 
       if (res.ok) throw new ApiError(res.status, 'The answer is not JSON', text.slice(0, 200));
     }
   }
+  if (res.status === 401) onUnauthorized();
   if (!res.ok) {
     const title = json?.title || `${res.status} ${res.statusText}`;
     throw new ApiError(res.status, title, json?.detail || (json ? '' : text.slice(0, 200)));
@@ -70,3 +82,14 @@ export async function count(path, filter) {
   const res = await search(path, { filter, page: { limit: 1 } });
   return res.page.totalItems;
 }
+
+/** Who is logged in (`GET /v2/authentication/me`); an ApiError with status 401 when no one. */
+export const me = () => get('/authentication/me');
+
+/** Logs in with a user's name and password: the node answers with a session cookie. */
+export async function login(username, password) {
+  const body = new URLSearchParams({ username, password });
+  return request('POST', '/login', body, { base: '' });
+}
+
+export const logout = () => request('POST', '/logout', undefined, { base: '' });

@@ -13,6 +13,8 @@ import { Decision, Decisions } from './pages/decisions.js';
 import { Task, Tasks } from './pages/tasks.js';
 import { BatchOperations } from './pages/batch_operations.js';
 import { DecisionInstance } from './pages/decision_instance.js';
+import { Login } from './pages/login.js';
+import { logout, me, whenUnauthorized } from './api.js';
 
 // Camunda's Operate paths where they exist: an instance is /operate/processes/<key>.
 const ROUTES = [
@@ -52,7 +54,20 @@ function current(path) {
   return best;
 }
 
-function Header({ path }) {
+/** Who is logged in, and a way out (only with authentication on). */
+function Account({ user, onLoggedOut }) {
+  if (!user?.canLogout) return null;
+  const out = async () => {
+    await logout().catch(() => {});
+    onLoggedOut();
+  };
+  return html`<div class="account">
+    <span class="muted">${user.displayName || user.username}</span>
+    <button class="link" onClick=${out}>Log out</button>
+  </div>`;
+}
+
+function Header({ path, user, onLoggedOut }) {
   const [open, setOpen] = useState(false);
   useEffect(() => setOpen(false), [path]);
   const here = current(path);
@@ -67,6 +82,7 @@ function Header({ path }) {
         </li>`)}
       </ul>
     </nav>
+    <${Account} user=${user} onLoggedOut=${onLoggedOut} />
   </header>`;
 }
 
@@ -98,14 +114,31 @@ function Uncaught() {
     onClose=${() => setErrors(errors.filter((_, j) => j !== i))} />`);
 }
 
+/** Who uses the UI: undefined while asked, null when the node wants a login, else
+ *  `/v2/authentication/me`'s answer (no one logged in with authentication off). */
+function useUser() {
+  const [user, setUser] = useState();
+  const ask = () => me().then(setUser, (e) => setUser(e.status === 401 ? null : {}));
+  useEffect(() => {
+    whenUnauthorized(() => setUser(null));
+    ask();
+  }, []);
+  return [user, ask, () => setUser(null)];
+}
+
 function App() {
   const loc = useLocation();
+  const [user, ask, loggedOut] = useUser();
   const path = loc.split('?')[0];
   const found = match(ROUTES, path);
   const [View, params] = found || [NotFound, { path }];
+  if (user === undefined) return null;
+  if (user === null) {
+    return html`<main id="main" tabindex="-1"><${Login} onLoggedIn=${ask} /></main>`;
+  }
   return html`
     <a class="skip" href="#main">Skip to content</a>
-    <${Header} path=${path} />
+    <${Header} path=${path} user=${user} onLoggedOut=${loggedOut} />
     <main id="main" tabindex="-1">
       <${Uncaught} />
       <${View} key=${path} ...${params} />

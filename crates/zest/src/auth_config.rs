@@ -126,22 +126,28 @@ fn camunda_users(env: &dyn Fn(&str) -> Option<String>) -> Vec<InitialUser> {
         .collect()
 }
 
-/// Creates the users to create at start, in the background: once partition 1 has a leader,
-/// each that does not exist yet (the first admin only while no admin exists). Every node of a
-/// cluster may be given the same users; the first to create one wins, the others find it.
-pub fn create_users(
+/// Creates the users to create at start: once partition 1 has a leader, each that does not
+/// exist yet (the first admin only while no admin exists). Every node of a cluster may be
+/// given the same users; the first to create one wins, the others find it. Waits up to
+/// `wait` for them (a node says READY once its users can log in), then goes on in the
+/// background.
+pub async fn create_users(
     commands: zest_gateway::Commands,
     auth: zest_gateway::auth::Auth,
     users: Vec<InitialUser>,
+    wait: std::time::Duration,
 ) {
     if users.is_empty() {
         return;
     }
-    tokio::spawn(async move {
+    let mut task = tokio::spawn(async move {
         for u in users {
             create_user(&commands, &auth, u).await;
         }
     });
+    if tokio::time::timeout(wait, &mut task).await.is_err() {
+        tracing::info!("the users to create at start wait for partition 1's leader");
+    }
 }
 
 async fn create_user(

@@ -322,7 +322,12 @@ async fn run_node(cfg: config::Resolved) -> anyhow::Result<()> {
     // who may call: one authentication for gRPC, REST, the UI and management (issue 62)
     let auth =
         zest_gateway::auth::Auth::new(cfg.auth, broker.clone(), cfg.cluster_secret.as_deref());
-    auth_config::create_users(commands.clone(), auth.clone(), cfg.initial_users.clone());
+    let users = auth_config::create_users(
+        commands.clone(),
+        auth.clone(),
+        cfg.initial_users.clone(),
+        std::time::Duration::from_secs(10),
+    );
     // what clients may hold of the node, on all three ports together (issue 62)
     let intake = zest_gateway::intake::Intake::new(cfg.intake.clone());
     let mut grpc_shutdown = shutdown_rx.clone();
@@ -373,6 +378,7 @@ async fn run_node(cfg: config::Resolved) -> anyhow::Result<()> {
         intake,
         shutdown_rx.clone(),
     ));
+    users.await;
     println!(
         "READY gateway={gateway_addr} management={management_addr} rest={rest_addr} (started in {:?})",
         started.elapsed()

@@ -17,7 +17,7 @@ export const TESTDATA = join(HERE, '..', 'testdata')
 const READY_TIMEOUT_MS = 60_000
 
 /** The server: { grpc: 'host:port', rest: 'http://host:port' | undefined, stop() }. */
-export async function acquireServer() {
+export async function acquireServer({ args = [] } = {}) {
   if (process.env.ZEEBE_ADDRESS) {
     return { grpc: process.env.ZEEBE_ADDRESS, rest: process.env.ZEEBE_REST_ADDRESS, stop: async () => {} }
   }
@@ -26,7 +26,7 @@ export async function acquireServer() {
   const dir = mkdtempSync(join(tmpdir(), 'zest-node-'))
   const child = spawn(bin, ['start', '--data-dir', join(dir, 'data'),
     '--gateway-address', '127.0.0.1:0', '--management-address', '127.0.0.1:0',
-    '--rest-address', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    '--rest-address', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
   const log = []
   const keep = (chunk) => { log.push(...chunk.toString().split('\n')); log.splice(0, Math.max(0, log.length - 60)) }
   child.stderr.on('data', keep)
