@@ -376,6 +376,7 @@ impl Harness {
                     | ValueType::Signal
                     | ValueType::ResourceDeletion
                     | ValueType::CommandDistribution
+                    | ValueType::User
             ) && partition_of_key(r.key) == 1;
             if r.key > 0 && !distributed {
                 assert_eq!(
