@@ -19,6 +19,8 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 use tokio::sync::Semaphore;
 use tonic::transport::Channel;
+
+use crate::credentials::AuthChannel;
 use tonic::Code;
 use zest_gateway::proto;
 use zest_gateway::proto::gateway_client::GatewayClient;
@@ -368,7 +370,7 @@ impl Shared {
     }
 }
 
-pub async fn connect(address: &str) -> anyhow::Result<GatewayClient<Channel>> {
+pub async fn connect(address: &str) -> anyhow::Result<GatewayClient<AuthChannel>> {
     let url = if address.starts_with("http") {
         address.to_string()
     } else {
@@ -380,7 +382,7 @@ pub async fn connect(address: &str) -> anyhow::Result<GatewayClient<Channel>> {
         .connect()
         .await
         .with_context(|| format!("connecting to the gateway at {url}"))?;
-    Ok(GatewayClient::new(channel)
+    Ok(crate::credentials::client(channel)
         .max_decoding_message_size(64 << 20)
         .max_encoding_message_size(64 << 20))
 }
@@ -647,7 +649,7 @@ fn scenario_model(args: &BenchArgs) -> anyhow::Result<Scenario> {
 
 /// Deploys the scenario's model (`--scenario` or `--bpmn`) and returns the process id to start.
 pub(crate) async fn deploy_scenario(
-    client: &mut GatewayClient<tonic::transport::Channel>,
+    client: &mut GatewayClient<AuthChannel>,
     args: &BenchArgs,
 ) -> anyhow::Result<String> {
     let scenario = scenario_model(args)?;
@@ -657,7 +659,7 @@ pub(crate) async fn deploy_scenario(
 /// Deploys the resources and returns the process id to start (`--process-id`, the scenario's,
 /// or the first deployed process).
 async fn deploy(
-    client: &mut GatewayClient<tonic::transport::Channel>,
+    client: &mut GatewayClient<AuthChannel>,
     args: &BenchArgs,
     resources: Vec<(String, Vec<u8>)>,
     process_id: Option<String>,
@@ -785,7 +787,7 @@ async fn progress(shared: Arc<Shared>) {
 
 #[derive(Clone)]
 struct Starter {
-    client: GatewayClient<Channel>,
+    client: GatewayClient<AuthChannel>,
     shared: Arc<Shared>,
     process_id: String,
     prefix: Arc<String>,
@@ -903,7 +905,7 @@ impl Starter {
 
 #[derive(Clone)]
 struct Worker {
-    client: GatewayClient<Channel>,
+    client: GatewayClient<AuthChannel>,
     shared: Arc<Shared>,
     job_type: String,
     name: String,
@@ -1055,7 +1057,7 @@ impl Worker {
 /// workers). A refusal by backpressure is tried again after a pause, as a worker would (the
 /// instance waits for this message); refusals are counted (`messages_rejected_per_s`).
 async fn publish_for(
-    client: &mut GatewayClient<Channel>,
+    client: &mut GatewayClient<AuthChannel>,
     shared: &Shared,
     name: &str,
     variables: &str,

@@ -55,7 +55,12 @@ pub async fn run(args: BenchArgs, rest: &str) -> anyhow::Result<Report> {
     };
     let mut grpc = crate::bench::connect(&args.address).await?;
     let process_id = crate::bench::deploy_scenario(&mut grpc, &args).await?;
+    let mut headers = reqwest::header::HeaderMap::new();
+    if let Some(basic) = crate::credentials::Basic::from_env().header() {
+        headers.insert(reqwest::header::AUTHORIZATION, basic.parse()?);
+    }
     let client = reqwest::Client::builder()
+        .default_headers(headers)
         .pool_max_idle_per_host(in_flight + args.workers)
         .timeout(Duration::from_secs(120))
         .build()?;

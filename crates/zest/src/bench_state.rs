@@ -388,7 +388,7 @@ async fn fill(
 }
 
 async fn create_until(
-    mut client: proto::gateway_client::GatewayClient<tonic::transport::Channel>,
+    mut client: proto::gateway_client::GatewayClient<crate::credentials::AuthChannel>,
     next: Arc<AtomicU64>,
     end: u64,
     payload: Arc<String>,

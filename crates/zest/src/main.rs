@@ -11,6 +11,7 @@ mod cli;
 mod clock_actuator;
 mod cluster_cmd;
 mod config;
+mod credentials;
 mod exporting;
 mod figures;
 mod management;

@@ -9,7 +9,7 @@ use zest_gateway::proto::gateway_client::GatewayClient;
 
 use super::print::parse_duration;
 
-pub type Client = GatewayClient<tonic::transport::Channel>;
+pub type Client = GatewayClient<crate::credentials::AuthChannel>;
 
 /// How long the CLI waits for a TCP connection (and the HTTP/2 handshake) to the gateway.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -119,7 +119,7 @@ impl ConnArgs {
                     root_cause(&e)
                 ))
             })?;
-        Ok(GatewayClient::new(channel)
+        Ok(crate::credentials::client(channel)
             .max_decoding_message_size(64 * 1024 * 1024)
             .max_encoding_message_size(64 * 1024 * 1024))
     }
