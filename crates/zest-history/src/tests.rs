@@ -65,7 +65,7 @@ fn incident(pi: i64) -> IncidentRecord {
 }
 
 /// The job (type `pay`, 3 retries) of the task (`pay`, key `pi + 1`) of instance `pi`.
-fn job(pi: i64) -> zest_protocol::JobRecord {
+pub(crate) fn job(pi: i64) -> zest_protocol::JobRecord {
     zest_protocol::JobRecord {
         job_type: "pay".into(),
         retries: 3,
