@@ -515,6 +515,14 @@ fn incident_job_element_searches(pi: &str) -> Vec<Search> {
             query(json!({"type": "benchmark-task", "state": "COMPLETED"}), &[]),
         ),
         (
+            "job: by type and state (c8 search jobs)",
+            job,
+            query(
+                json!({"tenantId": "<default>", "type": "benchmark-task", "state": "COMPLETED"}),
+                &[],
+            ),
+        ),
+        (
             "job: by type, failed",
             job,
             query(json!({"type": "benchmark-task", "state": "FAILED"}), &[]),

@@ -15,7 +15,7 @@
 //!
 //! What "the partition's rows" are, per table ([`TABLES`]): the rows whose key holds the
 //! partition in its high bits (entities, sequence flows by their instance), the rows of its
-//! `partition_id` (the counters: element and instance counts, job statistics, usage
+//! `partition_id` (the counters: element, instance and job counts, job statistics, usage
 //! assignees; copied as the sender counted them, so they agree with the rows copied), and
 //! every row of the definitions (keyed by partition 1, written by every partition's
 //! exporter): those are merged into what the receiver has, never emptied first.
@@ -112,6 +112,11 @@ const TABLES: &[Table] = &[
     table(
         "instance_count",
         &["process_definition_key", "state", "partition_id"],
+        Share::Column,
+    ),
+    table(
+        "job_count",
+        &["job_type", "state", "tenant_id", "partition_id"],
         Share::Column,
     ),
 ];

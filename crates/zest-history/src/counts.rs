@@ -5,16 +5,18 @@
 //! element, partition) in `element_count` with its element instances that are active (with or
 //! without an incident), active with an incident, completed and canceled. At 1,000,000
 //! instances the count over their element instances took seconds; the counters answer in a
-//! few rows.
+//! few rows. The jobs per type, state, tenant and partition (`job_count`) answer the totals of
+//! the job searches by type and state (a worker dashboard's, c8ctl's).
 //!
 //! The counts move with the records, which the store takes in exactly once (the position
 //! travels with the rows): an element activated +1 active; completed -1 active +1 completed;
 //! terminated -1 active +1 canceled; an incident created on an element +1 incidents, resolved
 //! -1 (the engine resolves an element's incident before it terminates it). A migrated element
 //! moves its counts from its stored definition and element to its new ones (read from its row
-//! before and after the upsert); retention subtracts the rows it removes. Only the unfiltered
-//! statistics of a definition read the counters; a request with a filter counts rows
-//! (`stats.rs`).
+//! before and after the upsert); a batch's jobs leave their stored rows' counts and join those
+//! of the rows the upsert leaves (read once before it); retention and history deletion
+//! subtract the rows they remove. Only the unfiltered statistics of a definition read the
+//! counters; a request with a filter counts rows (`stats.rs`).
 
 use std::collections::BTreeMap;
 
@@ -205,16 +207,94 @@ fn move_instances(tx: &Conn, sign: i64, condition: &str, key: i64) -> Result<()>
     Ok(())
 }
 
-/// Retention: the counts of a root instance's rows (its instances' and their elements'),
-/// before they are removed.
+/// Adds (`sign` 1) or subtracts (-1) the job rows `condition` selects (on `j`, with its one
+/// parameter `arg`), as they are stored: a column a row does not know counts as ''.
+fn move_jobs(tx: &Conn, sign: i64, condition: &str, arg: &dyn crate::db::ToParam) -> Result<()> {
+    const GROUP: &str =
+        "COALESCE(j.job_type, ''), COALESCE(j.state, ''), COALESCE(j.tenant_id, ''), j.key >> 51";
+    tx.execute(
+        &format!(
+            "INSERT INTO job_count (job_type, state, tenant_id, partition_id, n) \
+             SELECT {GROUP}, ?2 * COUNT(*) FROM job j WHERE {condition} GROUP BY {GROUP} \
+             ON CONFLICT (job_type, state, tenant_id, partition_id) DO UPDATE SET \
+             n = job_count.n + excluded.n"
+        ),
+        &[arg, &sign],
+    )?;
+    Ok(())
+}
+
+/// A job's counted columns: its type, state and tenant ('' where the row has none).
+type JobGroup = (String, String, String);
+
+/// The jobs a batch writes move their counts (`job_count`), before their rows are written:
+/// each stored row leaves its (type, state, tenant), and the row the upsert will leave joins
+/// its own, which is the batch's value of each column or else the stored one (the jobs'
+/// upsert keeps a stored value the batch does not know, `write.rs`). One read of the stored
+/// rows and an upsert per group that changes, whatever the records changed (a state, a type a
+/// later record brought); a job new to the store subtracts nothing.
+pub fn move_batch_jobs(tx: &Conn, jobs: &BTreeMap<i64, crate::project::Job>) -> Result<()> {
+    if jobs.is_empty() {
+        return Ok(());
+    }
+    let keys: Vec<String> = jobs.keys().map(i64::to_string).collect();
+    let stored: std::collections::HashMap<i64, [Option<String>; 3]> = tx
+        .query(
+            "SELECT key, job_type, state, tenant_id FROM job \
+             WHERE key IN (SELECT CAST(x.value AS BIGINT) FROM json_each(?1) x)",
+            params![format!("[{}]", keys.join(","))],
+            |r| Ok((r.get(0)?, [r.get(1)?, r.get(2)?, r.get(3)?])),
+        )?
+        .into_iter()
+        .collect();
+    let mut deltas: BTreeMap<(JobGroup, i64), i64> = BTreeMap::new();
+    for (key, job) in jobs {
+        let old = stored.get(key);
+        let column = |new: Option<&str>, i: usize| -> String {
+            new.or_else(|| old.and_then(|o| o[i].as_deref()))
+                .unwrap_or_default()
+                .to_string()
+        };
+        let partition = key >> 51;
+        if let Some([t, s, tenant]) = old {
+            let group = |c: &Option<String>| c.clone().unwrap_or_default();
+            *deltas
+                .entry(((group(t), group(s), group(tenant)), partition))
+                .or_default() -= 1;
+        }
+        let group = (
+            column(job.job_type.as_deref(), 0),
+            column(job.state, 1),
+            column(job.tenant_id.as_deref(), 2),
+        );
+        *deltas.entry((group, partition)).or_default() += 1;
+    }
+    for (((job_type, state, tenant), partition), n) in deltas {
+        if n != 0 {
+            tx.execute(
+                "INSERT INTO job_count (job_type, state, tenant_id, partition_id, n) \
+                 VALUES (?1, ?2, ?3, ?4, ?5) \
+                 ON CONFLICT (job_type, state, tenant_id, partition_id) DO UPDATE SET \
+                 n = job_count.n + excluded.n",
+                params![job_type, state, tenant, partition, n],
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Retention: the counts of a root instance's rows (its instances', their elements' and
+/// jobs'), before they are removed.
 pub fn remove_root(tx: &Conn, root: i64) -> Result<()> {
     move_rows(tx, -1, "e.root_process_instance_key = ?1", root)?;
+    move_jobs(tx, -1, "j.root_process_instance_key = ?1", &root)?;
     move_instances(tx, -1, "t.root_process_instance_key = ?1", root)
 }
 
 /// History deletion of a child instance: the counts of its own rows, before they are removed.
 pub fn remove_instance(tx: &Conn, instance: i64) -> Result<()> {
     move_rows(tx, -1, "e.process_instance_key = ?1", instance)?;
+    move_jobs(tx, -1, "j.process_instance_key = ?1", &instance)?;
     move_instances(tx, -1, "t.key = ?1", instance)
 }
 
@@ -226,11 +306,8 @@ pub fn instance_total(
     filter: Option<&Value>,
     partitions: Option<&[u32]>,
 ) -> Result<Option<i64>> {
-    let empty = serde_json::Map::new();
-    let fields = match filter {
-        None | Some(Value::Null) => &empty,
-        Some(Value::Object(o)) => o,
-        Some(_) => return Ok(None),
+    let Some(fields) = filter_fields(filter) else {
+        return Ok(None);
     };
     let mut c = Conditions::default();
     let mut equals = |column: &str, cell: Cell| {
@@ -238,7 +315,7 @@ pub fn instance_total(
         c.sql.push(format!("{column} = {mark}"));
     };
     for (name, value) in fields {
-        match (name.as_str(), value) {
+        match (name, value) {
             ("processDefinitionId", Value::String(id)) => {
                 equals("bpmn_process_id", Cell::Text(id.clone()))
             }
@@ -255,12 +332,7 @@ pub fn instance_total(
             _ => return Ok(None),
         }
     }
-    c.partitions("partition_id", partitions);
-    let sql = format!(
-        "SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM instance_count{}",
-        c.where_clause()
-    );
-    Ok(Some(conn.query_one(&sql, &cells(&c.params), |r| r.get(0))?))
+    sum(conn, "n", "instance_count", c, partitions)
 }
 
 /// The exact number of element instances a search's `filter` matches, from the counters,
@@ -297,12 +369,88 @@ pub fn element_total(
     let mut c = Conditions::key_equals("process_definition_key", definition);
     let mark = c.bind(Cell::Text(element));
     c.sql.push(format!("element_id = {mark}"));
+    sum(conn, counted, "element_count", c, partitions)
+}
+
+/// The exact number of jobs a search's `filter` matches, from the counters, when the filter
+/// asks only for a `type`, a `state` and a `tenantId` (c8ctl sends its tenant with every
+/// search), each one plain, non-empty value (or `{"$eq": value}`), or nothing (None: the rows
+/// must be counted).
+pub fn job_total(
+    conn: &Conn,
+    filter: Option<&Value>,
+    partitions: Option<&[u32]>,
+) -> Result<Option<i64>> {
+    let Some(fields) = filter_fields(filter) else {
+        return Ok(None);
+    };
+    let mut c = Conditions::default();
+    for (name, value) in fields {
+        let column = match name {
+            "type" => "job_type",
+            "state" => "state",
+            "tenantId" => "tenant_id",
+            _ => return Ok(None),
+        };
+        let Some(text) = plain(value)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+        else {
+            return Ok(None);
+        };
+        // states compare in upper case, as the filter compiler's enums do
+        let text = match column {
+            "state" => text.to_ascii_uppercase(),
+            _ => text.to_string(),
+        };
+        let mark = c.bind(Cell::Text(text));
+        c.sql.push(format!("{column} = {mark}"));
+    }
+    sum(conn, "n", "job_count", c, partitions)
+}
+
+/// The sum of `counted` over the rows of the counters' `table` that `c` selects (of
+/// `partitions` only, when given).
+fn sum(
+    conn: &Conn,
+    counted: &str,
+    table: &str,
+    mut c: Conditions,
+    partitions: Option<&[u32]>,
+) -> Result<Option<i64>> {
     c.partitions("partition_id", partitions);
     let sql = format!(
-        "SELECT CAST(COALESCE(SUM({counted}), 0) AS BIGINT) FROM element_count{}",
+        "SELECT CAST(COALESCE(SUM({counted}), 0) AS BIGINT) FROM {table}{}",
         c.where_clause()
     );
     Ok(Some(conn.query_one(&sql, &cells(&c.params), |r| r.get(0))?))
+}
+
+/// A search's filter as its (field, value) pairs (no filter: none), or None when it is not a
+/// JSON object.
+fn filter_fields(filter: Option<&Value>) -> Option<Vec<(&str, &Value)>> {
+    match filter {
+        None | Some(Value::Null) => Some(Vec::new()),
+        Some(Value::Object(o)) => Some(o.iter().map(|(k, v)| (k.as_str(), v)).collect()),
+        Some(_) => None,
+    }
+}
+
+/// A filter property's one plain value: the value itself, or the `$eq` of an object that
+/// holds nothing else (but the empty `$in` and `$notIn` Camunda's Java client sends beside it).
+fn plain(v: &Value) -> Option<&Value> {
+    let Value::Object(ops) = v else {
+        return Some(v);
+    };
+    let empty = |op: &str| {
+        ops.get(op)
+            .is_none_or(|l| l.as_array().is_some_and(Vec::is_empty))
+    };
+    let others = ops
+        .keys()
+        .all(|k| ["$eq", "$in", "$notIn"].contains(&k.as_str()));
+    ops.get("$eq")
+        .filter(|_| others && empty("$in") && empty("$notIn"))
 }
 
 /// The element statistics of definition `key` from the counters (of `partitions` only, when

@@ -403,6 +403,10 @@ impl<'q> Prepared<'q> {
             (name, true) if name == crate::resources::ELEMENT_INSTANCES.name => {
                 crate::counts::element_total(conn, self.query.get("filter"), partitions)?
             }
+            // jobs of a type and state (a worker dashboard's, c8ctl's): theirs too
+            (name, true) if name == crate::resources::JOBS.name => {
+                crate::counts::job_total(conn, self.query.get("filter"), partitions)?
+            }
             _ => None,
         };
         let mut c = base;

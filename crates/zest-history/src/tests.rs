@@ -64,6 +64,21 @@ fn incident(pi: i64) -> IncidentRecord {
     }
 }
 
+/// The job (type `pay`, 3 retries) of the task (`pay`, key `pi + 1`) of instance `pi`.
+pub(crate) fn job(pi: i64) -> zest_protocol::JobRecord {
+    zest_protocol::JobRecord {
+        job_type: "pay".into(),
+        retries: 3,
+        element_id: "pay".into(),
+        element_instance_key: pi + 1,
+        process_instance_key: pi,
+        bpmn_process_id: "order".into(),
+        process_definition_key: 10,
+        tenant_id: "<default>".into(),
+        ..Default::default()
+    }
+}
+
 /// A definition, then instances 100.. each with a task; even ones complete, every third has an
 /// incident on its task, and each has a variable `n`.
 fn sample(count: i64) -> Vec<Record> {
@@ -684,19 +699,7 @@ fn every_row_carries_its_root_instance_across_batches() {
         }
         RecordValue::ProcessInstance(r)
     };
-    let job = |pi: i64| {
-        RecordValue::Job(Box::new(zest_protocol::JobRecord {
-            job_type: "pay".into(),
-            retries: 3,
-            element_id: "pay".into(),
-            element_instance_key: pi + 1,
-            process_instance_key: pi,
-            bpmn_process_id: "order".into(),
-            process_definition_key: 10,
-            tenant_id: "<default>".into(),
-            ..Default::default()
-        }))
-    };
+    let job = |pi: i64| RecordValue::Job(Box::new(job(pi)));
     let activation = RecordValue::JobBatch(zest_protocol::JobBatchRecord {
         job_type: "pay".into(),
         job_keys: vec![305],
@@ -933,6 +936,150 @@ fn element_counters_answer_what_counting_the_rows_answers() {
     // retention removes the finished instances: their counts go with them
     let removed = h.remove_expired(i64::MAX, 100).unwrap();
     assert!(removed > 0);
+    same(&h);
+}
+
+/// The totals of job searches by type, state and tenant from `job_count` are what counting the
+/// rows gives, and the counters are the rows' counts, through jobs created, activated, failed,
+/// given retries, timed out, completed (one created and completed in one batch), canceled and
+/// thrown an error over three batches, a job known only from its activation at first, a
+/// history deletion of an instance and retention.
+#[test]
+fn job_counters_answer_what_counting_the_rows_answers() {
+    use zest_protocol::{HistoryDeletionRecord, JobBatchRecord, JobRecord};
+    let (_dir, h) = open("job-counters");
+    // sample(12): instances 100..=210; 120, 140, 180, 200 complete; 100, 130, ... incidents
+    let job = |i: i64| {
+        let mut j = job(100 + i * 10);
+        j.job_type = if i % 4 == 1 { "ship" } else { "pay" }.into();
+        j.tenant_id = if i == 7 { "other" } else { "<default>" }.into();
+        RecordValue::Job(Box::new(j))
+    };
+    let key = |i: i64| 100 + i * 10 + 5;
+    let activation = |is: &[i64]| {
+        RecordValue::JobBatch(JobBatchRecord {
+            job_type: "pay".into(),
+            job_keys: is.iter().map(|i| key(*i)).collect(),
+            jobs: is
+                .iter()
+                .map(|_| JobRecord {
+                    worker: "w".into(),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        })
+    };
+    let mut records = sample(12);
+    let mut pos = records.last().unwrap().position;
+    // appends the records and answers the position of the last
+    let mut batch = |records: &mut Vec<Record>, values: Vec<(i64, Intent, RecordValue)>| {
+        for (key, intent, value) in values {
+            pos += 1;
+            records.push(record(pos, key, intent, value));
+        }
+        pos
+    };
+    // the first batch: every job created but job 11's, which is only activated
+    let mut first: Vec<_> = (0..11).map(|i| (key(i), Intent::Created, job(i))).collect();
+    first.push((key(11), Intent::Activated, activation(&[11])));
+    let at = batch(&mut records, first);
+    h.export(1, &records, at).unwrap();
+    let same = |h: &History| {
+        let kept: Vec<(String, String, String, i64, i64)> = h
+            .read(|c| {
+                Ok(c.query(
+                    "SELECT job_type, state, tenant_id, partition_id, n FROM job_count \
+                     WHERE n <> 0 ORDER BY job_type, state, tenant_id, partition_id",
+                    &[],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+                )?)
+            })
+            .unwrap();
+        let counted: Vec<(String, String, String, i64, i64)> = h
+            .read(|c| {
+                Ok(c.query(
+                    "SELECT COALESCE(job_type, ''), COALESCE(state, ''), \
+                     COALESCE(tenant_id, ''), key >> 51, COUNT(*) FROM job \
+                     GROUP BY COALESCE(job_type, ''), COALESCE(state, ''), \
+                     COALESCE(tenant_id, ''), key >> 51 ORDER BY 1, 2, 3, 4",
+                    &[],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+                )?)
+            })
+            .unwrap();
+        assert_eq!(kept, counted);
+        let filters = [
+            json!({}),
+            json!({"type": "pay"}),
+            json!({"state": "created"}),
+            json!({"type": "pay", "state": "COMPLETED"}),
+            json!({"type": {"$eq": "ship"}, "state": "FAILED", "tenantId": "<default>"}),
+            json!({"type": "pay", "tenantId": "other"}),
+            json!({"state": "CANCELED"}),
+        ];
+        let mut found = 0;
+        for filter in filters {
+            let mut counted = filter.clone();
+            counted["jobKey"] = json!({"$exists": true});
+            let total = |f: &serde_json::Value| {
+                search(h, &resources::JOBS, json!({"filter": f}))["page"]["totalItems"]
+                    .as_i64()
+                    .unwrap()
+            };
+            assert_eq!(total(&filter), total(&counted), "{filter}");
+            found += total(&filter);
+        }
+        assert!(found > 0);
+    };
+    same(&h);
+    // the second: activations, failures (one with retries left), new retries, a time-out,
+    // completions of the completed instances' jobs, job 11 created, job 12 created and
+    // completed at once
+    let failed = |i: i64, retries: i32| {
+        let RecordValue::Job(mut j) = job(i) else {
+            unreachable!()
+        };
+        j.retries = retries;
+        RecordValue::Job(j)
+    };
+    let mut second = vec![(key(1), Intent::Activated, activation(&[1, 3, 5, 9]))];
+    second.push((key(1), Intent::Failed, failed(1, 2)));
+    second.push((key(5), Intent::Failed, failed(5, 0)));
+    second.push((key(3), Intent::TimedOut, job(3)));
+    second.push((key(3), Intent::RetriesUpdated, job(3)));
+    for i in [2, 4, 8, 10] {
+        second.push((key(i), Intent::Completed, job(i)));
+    }
+    second.push((key(11), Intent::Created, job(11)));
+    second.push((key(12), Intent::Created, job(2)));
+    second.push((key(12), Intent::Completed, job(2)));
+    let from = records.len();
+    let at = batch(&mut records, second);
+    h.export(1, &records[from..], at).unwrap();
+    same(&h);
+    // the third: instance 110's job canceled as it terminates, job 9 throws an error, and
+    // instance 120's history deleted
+    let proc =
+        |pi: i64| RecordValue::ProcessInstance(element(pi, "order", BpmnElementType::Process));
+    let deletion = RecordValue::HistoryDeletion(HistoryDeletionRecord {
+        resource_key: 120,
+        resource_type: HistoryDeletionRecord::PROCESS_INSTANCE.into(),
+    });
+    let third = vec![
+        (key(1), Intent::Canceled, job(1)),
+        (110, Intent::ElementTerminated, proc(110)),
+        (key(9), Intent::ErrorThrown, job(9)),
+        (120, Intent::Deleted, deletion),
+    ];
+    let from = records.len();
+    let at = batch(&mut records, third);
+    h.export(1, &records[from..], at).unwrap();
+    same(&h);
+    let all = search(&h, &resources::JOBS, json!({}))["page"]["totalItems"].clone();
+    assert_eq!(all, json!(11), "13 jobs, instance 120's two deleted");
+    // retention removes the finished instances with their jobs
+    assert!(h.remove_expired(i64::MAX, 100).unwrap() > 0);
     same(&h);
 }
 

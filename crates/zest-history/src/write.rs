@@ -554,6 +554,8 @@ pub fn write(
     INCIDENT.write(tx, changes.incidents.iter(), incident_values, |_, r| {
         known.get(r.process_instance_key)
     })?;
+    // the jobs' counts leave their stored rows and join the rows written (`counts.rs`)
+    crate::counts::move_batch_jobs(tx, &changes.jobs)?;
     JOB.write(tx, changes.jobs.iter(), job_values, |_, r| {
         known.get(r.process_instance_key)
     })?;

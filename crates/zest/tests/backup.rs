@@ -8,26 +8,15 @@ mod common;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{activate_one_within, complete, connect, http, start_in, start_with};
-use zest_gateway::proto;
+use common::{
+    activate_one_within, complete, connect, create_instance, create_numbered, fail_to_incident,
+    http, search, sorted_keys, start_in, start_with,
+};
 
 fn temp(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("zest-backup-test-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dir
-}
-
-async fn create(c: &mut common::Client) -> i64 {
-    c.create_process_instance(proto::CreateProcessInstanceRequest {
-        bpmn_process_id: "benchmark".into(),
-        version: -1,
-        variables: r#"{"before": true}"#.into(),
-        ..Default::default()
-    })
-    .await
-    .expect("an instance is created")
-    .into_inner()
-    .process_instance_key
 }
 
 fn wait_until_done(management: &str, id: u64) -> serde_json::Value {
@@ -76,7 +65,7 @@ async fn a_backup_restores_into_a_node_that_continues_from_it() {
     common::deploy_one_task(&mut c).await;
     let mut before = Vec::new();
     for _ in 0..3 {
-        before.push(create(&mut c).await);
+        before.push(create_instance(&mut c, "benchmark", r#"{"before": true}"#).await);
     }
 
     let m = node.management.clone();
@@ -135,7 +124,7 @@ async fn a_backup_restores_into_a_node_that_continues_from_it() {
     );
 
     // after the backup: not in it
-    let after = create(&mut c).await;
+    let after = create_instance(&mut c, "benchmark", r#"{"before": true}"#).await;
     drop(c);
     let source_dir = node.kill();
 
@@ -171,7 +160,7 @@ async fn a_backup_restores_into_a_node_that_continues_from_it() {
         seen, before,
         "exactly the instances of the backup are there (not {after})"
     );
-    let new = create(&mut c).await;
+    let new = create_instance(&mut c, "benchmark", r#"{"before": true}"#).await;
     assert!(
         new > *before.iter().max().unwrap(),
         "new key {new} above the backup's keys {before:?}"
@@ -209,7 +198,7 @@ async fn a_backup_of_three_partitions_restores_all_of_them() {
     common::deploy_one_task(&mut c).await;
     let mut before = Vec::new();
     for _ in 0..9 {
-        before.push(create(&mut c).await);
+        before.push(create_instance(&mut c, "benchmark", r#"{"before": true}"#).await);
     }
     let mut partitions: Vec<u32> = before
         .iter()
@@ -272,7 +261,7 @@ async fn a_node_killed_during_a_backup_reports_it_failed_and_keeps_its_data() {
     common::deploy_one_task(&mut c).await;
     let mut keys = Vec::new();
     for _ in 0..50 {
-        keys.push(create(&mut c).await);
+        keys.push(create_instance(&mut c, "benchmark", r#"{"before": true}"#).await);
     }
     let (code, body) = http(
         &node.management,
@@ -316,37 +305,6 @@ fn backups_are_refused_with_a_clear_error_when_no_backup_directory_is_configured
     );
 }
 
-/// The REST search `path` for `body` (one page of up to 100).
-fn search(rest: &str, path: &str, body: serde_json::Value) -> serde_json::Value {
-    let (status, page) = http(rest, "POST", path, Some(body));
-    assert_eq!(status, 200, "{path}: {page}");
-    page
-}
-
-fn keys_of(page: &serde_json::Value, field: &str) -> Vec<i64> {
-    let mut keys: Vec<i64> = page["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i[field].as_str().unwrap().parse().unwrap())
-        .collect();
-    keys.sort();
-    keys
-}
-
-async fn create_numbered(c: &mut common::Client, n: i64) -> i64 {
-    c.create_process_instance(proto::CreateProcessInstanceRequest {
-        bpmn_process_id: "benchmark".into(),
-        version: -1,
-        variables: serde_json::json!({ "n": n, "order": format!("A-{n}") }).to_string(),
-        ..Default::default()
-    })
-    .await
-    .expect("an instance is created")
-    .into_inner()
-    .process_instance_key
-}
-
 /// History in a backup (the embedded store): a node with finished instances and an incident
 /// takes a backup while its exporter is paused (so the backup's history copy stands before the
 /// state and the log entries between go with it), goes on after it, and is wiped. Restored,
@@ -383,14 +341,7 @@ async fn a_restored_node_has_the_history_of_the_backup_and_exports_on() {
     let job = activate_one_within(&mut c, "benchmark-task", 10_000)
         .await
         .expect("a job");
-    c.fail_job(proto::FailJobRequest {
-        job_key: job.key,
-        retries: 0,
-        error_message: "card declined".into(),
-        ..Default::default()
-    })
-    .await
-    .expect("the job fails");
+    fail_to_incident(&mut c, job.key, "card declined").await;
     let incident_instance = job.process_instance_key;
     before.push(create_numbered(&mut c, 4).await);
     before.sort();
@@ -439,7 +390,7 @@ async fn a_restored_node_has_the_history_of_the_backup_and_exports_on() {
         before.len(),
     );
     assert_eq!(
-        keys_of(&all, "processInstanceKey"),
+        sorted_keys(&all, "processInstanceKey"),
         before,
         "exactly the backup's instances (not {after})"
     );
@@ -448,7 +399,7 @@ async fn a_restored_node_has_the_history_of_the_backup_and_exports_on() {
         "/v2/process-instances/search",
         serde_json::json!({"filter": {"state": "COMPLETED"}}),
     );
-    assert_eq!(keys_of(&completed, "processInstanceKey"), finished);
+    assert_eq!(sorted_keys(&completed, "processInstanceKey"), finished);
     for key in &finished {
         let elements = search(
             &rest,
@@ -487,7 +438,7 @@ async fn a_restored_node_has_the_history_of_the_backup_and_exports_on() {
     }
     let incidents = search(&rest, "/v2/incidents/search", serde_json::json!({}));
     assert_eq!(
-        keys_of(&incidents, "processInstanceKey"),
+        sorted_keys(&incidents, "processInstanceKey"),
         [incident_instance],
         "{incidents}"
     );
@@ -502,7 +453,7 @@ async fn a_restored_node_has_the_history_of_the_backup_and_exports_on() {
         serde_json::json!({}),
         before.len() + 1,
     );
-    assert!(keys_of(&all, "processInstanceKey").contains(&new));
+    assert!(sorted_keys(&all, "processInstanceKey").contains(&new));
     drop(c);
     let dir = node.kill();
     let history = zest_history::History::open(&dir.join("history.sqlite"), 1 << 20).unwrap();

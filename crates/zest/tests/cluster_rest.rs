@@ -15,7 +15,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::{connect, http};
+use common::{connect, create_instance, http, keys, search};
 use serde_json::{json, Value};
 use zest_gateway::proto;
 
@@ -72,21 +72,6 @@ fn field(ready: &str, name: &str) -> String {
         .find_map(|w| w.strip_prefix(&format!("{name}=")))
         .unwrap_or_else(|| panic!("no {name}= in {ready}"))
         .to_string()
-}
-
-fn search(rest: &str, what: &str, body: Value) -> Value {
-    let (status, page) = http(rest, "POST", &format!("/v2/{what}/search"), Some(body));
-    assert_eq!(status, 200, "{page}");
-    page
-}
-
-fn keys(page: &Value, name: &str) -> Vec<i64> {
-    page["items"]
-        .as_array()
-        .expect("items")
-        .iter()
-        .map(|i| i[name].as_str().unwrap().parse().unwrap())
-        .collect()
 }
 
 /// A `--port-offset` under which every port `zest cluster --nodes N` takes is free now: below
@@ -175,18 +160,8 @@ fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
     // round-robin: two instances on each partition
     let mut instances = Vec::new();
     for _ in 0..6 {
-        let created = rt
-            .block_on(
-                c.create_process_instance(proto::CreateProcessInstanceRequest {
-                    bpmn_process_id: "user_tasks".into(),
-                    version: -1,
-                    variables: r#"{"owner":"demo"}"#.into(),
-                    ..Default::default()
-                }),
-            )
-            .expect("an instance starts")
-            .into_inner();
-        instances.push(created.process_instance_key);
+        let created = create_instance(&mut c, "user_tasks", r#"{"owner":"demo"}"#);
+        instances.push(rt.block_on(created));
     }
     instances.sort();
     let partitions: std::collections::BTreeSet<i64> = instances.iter().map(|k| k >> 51).collect();
@@ -200,7 +175,7 @@ fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
     let all = json!({"filter": {"processDefinitionId": "user_tasks"}});
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let page = search(&rest0, "user-tasks", all.clone());
+        let page = search(&rest0, "/v2/user-tasks/search", all.clone());
         if page["page"]["totalItems"] == 6 {
             break;
         }
@@ -213,7 +188,7 @@ fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
     // what each of them answered, the same from both
     let mut answers = Vec::new();
     for rest in [&rest0, &rest_gw] {
-        let page = search(rest, "user-tasks", all.clone());
+        let page = search(rest, "/v2/user-tasks/search", all.clone());
         assert_eq!(page["page"]["totalItems"], 6, "{page}");
         let tasks = keys(&page, "userTaskKey");
         let mut sorted = tasks.clone();
@@ -227,7 +202,7 @@ fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
         // a page that starts in one partition and ends in the next
         let paged = search(
             rest,
-            "user-tasks",
+            "/v2/user-tasks/search",
             json!({"filter": {"processDefinitionId": "user_tasks"}, "page": {"from": 1, "limit": 3}}),
         );
         assert_eq!(paged["page"]["totalItems"], 6);
@@ -237,7 +212,7 @@ fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
         let last = *instances.last().unwrap();
         let one = search(
             rest,
-            "user-tasks",
+            "/v2/user-tasks/search",
             json!({"filter": {"processInstanceKey": last.to_string()}}),
         );
         assert_eq!(keys(&one, "processInstanceKey"), vec![last], "{one}");
@@ -246,13 +221,13 @@ fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
         // instance's task active (and the incident of none), its start event finished
         let elements = search(
             rest,
-            "element-instances",
+            "/v2/element-instances/search",
             json!({"filter": {"processDefinitionId": "user_tasks", "state": "ACTIVE"}, "page": {"limit": 100}}),
         );
         assert_eq!(elements["page"]["totalItems"], 6, "{elements}");
         let finished = search(
             rest,
-            "element-instances",
+            "/v2/element-instances/search",
             json!({"filter": {"processDefinitionId": "user_tasks", "state": "COMPLETED"}}),
         );
         assert_eq!(finished["page"]["totalItems"], 6, "{finished}");
@@ -263,7 +238,7 @@ fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
             .all(|e| e["elementId"] == "start"));
         let every = search(
             rest,
-            "element-instances",
+            "/v2/element-instances/search",
             json!({"filter": {"processDefinitionId": "user_tasks"}, "page": {"limit": 100}}),
         );
         assert_eq!(every["page"]["totalItems"], 12, "{every}");
@@ -278,7 +253,7 @@ fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
             .all(|e| e["hasIncident"] == false));
         let tasks_of = search(
             rest,
-            "element-instances",
+            "/v2/element-instances/search",
             json!({"filter": {"type": "USER_TASK"}}),
         );
         assert_eq!(keys(&tasks_of, "processInstanceKey"), instances);
@@ -292,7 +267,11 @@ fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
                 "page": page,
             })
         };
-        let full = search(rest, "process-instances", by_start(json!({"limit": 100})));
+        let full = search(
+            rest,
+            "/v2/process-instances/search",
+            by_start(json!({"limit": 100})),
+        );
         assert_eq!(full["page"]["totalItems"], 6, "{full}");
         let started = keys(&full, "processInstanceKey");
         let mut same = started.clone();
@@ -315,12 +294,16 @@ fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
                 "newest first, then by key descending: {full}"
             );
         }
-        let first = search(rest, "process-instances", by_start(json!({"limit": 4})));
+        let first = search(
+            rest,
+            "/v2/process-instances/search",
+            by_start(json!({"limit": 4})),
+        );
         assert_eq!(keys(&first, "processInstanceKey"), started[..4].to_vec());
         let end = first["page"]["endCursor"].as_str().unwrap();
         let next = search(
             rest,
-            "process-instances",
+            "/v2/process-instances/search",
             by_start(json!({"limit": 4, "after": end})),
         );
         assert_eq!(keys(&next, "processInstanceKey"), started[4..].to_vec());
@@ -328,13 +311,13 @@ fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
         let start = next["page"]["startCursor"].as_str().unwrap();
         let back = search(
             rest,
-            "process-instances",
+            "/v2/process-instances/search",
             by_start(json!({"limit": 2, "before": start})),
         );
         assert_eq!(keys(&back, "processInstanceKey"), started[2..4].to_vec());
         let middle = search(
             rest,
-            "process-instances",
+            "/v2/process-instances/search",
             by_start(json!({"from": 1, "limit": 3})),
         );
         assert_eq!(keys(&middle, "processInstanceKey"), started[1..4].to_vec());
@@ -386,20 +369,20 @@ fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
             (status, &got["processDefinitionKey"]),
             (200, &json!(definition))
         );
-        let defs = search(rest, "process-definitions", json!({}));
+        let defs = search(rest, "/v2/process-definitions/search", json!({}));
         assert_eq!(
             defs["page"]["totalItems"], 1,
             "deployed on every partition, one: {defs}"
         );
         // decisions too: each of the DMN's four once, and one of them by key
-        let decisions = search(rest, "decision-definitions", json!({}));
+        let decisions = search(rest, "/v2/decision-definitions/search", json!({}));
         assert_eq!(
             decisions["page"]["totalItems"], 4,
             "deployed on every partition, once each: {decisions}"
         );
         let price = search(
             rest,
-            "decision-definitions",
+            "/v2/decision-definitions/search",
             json!({"filter": {"decisionDefinitionId": "price"}}),
         );
         let price_key = price["items"][0]["decisionDefinitionKey"].as_str().unwrap();
@@ -435,7 +418,7 @@ fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
     );
 
     // a task completed over the gateway leaves the open ones (history keeps it, COMPLETED)
-    let page = search(&rest_gw, "user-tasks", all.clone());
+    let page = search(&rest_gw, "/v2/user-tasks/search", all.clone());
     let key = page["items"][5]["userTaskKey"]
         .as_str()
         .unwrap()
@@ -451,7 +434,7 @@ fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
     loop {
         let remaining = search(
             &rest0,
-            "user-tasks",
+            "/v2/user-tasks/search",
             json!({"filter": {"elementId": "review", "state": "CREATED"}}),
         );
         if remaining["page"]["totalItems"] == 5 {
@@ -465,7 +448,7 @@ fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
     }
     let done = search(
         &rest_gw,
-        "user-tasks",
+        "/v2/user-tasks/search",
         json!({"filter": {"userTaskKey": key, "state": "COMPLETED"}}),
     );
     assert_eq!(done["page"]["totalItems"], 1, "{done}");
@@ -475,7 +458,7 @@ fn rest_reads_span_partitions_on_other_nodes_and_a_standalone_gateway() {
     let approve = json!({"filter": {"processInstanceKey": instance, "elementId": "approve"}});
     let deadline = Instant::now() + Duration::from_secs(20);
     let approve = loop {
-        let found = search(&rest_gw, "user-tasks", approve.clone());
+        let found = search(&rest_gw, "/v2/user-tasks/search", approve.clone());
         if let Some(task) = found["items"].get(0) {
             break task["userTaskKey"].as_str().unwrap().to_string();
         }
@@ -582,14 +565,7 @@ fn job_statistics_span_partitions(
 ) {
     rt.block_on(common::deploy_one_task(c));
     for _ in 0..3 {
-        rt.block_on(
-            c.create_process_instance(proto::CreateProcessInstanceRequest {
-                bpmn_process_id: "benchmark".into(),
-                version: -1,
-                ..Default::default()
-            }),
-        )
-        .expect("an instance starts");
+        rt.block_on(create_instance(c, "benchmark", ""));
     }
     for _ in 0..3 {
         let job = rt.block_on(common::activate_one(c, "benchmark-task"));
@@ -689,16 +665,7 @@ fn a_poll_gets_the_jobs_of_the_partitions_that_answer_when_one_does_not() {
         let deadline = Instant::now() + Duration::from_secs(20);
         while per_partition.len() < 3 || per_partition.values().any(|&n| n < 2) {
             assert!(Instant::now() < deadline, "instances on every partition");
-            let key = c
-                .create_process_instance(proto::CreateProcessInstanceRequest {
-                    bpmn_process_id: "benchmark".into(),
-                    version: -1,
-                    ..Default::default()
-                })
-                .await
-                .expect("an instance starts")
-                .into_inner()
-                .process_instance_key;
+            let key = create_instance(&mut c, "benchmark", "").await;
             *per_partition.entry(key >> 51).or_default() += 1;
             tokio::time::sleep(Duration::from_millis(20)).await;
         }

@@ -7,33 +7,10 @@
 mod common;
 
 use common::{
-    activate_one, complete, connect, deploy_one_task, http, http_with, start, start_in, start_with,
+    activate_one, complete, connect, create_numbered, deploy_one_task, fail_to_incident, http,
+    http_with, search, start, start_in, start_with, total,
 };
-use serde_json::{json, Value};
-use zest_gateway::proto;
-
-fn search(rest: &str, path: &str, body: Value) -> Value {
-    let (status, page) = http(rest, "POST", path, Some(body));
-    assert_eq!(status, 200, "{path}: {page}");
-    page
-}
-
-fn total(page: &Value) -> i64 {
-    page["page"]["totalItems"].as_i64().expect("totalItems")
-}
-
-async fn create(c: &mut common::Client, n: i64) -> i64 {
-    c.create_process_instance(proto::CreateProcessInstanceRequest {
-        bpmn_process_id: "benchmark".into(),
-        version: -1,
-        variables: json!({"n": n, "order": format!("A-{n}")}).to_string(),
-        ..Default::default()
-    })
-    .await
-    .expect("the instance is created")
-    .into_inner()
-    .process_instance_key
-}
+use serde_json::json;
 
 /// Ten instances: four completed, one with an incident (its job failed without retries), five
 /// waiting at their task. Answers the instance keys in creation order.
@@ -41,21 +18,14 @@ async fn load(c: &mut common::Client) -> Vec<i64> {
     deploy_one_task(c).await;
     let mut keys = Vec::new();
     for n in 0..10 {
-        keys.push(create(c, n).await);
+        keys.push(create_numbered(c, n).await);
     }
     for _ in 0..4 {
         let job = activate_one(c, "benchmark-task").await.expect("a job");
         complete(c, job.key).await;
     }
     let job = activate_one(c, "benchmark-task").await.expect("a job");
-    c.fail_job(proto::FailJobRequest {
-        job_key: job.key,
-        retries: 0,
-        error_message: "card declined".into(),
-        ..Default::default()
-    })
-    .await
-    .expect("the job fails");
+    fail_to_incident(c, job.key, "card declined").await;
     keys
 }
 
@@ -210,7 +180,7 @@ fn finished_work_is_found_again_through_the_rest_api_also_after_a_kill() {
     let node = start_in(dir, &[]);
     check_history(&node.rest);
     let mut c = rt.block_on(connect(&node.gateway));
-    let more = rt.block_on(create(&mut c, 99));
+    let more = rt.block_on(create_numbered(&mut c, 99));
     let found = search(
         &node.rest,
         "/v2/process-instances/search",

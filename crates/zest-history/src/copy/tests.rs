@@ -1,8 +1,9 @@
 use serde_json::json;
 
 use super::*;
-use crate::tests::sample_at;
+use crate::tests::{event, sample_at};
 use crate::{resources, Conditions};
+use zest_protocol::{Intent, RecordValue};
 
 /// A SQLite store (the copy is SQLite's alone, whatever store the other tests run on).
 fn open(name: &str) -> (std::path::PathBuf, History) {
@@ -70,8 +71,19 @@ fn instances(h: &History) -> serde_json::Value {
 fn a_copy_gives_the_replica_the_senders_rows_of_the_partition_and_its_position() {
     let (_d1, leader) = open("leader");
     let (_d2, replica) = open("replica");
-    // 1,200 instances: more element instances and variables than one chunk holds
-    let one = sample_at(1200, 1);
+    // 1,200 instances: more element instances and variables than one chunk holds; jobs of
+    // 101 of them (their counters are the partition's too), one among the replica's own rows
+    let mut one = sample_at(1200, 1);
+    let job = |i: i64| {
+        let pi = (1 << 51) + 100 + i * 10;
+        let job = RecordValue::Job(Box::new(crate::tests::job(pi)));
+        event(0, pi + 5, Intent::Created, job)
+    };
+    one.insert(50, job(0));
+    one.extend((1..=100).map(job));
+    for (i, r) in one.iter_mut().enumerate() {
+        r.position = i as u64 + 1;
+    }
     let two = sample_at(5, 2);
     let last = one.last().unwrap().position;
     leader.export(1, &one, 500).unwrap();
@@ -96,6 +108,12 @@ fn a_copy_gives_the_replica_the_senders_rows_of_the_partition_and_its_position()
     copy(&leader, &replica, 1, None);
 
     assert_eq!(dump(&replica, 1), dump(&leader, 1));
+    let jobs = dump(&leader, 1);
+    let counted = jobs.iter().find(|(t, _)| t == "job_count");
+    assert!(
+        counted.is_some_and(|(_, rows)| !rows.is_empty()),
+        "{jobs:?}"
+    );
     assert_eq!(
         dump(&replica, 2),
         partition_two,

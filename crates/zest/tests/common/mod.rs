@@ -274,6 +274,40 @@ pub async fn activate_one_within(
         .and_then(|r| r.jobs.into_iter().next())
 }
 
+/// Creates an instance of the latest `process_id` with `variables` (JSON text, "" for none):
+/// its key.
+pub async fn create_instance(c: &mut Client, process_id: &str, variables: &str) -> i64 {
+    c.create_process_instance(proto::CreateProcessInstanceRequest {
+        bpmn_process_id: process_id.into(),
+        version: -1,
+        variables: variables.into(),
+        ..Default::default()
+    })
+    .await
+    .expect("an instance is created")
+    .into_inner()
+    .process_instance_key
+}
+
+/// Creates an instance of one-task (`benchmark`) with the variables `n` and `order`
+/// ("A-{n}"): its key.
+pub async fn create_numbered(c: &mut Client, n: i64) -> i64 {
+    let variables = serde_json::json!({"n": n, "order": format!("A-{n}")});
+    create_instance(c, "benchmark", &variables.to_string()).await
+}
+
+/// Fails a job without retries left, with `message`: its element gets an incident.
+pub async fn fail_to_incident(c: &mut Client, job_key: i64, message: &str) {
+    c.fail_job(proto::FailJobRequest {
+        job_key,
+        retries: 0,
+        error_message: message.into(),
+        ..Default::default()
+    })
+    .await
+    .expect("the job fails");
+}
+
 /// Completes a job without variables; completions are never refused.
 pub async fn complete(c: &mut Client, job_key: i64) {
     c.complete_job(proto::CompleteJobRequest {
@@ -390,6 +424,36 @@ pub fn service_task_bpmn(process_id: &str, job_type: &str) -> Vec<u8> {
         .replace("\"benchmark\"", &format!("\"{process_id}\""))
         .replace("benchmark-task", job_type)
         .into_bytes()
+}
+
+/// The page of the REST search `path` (`/v2/.../search`, or a statistics' path) for `body`;
+/// asserts that it answers 200.
+pub fn search(rest: &str, path: &str, body: serde_json::Value) -> serde_json::Value {
+    let (status, page) = http(rest, "POST", path, Some(body));
+    assert_eq!(status, 200, "{path}: {page}");
+    page
+}
+
+/// A page's `totalItems`.
+pub fn total(page: &serde_json::Value) -> i64 {
+    page["page"]["totalItems"].as_i64().expect("totalItems")
+}
+
+/// The keys in `field` of a page's items, in the page's order.
+pub fn keys(page: &serde_json::Value, field: &str) -> Vec<i64> {
+    page["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|i| i[field].as_str().unwrap().parse().unwrap())
+        .collect()
+}
+
+/// [`keys`] in ascending order.
+pub fn sorted_keys(page: &serde_json::Value, field: &str) -> Vec<i64> {
+    let mut keys = keys(page, field);
+    keys.sort();
+    keys
 }
 
 /// The page of the search `path` for `body` once it holds `n` items (history is eventually
