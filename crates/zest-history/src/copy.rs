@@ -82,6 +82,7 @@ const TABLES: &[Table] = &[
     table("correlated_message", &["key"], Share::KeyRange),
     table("batch_operation", &["key"], Share::KeyRange),
     table("batch_operation_item", &["key"], Share::KeyRange),
+    table("identity_user", &["key"], Share::KeyRange),
     table(
         "job_stat",
         &["bucket", "partition_id", "job_type", "worker", "tenant_id"],

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 pub mod decisions;
 pub mod job_stats;
 pub mod messages;
+pub mod users;
 
 use serde::Serialize;
 use zest_protocol::{
@@ -43,6 +44,8 @@ pub struct Changes {
     pub decisions: decisions::Decisions,
     pub messages: messages::Messages,
     pub batch_operations: crate::batch::BatchChanges,
+    /// Users created, changed and deleted (partition 1's records).
+    pub users: users::Users,
     /// Users assigned a user task (usage metrics), by minute: (minute, assignee, tenant) to
     /// the first and the last assignment of the minute in this batch (epoch ms).
     pub assignments: BTreeMap<(i64, String, String), (i64, i64)>,
@@ -258,6 +261,7 @@ impl Changes {
                 self.incident(key, at, intent, i)
             }
             RecordValue::BatchOperation(b) => self.batch_operations.add(key, at, intent, b),
+            RecordValue::User(u) => self.users.add(record.partition_id, intent, u),
             RecordValue::Job(j) => {
                 self.job_stats.add(record.partition_id, at, intent, j);
                 self.job(key, at, intent, j)

@@ -10,6 +10,7 @@ use crate::filter::{field, Conditions, Field, Kind, Special};
 mod decisions;
 mod deployed;
 mod messages;
+mod users;
 
 pub use deployed::{FORMS, RESOURCES, RESOURCE_CONTENT};
 mod user_tasks;
@@ -20,6 +21,7 @@ pub use decisions::{
 };
 pub use messages::{CORRELATED_MESSAGES, MESSAGE_SUBSCRIPTIONS};
 pub use user_tasks::{EFFECTIVE_AT, EFFECTIVE_VARIABLES, EFFECTIVE_VARIABLES_FULL, USER_TASKS};
+pub use users::USERS;
 
 /// A searchable resource.
 pub struct Resource {
@@ -71,6 +73,8 @@ pub enum Named {
     EffectiveVariablesFull,
     /// Deployed forms, deleted ones too (`FormResult`).
     Forms,
+    /// Users (`UserResult`).
+    Users,
 }
 
 impl Named {
@@ -99,6 +103,7 @@ impl Named {
             Named::BatchOperationItems => &crate::batch::BATCH_OPERATION_ITEMS,
             Named::EffectiveVariablesFull => &EFFECTIVE_VARIABLES_FULL,
             Named::Forms => &FORMS,
+            Named::Users => &USERS,
         }
     }
 }

@@ -564,6 +564,7 @@ pub fn write(
         known.get(r.process_instance_key)
     })?;
     crate::batch::write(tx, &changes.batch_operations)?;
+    changes.users.write(tx)?;
     crate::usage::write(tx, partition, &changes.assignments)?;
     flows_and_variables(tx, changes, &known)?;
     changes.decisions.write(tx)?;

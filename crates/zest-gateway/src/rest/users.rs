@@ -1,5 +1,5 @@
 //! Users (Camunda 8.8's identity API): `POST /v2/users`, `GET`, `PUT` and `DELETE
-//! /v2/users/{username}`. Passwords are hashed here (argon2id, `auth::password`) before the
+//! /v2/users/{username}`, and `POST /v2/users/search` (from history, like every search). Passwords are hashed here (argon2id, `auth::password`) before the
 //! command is written; no answer ever holds a password or its hash.
 
 use axum::extract::{Path, State};
@@ -15,6 +15,7 @@ use super::{OrProblem, Problem, Rest, Routes};
 
 pub(super) fn routes(r: Routes) -> Routes {
     r.route("/v2/users", post(create))
+        .route("/v2/users/search", post(search))
         .route("/v2/users/{username}", get(read).put(update).delete(delete))
 }
 
@@ -83,6 +84,14 @@ async fn create(
         .await
         .or_problem(&uri)?;
     Ok((StatusCode::CREATED, Json(user_json(&created))))
+}
+
+async fn search(
+    State(rest): State<Rest>,
+    uri: Uri,
+    super::history::Text(text): super::history::Text,
+) -> Result<Json<Value>, Problem> {
+    super::history::run_search(&rest, zest_history::Named::Users, &text, None, &uri).await
 }
 
 async fn read(
