@@ -6,7 +6,7 @@
 use zest_protocol::{Intent, Record, RecordValue, RejectionType, UserRecord};
 
 use crate::behaviour::distribution;
-use crate::context::{Ctx, ProcResult};
+use crate::context::{Ctx, ProcResult, Rejection};
 use crate::keys::identity::{user_key, ADMINS};
 use crate::state::Ks;
 
@@ -49,17 +49,17 @@ fn invalid_username(username: &str) -> Option<String> {
     }
 }
 
-/// What keeps `u` from being created, if anything.
-fn refuse_creation(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, u: &UserRecord) -> bool {
-    let refusal = if let Some(reason) = invalid_username(&u.username) {
-        Some((RejectionType::InvalidArgument, reason))
+/// What keeps `u` from being created, if anything (returned as the command's rejection, so
+/// that the client waiting for it is answered).
+fn refuse_creation(ctx: &Ctx<'_, '_, '_>, u: &UserRecord) -> ProcResult {
+    if let Some(reason) = invalid_username(&u.username) {
+        Err(Rejection::invalid_argument(reason))
     } else if u.password.is_empty() {
-        Some((
-            RejectionType::InvalidArgument,
-            "Expected a password, but none was given".to_string(),
+        Err(Rejection::invalid_argument(
+            "Expected a password, but none was given",
         ))
     } else if stored(ctx, &u.username).is_some() {
-        Some((
+        Err(Rejection::new(
             RejectionType::AlreadyExists,
             format!(
                 "Expected to create user with username '{}', but a user with this username already exists",
@@ -67,14 +67,7 @@ fn refuse_creation(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, u: &UserRecord) -> b
             ),
         ))
     } else {
-        None
-    };
-    match refusal {
-        Some((kind, reason)) => {
-            ctx.reject(cmd, kind, reason);
-            true
-        }
-        None => false,
+        Ok(())
     }
 }
 
@@ -90,16 +83,12 @@ pub fn create(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, u: &UserRecord, admin: bo
         return Ok(());
     }
     if admin && !ctx.txn.scan_prefix(Ks::Identities, ADMINS, 1).is_empty() {
-        ctx.reject(
-            cmd,
+        return Err(Rejection::new(
             RejectionType::Forbidden,
-            "Expected to create an initial admin user, but an admin user already exists".into(),
-        );
-        return Ok(());
+            "Expected to create an initial admin user, but an admin user already exists",
+        ));
     }
-    if refuse_creation(ctx, cmd, u) {
-        return Ok(());
-    }
+    refuse_creation(ctx, u)?;
     let key = ctx.next_key();
     let user = UserRecord {
         user_key: key,
@@ -116,7 +105,7 @@ pub fn update(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, u: &UserRecord) -> ProcRe
         return Ok(());
     }
     let Some(old) = stored(ctx, &u.username) else {
-        return not_found(ctx, cmd, "update", &u.username);
+        return Err(not_found("update", &u.username));
     };
     let user = UserRecord {
         user_key: old.user_key,
@@ -144,7 +133,7 @@ pub fn delete(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, u: &UserRecord) -> ProcRe
         return Ok(());
     }
     let Some(old) = stored(ctx, &u.username) else {
-        return not_found(ctx, cmd, "delete", &u.username);
+        return Err(not_found("delete", &u.username));
     };
     let user = UserRecord {
         password: String::new(),
@@ -161,13 +150,8 @@ pub fn delete(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, u: &UserRecord) -> ProcRe
     Ok(())
 }
 
-fn not_found(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, what: &str, username: &str) -> ProcResult {
-    ctx.reject(
-        cmd,
-        RejectionType::NotFound,
-        format!(
-            "Expected to {what} user with username '{username}', but a user with this username does not exist"
-        ),
-    );
-    Ok(())
+fn not_found(what: &str, username: &str) -> Rejection {
+    Rejection::not_found(format!(
+        "Expected to {what} user with username '{username}', but a user with this username does not exist"
+    ))
 }
