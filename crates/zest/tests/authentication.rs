@@ -781,3 +781,86 @@ fn a_node_beyond_loopback_starts_with_auth_basic_and_not_without() {
         "{ready}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_created_on_one_node_logs_in_on_another() {
+    use common::cluster::{field, free_port_offset, start};
+    // one partition per node: node 2 holds no replica of partition 1, where users live, so it
+    // reads them from node 0's; every node is given the same admin, the first to create it wins
+    let offset = free_port_offset(3);
+    let dir = std::env::temp_dir().join(format!("zest-test-auth-cluster-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (_cluster, nodes) = start(
+        &[
+            "cluster".into(),
+            "--nodes=3".into(),
+            "--partitions=3".into(),
+            "--replication-factor=1".into(),
+            format!("--port-offset={offset}"),
+            format!("--data-dir={}", dir.display()),
+            "--".into(),
+            "--memory-mb=64".into(),
+            "--auth=basic".into(),
+            "--admin-user=demo:demo".into(),
+        ],
+        3,
+        Some(dir),
+    );
+    let node = |n: usize| {
+        nodes
+            .iter()
+            .find(|l| l.starts_with(&format!("node {n} ")))
+            .unwrap_or_else(|| panic!("node {n} is ready"))
+    };
+    let (rest0, rest2) = (field(node(0), "rest"), field(node(2), "rest"));
+    wait_for_admin(&rest0).await;
+    let a = as_user(
+        Some(("demo", "demo")),
+        &rest0,
+        "POST",
+        "/v2/users",
+        Some(json!({"username": "lisa", "password": "pw of lisa"})),
+    )
+    .await;
+    assert_eq!(a.status, 201, "{}", a.body);
+    let lisa = Some(("lisa", "pw of lisa"));
+    let me = as_user(lisa, &rest2, "GET", "/v2/authentication/me", None).await;
+    assert_eq!(
+        (me.status, &me.body["username"]),
+        (200, &json!("lisa")),
+        "{}",
+        me.body
+    );
+    let mut c = grpc(
+        &field(node(2), "gateway"),
+        Some(basic("lisa", "pw of lisa")),
+    )
+    .await;
+    let topology = c
+        .topology(proto::TopologyRequest {})
+        .await
+        .expect("lisa on node 2");
+    assert_eq!(topology.into_inner().brokers.len(), 3);
+    // a session from node 0 is taken by node 2 (one cluster secret)
+    let cookie = login(&rest0, "lisa", "pw of lisa").await;
+    let a = send(
+        HERE,
+        &rest2,
+        "GET",
+        "/v2/topology",
+        &[("Cookie", &cookie)],
+        None,
+    )
+    .await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    // the admin was created once: node 2's start, refused, left it alone
+    let a = as_user(
+        Some(("demo", "demo")),
+        &rest2,
+        "GET",
+        "/v2/users/demo",
+        None,
+    )
+    .await;
+    assert_eq!(a.status, 200, "{}", a.body);
+}

@@ -9,6 +9,8 @@ use std::process::{Child, Command, Stdio};
 use zest_gateway::proto;
 use zest_gateway::proto::gateway_client::GatewayClient;
 
+pub mod cluster;
+
 pub struct Node {
     pub child: Child,
     pub gateway: String,
