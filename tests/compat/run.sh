@@ -17,19 +17,21 @@
 # (tests/compat/node/node_modules) and c8ctl (copied from ../shared into tests/compat/.c8ctl).
 #
 # Env: ZEST_BIN, ZEEBE_ADDRESS, COMPAT_VERBOSE=1 (go test -v / pytest -v), COMPAT_SUITES (space
-# separated subset of: go official zbctl zest-cli python node c8ctl ui schemathesis java spring cpt crash partitions cluster postgres; crash runs three
+# separated subset of: go official zbctl zest-cli python node c8ctl ui schemathesis java spring cpt auth crash partitions cluster postgres; crash runs three
 # variants: default, log fsync off, and snapshots/segment deletion/backups during the kills;
 # partitions runs go, python, java and crash against 3 partitions; cluster runs go, python and
 # java against `zest cluster` (3 nodes, 3 partitions, replication factor 3) and the crash test
 # with SIGKILLs of random nodes of such a cluster; postgres runs the history's tests on
-# PostgreSQL, the Java suite against a node on it, and its outage and leader-kill faults),
+# PostgreSQL, the Java suite against a node on it, and its outage and leader-kill faults; auth
+# runs c8ctl, the Java client and the Node SDK with their own Basic settings against one node
+# with --auth basic),
 # CRASH_* (see
 # go/crash/crash_test.go).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-SUITES=${COMPAT_SUITES:-go official zbctl zest-cli python node c8ctl ui schemathesis java spring cpt crash partitions cluster postgres}
+SUITES=${COMPAT_SUITES:-go official zbctl zest-cli python node c8ctl ui schemathesis java spring cpt auth crash partitions cluster postgres}
 VERBOSE=${COMPAT_VERBOSE:-}
 # the clusters' nodes and gateways the suites start share this secret (the internal port admits
 # only members; `zest cluster` would make one of its own)
@@ -89,7 +91,7 @@ if want python || want partitions || want cluster; then
   fi
   echo "compat: $("$VENV/bin/python" --version), pyzeebe $("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("pyzeebe"))')"
 fi
-if want node || want c8ctl || want ui; then
+if want node || want c8ctl || want ui || want auth; then
   # Camunda's Node.js SDK (tests/compat/node) on Node 22: a system node >= 22, else the npm
   # registry's `node` package (a prebuilt Node 22 for this platform) installed into
   # tests/compat/.node by the system's npm (Debian bookworm's nodejs is 18, trixie's 20); if
@@ -113,7 +115,7 @@ if want node || want c8ctl || want ui; then
   fi
   NODE_PATH_DIR=$(dirname "$NODE_BIN")
 fi
-if want node; then
+if want node || want auth; then
   # npm runs under the node it finds first on PATH: the one the suite runs on
   STAMP=$HERE/node/node_modules/.package-lock.sha
   SUM=$(sha256sum "$HERE/node/package-lock.json" | cut -d' ' -f1)
@@ -123,7 +125,7 @@ if want node; then
   fi
   echo "compat: node $("$NODE_BIN" --version), @camunda8/sdk $("$NODE_BIN" -p "require('$HERE/node/node_modules/@camunda8/sdk/package.json').version"), @camunda8/orchestration-cluster-api $("$NODE_BIN" -p "require('$HERE/node/node_modules/@camunda8/orchestration-cluster-api/package.json').version")"
 fi
-if want c8ctl; then
+if want c8ctl || want auth; then
   # c8ctl 3.3.0 (Camunda's REST CLI) from the shared folder beside the checkout; the suite's
   # harness copies it into tests/compat/.c8ctl and installs it there once (npm install node@22,
   # since c8ctl needs Node >= 22.18, then npm install); node --test itself runs on $NODE_BIN
@@ -162,7 +164,7 @@ if want schemathesis; then
     echo "$SUM" >"$STAMP"
   fi
 fi
-if want java || want spring || want cpt || want partitions || want cluster || want postgres; then
+if want java || want spring || want cpt || want partitions || want cluster || want postgres || want auth; then
   # the official Java client (tests/compat/java), the Spring Boot starter (spring) and Camunda
   # Process Test (cpt): a JDK >= 17 and Maven; their artifacts come from Maven Central into ~/.m2
   command -v mvn >/dev/null || apt_install maven
@@ -302,6 +304,47 @@ if want spring; then
 fi
 if want cpt; then
   run_suite cpt maven_suite cpt
+fi
+# The clients with their own Basic settings against one node with --auth basic and the admin
+# demo/demo (Camunda's initialization variables): c8ctl (CAMUNDA_USERNAME/PASSWORD, and its
+# default local profile when the node could take localhost:8080), the Java client 8.8
+# (CAMUNDA_BASIC_AUTH_USERNAME/PASSWORD, and its builder) and the Node SDK
+# (CAMUNDA_AUTH_STRATEGY=BASIC), each over REST and gRPC where it has both (zest only).
+auth_suite() {
+  local dir pid rest_bind=127.0.0.1:0 rc=0 addr rest
+  dir=$(mktemp -d /tmp/zest-auth-XXXXXX)
+  # c8ctl's default profile is localhost:8080: take it when nothing holds it
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 8080))' 2>/dev/null && rest_bind=127.0.0.1:8080
+  CAMUNDA_SECURITY_AUTHENTICATION_METHOD=basic \
+    CAMUNDA_SECURITY_INITIALIZATION_USERS_0_USERNAME=demo CAMUNDA_SECURITY_INITIALIZATION_USERS_0_PASSWORD=demo \
+    CAMUNDA_SECURITY_INITIALIZATION_DEFAULTROLES_ADMIN_USERS_0=demo \
+    "$ZEST_BIN" start --data-dir "$dir/data" --gateway-address 127.0.0.1:0 \
+    --management-address 127.0.0.1:0 --rest-address "$rest_bind" >"$dir/out.log" 2>"$dir/err.log" &
+  pid=$!
+  for _ in $(seq 1 120); do grep -q READY "$dir/out.log" 2>/dev/null && break; sleep 0.5; done
+  grep -q READY "$dir/out.log" || { echo "zest did not start:"; tail -20 "$dir/err.log"; kill "$pid" 2>/dev/null; return 1; }
+  addr=$(sed -n 's/^READY gateway=\([^ ]*\) .*/\1/p' "$dir/out.log" | head -1)
+  rest=http://$(sed -n 's/^READY .* rest=\([^ ]*\) .*/\1/p' "$dir/out.log" | head -1)
+  # demo is created a moment after READY: /v2/setup/user answers 403 once an admin exists
+  for _ in $(seq 1 120); do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+      -d '{"username":"probe"}' "$rest/v2/setup/user")" = 403 ] && break
+    sleep 0.5
+  done
+  (
+    export ZEEBE_ADDRESS=$addr ZEEBE_REST_ADDRESS=$rest CAMUNDA_AUTH_STRATEGY=BASIC \
+      CAMUNDA_BASIC_AUTH_USERNAME=demo CAMUNDA_BASIC_AUTH_PASSWORD=demo
+    cd "$HERE/c8ctl" && PATH="$NODE_PATH_DIR:$PATH" node --test --test-reporter=spec basic-auth.test.js &&
+      cd "$HERE/node" && PATH="$NODE_PATH_DIR:$PATH" node --test --test-reporter=spec basic-auth.test.js &&
+      cd "$HERE/java" && rm -rf target/surefire-reports && mvn -B -q test -Dtest=BasicAuthTest
+  ) || rc=$?
+  kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+  [ $rc = 0 ] || { echo "zest's log (last lines):"; tail -20 "$dir/err.log"; }
+  rm -rf "$dir"
+  return $rc
+}
+if want auth && [ -n "${ZEST_BIN:-}" ]; then
+  run_suite auth auth_suite
 fi
 if want crash; then
   run_suite crash bash -c "cd '$HERE/go' && go test -v -count=1 -timeout 5m -tags crash ./crash -run TestCrash"

@@ -9,6 +9,8 @@ use std::process::{Child, Command, Stdio};
 use zest_gateway::proto;
 use zest_gateway::proto::gateway_client::GatewayClient;
 
+pub mod cluster;
+
 pub struct Node {
     pub child: Child,
     pub gateway: String,
@@ -119,6 +121,19 @@ pub const CLUSTER_SECRET: &str = "the tests' cluster secret";
 
 /// Starts `zest` on `dir` as it is (a restart when it holds data).
 pub fn start_in(dir: PathBuf, extra: &[&str]) -> Node {
+    start_in_env(dir, extra, &[])
+}
+
+/// [`start_with`], with environment variables for the node (they override the tests' own,
+/// `ZEST_CLUSTER_SECRET` included).
+pub fn start_with_env(name: &str, extra: &[&str], env: &[(&str, &str)]) -> Node {
+    let dir = std::env::temp_dir().join(format!("zest-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    start_in_env(dir, extra, env)
+}
+
+/// [`start_in`] with environment variables for the node.
+pub fn start_in_env(dir: PathBuf, extra: &[&str], env: &[(&str, &str)]) -> Node {
     let postgres = postgres_args(&dir, extra);
     // port 0 everywhere: the server binds free ports and its READY line names them (ports
     // picked here and released could be taken by a server of a test running beside this one)
@@ -137,6 +152,7 @@ pub fn start_in(dir: PathBuf, extra: &[&str]) -> Node {
         .args(&postgres)
         .env("ZEST_LOG", "warn")
         .env("ZEST_CLUSTER_SECRET", CLUSTER_SECRET)
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
