@@ -36,6 +36,14 @@ pub struct BenchArgs {
     /// Gateway address of the system under test (Zest or Zeebe)
     #[arg(long, env = "ZEEBE_ADDRESS", default_value = "127.0.0.1:26500")]
     pub address: String,
+    /// PEM file of the CA to trust: gRPC (and --rest) over TLS (zbctl's --certPath,
+    /// environment ZEEBE_CA_CERTIFICATE_PATH)
+    #[arg(
+        long = "cert-path",
+        alias = "certPath",
+        env = "ZEEBE_CA_CERTIFICATE_PATH"
+    )]
+    pub cert_path: Option<PathBuf>,
     /// Built-in scenario: one-task, typical, ten-tasks, or realistic (Camunda's bank dispute
     /// process with its own workers, see crates/zest/bench/README.md; ignored when --bpmn is
     /// given)
@@ -368,18 +376,16 @@ impl Shared {
     }
 }
 
-pub async fn connect(address: &str) -> anyhow::Result<GatewayClient<Channel>> {
-    let url = if address.starts_with("http") {
-        address.to_string()
-    } else {
-        format!("http://{address}")
-    };
-    let channel = Channel::from_shared(url.clone())
-        .with_context(|| format!("invalid gateway address {url}"))?
+/// A client of the gateway at `address`, over TLS trusting `ca` when given.
+pub async fn connect(
+    address: &str,
+    ca: Option<&std::path::Path>,
+) -> anyhow::Result<GatewayClient<Channel>> {
+    let channel = crate::tls::endpoint(address, ca)?
         .tcp_nodelay(true)
         .connect()
         .await
-        .with_context(|| format!("connecting to the gateway at {url}"))?;
+        .with_context(|| format!("connecting to the gateway at {address}"))?;
     Ok(GatewayClient::new(channel)
         .max_decoding_message_size(64 << 20)
         .max_encoding_message_size(64 << 20))
@@ -432,7 +438,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Report> {
         )),
         None => LatencyLog::Off,
     };
-    let mut client = connect(&args.address).await?;
+    let mut client = connect(&args.address, args.cert_path.as_deref()).await?;
     let process_id = deploy(&mut client, &args, scenario.resources, scenario.process_id).await?;
 
     let t0 = Instant::now();
@@ -474,7 +480,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Report> {
     };
     let mut worker_tasks = Vec::new();
     for (w, (job_type, delay_ms, capacity, publish)) in specs.into_iter().enumerate() {
-        let client = connect(&args.address).await?;
+        let client = connect(&args.address, args.cert_path.as_deref()).await?;
         let worker = Worker {
             client,
             shared: shared.clone(),
@@ -506,7 +512,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Report> {
     let progress = (!args.quiet).then(|| tokio::spawn(progress(shared.clone())));
 
     let starter = Starter {
-        client: connect(&args.address).await?,
+        client: connect(&args.address, args.cert_path.as_deref()).await?,
         shared: shared.clone(),
         process_id,
         prefix,

@@ -183,6 +183,9 @@ pub struct StartArgs {
     /// so that an end before this process began to watch counts too
     #[arg(long, hide = true, value_name = "PID")]
     pub parent_pid: Option<u32>,
+    /// TLS of the ports (tls.rs)
+    #[command(flatten)]
+    pub tls: crate::tls::TlsArgs,
 }
 
 #[derive(Deserialize, Default, Debug)]
@@ -234,6 +237,8 @@ struct FileConfig {
     max_group: Option<usize>,
     raft_flush_enabled: Option<bool>,
     raft_flush_delay_ms: Option<u64>,
+    /// TLS of the ports: the `[tls]` table (tls.rs)
+    tls: Option<crate::tls::TlsFile>,
 }
 
 /// The default log filter: Zest's own information, and only warnings and errors of the embedded
@@ -255,6 +260,8 @@ pub struct Resolved {
     pub log_filter: String,
     pub exit_with_parent: bool,
     pub parent_pid: Option<u32>,
+    /// The certificate pairs of the client ports with TLS.
+    pub tls: crate::tls::TlsPorts,
 }
 
 fn backpressure(
@@ -594,7 +601,9 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
         anyhow::ensure!(ms >= 100, "client-timeout-ms must be at least 100");
         intake.read_timeout = Duration::from_millis(ms);
     }
+    let tls = crate::tls::resolve(args.tls, file.tls, &crate::tls::process_env)?;
     Ok(Resolved {
+        tls,
         exit_with_parent: args.exit_with_parent,
         parent_pid: args.parent_pid,
         broker,

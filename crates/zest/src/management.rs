@@ -31,6 +31,7 @@ pub async fn serve(
     listener: tokio::net::TcpListener,
     broker: Arc<Broker>,
     intake: zest_gateway::intake::Intake,
+    tls: Option<zest_cluster::tls::Acceptor>,
     shutdown: tokio::sync::watch::Receiver<bool>,
 ) {
     let gauges = Gauges::register(&broker.metrics.registry)
@@ -63,7 +64,7 @@ pub async fn serve(
             get(backup_status).delete(backup_delete),
         );
     let app = crate::clock_actuator::routes(crate::exporting::routes(app)).with_state(broker);
-    crate::serving::serve(listener, app, intake, shutdown).await;
+    crate::serving::serve(listener, app, intake, tls, shutdown).await;
 }
 
 /// The gauges this binary adds to the broker's registry: the store's size on disk and the

@@ -2,6 +2,7 @@
 //! `--address`, `--host`, `--port`, `ZEEBE_ADDRESS`), timeouts, and one clear line for every
 //! error, naming the port it reached when that port is not a gRPC gateway.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -29,9 +30,17 @@ pub struct ConnArgs {
     /// Timeout of each request, e.g. 300ms, 50s or 1m (default 10s)
     #[arg(long = "requestTimeout", alias = "request-timeout", value_parser = parse_duration)]
     pub request_timeout: Option<Duration>,
-    /// Accepted for zbctl's sake: Zest's gateway speaks plaintext gRPC
+    /// Accepted for zbctl's sake: without --certPath the connection is plaintext
     #[arg(long, env = "ZEEBE_INSECURE_CONNECTION")]
     pub insecure: bool,
+    /// PEM file of the CA (or the certificate) to trust: connect over TLS (zbctl's --certPath,
+    /// environment ZEEBE_CA_CERTIFICATE_PATH)
+    #[arg(
+        long = "certPath",
+        alias = "cert-path",
+        env = "ZEEBE_CA_CERTIFICATE_PATH"
+    )]
+    pub cert_path: Option<PathBuf>,
     /// Output format of commands with a human form: human (default) or json
     #[arg(long, short = 'o')]
     pub output: Option<Output>,
@@ -52,6 +61,7 @@ impl ConnArgs {
             port: self.port.or(outer.port),
             request_timeout: self.request_timeout.or(outer.request_timeout),
             insecure: self.insecure || outer.insecure,
+            cert_path: self.cert_path.or_else(|| outer.cert_path.clone()),
             output: self.output.or(outer.output),
         }
     }
@@ -98,8 +108,8 @@ impl ConnArgs {
     /// workers set one per request).
     pub async fn connect_with(&self, timeout: Option<Duration>) -> Result<Client, CliError> {
         let target = self.target();
-        let mut endpoint = tonic::transport::Endpoint::from_shared(format!("http://{target}"))
-            .map_err(|e| CliError::Usage(format!("'{target}' is not a gateway address: {e}")))?
+        let mut endpoint = crate::tls::endpoint(&target, self.cert_path.as_deref())
+            .map_err(|e| CliError::Usage(format!("{e:#}")))?
             .connect_timeout(CONNECT_TIMEOUT)
             .tcp_nodelay(true);
         if let Some(t) = timeout {
