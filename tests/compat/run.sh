@@ -114,6 +114,8 @@ if want node || want c8ctl || want ui; then
   NODE_PATH_DIR=$(dirname "$NODE_BIN")
 fi
 if want node; then
+  # tls.test.js makes its certificates with the openssl command
+  command -v openssl >/dev/null || apt_install openssl
   # npm runs under the node it finds first on PATH: the one the suite runs on
   STAMP=$HERE/node/node_modules/.package-lock.sha
   SUM=$(sha256sum "$HERE/node/package-lock.json" | cut -d' ' -f1)
@@ -196,7 +198,8 @@ run_suite() { # name, command...
 }
 
 if want go; then
-  run_suite go bash -c "cd '$HERE/go' && go test ${GOV[*]} -count=1 -timeout 5m ./compat"
+  # ./tls: the Go client, zbctl (when built) and the zest CLI over TLS, against a zest of its own
+  run_suite go bash -c "cd '$HERE/go' && go test ${GOV[*]} -count=1 -timeout 5m ./compat ./tls"
 fi
 # the official Go client's own integration tests, against a default `zest start`
 if want official; then
