@@ -255,6 +255,41 @@ pub fn read_ca(ca: &Path) -> anyhow::Result<Vec<u8>> {
     std::fs::read(ca).with_context(|| format!("reading the CA certificates {}", ca.display()))
 }
 
+/// How long a peer may take over the internal port's TLS handshake.
+const INTERNAL_HANDSHAKE: Duration = Duration::from_secs(10);
+
+/// TLS of the internal port (Zeebe's `ZEEBE_BROKER_NETWORK_SECURITY_*`): every node serves
+/// its pair, and verifies the nodes it calls against a CA (the chain itself when no CA is
+/// given, as Zeebe does). The cluster token still travels in every frame, now unreadable on
+/// the wire: the certificate proves the machine, the token the cluster.
+#[derive(Clone, Debug)]
+pub struct InternalTls {
+    files: CertFiles,
+    client: tonic::transport::ClientTlsConfig,
+}
+
+impl InternalTls {
+    /// The pair and the CA, both read now: an error names the file that does not load.
+    pub fn new(files: CertFiles, ca: &Path) -> anyhow::Result<InternalTls> {
+        ReloadingCert::new(files.clone()).context("TLS of the internal port")?;
+        let pem = read_ca(ca).context("TLS of the internal port")?;
+        let client = tonic::transport::ClientTlsConfig::new()
+            .ca_certificate(tonic::transport::Certificate::from_pem(pem));
+        Ok(InternalTls { files, client })
+    }
+
+    /// The server side, reloading the pair as it changes.
+    pub fn acceptor(&self) -> anyhow::Result<Acceptor> {
+        Acceptor::new(self.files.clone(), ALPN_H2, INTERNAL_HANDSHAKE)
+            .context("TLS of the internal port")
+    }
+
+    /// The client side: the peers' certificates verified against the CA.
+    pub fn client(&self) -> tonic::transport::ClientTlsConfig {
+        self.client.clone()
+    }
+}
+
 /// A connection in plaintext or through TLS: one type for both, so a port's server code is
 /// the same either way.
 pub enum MaybeTls<IO> {

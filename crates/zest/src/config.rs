@@ -602,6 +602,7 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
         intake.read_timeout = Duration::from_millis(ms);
     }
     let tls = crate::tls::resolve(args.tls, file.tls, &crate::tls::process_env)?;
+    broker.cluster.tls = tls.internal()?;
     Ok(Resolved {
         tls,
         exit_with_parent: args.exit_with_parent,

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use serde::Deserialize;
-use zest_cluster::tls::{Acceptor, CertFiles, ALPN_H2, ALPN_HTTP};
+use zest_cluster::tls::{Acceptor, CertFiles, InternalTls, ALPN_H2, ALPN_HTTP};
 
 /// TLS of the ports: a PEM certificate chain and its PEM private key per port.
 #[derive(clap::Args, Debug, Default, Clone)]
@@ -34,6 +34,18 @@ pub struct TlsArgs {
     /// PEM private key of --management-tls-cert
     #[arg(long, env = "ZEST_MANAGEMENT_TLS_KEY")]
     pub management_tls_key: Option<PathBuf>,
+    /// PEM certificate chain of the internal port: TLS between the nodes and gateways of a
+    /// cluster, all of them or none (also Zeebe's ZEEBE_BROKER_NETWORK_SECURITY_* and
+    /// ZEEBE_GATEWAY_CLUSTER_SECURITY_*)
+    #[arg(long, env = "ZEST_INTERNAL_TLS_CERT")]
+    pub internal_tls_cert: Option<PathBuf>,
+    /// PEM private key of --internal-tls-cert
+    #[arg(long, env = "ZEST_INTERNAL_TLS_KEY")]
+    pub internal_tls_key: Option<PathBuf>,
+    /// PEM file of the CA the other nodes' certificates are verified against (default: the
+    /// chain of --internal-tls-cert, as Zeebe's)
+    #[arg(long, env = "ZEST_INTERNAL_TLS_CA")]
+    pub internal_tls_ca: Option<PathBuf>,
 }
 
 /// The `[tls]` table of the configuration file: the flags' names less `-tls`.
@@ -46,6 +58,9 @@ pub struct TlsFile {
     rest_key: Option<PathBuf>,
     management_cert: Option<PathBuf>,
     management_key: Option<PathBuf>,
+    internal_cert: Option<PathBuf>,
+    internal_key: Option<PathBuf>,
+    internal_ca: Option<PathBuf>,
 }
 
 /// The certificate pair of each client port that has TLS.
@@ -54,6 +69,18 @@ pub struct TlsPorts {
     pub grpc: Option<CertFiles>,
     pub rest: Option<CertFiles>,
     pub management: Option<CertFiles>,
+    /// The internal port's pair and the CA its peers are verified against.
+    pub internal: Option<(CertFiles, PathBuf)>,
+}
+
+impl TlsPorts {
+    /// The internal port's TLS, its files read now.
+    pub fn internal(&self) -> anyhow::Result<Option<InternalTls>> {
+        self.internal
+            .as_ref()
+            .map(|(files, ca)| InternalTls::new(files.clone(), ca))
+            .transpose()
+    }
 }
 
 /// A port's pair from its flag (or ZEST_ variable), else from the file; both halves or none.
@@ -100,30 +127,70 @@ pub(crate) fn from_env(
     }))
 }
 
-/// The first pair of Zeebe's and Camunda's variables for the gRPC port.
-fn grpc_from_env(env: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<Option<CertFiles>> {
-    for (prefix, cert, key) in [
-        (
-            "ZEEBE_BROKER_GATEWAY_SECURITY_",
-            "CERTIFICATECHAINPATH",
-            "PRIVATEKEYPATH",
-        ),
-        (
-            "ZEEBE_GATEWAY_SECURITY_",
-            "CERTIFICATECHAINPATH",
-            "PRIVATEKEYPATH",
-        ),
-        (
-            "CAMUNDA_API_GRPC_SSL_",
-            "CERTIFICATE",
-            "CERTIFICATEPRIVATEKEY",
-        ),
-    ] {
+/// The first pair named by `vars` (prefix, chain's name, key's name).
+fn first_from_env(
+    env: &dyn Fn(&str) -> Option<String>,
+    vars: &[(&str, &str, &str)],
+) -> anyhow::Result<Option<CertFiles>> {
+    for (prefix, cert, key) in vars {
         if let Some(files) = from_env(env, prefix, cert, key)? {
             return Ok(Some(files));
         }
     }
     Ok(None)
+}
+
+/// Zeebe's and Camunda's variables for the gRPC port's pair.
+const GRPC_VARS: &[(&str, &str, &str)] = &[
+    (
+        "ZEEBE_BROKER_GATEWAY_SECURITY_",
+        "CERTIFICATECHAINPATH",
+        "PRIVATEKEYPATH",
+    ),
+    (
+        "ZEEBE_GATEWAY_SECURITY_",
+        "CERTIFICATECHAINPATH",
+        "PRIVATEKEYPATH",
+    ),
+    (
+        "CAMUNDA_API_GRPC_SSL_",
+        "CERTIFICATE",
+        "CERTIFICATEPRIVATEKEY",
+    ),
+];
+
+/// Zeebe's variables for the internal port's pair (a broker's, a standalone gateway's).
+const INTERNAL_VARS: &[(&str, &str, &str)] = &[
+    (
+        "ZEEBE_BROKER_NETWORK_SECURITY_",
+        "CERTIFICATECHAINPATH",
+        "PRIVATEKEYPATH",
+    ),
+    (
+        "ZEEBE_GATEWAY_CLUSTER_SECURITY_",
+        "CERTIFICATECHAINPATH",
+        "PRIVATEKEYPATH",
+    ),
+];
+
+/// Spring Boot's variables for the REST port's pair.
+const REST_VARS: &[(&str, &str, &str)] = &[("SERVER_SSL_", "CERTIFICATE", "CERTIFICATEPRIVATEKEY")];
+
+/// A port's pair: its flag (or ZEST_ variable), else the first of `vars`, else the file.
+fn port_pair(
+    flag: (Option<PathBuf>, Option<PathBuf>),
+    env: &dyn Fn(&str) -> Option<String>,
+    vars: &[(&str, &str, &str)],
+    file: (Option<PathBuf>, Option<PathBuf>),
+    name: &str,
+) -> anyhow::Result<Option<CertFiles>> {
+    if let Some(files) = pair(flag.0, flag.1, name)? {
+        return Ok(Some(files));
+    }
+    if let Some(files) = first_from_env(env, vars)? {
+        return Ok(Some(files));
+    }
+    pair(file.0, file.1, name)
 }
 
 /// Each port's pair: flag or ZEST_ variable, then Zeebe's and Camunda's variables, then the
@@ -135,32 +202,46 @@ pub fn resolve(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> anyhow::Result<TlsPorts> {
     let file = file.unwrap_or_default();
-    let grpc = match pair(args.grpc_tls_cert, args.grpc_tls_key, "grpc")? {
-        Some(files) => Some(files),
-        None => match grpc_from_env(env)? {
-            Some(files) => Some(files),
-            None => pair(file.grpc_cert, file.grpc_key, "grpc")?,
-        },
-    };
-    let rest = match pair(args.rest_tls_cert, args.rest_tls_key, "rest")? {
-        Some(files) => Some(files),
-        None => match from_env(env, "SERVER_SSL_", "CERTIFICATE", "CERTIFICATEPRIVATEKEY")? {
-            Some(files) => Some(files),
-            None => pair(file.rest_cert, file.rest_key, "rest")?,
-        },
-    };
-    let management = match pair(
-        args.management_tls_cert,
-        args.management_tls_key,
+    let grpc = port_pair(
+        (args.grpc_tls_cert, args.grpc_tls_key),
+        env,
+        GRPC_VARS,
+        (file.grpc_cert, file.grpc_key),
+        "grpc",
+    )?;
+    let rest = port_pair(
+        (args.rest_tls_cert, args.rest_tls_key),
+        env,
+        REST_VARS,
+        (file.rest_cert, file.rest_key),
+        "rest",
+    )?;
+    let management = port_pair(
+        (args.management_tls_cert, args.management_tls_key),
+        env,
+        &[],
+        (file.management_cert, file.management_key),
         "management",
-    )? {
-        Some(files) => Some(files),
-        None => pair(file.management_cert, file.management_key, "management")?,
-    };
+    )?;
+    let internal = port_pair(
+        (args.internal_tls_cert, args.internal_tls_key),
+        env,
+        INTERNAL_VARS,
+        (file.internal_cert, file.internal_key),
+        "internal",
+    )?
+    .map(|files| {
+        let ca = args
+            .internal_tls_ca
+            .or(file.internal_ca)
+            .unwrap_or_else(|| files.chain.clone());
+        (files, ca)
+    });
     Ok(TlsPorts {
         rest: rest.or_else(|| grpc.clone()),
         grpc,
         management,
+        internal,
     })
 }
 
@@ -260,6 +341,22 @@ mod tests {
         .unwrap();
         assert_eq!(camunda.grpc, files("c.pem", "k.pem"));
         assert_eq!(camunda.rest, files("r.pem", "rk.pem"));
+        let network = resolved(&[
+            ("ZEEBE_BROKER_NETWORK_SECURITY_ENABLED", "true"),
+            (
+                "ZEEBE_BROKER_NETWORK_SECURITY_CERTIFICATECHAINPATH",
+                "n.pem",
+            ),
+            ("ZEEBE_BROKER_NETWORK_SECURITY_PRIVATEKEYPATH", "n.key"),
+        ])
+        .unwrap();
+        // the chain doubles as the CA, as Zeebe's
+        let chain = PathBuf::from("n.pem");
+        assert_eq!(
+            network.internal,
+            files("n.pem", "n.key").map(|f| (f, chain))
+        );
+        assert_eq!(network.grpc, None);
         // paths without ENABLED are ignored, as Zeebe ignores them
         let off = resolved(&[
             ("ZEEBE_GATEWAY_SECURITY_CERTIFICATECHAINPATH", "c.pem"),

@@ -9,50 +9,9 @@ use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
+use common::certs::TestCa;
 use zest_gateway::proto;
 use zest_gateway::proto::gateway_client::GatewayClient;
-
-/// A CA made for the test, and the certificates it signs for 127.0.0.1 and localhost.
-struct TestCa {
-    issuer: Issuer<'static, KeyPair>,
-    pem: String,
-}
-
-impl TestCa {
-    fn new(name: &str) -> TestCa {
-        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        params.distinguished_name.push(DnType::CommonName, name);
-        let key = KeyPair::generate().unwrap();
-        let pem = params.self_signed(&key).unwrap().pem();
-        TestCa {
-            issuer: Issuer::new(params, key),
-            pem,
-        }
-    }
-
-    /// Writes the CA as `<name>-ca.pem` in `dir`, and returns its path.
-    fn write(&self, dir: &Path, name: &str) -> PathBuf {
-        let path = dir.join(format!("{name}-ca.pem"));
-        std::fs::write(&path, &self.pem).unwrap();
-        path
-    }
-
-    /// A server certificate and its key, written to `cert` and `key`.
-    fn issue(&self, cert: &Path, key: &Path) {
-        let params =
-            CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()]).unwrap();
-        let pair = KeyPair::generate().unwrap();
-        let signed = params.signed_by(&pair, &self.issuer).unwrap();
-        // written aside and renamed, as certificate managers do, so a reload never reads half
-        for (path, text) in [(key, pair.serialize_pem()), (cert, signed.pem())] {
-            let partial = path.with_extension("partial");
-            std::fs::write(&partial, text).unwrap();
-            std::fs::rename(&partial, path).unwrap();
-        }
-    }
-}
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("zest-tls-{name}-{}", std::process::id()));
