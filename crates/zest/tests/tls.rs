@@ -159,6 +159,16 @@ async fn grpc_rest_and_management_over_tls_and_plaintext_clients_fail_cleanly() 
         String::from_utf8_lossy(&status.stderr)
     );
     assert!(String::from_utf8_lossy(&status.stdout).contains("Partition 1"));
+    // without it, the CLI says what is missing
+    let plain = std::process::Command::new(env!("CARGO_BIN_EXE_zest"))
+        .args(["status", "--address", &node.gateway])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&plain.stderr);
+    assert!(
+        err.contains("speaks TLS") && err.contains("--certPath"),
+        "{err}"
+    );
     drop(node);
     let _ = std::fs::remove_dir_all(&dir);
 }

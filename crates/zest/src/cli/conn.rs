@@ -123,10 +123,16 @@ impl ConnArgs {
                 ))
             })?
             .map_err(|e| {
+                let cause = root_cause(&e);
+                if self.cert_path.is_some() && cause.contains("InvalidContentType") {
+                    return CliError::Connect(format!(
+                        "the gateway at {target} does not speak TLS: leave --certPath (and \
+                         ZEEBE_CA_CERTIFICATE_PATH) out"
+                    ));
+                }
                 CliError::Connect(format!(
-                    "cannot connect to the gateway at {target}: {} (is `zest start` running? \
-                     Set the address with --address or ZEEBE_ADDRESS)",
-                    root_cause(&e)
+                    "cannot connect to the gateway at {target}: {cause} (is `zest start` \
+                     running? Set the address with --address or ZEEBE_ADDRESS)"
                 ))
             })?;
         Ok(GatewayClient::new(channel)
@@ -137,6 +143,15 @@ impl ConnArgs {
     /// The error of a failed request, in one line.
     pub async fn failed(&self, status: tonic::Status) -> CliError {
         let target = self.target();
+        // a TLS port drops a plaintext client: the call fails in its transport
+        use tonic::Code::{Cancelled, Internal, Unavailable, Unknown};
+        let dropped = matches!(status.code(), Unknown | Unavailable | Internal | Cancelled);
+        if dropped && self.cert_path.is_none() && speaks_tls(&target).await {
+            return CliError::Connect(format!(
+                "the gateway at {target} speaks TLS: give the CA of its certificate with \
+                 --certPath (or ZEEBE_CA_CERTIFICATE_PATH)"
+            ));
+        }
         if let Some(found) = wrong_port(&status, &target).await {
             return CliError::Connect(found);
         }
@@ -256,6 +271,22 @@ async fn wrong_port(status: &tonic::Status, target: &str) -> Option<String> {
         ),
     };
     Some(what)
+}
+
+/// Whether `target` is a TLS server: it answers plaintext bytes with a TLS alert record.
+async fn speaks_tls(target: &str) -> bool {
+    let exchange = async {
+        let mut s = tokio::net::TcpStream::connect(target).await.ok()?;
+        s.write_all(b"GET / HTTP/1.0\r\n\r\n").await.ok()?;
+        let mut head = [0u8; 3];
+        s.read_exact(&mut head).await.ok()?;
+        // content type 21 (alert), protocol version 3.x
+        Some(head[0] == 0x15 && head[1] == 0x03)
+    };
+    matches!(
+        tokio::time::timeout(CONNECT_TIMEOUT, exchange).await,
+        Ok(Some(true))
+    )
 }
 
 enum Probe {
