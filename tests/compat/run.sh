@@ -113,9 +113,12 @@ if want node || want c8ctl || want ui; then
   fi
   NODE_PATH_DIR=$(dirname "$NODE_BIN")
 fi
-if want node; then
-  # tls.test.js makes its certificates with the openssl command
+if want node || want python; then
+  # the TLS tests (node/tls.test.js, python/test_tls.py) make their certificates with
+  # make_certs.sh, which runs the openssl command
   command -v openssl >/dev/null || apt_install openssl
+fi
+if want node; then
   # npm runs under the node it finds first on PATH: the one the suite runs on
   STAMP=$HERE/node/node_modules/.package-lock.sha
   SUM=$(sha256sum "$HERE/node/package-lock.json" | cut -d' ' -f1)

@@ -87,17 +87,10 @@ export function model(name, prefix = name.replace(/\.bpmn$/, '')) {
   return { id, path, xml }
 }
 
-/** A CA and a server certificate it signed for 127.0.0.1 and localhost, made in `dir` by the
- * openssl command (Node has no API to make certificates): { ca, cert, key } paths. */
+/** A CA and a server certificate it signed for 127.0.0.1 and localhost, made in `dir` by
+ * ../make_certs.sh (the openssl command; Node has no API to make certificates): { ca, cert, key }
+ * paths. */
 export function makeCerts(dir) {
-  const at = (name) => join(dir, name)
-  const openssl = (...args) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] })
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes']
-  openssl('req', '-x509', ...ec, '-keyout', at('ca.key'), '-out', at('ca.pem'), '-days', '1',
-    '-subj', '/CN=Zest compat test CA')
-  openssl('req', ...ec, '-keyout', at('server.key'), '-out', at('server.csr'), '-subj', '/CN=localhost')
-  writeFileSync(at('server.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n')
-  openssl('x509', '-req', '-in', at('server.csr'), '-CA', at('ca.pem'), '-CAkey', at('ca.key'),
-    '-CAcreateserial', '-out', at('server.pem'), '-days', '1', '-extfile', at('server.ext'))
-  return { ca: at('ca.pem'), cert: at('server.pem'), key: at('server.key') }
+  execFileSync(join(HERE, '..', 'make_certs.sh'), [dir], { stdio: ['ignore', 'ignore', 'inherit'] })
+  return { ca: join(dir, 'ca.pem'), cert: join(dir, 'server.pem'), key: join(dir, 'server.key') }
 }
