@@ -374,6 +374,35 @@ mod tests {
     }
 
     #[test]
+    fn the_configuration_file_names_pairs_in_its_tls_table() {
+        let dir = std::env::temp_dir().join(format!("zest-tls-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("zest.toml");
+        std::fs::write(
+            &file,
+            "[tls]\ngrpc-cert = \"g.pem\"\ngrpc-key = \"g.key\"\nmanagement-cert = \"m.pem\"\n\
+             management-key = \"m.key\"\n",
+        )
+        .unwrap();
+        let resolved = crate::config::resolve(crate::config::StartArgs {
+            config: Some(file.clone()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(resolved.tls.grpc, files("g.pem", "g.key"));
+        assert_eq!(resolved.tls.rest, files("g.pem", "g.key"));
+        assert_eq!(resolved.tls.management, files("m.pem", "m.key"));
+        std::fs::write(&file, "[tls]\ngrpc-certificate = \"g.pem\"\n").unwrap();
+        let unknown = crate::config::resolve(crate::config::StartArgs {
+            config: Some(file),
+            ..Default::default()
+        });
+        let unknown = format!("{:#}", unknown.err().expect("an unknown key is refused"));
+        assert!(unknown.contains("grpc-certificate"), "{unknown}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn a_flag_wins_and_half_a_pair_is_refused() {
         let none = |_: &str| None;
         let args = TlsArgs {
