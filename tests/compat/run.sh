@@ -115,6 +115,11 @@ if want node || want c8ctl || want ui || want auth; then
   fi
   NODE_PATH_DIR=$(dirname "$NODE_BIN")
 fi
+if want node || want python; then
+  # the TLS tests (node/tls.test.js, python/test_tls.py) make their certificates with
+  # make_certs.sh, which runs the openssl command
+  command -v openssl >/dev/null || apt_install openssl
+fi
 if want node || want auth; then
   # npm runs under the node it finds first on PATH: the one the suite runs on
   STAMP=$HERE/node/node_modules/.package-lock.sha
@@ -198,7 +203,8 @@ run_suite() { # name, command...
 }
 
 if want go; then
-  run_suite go bash -c "cd '$HERE/go' && go test ${GOV[*]} -count=1 -timeout 5m ./compat"
+  # ./tls: the Go client, zbctl (when built) and the zest CLI over TLS, against a zest of its own
+  run_suite go bash -c "cd '$HERE/go' && go test ${GOV[*]} -count=1 -timeout 5m ./compat ./tls"
 fi
 # the official Go client's own integration tests, against a default `zest start`
 if want official; then

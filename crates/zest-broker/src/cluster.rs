@@ -60,9 +60,16 @@ pub struct ClusterConfig {
     /// What every frame on the internal port carries, from the cluster secret (required when
     /// there is an internal port: a process without it cannot talk to the cluster).
     pub token: Option<ClusterToken>,
+    /// TLS on the internal port, to it and from it (all nodes or none).
+    pub tls: Option<zest_cluster::tls::InternalTls>,
 }
 
 impl ClusterConfig {
+    /// How this node calls the others: over TLS when the internal port has it.
+    pub fn peer_tls(&self) -> Option<tonic::transport::ClientTlsConfig> {
+        self.tls.as_ref().map(|t| t.client())
+    }
+
     /// The token this node presents and admits (a node without an internal port has no
     /// peers: any will do).
     pub fn token(&self) -> ClusterToken {
@@ -83,6 +90,7 @@ impl Default for ClusterConfig {
             request_timeout: Duration::from_secs(15),
             gateway_only: false,
             token: None,
+            tls: None,
         }
     }
 }
@@ -225,7 +233,7 @@ impl Cluster {
         let members_of = (1..=partitions)
             .filter(|&p| !config.gateway_only && replicas(node_id, &config, p).contains(&node_id))
             .collect();
-        let peers = Arc::new(Peers::new(config.token()));
+        let peers = Arc::new(Peers::new(config.token()).with_tls(config.peer_tls()));
         if !internal_address.is_empty() {
             peers.set_address(node_id, &internal_address);
         }
@@ -479,8 +487,9 @@ pub(crate) async fn exchange_status(
 
 /// What a standalone gateway learns before it starts: the cluster's shape, from the first
 /// broker among the contact points that answers.
-pub(crate) async fn discover_shape(contact_points: &[String], token: ClusterToken) -> NodeStatus {
-    let peers = Peers::new(token);
+pub(crate) async fn discover_shape(config: &ClusterConfig) -> NodeStatus {
+    let contact_points = &config.contact_points;
+    let peers = Peers::new(config.token()).with_tls(config.peer_tls());
     let started = Instant::now();
     let mut told = started;
     loop {

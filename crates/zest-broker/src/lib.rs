@@ -356,9 +356,7 @@ impl Broker {
     pub async fn start(mut config: BrokerConfig) -> anyhow::Result<Broker> {
         if config.cluster.gateway_only {
             // the cluster's shape comes from its brokers
-            let shape =
-                cluster::discover_shape(&config.cluster.contact_points, config.cluster.token())
-                    .await;
+            let shape = cluster::discover_shape(&config.cluster).await;
             config.partitions = shape.partitions_count;
             config.cluster.cluster_size = shape.cluster_size;
             config.cluster.replication_factor = shape.replication_factor;
@@ -446,11 +444,18 @@ impl Broker {
                 config.cluster.token.is_some(),
                 "the internal port needs a cluster secret (--cluster-secret)"
             );
+            let tls = config
+                .cluster
+                .tls
+                .as_ref()
+                .map(|t| t.acceptor())
+                .transpose()?;
             tokio::spawn(zest_cluster::transport::serve(
                 listener,
                 groups.clone(),
                 handler,
                 config.cluster.token(),
+                tls,
                 async move {
                     let _ = stop_rx.changed().await;
                 },

@@ -15,6 +15,7 @@ pub mod backup;
 mod log_store;
 pub mod network;
 mod state_machine;
+pub mod tls;
 pub mod transport;
 
 use std::borrow::Cow;

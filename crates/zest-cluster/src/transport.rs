@@ -445,12 +445,14 @@ pub async fn bind(address: &str) -> anyhow::Result<tokio::net::TcpListener> {
         .map_err(|e| anyhow::anyhow!("cannot listen on the internal address {address}: {e}"))
 }
 
-/// Serves the internal port until `shutdown` resolves, to the members presenting `token`.
+/// Serves the internal port until `shutdown` resolves, to the members presenting `token`,
+/// through `tls` when given.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     groups: Arc<Groups>,
     handler: Arc<dyn Handler>,
     token: ClusterToken,
+    tls: Option<crate::tls::Acceptor>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let service = InternalServer::new(Service {
@@ -460,7 +462,10 @@ pub async fn serve(
     })
     .max_decoding_message_size(MAX_FRAME)
     .max_encoding_message_size(MAX_FRAME);
-    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    let incoming = crate::tls::incoming(
+        tokio_stream::wrappers::TcpListenerStream::new(listener),
+        tls,
+    );
     tonic::transport::Server::builder()
         .tcp_nodelay(true)
         .add_service(service)
@@ -475,6 +480,8 @@ pub struct Peers {
     addresses: RwLock<HashMap<NodeId, String>>,
     channels: Mutex<HashMap<String, Channel>>,
     token: ClusterToken,
+    /// TLS to the other nodes (their certificates verified against the cluster's CA).
+    tls: Option<tonic::transport::ClientTlsConfig>,
 }
 
 impl Peers {
@@ -483,7 +490,14 @@ impl Peers {
             addresses: RwLock::default(),
             channels: Mutex::default(),
             token,
+            tls: None,
         }
+    }
+
+    /// These peers, called over TLS when `tls` is given.
+    pub fn with_tls(mut self, tls: Option<tonic::transport::ClientTlsConfig>) -> Peers {
+        self.tls = tls;
+        self
     }
 
     pub fn set_address(&self, node: NodeId, address: &str) {
@@ -533,8 +547,15 @@ impl Peers {
         if let Some(c) = channels.get(address) {
             return Ok(c.clone());
         }
-        let endpoint = Endpoint::from_shared(format!("http://{address}"))
-            .map_err(|e| Status::invalid_argument(format!("bad address {address}: {e}")))?
+        let bad = |e: tonic::transport::Error| {
+            Status::invalid_argument(format!("bad address {address}: {e}"))
+        };
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        let mut endpoint = Endpoint::from_shared(format!("{scheme}://{address}")).map_err(bad)?;
+        if let Some(tls) = &self.tls {
+            endpoint = endpoint.tls_config(tls.clone()).map_err(bad)?;
+        }
+        let endpoint = endpoint
             .connect_timeout(Duration::from_millis(500))
             .tcp_nodelay(true)
             .http2_keep_alive_interval(Duration::from_secs(5))

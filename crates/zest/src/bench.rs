@@ -18,7 +18,6 @@ use anyhow::{bail, Context};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use tokio::sync::Semaphore;
-use tonic::transport::Channel;
 
 use crate::credentials::AuthChannel;
 use tonic::Code;
@@ -38,6 +37,14 @@ pub struct BenchArgs {
     /// Gateway address of the system under test (Zest or Zeebe)
     #[arg(long, env = "ZEEBE_ADDRESS", default_value = "127.0.0.1:26500")]
     pub address: String,
+    /// PEM file of the CA to trust: gRPC (and --rest) over TLS (zbctl's --certPath,
+    /// environment ZEEBE_CA_CERTIFICATE_PATH)
+    #[arg(
+        long = "cert-path",
+        alias = "certPath",
+        env = "ZEEBE_CA_CERTIFICATE_PATH"
+    )]
+    pub cert_path: Option<PathBuf>,
     /// Built-in scenario: one-task, typical, ten-tasks, or realistic (Camunda's bank dispute
     /// process with its own workers, see crates/zest/bench/README.md; ignored when --bpmn is
     /// given)
@@ -370,18 +377,16 @@ impl Shared {
     }
 }
 
-pub async fn connect(address: &str) -> anyhow::Result<GatewayClient<AuthChannel>> {
-    let url = if address.starts_with("http") {
-        address.to_string()
-    } else {
-        format!("http://{address}")
-    };
-    let channel = Channel::from_shared(url.clone())
-        .with_context(|| format!("invalid gateway address {url}"))?
+/// A client of the gateway at `address`, over TLS trusting `ca` when given.
+pub async fn connect(
+    address: &str,
+    ca: Option<&std::path::Path>,
+) -> anyhow::Result<GatewayClient<AuthChannel>> {
+    let channel = crate::tls::endpoint(address, ca)?
         .tcp_nodelay(true)
         .connect()
         .await
-        .with_context(|| format!("connecting to the gateway at {url}"))?;
+        .with_context(|| format!("connecting to the gateway at {address}"))?;
     Ok(crate::credentials::client(channel)
         .max_decoding_message_size(64 << 20)
         .max_encoding_message_size(64 << 20))
@@ -434,7 +439,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Report> {
         )),
         None => LatencyLog::Off,
     };
-    let mut client = connect(&args.address).await?;
+    let mut client = connect(&args.address, args.cert_path.as_deref()).await?;
     let process_id = deploy(&mut client, &args, scenario.resources, scenario.process_id).await?;
 
     let t0 = Instant::now();
@@ -476,7 +481,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Report> {
     };
     let mut worker_tasks = Vec::new();
     for (w, (job_type, delay_ms, capacity, publish)) in specs.into_iter().enumerate() {
-        let client = connect(&args.address).await?;
+        let client = connect(&args.address, args.cert_path.as_deref()).await?;
         let worker = Worker {
             client,
             shared: shared.clone(),
@@ -508,7 +513,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Report> {
     let progress = (!args.quiet).then(|| tokio::spawn(progress(shared.clone())));
 
     let starter = Starter {
-        client: connect(&args.address).await?,
+        client: connect(&args.address, args.cert_path.as_deref()).await?,
         shared: shared.clone(),
         process_id,
         prefix,

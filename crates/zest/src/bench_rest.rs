@@ -53,17 +53,21 @@ pub async fn run(args: BenchArgs, rest: &str) -> anyhow::Result<Report> {
     } else {
         args.in_flight
     };
-    let mut grpc = crate::bench::connect(&args.address).await?;
+    let mut grpc = crate::bench::connect(&args.address, args.cert_path.as_deref()).await?;
     let process_id = crate::bench::deploy_scenario(&mut grpc, &args).await?;
     let mut headers = reqwest::header::HeaderMap::new();
     if let Some(basic) = crate::credentials::Basic::from_env().header() {
         headers.insert(reqwest::header::AUTHORIZATION, basic.parse()?);
     }
-    let client = reqwest::Client::builder()
+    let mut client = reqwest::Client::builder()
         .default_headers(headers)
         .pool_max_idle_per_host(in_flight + args.workers)
-        .timeout(Duration::from_secs(120))
-        .build()?;
+        .timeout(Duration::from_secs(120));
+    if let Some(ca) = &args.cert_path {
+        let pem = zest_cluster::tls::read_ca(ca)?;
+        client = client.tls_certs_only([reqwest::Certificate::from_pem(&pem)?]);
+    }
+    let client = client.build()?;
     let t0 = Instant::now();
     let shared = Arc::new(Shared {
         client,

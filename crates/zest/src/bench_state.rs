@@ -331,7 +331,7 @@ async fn fill(
     rss: &RssSampler,
     data_dir: &Path,
 ) -> anyhow::Result<Vec<FillStep>> {
-    let mut client = bench::connect(&server.gateway).await?;
+    let mut client = bench::connect(&server.gateway, None).await?;
     client
         .deploy_resource(proto::DeployResourceRequest {
             resources: vec![proto::Resource {

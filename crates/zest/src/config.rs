@@ -186,6 +186,9 @@ pub struct StartArgs {
     /// so that an end before this process began to watch counts too
     #[arg(long, hide = true, value_name = "PID")]
     pub parent_pid: Option<u32>,
+    /// TLS of the ports (tls.rs)
+    #[command(flatten)]
+    pub tls: crate::tls::TlsArgs,
 }
 
 #[derive(Deserialize, Default, Debug)]
@@ -239,6 +242,8 @@ struct FileConfig {
     max_group: Option<usize>,
     raft_flush_enabled: Option<bool>,
     raft_flush_delay_ms: Option<u64>,
+    /// TLS of the ports: the `[tls]` table (tls.rs)
+    tls: Option<crate::tls::TlsFile>,
 }
 
 /// The default log filter: Zest's own information, and only warnings and errors of the embedded
@@ -265,6 +270,8 @@ pub struct Resolved {
     pub initial_users: Vec<crate::auth_config::InitialUser>,
     /// The cluster secret (the session cookies' key derives from it).
     pub cluster_secret: Option<String>,
+    /// The certificate pairs of the client ports with TLS.
+    pub tls: crate::tls::TlsPorts,
 }
 
 fn backpressure(
@@ -610,7 +617,10 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
         anyhow::ensure!(ms >= 100, "client-timeout-ms must be at least 100");
         intake.read_timeout = Duration::from_millis(ms);
     }
+    let tls = crate::tls::resolve(args.tls, file.tls, &crate::tls::process_env)?;
+    broker.cluster.tls = tls.internal()?;
     Ok(Resolved {
+        tls,
         exit_with_parent: args.exit_with_parent,
         parent_pid: args.parent_pid,
         broker,

@@ -16,6 +16,7 @@ mod exporting;
 mod figures;
 mod management;
 mod serving;
+mod tls;
 
 use std::sync::Arc;
 
@@ -301,6 +302,8 @@ async fn run_node(cfg: config::Resolved) -> anyhow::Result<()> {
     let rest_addr = rest_listener.local_addr().unwrap_or(rest_addr);
     let gateway_addr = grpc_listener.local_addr().unwrap_or(gateway_addr);
     let management_addr = mgmt_listener.local_addr().unwrap_or(management_addr);
+    // TLS where the ports have certificates; a client has the client timeout to handshake
+    let tls = tls::Acceptors::new(&cfg.tls, cfg.intake.read_timeout)?;
     let mut broker_config = cfg.broker.clone();
     broker_config.advertised_address = gateway_addr.to_string();
     let broker = Arc::new(
@@ -347,7 +350,10 @@ async fn run_node(cfg: config::Resolved) -> anyhow::Result<()> {
                 cfg.max_message_size.saturating_mul(4),
             ))
             .serve_with_incoming_shutdown(
-                zest_gateway::intake::conn::incoming(grpc_listener, intake.clone()),
+                zest_cluster::tls::incoming(
+                    zest_gateway::intake::conn::incoming(grpc_listener, intake.clone()),
+                    tls.grpc,
+                ),
                 async move {
                     let _ = grpc_shutdown.changed().await;
                 },
@@ -358,6 +364,7 @@ async fn run_node(cfg: config::Resolved) -> anyhow::Result<()> {
         broker.clone(),
         intake.clone(),
         auth.clone(),
+        tls.management,
         shutdown_rx.clone(),
     ));
     // the web UI (/operate, /tasklist, /ui/...) and its figures beside the REST API, on the
@@ -377,6 +384,7 @@ async fn run_node(cfg: config::Resolved) -> anyhow::Result<()> {
         rest_listener,
         rest_app,
         intake,
+        tls.rest,
         shutdown_rx.clone(),
     ));
     users.await;

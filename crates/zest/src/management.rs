@@ -32,6 +32,7 @@ pub async fn serve(
     broker: Arc<Broker>,
     intake: zest_gateway::intake::Intake,
     auth: zest_gateway::auth::Auth,
+    tls: Option<zest_cluster::tls::Acceptor>,
     shutdown: tokio::sync::watch::Receiver<bool>,
 ) {
     let gauges = Gauges::register(&broker.metrics.registry)
@@ -70,7 +71,7 @@ pub async fn serve(
             auth,
             zest_gateway::auth::rest::require,
         ));
-    crate::serving::serve(listener, app, intake, shutdown).await;
+    crate::serving::serve(listener, app, intake, tls, shutdown).await;
 }
 
 /// The gauges this binary adds to the broker's registry: the store's size on disk and the

@@ -1,6 +1,8 @@
 //! The HTTP servers of the REST API and the management port: connections taken through the
 //! node's [`Intake`] (bounded per node and per client address), a header read timeout that is
-//! also HTTP/1's idle keep-alive timeout, and HTTP/2 streams bounded per connection.
+//! also HTTP/1's idle keep-alive timeout, and HTTP/2 streams bounded per connection; TLS
+//! when the port has a certificate (the handshake after the intake has counted the connection,
+//! bounded by the client timeout).
 
 use std::time::Duration;
 
@@ -10,6 +12,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use tower_service::Service;
+use zest_cluster::tls::{Acceptor, MaybeTls};
 use zest_gateway::intake::{conn, Intake, Peer};
 
 /// HTTP/2 streams one REST connection may have open at once (hyper's default is 200).
@@ -38,12 +41,15 @@ fn builder(intake: &Intake) -> auto::Builder<TokioExecutor> {
     builder
 }
 
-/// Serves `app` on `listener` until `shutdown` changes, then waits for the open connections to
-/// end (their requests answered).
+/// Serves `app` on `listener` (through `tls` when given) until `shutdown` changes, then waits
+/// for the open connections to end (their requests answered). A client that fails the TLS
+/// handshake (one speaking plaintext, or none in time) is dropped, its place in the intake
+/// with it.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     app: Router,
     intake: Intake,
+    tls: Option<Acceptor>,
     mut shutdown: tokio::sync::watch::Receiver<bool>,
 ) {
     let builder = builder(&intake);
@@ -60,12 +66,22 @@ pub async fn serve(
             let mut app = app.clone();
             async move { Service::call(&mut app, request).await }
         });
-        let connection = builder
-            .serve_connection_with_upgrades(TokioIo::new(io), service)
-            .into_owned();
-        let connection = graceful.watch(connection);
+        let (builder, watcher, tls) = (builder.clone(), graceful.watcher(), tls.clone());
         tokio::spawn(async move {
-            if let Err(e) = connection.await {
+            let io = match tls {
+                Some(tls) => match tls.accept(io).await {
+                    Ok(io) => io,
+                    Err(e) => {
+                        tracing::debug!("TLS handshake with {addr} failed: {e}");
+                        return;
+                    }
+                },
+                None => MaybeTls::Plain(io),
+            };
+            let connection = builder
+                .serve_connection_with_upgrades(TokioIo::new(io), service)
+                .into_owned();
+            if let Err(e) = watcher.watch(connection).await {
                 tracing::debug!("connection from {addr} ended: {e}");
             }
         });

@@ -796,3 +796,80 @@ fn a_followers_unexported_log_past_the_bound_makes_the_partition_refuse_new_inst
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// TLS on the internal port (Zeebe's ZEEBE_BROKER_NETWORK_SECURITY_*): a replicated cluster
+/// and a standalone gateway talk over it, a process without the CA or speaking plaintext gets
+/// nothing through, and the cluster secret is still checked inside TLS.
+#[test]
+fn the_internal_port_speaks_tls_between_nodes_and_the_gateway() {
+    use zest_cluster::transport::{kind, ClusterToken, Peers};
+    let dir = std::env::temp_dir().join(format!("zest-test-internal-tls-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let ca = common::certs::TestCa::new("cluster CA");
+    let ca_file = ca.write(&dir, "cluster");
+    let (cert, key) = (dir.join("node.pem"), dir.join("node.key"));
+    ca.issue(&cert, &key);
+    let tls = [
+        format!("--internal-tls-cert={}", cert.display()),
+        format!("--internal-tls-key={}", key.display()),
+        format!("--internal-tls-ca={}", ca_file.display()),
+    ];
+    let tls: Vec<&str> = tls.iter().map(String::as_str).collect();
+    // replication factor 3: every command goes through consensus over the internal port
+    let (_cluster, nodes) = start_replicated("tls", &tls);
+    // `zest cluster` puts node 0's internal port 2 above its gateway (26500 and 26502 + offset)
+    let node0 = nodes.iter().find(|l| l.starts_with("node 0 ")).unwrap();
+    let gateway0 = field(node0, "gateway");
+    let port: u16 = gateway0.rsplit(':').next().unwrap().parse().unwrap();
+    let internal0 = format!("127.0.0.1:{}", port + 2);
+    let mut args = vec![
+        "gateway".to_string(),
+        format!("--contact-points={internal0}"),
+        "--gateway-address=127.0.0.1:0".into(),
+        "--rest-address=127.0.0.1:0".into(),
+        "--management-address=127.0.0.1:0".into(),
+    ];
+    args.extend(tls.iter().map(|a| a.to_string()));
+    let (_gw, standalone) = start(&args, 1, None);
+
+    // an instance through the standalone gateway, its job activated and completed
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut c = rt.block_on(connect(&field(&standalone[0], "gateway")));
+    rt.block_on(common::deploy_one_task(&mut c));
+    let created = rt.spawn(common::create_with_result(
+        c.clone(),
+        "benchmark".into(),
+        "{}".into(),
+    ));
+    let job = rt.block_on(common::activate_one(&mut c, "benchmark-task"));
+    rt.block_on(common::complete(&mut c, job.expect("a job").key));
+    rt.block_on(created)
+        .unwrap()
+        .expect("the instance completes");
+
+    let call = |secret: &str, tls: Option<tonic::transport::ClientTlsConfig>| {
+        let peers = Peers::new(ClusterToken::from_secret(secret)).with_tls(tls);
+        rt.block_on(peers.call(
+            &internal0,
+            kind::BROKER,
+            0,
+            Vec::new(),
+            Duration::from_secs(5),
+        ))
+    };
+    let pem = std::fs::read(&ca_file).unwrap();
+    let trusted = tonic::transport::ClientTlsConfig::new()
+        .ca_certificate(tonic::transport::Certificate::from_pem(pem));
+    call(common::CLUSTER_SECRET, Some(trusted.clone())).expect("a member over TLS is answered");
+    let refused = call("a secret of another cluster", Some(trusted)).expect_err("refused");
+    assert_eq!(refused.code(), tonic::Code::Unauthenticated, "{refused:?}");
+    let plain = call(common::CLUSTER_SECRET, None).expect_err("plaintext gets nothing");
+    assert_ne!(plain.code(), tonic::Code::Ok);
+    let other = common::certs::TestCa::new("another CA").write(&dir, "other");
+    let untrusted = tonic::transport::ClientTlsConfig::new().ca_certificate(
+        tonic::transport::Certificate::from_pem(std::fs::read(&other).unwrap()),
+    );
+    call(common::CLUSTER_SECRET, Some(untrusted)).expect_err("a server it does not trust");
+    let _ = std::fs::remove_dir_all(&dir);
+}

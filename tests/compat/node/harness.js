@@ -5,7 +5,7 @@
 // addresses (the node binds what the kernel gives it and names the addresses in its READY line),
 // and stop it with SIGTERM at the end.
 
-import { spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -16,8 +16,9 @@ const HERE = dirname(fileURLToPath(import.meta.url))
 export const TESTDATA = join(HERE, '..', 'testdata')
 const READY_TIMEOUT_MS = 60_000
 
-/** The server: { grpc: 'host:port', rest: 'http://host:port' | undefined, stop() }. */
-export async function acquireServer({ args = [] } = {}) {
+/** The server: { grpc: 'host:port', rest: 'http://host:port' | undefined, stop() }; `args`
+ * (or `extra`) flags for `zest start` (with `tls`, the REST address is https://). */
+export async function acquireServer({ args = [], extra = [], tls = false } = {}) {
   if (process.env.ZEEBE_ADDRESS) {
     return { grpc: process.env.ZEEBE_ADDRESS, rest: process.env.ZEEBE_REST_ADDRESS, stop: async () => {} }
   }
@@ -26,7 +27,7 @@ export async function acquireServer({ args = [] } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'zest-node-'))
   const child = spawn(bin, ['start', '--data-dir', join(dir, 'data'),
     '--gateway-address', '127.0.0.1:0', '--management-address', '127.0.0.1:0',
-    '--rest-address', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    '--rest-address', '127.0.0.1:0', ...args, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] })
   const log = []
   const keep = (chunk) => { log.push(...chunk.toString().split('\n')); log.splice(0, Math.max(0, log.length - 60)) }
   child.stderr.on('data', keep)
@@ -57,7 +58,7 @@ export async function acquireServer({ args = [] } = {}) {
   }
   return {
     grpc: field('gateway'),
-    rest: `http://${field('rest')}`,
+    rest: `${tls ? 'https' : 'http'}://${field('rest')}`,
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise((resolve) => child.once('exit', resolve))
@@ -84,4 +85,12 @@ export function model(name, prefix = name.replace(/\.bpmn$/, '')) {
   const path = join(mkdtempSync(join(tmpdir(), 'zest-node-model-')), `${id}.bpmn`)
   writeFileSync(path, xml)
   return { id, path, xml }
+}
+
+/** A CA and a server certificate it signed for 127.0.0.1 and localhost, made in `dir` by
+ * ../make_certs.sh (the openssl command; Node has no API to make certificates): { ca, cert, key }
+ * paths. */
+export function makeCerts(dir) {
+  execFileSync(join(HERE, '..', 'make_certs.sh'), [dir], { stdio: ['ignore', 'ignore', 'inherit'] })
+  return { ca: join(dir, 'ca.pem'), cert: join(dir, 'server.pem'), key: join(dir, 'server.key') }
 }

@@ -33,7 +33,8 @@ def _ready_field(line: str, name: str) -> str:
 
 
 class ZestProcess:
-    def __init__(self, binary: str):
+    def __init__(self, binary: str, extra: list[str] | None = None):
+        self.extra = extra or []
         self.binary = os.path.abspath(binary)
         if not os.path.isfile(self.binary):
             raise RuntimeError(f"ZEST_BIN={binary} is not a file")
@@ -45,7 +46,7 @@ class ZestProcess:
     def args(self) -> list[str]:
         return [self.binary, "start", "--data-dir", self.data_dir,
                 "--gateway-address", "127.0.0.1:0", "--management-address", "127.0.0.1:0",
-                "--rest-address", "127.0.0.1:0"]
+                "--rest-address", "127.0.0.1:0", *self.extra]
 
     def start(self) -> None:
         self.proc = subprocess.Popen(self.args(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -2,6 +2,7 @@
 //! `--address`, `--host`, `--port`, `ZEEBE_ADDRESS`), timeouts, and one clear line for every
 //! error, naming the port it reached when that port is not a gRPC gateway.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -29,9 +30,17 @@ pub struct ConnArgs {
     /// Timeout of each request, e.g. 300ms, 50s or 1m (default 10s)
     #[arg(long = "requestTimeout", alias = "request-timeout", value_parser = parse_duration)]
     pub request_timeout: Option<Duration>,
-    /// Accepted for zbctl's sake: Zest's gateway speaks plaintext gRPC
+    /// Accepted for zbctl's sake: without --certPath the connection is plaintext
     #[arg(long, env = "ZEEBE_INSECURE_CONNECTION")]
     pub insecure: bool,
+    /// PEM file of the CA (or the certificate) to trust: connect over TLS (zbctl's --certPath,
+    /// environment ZEEBE_CA_CERTIFICATE_PATH)
+    #[arg(
+        long = "certPath",
+        alias = "cert-path",
+        env = "ZEEBE_CA_CERTIFICATE_PATH"
+    )]
+    pub cert_path: Option<PathBuf>,
     /// Output format of commands with a human form: human (default) or json
     #[arg(long, short = 'o')]
     pub output: Option<Output>,
@@ -52,6 +61,7 @@ impl ConnArgs {
             port: self.port.or(outer.port),
             request_timeout: self.request_timeout.or(outer.request_timeout),
             insecure: self.insecure || outer.insecure,
+            cert_path: self.cert_path.or_else(|| outer.cert_path.clone()),
             output: self.output.or(outer.output),
         }
     }
@@ -98,8 +108,8 @@ impl ConnArgs {
     /// workers set one per request).
     pub async fn connect_with(&self, timeout: Option<Duration>) -> Result<Client, CliError> {
         let target = self.target();
-        let mut endpoint = tonic::transport::Endpoint::from_shared(format!("http://{target}"))
-            .map_err(|e| CliError::Usage(format!("'{target}' is not a gateway address: {e}")))?
+        let mut endpoint = crate::tls::endpoint(&target, self.cert_path.as_deref())
+            .map_err(|e| CliError::Usage(format!("{e:#}")))?
             .connect_timeout(CONNECT_TIMEOUT)
             .tcp_nodelay(true);
         if let Some(t) = timeout {
@@ -113,10 +123,16 @@ impl ConnArgs {
                 ))
             })?
             .map_err(|e| {
+                let cause = root_cause(&e);
+                if self.cert_path.is_some() && cause.contains("InvalidContentType") {
+                    return CliError::Connect(format!(
+                        "the gateway at {target} does not speak TLS: leave --certPath (and \
+                         ZEEBE_CA_CERTIFICATE_PATH) out"
+                    ));
+                }
                 CliError::Connect(format!(
-                    "cannot connect to the gateway at {target}: {} (is `zest start` running? \
-                     Set the address with --address or ZEEBE_ADDRESS)",
-                    root_cause(&e)
+                    "cannot connect to the gateway at {target}: {cause} (is `zest start` \
+                     running? Set the address with --address or ZEEBE_ADDRESS)"
                 ))
             })?;
         Ok(crate::credentials::client(channel)
@@ -127,6 +143,15 @@ impl ConnArgs {
     /// The error of a failed request, in one line.
     pub async fn failed(&self, status: tonic::Status) -> CliError {
         let target = self.target();
+        // a TLS port drops a plaintext client: the call fails in its transport
+        use tonic::Code::{Cancelled, Internal, Unavailable, Unknown};
+        let dropped = matches!(status.code(), Unknown | Unavailable | Internal | Cancelled);
+        if dropped && self.cert_path.is_none() && speaks_tls(&target).await {
+            return CliError::Connect(format!(
+                "the gateway at {target} speaks TLS: give the CA of its certificate with \
+                 --certPath (or ZEEBE_CA_CERTIFICATE_PATH)"
+            ));
+        }
         if let Some(found) = wrong_port(&status, &target).await {
             return CliError::Connect(found);
         }
@@ -246,6 +271,22 @@ async fn wrong_port(status: &tonic::Status, target: &str) -> Option<String> {
         ),
     };
     Some(what)
+}
+
+/// Whether `target` is a TLS server: it answers plaintext bytes with a TLS alert record.
+async fn speaks_tls(target: &str) -> bool {
+    let exchange = async {
+        let mut s = tokio::net::TcpStream::connect(target).await.ok()?;
+        s.write_all(b"GET / HTTP/1.0\r\n\r\n").await.ok()?;
+        let mut head = [0u8; 3];
+        s.read_exact(&mut head).await.ok()?;
+        // content type 21 (alert), protocol version 3.x
+        Some(head[0] == 0x15 && head[1] == 0x03)
+    };
+    matches!(
+        tokio::time::timeout(CONNECT_TIMEOUT, exchange).await,
+        Ok(Some(true))
+    )
 }
 
 enum Probe {

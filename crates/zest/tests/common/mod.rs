@@ -1,6 +1,8 @@
 //! A real `zest start` for black-box tests, on free ports and a temporary data directory.
 #![allow(dead_code)] // each test file uses its own part
 
+pub mod certs;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
