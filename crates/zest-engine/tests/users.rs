@@ -7,7 +7,7 @@ mod support;
 
 use support::*;
 use zest_engine::queries;
-use zest_protocol::{Intent, Record, RecordValue, RejectionType, UserRecord, ValueType};
+use zest_protocol::{Intent, Record, RecordValue, RejectionType, UserRecord};
 
 fn user(username: &str, password: &str) -> RecordValue {
     RecordValue::User(UserRecord {
@@ -132,13 +132,10 @@ fn the_first_admin_is_created_once() {
         .rejection(RejectionType::Forbidden)
         .contains("an admin user already exists"));
     assert!(queries::user(&ps[0].state, "eve").is_none());
-    // deleting the admin takes its membership too
-    everywhere(&mut ps, Intent::Delete, user("demo", "")).accepted();
-    assert!(ps.iter().all(|h| !queries::has_admin(&h.state)));
-    assert_eq!(
-        ps[0]
-            .client(-1, Intent::CreateInitialAdmin, user("eve", "h"))
-            .count(ValueType::User, Intent::InitialAdminCreated),
-        1
-    );
+    // the last admin stays: deleting it would open the setup to anyone again
+    let refused = everywhere(&mut ps, Intent::Delete, user("demo", ""));
+    assert!(refused
+        .rejection(RejectionType::Forbidden)
+        .contains("the last member of the role 'admin'"));
+    assert!(ps.iter().all(|h| queries::is_admin(&h.state, "demo")));
 }

@@ -61,8 +61,12 @@ pub async fn serve(
         };
         let app = app.clone();
         let peer = Peer(addr.ip());
+        let over_tls = tls.is_some();
         let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
             request.extensions_mut().insert(peer);
+            if over_tls {
+                request.extensions_mut().insert(zest_gateway::auth::OverTls);
+            }
             let mut app = app.clone();
             async move { Service::call(&mut app, request).await }
         });

@@ -497,7 +497,7 @@ async fn login(rest: &str, user: &str, password: &str) -> String {
     let mut s = socket.connect(rest.parse().unwrap()).await.unwrap();
     let body = format!("username={user}&password={password}");
     let req = format!(
-        "POST /login HTTP/1.0\r\nHost: {rest}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\r\n{body}",
+        "POST /login HTTP/1.0\r\nHost: {rest}\r\nContent-Type: application/x-www-form-urlencoded\r\nX-Requested-With: zest-ui\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     );
     s.write_all(req.as_bytes()).await.unwrap();
@@ -588,20 +588,21 @@ async fn setup_is_open_until_an_admin_exists_and_the_ui_session_guards_changes()
     .await;
     assert_eq!((a.status, a.header("www-authenticate")), (401, None));
 
-    // forged cookies: another user, a later end, garbage
+    // forged cookies: another user, a later end, an earlier login, garbage
+    // (v2.<user>.<issued>.<expires>.<stamp>.<signature>)
     let token = cookie.strip_prefix("zest_session=").unwrap();
     let parts: Vec<&str> = token.split('.').collect();
-    assert_eq!(parts.len(), 4, "{token}");
+    assert_eq!(parts.len(), 6, "{token}");
     let admin_b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode("admin");
+    let with = |i: usize, v: &str| {
+        let mut p = parts.clone();
+        p[i] = v;
+        format!("zest_session={}", p.join("."))
+    };
     let forged = [
-        format!(
-            "zest_session={}.{admin_b64}.{}.{}",
-            parts[0], parts[2], parts[3]
-        ),
-        format!(
-            "zest_session={}.{}.9999999999.{}",
-            parts[0], parts[1], parts[3]
-        ),
+        with(1, &admin_b64),
+        with(3, "9999999999"),
+        with(2, "0"),
         "zest_session=garbage".to_string(),
         "zest_session=".to_string(),
     ];
@@ -609,6 +610,50 @@ async fn setup_is_open_until_an_admin_exists_and_the_ui_session_guards_changes()
         let a = send(HERE, rest, "GET", "/v2/topology", &[("Cookie", c)], None).await;
         assert_refused(&a, c);
     }
+    // a changed password ends the user's sessions at once
+    let demo = Some(("demo", "demo"));
+    let sam = json!({"username": "sam", "password": "first"});
+    assert_eq!(
+        as_user(demo, rest, "POST", "/v2/users", Some(sam))
+            .await
+            .status,
+        201
+    );
+    let sams = login(rest, "sam", "first").await;
+    let a = send(
+        HERE,
+        rest,
+        "GET",
+        "/v2/topology",
+        &[("Cookie", &sams)],
+        None,
+    )
+    .await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    let change = json!({"password": "second"});
+    let a = as_user(demo, rest, "PUT", "/v2/users/sam", Some(change)).await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    let a = send(
+        HERE,
+        rest,
+        "GET",
+        "/v2/topology",
+        &[("Cookie", &sams)],
+        None,
+    )
+    .await;
+    assert_refused(&a, "a session from before the password changed");
+    assert!(
+        a.body["detail"]
+            .as_str()
+            .unwrap()
+            .contains("password changed"),
+        "{}",
+        a.body
+    );
+    // the last admin cannot be deleted (it would open the setup to anyone again)
+    let a = as_user(demo, rest, "DELETE", "/v2/users/demo", None).await;
+    assert_eq!(a.status, 403, "{}", a.body);
     // a node of another cluster (another secret) with the same user refuses this one's cookie
     let other = node_with_demo("auth-other-cluster", &[], "another cluster's secret").await;
     let a = send(

@@ -3,7 +3,7 @@
 //! what partition 1 decided. The password arrives hashed (the gateway hashes it); an UPDATE
 //! without one keeps the stored hash.
 
-use zest_protocol::{Intent, Record, RecordValue, RejectionType, UserRecord};
+use zest_protocol::{Intent, Record, RecordValue, RejectionType, UserRecord, ADMIN_ROLE};
 
 use crate::behaviour::distribution;
 use crate::context::{Ctx, ProcResult, Rejection};
@@ -134,6 +134,16 @@ pub fn delete(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, u: &UserRecord) -> ProcRe
     let Some(old) = stored(ctx, &u.username) else {
         return not_found("delete", &u.username);
     };
+    if last_admin(ctx, &u.username) {
+        // else anyone could make themselves admin through the open POST /v2/setup/user
+        return Err(Rejection::new(
+            RejectionType::Forbidden,
+            format!(
+                "Expected to delete user with username '{}', but it is the last member of the role '{ADMIN_ROLE}'; make another user admin first",
+                u.username
+            ),
+        ));
+    }
     let user = UserRecord {
         password: String::new(),
         ..old
@@ -147,6 +157,12 @@ pub fn delete(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, u: &UserRecord) -> ProcRe
     let key = ctx.next_key();
     distribution::distribute(ctx, key, Intent::Delete, RecordValue::User(user));
     Ok(())
+}
+
+/// True when `username` is the only member of the `admin` role.
+fn last_admin(ctx: &Ctx<'_, '_, '_>, username: &str) -> bool {
+    let admins = ctx.txn.scan_prefix(Ks::Identities, ADMINS, 2);
+    admins.len() == 1 && admins[0].0 == crate::keys::identity::admin_key(username)
 }
 
 fn not_found(what: &str, username: &str) -> ProcResult {

@@ -61,7 +61,10 @@ where
         let auth = self.auth.clone();
         Box::pin(async move {
             let peer = crate::intake::peer(request.extensions());
-            match auth.authenticate(request.headers(), peer, false).await {
+            match auth
+                .authenticate(request.headers(), peer, false, false)
+                .await
+            {
                 Ok(credentials) => {
                     request.extensions_mut().insert(credentials.principal);
                     inner.call(request).await

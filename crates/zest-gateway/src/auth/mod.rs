@@ -46,7 +46,26 @@ pub struct Principal {
     pub email: String,
     /// A member of the `admin` role.
     pub admin: bool,
+    /// [`session::stamp`] of the user: its sessions end when it changes.
+    pub stamp: String,
 }
+
+impl Principal {
+    fn of(user: zest_protocol::UserRecord, admin: bool) -> Principal {
+        Principal {
+            stamp: session::stamp(user.user_key, &user.password),
+            username: user.username,
+            name: user.name,
+            email: user.email,
+            admin,
+        }
+    }
+}
+
+/// Put in a request's extensions by the server when the connection is TLS: the session cookie
+/// is then `Secure`.
+#[derive(Clone, Copy, Debug)]
+pub struct OverTls;
 
 /// Why a request is not let in.
 #[derive(Debug, Clone)]
@@ -98,6 +117,7 @@ struct Inner {
     cache_key: [u8; 32],
     verified: Mutex<HashMap<[u8; 32], (Instant, Principal)>>,
     failures: Mutex<HashMap<IpAddr, (Instant, u32)>>,
+    decoy: tokio::sync::OnceCell<String>,
 }
 
 /// What let a request in.
@@ -147,6 +167,7 @@ impl Auth {
                 cache_key: random_key(),
                 verified: Mutex::default(),
                 failures: Mutex::default(),
+                decoy: tokio::sync::OnceCell::new(),
             }),
         }
     }
@@ -178,7 +199,10 @@ impl Auth {
         password::hash(&self.inner.hashing, password.to_string()).await
     }
 
-    /// Checks a user's password (a login, or Basic credentials).
+    /// Checks a user's password (a login, or Basic credentials). Credentials checked in the
+    /// last minute pass at once; otherwise the try counts against the client address before
+    /// the hash is checked (many tries sent at once are held to the limit) and is forgiven
+    /// when it succeeds. An unknown user costs a hash like a wrong password.
     pub async fn login(
         &self,
         username: &str,
@@ -190,15 +214,14 @@ impl Auth {
                 "Expected a known user and its password, but the credentials are wrong".into(),
             )
         };
-        if self.too_many_failures(peer) {
-            return Err(Denied::TooManyTries);
-        }
         let id = self.cache_id(username, password);
         if let Some(p) = self.remembered(&id) {
             return Ok(p);
         }
+        if !self.try_from(peer) {
+            return Err(Denied::TooManyTries);
+        }
         if password.len() > password::MAX_PASSWORD_BYTES {
-            self.failed(peer);
             return Err(wrong());
         }
         let user = self
@@ -208,7 +231,8 @@ impl Auth {
             .await
             .map_err(|e| Denied::Unavailable(e.to_string()))?;
         let Some((user, admin)) = user else {
-            self.failed(peer);
+            let decoy = self.decoy().await;
+            password::verify(&self.inner.hashing, password.to_string(), decoy).await;
             return Err(wrong());
         };
         let ok = password::verify(
@@ -218,17 +242,26 @@ impl Auth {
         )
         .await;
         if !ok {
-            self.failed(peer);
             return Err(wrong());
         }
-        let principal = Principal {
-            username: user.username,
-            name: user.name,
-            email: user.email,
-            admin,
-        };
+        self.forgive(peer);
+        let principal = Principal::of(user, admin);
         self.remember(id, principal.clone());
         Ok(principal)
+    }
+
+    /// A hash no password matches, checked for unknown users so that their answer takes as
+    /// long as a wrong password's.
+    async fn decoy(&self) -> String {
+        self.inner
+            .decoy
+            .get_or_init(|| async {
+                password::hash(&self.inner.hashing, "no user has this password".into())
+                    .await
+                    .unwrap_or_default()
+            })
+            .await
+            .clone()
     }
 
     /// The credentials of a request: its `Authorization` header, or (`cookies`, the REST port)
@@ -238,6 +271,7 @@ impl Auth {
         headers: &HeaderMap,
         peer: Option<IpAddr>,
         cookies: bool,
+        over_tls: bool,
     ) -> Result<Credentials, Denied> {
         if let Some(value) = headers.get(axum::http::header::AUTHORIZATION) {
             let (user, password) = basic(value.to_str().unwrap_or(""))?;
@@ -257,15 +291,16 @@ impl Auth {
             return Err(Denied::Missing);
         };
         let now = now_secs();
-        let Some((username, expires)) = self.inner.sessions.check(token, now) else {
+        let Some(session) = self.inner.sessions.check(token, now) else {
             return Err(Denied::Invalid(
                 "Expected a valid session, but the session cookie has ended or is not this cluster's; log in again".into(),
             ));
         };
+        let username = &session.username;
         let user = self
             .inner
             .broker
-            .user(&username)
+            .user(username)
             .await
             .map_err(|e| Denied::Unavailable(e.to_string()))?;
         let Some((user, admin)) = user else {
@@ -273,26 +308,44 @@ impl Auth {
                 "Expected the session's user '{username}' to exist, but it was deleted; log in again"
             )));
         };
-        let renewed = (expires - now < session::SESSION_SECS / 2)
-            .then(|| self.session_cookie(&username, false));
+        let principal = Principal::of(user, admin);
+        if principal.stamp != session.stamp {
+            return Err(Denied::Invalid(format!(
+                "Expected the session of user '{username}' to be current, but the user's password changed since the login; log in again"
+            )));
+        }
+        let renewed = (session.expires - now < session::SESSION_SECS / 2).then(|| {
+            self.cookie_of(
+                session::Session {
+                    expires: now + session::SESSION_SECS,
+                    ..session.clone()
+                },
+                over_tls,
+            )
+        });
         Ok(Credentials {
-            principal: Principal {
-                username: user.username,
-                name: user.name,
-                email: user.email,
-                admin,
-            },
+            principal,
             by_cookie: true,
             renewed,
         })
     }
 
-    /// A `Set-Cookie` value that starts a session for `username` (`secure` under TLS).
-    pub fn session_cookie(&self, username: &str, secure: bool) -> String {
-        let token = self
-            .inner
-            .sessions
-            .token(username, now_secs() + session::SESSION_SECS);
+    /// A `Set-Cookie` value that starts a session for `principal` (`secure` under TLS).
+    pub fn session_cookie(&self, principal: &Principal, secure: bool) -> String {
+        let now = now_secs();
+        self.cookie_of(
+            session::Session {
+                username: principal.username.clone(),
+                issued: now,
+                expires: now + session::SESSION_SECS,
+                stamp: principal.stamp.clone(),
+            },
+            secure,
+        )
+    }
+
+    fn cookie_of(&self, session: session::Session, secure: bool) -> String {
+        let token = self.inner.sessions.token(&session);
         format!(
             "{}={token}; Path=/; HttpOnly; SameSite=Lax; Max-Age={}{}",
             session::COOKIE,
@@ -346,20 +399,10 @@ impl Auth {
         verified.insert(id, (now + Duration::from_secs(VERIFIED_SECS), principal));
     }
 
-    fn too_many_failures(&self, peer: Option<IpAddr>) -> bool {
-        let Some(ip) = peer else { return false };
-        let failures = self
-            .inner
-            .failures
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        failures.get(&ip).is_some_and(|(since, n)| {
-            since.elapsed() < Duration::from_secs(60) && *n >= FAILURES_PER_MINUTE
-        })
-    }
-
-    fn failed(&self, peer: Option<IpAddr>) {
-        let Some(ip) = peer else { return };
+    /// Counts a try from `peer` (a check about to be made): false when the address has made
+    /// [`FAILURES_PER_MINUTE`] unforgiven tries in the last minute.
+    fn try_from(&self, peer: Option<IpAddr>) -> bool {
+        let Some(ip) = peer else { return true };
         let minute = Duration::from_secs(60);
         let mut failures = self
             .inner
@@ -376,7 +419,24 @@ impl Auth {
         if entry.0.elapsed() >= minute {
             *entry = (Instant::now(), 0);
         }
+        if entry.1 >= FAILURES_PER_MINUTE {
+            return false;
+        }
         entry.1 += 1;
+        true
+    }
+
+    /// Takes back the try of a check that succeeded.
+    fn forgive(&self, peer: Option<IpAddr>) {
+        let Some(ip) = peer else { return };
+        let mut failures = self
+            .inner
+            .failures
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(entry) = failures.get_mut(&ip) {
+            entry.1 = entry.1.saturating_sub(1);
+        }
     }
 }
 

@@ -58,7 +58,11 @@ pub async fn require(State(auth): State<Auth>, mut request: Request, next: Next)
     let peer = request.extensions().get::<Peer>().map(|p| p.0);
     let from_ui = request.headers().contains_key("x-requested-with");
     let uri = request.uri().clone();
-    match auth.authenticate(request.headers(), peer, true).await {
+    let over_tls = request.extensions().get::<super::OverTls>().is_some();
+    match auth
+        .authenticate(request.headers(), peer, true, over_tls)
+        .await
+    {
         Ok(credentials) => {
             if credentials.by_cookie && changes_state(request.method()) && !from_ui {
                 return Problem::titled(

@@ -115,6 +115,7 @@ struct LoginRequest {
 async fn login(
     State(rest): State<Rest>,
     peer: Option<Extension<Peer>>,
+    over_tls: Option<Extension<crate::auth::OverTls>>,
     headers: HeaderMap,
     uri: Uri,
     body: Bytes,
@@ -123,6 +124,16 @@ async fn login(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("application/json"));
+    // a form of another site cannot send JSON or this header: it cannot log a browser in
+    if !json && !headers.contains_key("x-requested-with") {
+        return Problem::titled(
+            StatusCode::FORBIDDEN,
+            "FORBIDDEN",
+            "Expected a login as JSON, or a form with the X-Requested-With header, but it is a form without it",
+            &uri,
+        )
+        .into_response();
+    }
     let parsed: Result<LoginRequest, String> = if json {
         serde_json::from_slice(&body).map_err(|e| e.to_string())
     } else {
@@ -147,12 +158,12 @@ async fn login(
         .login(&request.username, &request.password, peer)
         .await
     {
-        Ok(_) => {
-            let secure = headers
-                .get("x-forwarded-proto")
-                .is_some_and(|v| v == "https")
-                || uri.scheme_str() == Some("https");
-            let cookie = rest.auth.session_cookie(&request.username, secure);
+        Ok(principal) => {
+            let secure = over_tls.is_some()
+                || headers
+                    .get("x-forwarded-proto")
+                    .is_some_and(|v| v == "https");
+            let cookie = rest.auth.session_cookie(&principal, secure);
             with_cookie(StatusCode::NO_CONTENT.into_response(), &cookie)
         }
         Err(denied) => crate::auth::rest::refusal(&denied, &uri, true),
