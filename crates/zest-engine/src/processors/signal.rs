@@ -6,23 +6,21 @@
 use crate::behaviour::distribution;
 use crate::behaviour::element_instance::load;
 use crate::behaviour::event_scopes::trigger_event;
-use crate::context::{Ctx, ProcResult};
+use crate::context::{Ctx, ProcResult, Rejection};
 use crate::keys::signal::*;
 use crate::state::{key_i64, Ks};
 use crate::types::tenant;
 use crate::types::StoredSignalSubscription;
-use zest_protocol::{Intent, Record, RecordValue, RejectionType, SignalRecord};
+use zest_protocol::{Intent, Record, RecordValue, SignalRecord};
 
 /// SIGNAL BROADCAST: BROADCASTED, then every subscription of the name is triggered: a start
 /// event creates an instance, a waiting element instance gets the event.
 pub fn broadcast(ctx: &mut Ctx<'_, '_, '_>, cmd: &Record, sig: &SignalRecord) -> ProcResult {
     if sig.signal_name.is_empty() {
-        ctx.reject(
-            cmd,
-            RejectionType::InvalidArgument,
-            "Expected to broadcast a signal with a name, but the name is empty".to_string(),
-        );
-        return Ok(());
+        // a client's command: refused through the processor's result, which answers it
+        return Err(Rejection::invalid_argument(
+            "Expected to broadcast a signal with a name, but the name is empty",
+        ));
     }
     let record = SignalRecord {
         tenant_id: tenant(&sig.tenant_id),
