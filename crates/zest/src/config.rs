@@ -639,20 +639,24 @@ pub fn resolve(args: StartArgs) -> anyhow::Result<Resolved> {
     })
 }
 
+/// Whether `address` (host:port) listens on loopback only.
+pub fn is_loopback(address: &str) -> bool {
+    let host = match address.rsplit_once(':') {
+        Some((host, _)) => host.trim_start_matches('[').trim_end_matches(']'),
+        None => address,
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 /// Refuses, in one line, an address other than loopback: the client ports have no
 /// authentication yet, so such a port takes any command from anyone who reaches it (issue 62).
 fn exposed_only_on_loopback(addresses: &[(&str, &str, &str)]) -> anyhow::Result<()> {
     for (address, port, flag) in addresses {
-        let host = match address.rsplit_once(':') {
-            Some((host, _)) => host.trim_start_matches('[').trim_end_matches(']'),
-            None => address,
-        };
-        let loopback = host.eq_ignore_ascii_case("localhost")
-            || host
-                .parse::<std::net::IpAddr>()
-                .is_ok_and(|ip| ip.is_loopback());
         anyhow::ensure!(
-            loopback,
+            is_loopback(address),
             "refusing to listen on {address} ({port} port, {flag}): it is not a loopback address \
              and authentication is off, so anyone who reaches it could send any command; \
              bind 127.0.0.1, turn authentication on (--auth basic), or accept that with \

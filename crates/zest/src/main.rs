@@ -304,6 +304,7 @@ async fn run_node(cfg: config::Resolved) -> anyhow::Result<()> {
     let management_addr = mgmt_listener.local_addr().unwrap_or(management_addr);
     // TLS where the ports have certificates; a client has the client timeout to handshake
     let tls = tls::Acceptors::new(&cfg.tls, cfg.intake.read_timeout)?;
+    warn_plaintext_credentials(&cfg);
     let mut broker_config = cfg.broker.clone();
     broker_config.advertised_address = gateway_addr.to_string();
     let broker = Arc::new(
@@ -422,6 +423,32 @@ async fn run_node(cfg: config::Resolved) -> anyhow::Result<()> {
     broker.shutdown().await;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// With authentication on, a port beyond loopback without TLS carries passwords in the clear:
+/// allowed (a proxy may terminate TLS in front), but said at start.
+fn warn_plaintext_credentials(cfg: &config::Resolved) {
+    if cfg.auth == zest_gateway::auth::Method::None {
+        return;
+    }
+    let rest_tls = cfg.tls.rest.is_some() || cfg.tls.grpc.is_some();
+    let ports = [
+        ("gRPC", &cfg.gateway_address, cfg.tls.grpc.is_some()),
+        ("REST", &cfg.rest_address, rest_tls),
+        (
+            "management",
+            &cfg.management_address,
+            cfg.tls.management.is_some(),
+        ),
+    ];
+    for (port, address, tls) in ports {
+        if !tls && !config::is_loopback(address) {
+            tracing::warn!(
+                "the {port} port listens on {address} without TLS: clients' passwords cross the \
+                 network in the clear (give it a certificate, or put a TLS proxy in front)"
+            );
+        }
+    }
 }
 
 /// Waits for SIGTERM or Ctrl-C, and with a `parent` to watch also for its end (this process's
