@@ -1,7 +1,8 @@
 //! Authentication, one layer for gRPC and REST (`docs/design/security.md`): a request's
-//! `Authorization` header (gRPC metadata or HTTP header; Basic), or on REST the web UI's session
-//! cookie, becomes a [`Principal`] before the request is handled; without valid credentials it
-//! is answered 401 with `WWW-Authenticate` or UNAUTHENTICATED.
+//! `Authorization` header (gRPC metadata or HTTP header; Basic, or with OIDC a Bearer token,
+//! [`oidc`]), or on REST the web UI's session cookie, becomes a [`Principal`] before the request
+//! is handled; without valid credentials it is answered 401 with `WWW-Authenticate` or
+//! UNAUTHENTICATED.
 //!
 //! Users live in the engine (USER records, distributed to every partition): a user is read from
 //! partition 1's state, its password checked against the argon2id hash kept there. A checked
@@ -12,6 +13,7 @@
 //! ones are refused without a check.
 
 pub mod grpc;
+pub mod oidc;
 pub mod password;
 pub mod rest;
 pub mod session;
@@ -30,12 +32,14 @@ use tokio::sync::Semaphore;
 use zest_broker::Broker;
 
 /// How clients authenticate (`--auth`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Method {
     /// Anyone who reaches a client port may do anything (loopback, or `--insecure`).
     None,
     /// Users stored in the engine, with their passwords: HTTP Basic, and the UI's login.
     Basic,
+    /// Bearer tokens (JWTs) of an OpenID Connect issuer.
+    Oidc(oidc::OidcConfig),
 }
 
 /// Who a request comes from.
@@ -46,6 +50,8 @@ pub struct Principal {
     pub email: String,
     /// A member of the `admin` role.
     pub admin: bool,
+    /// An OIDC client (client credentials), not a user; `username` is its client id.
+    pub client: bool,
 }
 
 /// Why a request is not let in.
@@ -65,7 +71,7 @@ pub enum Denied {
 impl Denied {
     pub fn message(&self) -> String {
         match self {
-            Denied::Missing => "Expected credentials (the Authorization header: Basic with a user's name and password), but the request has none".into(),
+            Denied::Missing => "Expected credentials (the Authorization header: Basic with a user's name and password, or with OIDC a Bearer token), but the request has none".into(),
             Denied::Invalid(why) => why.clone(),
             Denied::TooManyTries => format!(
                 "Too many failed logins from this address: at most {FAILURES_PER_MINUTE} a minute; try again later"
@@ -92,6 +98,7 @@ pub struct Auth {
 
 struct Inner {
     method: Method,
+    oidc: Option<oidc::Oidc>,
     broker: Arc<Broker>,
     hashing: Semaphore,
     sessions: session::Sessions,
@@ -123,7 +130,7 @@ fn random_key() -> [u8; 32] {
     key
 }
 
-fn now_secs() -> u64 {
+pub(crate) fn now_secs() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
@@ -138,8 +145,13 @@ impl Auth {
             Some(secret) => Sha256::digest(format!("zest-session-v1\0{secret}")).into(),
             None => random_key(),
         };
+        let oidc = match &method {
+            Method::Oidc(config) => Some(oidc::Oidc::new(config.clone())),
+            _ => None,
+        };
         Auth {
             inner: Arc::new(Inner {
+                oidc,
                 method,
                 broker,
                 hashing: Semaphore::new(password::HASHES_AT_ONCE),
@@ -151,8 +163,8 @@ impl Auth {
         }
     }
 
-    pub fn method(&self) -> Method {
-        self.inner.method
+    pub fn method(&self) -> &Method {
+        &self.inner.method
     }
 
     pub fn is_on(&self) -> bool {
@@ -190,6 +202,9 @@ impl Auth {
                 "Expected a known user and its password, but the credentials are wrong".into(),
             )
         };
+        if self.inner.oidc.is_some() {
+            return Err(Denied::Invalid(OIDC_ONLY.into()));
+        }
         if self.too_many_failures(peer) {
             return Err(Denied::TooManyTries);
         }
@@ -226,6 +241,7 @@ impl Auth {
             name: user.name,
             email: user.email,
             admin,
+            client: false,
         };
         self.remember(id, principal.clone());
         Ok(principal)
@@ -239,6 +255,17 @@ impl Auth {
         peer: Option<IpAddr>,
         cookies: bool,
     ) -> Result<Credentials, Denied> {
+        if let Some(oidc) = &self.inner.oidc {
+            let Some(value) = headers.get(axum::http::header::AUTHORIZATION) else {
+                return Err(Denied::Missing);
+            };
+            let principal = oidc.verify(bearer(value.to_str().unwrap_or(""))?).await?;
+            return Ok(Credentials {
+                principal,
+                by_cookie: false,
+                renewed: None,
+            });
+        }
         if let Some(value) = headers.get(axum::http::header::AUTHORIZATION) {
             let (user, password) = basic(value.to_str().unwrap_or(""))?;
             let principal = self.login(&user, &password, peer).await?;
@@ -281,6 +308,7 @@ impl Auth {
                 name: user.name,
                 email: user.email,
                 admin,
+                client: false,
             },
             by_cookie: true,
             renewed,
@@ -380,6 +408,23 @@ impl Auth {
     }
 }
 
+const OIDC_ONLY: &str = "Expected a Bearer token of the OIDC issuer (this node has --auth oidc), but the request has Basic credentials; users and passwords are the identity provider's";
+
+/// The token of a `Bearer` `Authorization` value.
+fn bearer(value: &str) -> Result<&str, Denied> {
+    let (scheme, rest) = value.trim().split_once(' ').unwrap_or((value, ""));
+    if scheme.eq_ignore_ascii_case("bearer") {
+        return Ok(rest.trim());
+    }
+    if scheme.eq_ignore_ascii_case("basic") {
+        return Err(Denied::Invalid(OIDC_ONLY.into()));
+    }
+    Err(Denied::Invalid(format!(
+        "Expected the Authorization header to be 'Bearer <token>', but its scheme is '{}'",
+        scheme.chars().take(20).collect::<String>()
+    )))
+}
+
 /// The user and password of a `Basic` `Authorization` value.
 fn basic(value: &str) -> Result<(String, String), Denied> {
     let malformed = |why: &str| {
@@ -422,5 +467,19 @@ mod tests {
                 "{why}"
             );
         }
+    }
+
+    #[test]
+    fn with_oidc_a_bearer_token_is_read_and_basic_is_refused() {
+        assert_eq!(bearer("Bearer abc.def.ghi").unwrap(), "abc.def.ghi");
+        assert_eq!(bearer("bearer  x ").unwrap(), "x");
+        let Err(Denied::Invalid(why)) = bearer("Basic ZGVtbzpkZW1v") else {
+            panic!("Basic passed")
+        };
+        assert!(why.contains("--auth oidc"), "{why}");
+        let Err(Denied::Invalid(why)) = bearer("Negotiate x") else {
+            panic!("Negotiate passed")
+        };
+        assert!(why.contains("'Negotiate'"), "{why}");
     }
 }
