@@ -122,6 +122,14 @@ impl Oidc {
             return Ok(p);
         }
         let (alg, kid, claims) = unverified_parts(token)?;
+        // another issuer's token is refused before its key id could make the keys be fetched
+        let iss = claims.get("iss").and_then(Value::as_str);
+        if iss.is_some_and(|iss| iss != self.config.issuer_uri) {
+            return Err(invalid(format!(
+                "its issuer (iss) is {}, not {}",
+                claims["iss"], self.config.issuer_uri
+            )));
+        }
         let key = self.key(kid.as_deref(), alg).await?;
         let claims = self.check(token, alg, &key, &claims)?;
         let principal = self.principal(&claims)?;

@@ -195,11 +195,23 @@ async fn each_bad_token_is_refused_with_its_reason() {
         (" ".into(), "Bearer value is empty"),
         ("x".repeat(20_000), "bytes (at most"),
     ];
+    let fetches = iss.fetches.load(Ordering::SeqCst);
     for (token, reason) in cases {
         let why = refused(&oidc, &token).await;
         assert!(why.contains(reason), "{reason}: {why}");
         assert!(why.starts_with("Expected a valid bearer token"), "{why}");
     }
+    // another issuer's token, with a key id of its own, made no fetch of the keys
+    let foreign = sign(
+        &key("k7"),
+        &with(claims(&iss.uri), "iss", json!("http://other/x")),
+    );
+    assert!(refused(&oidc, &foreign).await.contains("issuer (iss)"));
+    assert_eq!(
+        iss.fetches.load(Ordering::SeqCst),
+        fetches + 1,
+        "one fetch, the first token's"
+    );
     let mut c = claims(&iss.uri);
     c.as_object_mut().unwrap().remove("aud");
     assert!(refused(&oidc, &sign(&k1, &c))
