@@ -8,7 +8,7 @@
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 
-import { model } from './harness.js'
+import { grpcDeployCreateComplete, httpStatus, rejection, restDeployCreateComplete } from './harness.js'
 
 const GRPC_UNAUTHENTICATED = 16
 const skip = process.env.CAMUNDA_AUTH_STRATEGY === 'OAUTH' && process.env.ZEEBE_CLIENT_ID
@@ -43,34 +43,8 @@ after(() => {
 /** A client without credentials (the rest of its configuration from the environment). */
 const anonymous = () => new Camunda8({ ...config, CAMUNDA_AUTH_STRATEGY: 'NONE' })
 
-async function rejection(promise) {
-  try {
-    await promise
-  } catch (e) {
-    return e
-  }
-  assert.fail('expected a rejection')
-}
-
 test('gRPC with an OAuth token: deploy, create, a worker completes the job', { skip, timeout: 30_000 }, async () => {
-  const zbc = c8.getZeebeGrpcApiClient()
-  const m = model('service_task.bpmn', 'oidc_grpc')
-  const deployed = await zbc.deployResource({ processFilename: m.path })
-  assert.equal(deployed.deployments[0].process.bpmnProcessId, m.id)
-  const worker = zbc.createWorker({
-    taskType: `${m.id}.work`,
-    taskHandler: (job) => job.complete({ resultValue: 'done' }),
-  })
-  try {
-    const result = await zbc.createProcessInstanceWithResult({
-      bpmnProcessId: m.id, variables: { amount: 1 }, requestTimeout: 20_000,
-    })
-    assert.equal(result.bpmnProcessId, m.id)
-    assert.equal(result.variables.finalValue, 'done')
-  } finally {
-    await worker.close()
-    await zbc.close()
-  }
+  await grpcDeployCreateComplete(c8.getZeebeGrpcApiClient(), 'oidc_grpc')
 })
 
 test('gRPC without a token: UNAUTHENTICATED', { skip, timeout: 30_000 }, async () => {
@@ -84,19 +58,10 @@ test('gRPC without a token: UNAUTHENTICATED', { skip, timeout: 30_000 }, async (
 })
 
 test('REST with an OAuth token: deploy, create, activate and complete the job', { skip, timeout: 30_000 }, async () => {
-  const rest = c8.getCamundaRestClient()
-  const m = model('simple_task.bpmn', 'oidc_rest')
-  const deployed = await rest.deployResourcesFromFiles([m.path])
-  assert.equal(deployed.processes[0].processDefinitionId, m.id)
-  const created = await rest.createProcessInstance({ processDefinitionId: m.id, variables: { n: 1 } })
-  const jobs = await rest.activateJobs({ type: `${m.id}.task`, maxJobsToActivate: 1, timeout: 30_000, worker: 'node-oidc' })
-  assert.equal(jobs.length, 1, JSON.stringify(jobs))
-  assert.equal(jobs[0].processInstanceKey, created.processInstanceKey)
-  await rest.completeJob({ jobKey: jobs[0].jobKey })
+  await restDeployCreateComplete(c8.getCamundaRestClient(), 'oidc_rest')
 })
 
 test('REST without a token: 401', { skip, timeout: 30_000 }, async () => {
   const err = await rejection(anonymous().getCamundaRestClient().getTopology())
-  const status = err.statusCode ?? err.response?.statusCode ?? err.cause?.response?.statusCode
-  assert.equal(status, 401, String(err))
+  assert.equal(httpStatus(err), 401, String(err))
 })
