@@ -63,8 +63,9 @@ pub struct Oidc {
     config: OidcConfig,
     http: reqwest::Client,
     keys: RwLock<Keys>,
-    /// When the keys were last fetched (held while fetching, so one request fetches at a time).
-    fetched: tokio::sync::Mutex<Option<Instant>>,
+    /// When the keys were last fetched, and why that failed (held while fetching, so one
+    /// request fetches at a time).
+    fetched: tokio::sync::Mutex<Option<(Instant, Option<String>)>>,
     verified: Mutex<HashMap<[u8; 32], (u64, Principal)>>,
 }
 
@@ -245,18 +246,26 @@ impl Oidc {
         if let Some(key) = self.known_key(kid, alg) {
             return Ok(key);
         }
-        let recent = fetched.is_some_and(|at| at.elapsed() < Duration::from_secs(REFETCH_SECS));
-        if !recent {
-            *fetched = Some(Instant::now());
-            let keys = self.fetch_keys().await.map_err(|e| {
-                Denied::Unavailable(format!(
-                    "the keys of the issuer {} cannot be fetched: {e}",
-                    self.config.issuer_uri
-                ))
-            })?;
-            *self.keys.write().unwrap_or_else(|e| e.into_inner()) = keys;
-            if let Some(key) = self.known_key(kid, alg) {
-                return Ok(key);
+        let unavailable = |e: &str| {
+            Denied::Unavailable(format!(
+                "the keys of the issuer {} cannot be fetched: {e}",
+                self.config.issuer_uri
+            ))
+        };
+        match fetched.as_ref() {
+            // within 30 s of a failed fetch, its reason stands
+            Some((at, Some(e))) if at.elapsed() < Duration::from_secs(REFETCH_SECS) => {
+                return Err(unavailable(e))
+            }
+            Some((at, None)) if at.elapsed() < Duration::from_secs(REFETCH_SECS) => {}
+            _ => {
+                let result = self.fetch_keys().await;
+                *fetched = Some((Instant::now(), result.as_ref().err().cloned()));
+                let keys = result.map_err(|e| unavailable(&e))?;
+                *self.keys.write().unwrap_or_else(|e| e.into_inner()) = keys;
+                if let Some(key) = self.known_key(kid, alg) {
+                    return Ok(key);
+                }
             }
         }
         Err(invalid(match kid {

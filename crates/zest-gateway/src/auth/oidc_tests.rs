@@ -234,7 +234,9 @@ async fn an_unknown_key_id_fetches_the_keys_again_at_most_every_30_seconds() {
     let rotated = sign(&k2, &claims(&iss.uri));
     assert!(refused(&oidc, &rotated).await.contains("key id 'k2'"));
     assert_eq!(iss.fetches.load(Ordering::SeqCst), 1);
-    *oidc.fetched.lock().await = Instant::now().checked_sub(Duration::from_secs(31));
+    *oidc.fetched.lock().await = Instant::now()
+        .checked_sub(Duration::from_secs(31))
+        .map(|at| (at, None));
     assert!(oidc.verify(&rotated).await.is_ok());
     assert_eq!(iss.fetches.load(Ordering::SeqCst), 2);
 }
@@ -247,8 +249,11 @@ async fn an_unreachable_issuer_makes_tokens_wait_not_pass() {
     let uri = format!("http://{}/realms/test", listener.local_addr().unwrap());
     drop(listener);
     let oidc = Oidc::new(config(&uri));
-    match oidc.verify(&sign(&k1, &claims(&uri))).await {
-        Err(Denied::Unavailable(why)) => assert!(why.contains("cannot be fetched"), "{why}"),
-        other => panic!("{other:?}"),
+    // the second token, within 30 s, gets the first fetch's reason without a fetch of its own
+    for _ in 0..2 {
+        match oidc.verify(&sign(&k1, &claims(&uri))).await {
+            Err(Denied::Unavailable(why)) => assert!(why.contains("cannot be fetched"), "{why}"),
+            other => panic!("{other:?}"),
+        }
     }
 }
