@@ -17,21 +17,23 @@
 # (tests/compat/node/node_modules) and c8ctl (copied from ../shared into tests/compat/.c8ctl).
 #
 # Env: ZEST_BIN, ZEEBE_ADDRESS, COMPAT_VERBOSE=1 (go test -v / pytest -v), COMPAT_SUITES (space
-# separated subset of: go official zbctl zest-cli python node c8ctl ui schemathesis java spring cpt auth crash partitions cluster postgres; crash runs three
+# separated subset of: go official zbctl zest-cli python node c8ctl ui schemathesis java spring cpt auth oidc crash partitions cluster postgres; crash runs three
 # variants: default, log fsync off, and snapshots/segment deletion/backups during the kills;
 # partitions runs go, python, java and crash against 3 partitions; cluster runs go, python and
 # java against `zest cluster` (3 nodes, 3 partitions, replication factor 3) and the crash test
 # with SIGKILLs of random nodes of such a cluster; postgres runs the history's tests on
 # PostgreSQL, the Java suite against a node on it, and its outage and leader-kill faults; auth
 # runs c8ctl, the Java client and the Node SDK with their own Basic settings against one node
-# with --auth basic),
+# with --auth basic; oidc runs a real Keycloak (scripts/keycloak.sh, its download cached in
+# ~/.cache/zest/keycloak) and curl, zbctl, the Java client and the Node SDK with their own OAuth
+# settings against one node with --auth oidc: tests/compat/oidc/run.sh),
 # CRASH_* (see
 # go/crash/crash_test.go).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-SUITES=${COMPAT_SUITES:-go official zbctl zest-cli python node c8ctl ui schemathesis java spring cpt auth crash partitions cluster postgres}
+SUITES=${COMPAT_SUITES:-go official zbctl zest-cli python node c8ctl ui schemathesis java spring cpt auth oidc crash partitions cluster postgres}
 VERBOSE=${COMPAT_VERBOSE:-}
 # the clusters' nodes and gateways the suites start share this secret (the internal port admits
 # only members; `zest cluster` would make one of its own)
@@ -91,7 +93,7 @@ if want python || want partitions || want cluster; then
   fi
   echo "compat: $("$VENV/bin/python" --version), pyzeebe $("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("pyzeebe"))')"
 fi
-if want node || want c8ctl || want ui || want auth; then
+if want node || want c8ctl || want ui || want auth || want oidc; then
   # Camunda's Node.js SDK (tests/compat/node) on Node 22: a system node >= 22, else the npm
   # registry's `node` package (a prebuilt Node 22 for this platform) installed into
   # tests/compat/.node by the system's npm (Debian bookworm's nodejs is 18, trixie's 20); if
@@ -120,7 +122,7 @@ if want node || want python; then
   # make_certs.sh, which runs the openssl command
   command -v openssl >/dev/null || apt_install openssl
 fi
-if want node || want auth; then
+if want node || want auth || want oidc; then
   # npm runs under the node it finds first on PATH: the one the suite runs on
   STAMP=$HERE/node/node_modules/.package-lock.sha
   SUM=$(sha256sum "$HERE/node/package-lock.json" | cut -d' ' -f1)
@@ -169,14 +171,14 @@ if want schemathesis; then
     echo "$SUM" >"$STAMP"
   fi
 fi
-if want java || want spring || want cpt || want partitions || want cluster || want postgres || want auth; then
+if want java || want spring || want cpt || want partitions || want cluster || want postgres || want auth || want oidc; then
   # the official Java client (tests/compat/java), the Spring Boot starter (spring) and Camunda
   # Process Test (cpt): a JDK >= 17 and Maven; their artifacts come from Maven Central into ~/.m2
   command -v mvn >/dev/null || apt_install maven
   command -v javac >/dev/null || apt_install default-jdk-headless
   echo "compat: $(mvn -v 2>/dev/null | head -1)"
 fi
-if want zbctl; then
+if want zbctl || want oidc; then
   log "building zbctl (github.com/camunda/zeebe/clients/go/v8 v8.3.0)"
   (cd "$HERE/go" && go build -o "$HERE/bin/zbctl" github.com/camunda/zeebe/clients/go/v8/cmd/zbctl)
   export ZBCTL_BIN=$HERE/bin/zbctl
@@ -351,6 +353,9 @@ auth_suite() {
 }
 if want auth && [ -n "${ZEST_BIN:-}" ]; then
   run_suite auth auth_suite
+fi
+if want oidc && [ -n "${ZEST_BIN:-}" ]; then
+  run_suite oidc env NODE_PATH_DIR="$NODE_PATH_DIR" ZBCTL_BIN="$ZBCTL_BIN" "$HERE/oidc/run.sh"
 fi
 if want crash; then
   run_suite crash bash -c "cd '$HERE/go' && go test -v -count=1 -timeout 5m -tags crash ./crash -run TestCrash"

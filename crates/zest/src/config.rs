@@ -659,7 +659,7 @@ fn exposed_only_on_loopback(addresses: &[(&str, &str, &str)]) -> anyhow::Result<
             is_loopback(address),
             "refusing to listen on {address} ({port} port, {flag}): it is not a loopback address \
              and authentication is off, so anyone who reaches it could send any command; \
-             bind 127.0.0.1, turn authentication on (--auth basic), or accept that with \
+             bind 127.0.0.1, turn authentication on (--auth basic or oidc), or accept that with \
              --insecure (ZEST_INSECURE=true, insecure = true)"
         );
     }

@@ -6,7 +6,9 @@
 //! `X-Requested-With`, and a forged cookie or another cluster's is refused; too many wrong
 //! passwords from one address get 429 / RESOURCE_EXHAUSTED while others are served; a node
 //! beyond loopback starts with `--auth basic` alone; bad input gets a clear error, never a
-//! panic. A user created on one node of a cluster logs in on another.
+//! panic. A user created on one node of a cluster logs in on another. With `--auth oidc`, an
+//! issuer's tokens (a JWKS on loopback) let users and clients in on REST and gRPC, and bad ones
+//! are refused with their reason.
 
 mod common;
 
@@ -908,4 +910,139 @@ async fn a_user_created_on_one_node_logs_in_on_another() {
     )
     .await;
     assert_eq!(a.status, 200, "{}", a.body);
+}
+
+/// An OpenID Connect issuer on loopback for `--auth oidc`: its discovery document and a key
+/// set with one P-256 key made now; [`Issuer::token`] signs with that key.
+struct Issuer {
+    uri: String,
+    pkcs8: Vec<u8>,
+}
+
+impl Issuer {
+    async fn start() -> Issuer {
+        use aws_lc_rs::signature::{EcdsaKeyPair, KeyPair, ECDSA_P256_SHA256_FIXED_SIGNING};
+        let alg = &ECDSA_P256_SHA256_FIXED_SIGNING;
+        let rng = aws_lc_rs::rand::SystemRandom::new();
+        let pkcs8 = EcdsaKeyPair::generate_pkcs8(alg, &rng)
+            .unwrap()
+            .as_ref()
+            .to_vec();
+        let point = EcdsaKeyPair::from_pkcs8(alg, &pkcs8)
+            .unwrap()
+            .public_key()
+            .as_ref()
+            .to_vec();
+        let b64 = |b: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let uri = format!("http://{}/realms/zest", listener.local_addr().unwrap());
+        let discovery = json!({"issuer": uri, "jwks_uri": format!("{uri}/certs")}).to_string();
+        let jwks = json!({"keys": [{"kty": "EC", "crv": "P-256", "kid": "k1", "use": "sig",
+            "x": b64(&point[1..33]), "y": b64(&point[33..])}]})
+        .to_string();
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = listener.accept().await {
+                let (discovery, jwks) = (discovery.clone(), jwks.clone());
+                tokio::spawn(async move {
+                    let mut request = vec![0u8; 4096];
+                    let n = s.read(&mut request).await.unwrap_or(0);
+                    let path = String::from_utf8_lossy(&request[..n]).to_string();
+                    let body = if path.contains("openid-configuration") {
+                        discovery
+                    } else {
+                        jwks
+                    };
+                    let answer = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = s.write_all(answer.as_bytes()).await;
+                });
+            }
+        });
+        Issuer { uri, pkcs8 }
+    }
+
+    /// A token of this issuer with the audience `zeebe-api`, valid for `secs` from now
+    /// (negative: expired), with `claims` added.
+    fn token(&self, secs: i64, claims: Value) -> String {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs() as i64;
+        let mut all = json!({"iss": self.uri, "aud": "zeebe-api", "iat": now, "exp": now + secs});
+        all.as_object_mut()
+            .unwrap()
+            .extend(claims.as_object().unwrap().clone());
+        let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
+        header.kid = Some("k1".into());
+        let key = jsonwebtoken::EncodingKey::from_ec_der(&self.pkcs8);
+        format!(
+            "Bearer {}",
+            jsonwebtoken::encode(&header, &all, &key).unwrap()
+        )
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_oidc_the_issuers_tokens_let_users_and_clients_in_on_rest_and_grpc() {
+    let issuer = Issuer::start().await;
+    let node = common::start_with_env(
+        "auth-oidc",
+        &["--auth", "oidc", "--oidc-issuer-uri", &issuer.uri],
+        &[
+            (
+                "CAMUNDA_SECURITY_AUTHENTICATION_OIDC_AUDIENCES",
+                "zeebe-api",
+            ),
+            (
+                "CAMUNDA_SECURITY_AUTHENTICATION_OIDC_CLIENTIDCLAIM",
+                "client_id",
+            ),
+        ],
+    );
+    let rest = node.rest.as_str();
+    let me = |authorization: String| async move {
+        let headers = [("Authorization", authorization.as_str())];
+        send(HERE, rest, "GET", "/v2/authentication/me", &headers, None).await
+    };
+    let client = issuer.token(300, json!({"sub": "c0ffee", "client_id": "zeebe"}));
+    let a = me(client.clone()).await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(
+        (&a.body["username"], &a.body["canLogout"]),
+        (&json!("zeebe"), &json!(false))
+    );
+    let a = me(issuer.token(300, json!({"sub": "lisa", "name": "Lisa"}))).await;
+    assert_eq!(
+        (&a.body["username"], &a.body["displayName"]),
+        (&json!("lisa"), &json!("Lisa"))
+    );
+
+    let expired = issuer.token(-600, json!({"sub": "lisa"}));
+    for (authorization, why) in [
+        (expired.clone(), "it has expired"),
+        (basic("demo", "demo"), "--auth oidc"),
+        ("Bearer a.b.c".into(), "is not base64url"),
+    ] {
+        let a = me(authorization).await;
+        assert_eq!(a.status, 401, "{why}: {}", a.body);
+        assert_eq!(a.header("www-authenticate"), Some("Bearer realm=\"zest\""));
+        let detail = a.body["detail"].as_str().unwrap_or_default();
+        assert!(detail.contains(why), "{why}: {detail}");
+    }
+    let none = as_user(None, rest, "GET", "/v2/topology", None).await;
+    assert_eq!(none.status, 401, "{}", none.body);
+
+    let mut c = grpc(&node.gateway, Some(client)).await;
+    c.topology(proto::TopologyRequest {}).await.unwrap();
+    for (authorization, why) in [
+        (Some(expired), "it has expired"),
+        (None, "Expected credentials"),
+    ] {
+        let mut c = grpc(&node.gateway, authorization).await;
+        let err = c.topology(proto::TopologyRequest {}).await.unwrap_err();
+        assert_eq!(err.code(), tonic::Code::Unauthenticated, "{err:?}");
+        assert!(err.message().contains(why), "{why}: {}", err.message());
+    }
 }

@@ -7,7 +7,7 @@
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 
-import { model } from './harness.js'
+import { grpcDeployCreateComplete, httpStatus, rejection, restDeployCreateComplete } from './harness.js'
 
 const GRPC_UNAUTHENTICATED = 16
 const skip = process.env.CAMUNDA_BASIC_AUTH_USERNAME
@@ -48,34 +48,8 @@ const wrong = () => new Camunda8({
   CAMUNDA_BASIC_AUTH_PASSWORD: 'not the password',
 })
 
-async function rejection(promise) {
-  try {
-    await promise
-  } catch (e) {
-    return e
-  }
-  assert.fail('expected a rejection')
-}
-
 test('gRPC with Basic credentials: deploy, create, a worker completes the job', { skip, timeout: 30_000 }, async () => {
-  const zbc = c8.getZeebeGrpcApiClient()
-  const m = model('service_task.bpmn', 'auth_grpc')
-  const deployed = await zbc.deployResource({ processFilename: m.path })
-  assert.equal(deployed.deployments[0].process.bpmnProcessId, m.id)
-  const worker = zbc.createWorker({
-    taskType: `${m.id}.work`,
-    taskHandler: (job) => job.complete({ resultValue: 'done' }),
-  })
-  try {
-    const result = await zbc.createProcessInstanceWithResult({
-      bpmnProcessId: m.id, variables: { amount: 1 }, requestTimeout: 20_000,
-    })
-    assert.equal(result.bpmnProcessId, m.id)
-    assert.equal(result.variables.finalValue, 'done')
-  } finally {
-    await worker.close()
-    await zbc.close()
-  }
+  await grpcDeployCreateComplete(c8.getZeebeGrpcApiClient(), 'auth_grpc')
 })
 
 test('gRPC with a wrong password: UNAUTHENTICATED', { skip, timeout: 30_000 }, async () => {
@@ -89,19 +63,10 @@ test('gRPC with a wrong password: UNAUTHENTICATED', { skip, timeout: 30_000 }, a
 })
 
 test('REST with Basic credentials: deploy, create, activate and complete the job', { skip, timeout: 30_000 }, async () => {
-  const rest = c8.getCamundaRestClient()
-  const m = model('simple_task.bpmn', 'auth_rest')
-  const deployed = await rest.deployResourcesFromFiles([m.path])
-  assert.equal(deployed.processes[0].processDefinitionId, m.id)
-  const created = await rest.createProcessInstance({ processDefinitionId: m.id, variables: { n: 1 } })
-  const jobs = await rest.activateJobs({ type: `${m.id}.task`, maxJobsToActivate: 1, timeout: 30_000, worker: 'node-auth' })
-  assert.equal(jobs.length, 1, JSON.stringify(jobs))
-  assert.equal(jobs[0].processInstanceKey, created.processInstanceKey)
-  await rest.completeJob({ jobKey: jobs[0].jobKey })
+  await restDeployCreateComplete(c8.getCamundaRestClient(), 'auth_rest')
 })
 
 test('REST with a wrong password: 401', { skip, timeout: 30_000 }, async () => {
   const err = await rejection(wrong().getCamundaRestClient().getTopology())
-  const status = err.statusCode ?? err.response?.statusCode ?? err.cause?.response?.statusCode
-  assert.equal(status, 401, String(err))
+  assert.equal(httpStatus(err), 401, String(err))
 })

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
+import assert from 'node:assert/strict'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
 export const TESTDATA = join(HERE, '..', 'testdata')
@@ -94,3 +95,52 @@ export function makeCerts(dir) {
   execFileSync(join(HERE, '..', 'make_certs.sh'), [dir], { stdio: ['ignore', 'ignore', 'inherit'] })
   return { ca: join(dir, 'ca.pem'), cert: join(dir, 'server.pem'), key: join(dir, 'server.key') }
 }
+
+/** The error a promise rejects with (fails when it resolves). */
+export async function rejection(promise) {
+  try {
+    await promise
+  } catch (e) {
+    return e
+  }
+  assert.fail('expected a rejection')
+}
+
+/** The auth suites' gRPC flow: deploy, create with result, a worker completes the job. */
+export async function grpcDeployCreateComplete(zbc, prefix) {
+  const m = model('service_task.bpmn', prefix)
+  const deployed = await zbc.deployResource({ processFilename: m.path })
+  assert.equal(deployed.deployments[0].process.bpmnProcessId, m.id)
+  const worker = zbc.createWorker({
+    taskType: `${m.id}.work`,
+    taskHandler: (job) => job.complete({ resultValue: 'done' }),
+  })
+  try {
+    const result = await zbc.createProcessInstanceWithResult({
+      bpmnProcessId: m.id, variables: { amount: 1 }, requestTimeout: 20_000,
+    })
+    assert.equal(result.bpmnProcessId, m.id)
+    assert.equal(result.variables.finalValue, 'done')
+  } finally {
+    await worker.close()
+    await zbc.close()
+  }
+}
+
+/** The auth suites' REST flow: deploy, create, activate and complete the job. */
+export async function restDeployCreateComplete(rest, prefix) {
+  const m = model('simple_task.bpmn', prefix)
+  const deployed = await rest.deployResourcesFromFiles([m.path])
+  assert.equal(deployed.processes[0].processDefinitionId, m.id)
+  const created = await rest.createProcessInstance({ processDefinitionId: m.id, variables: { n: 1 } })
+  const jobs = await rest.activateJobs({ type: `${m.id}.task`, maxJobsToActivate: 1, timeout: 30_000, worker: `node-${prefix}` })
+  assert.equal(jobs.length, 1, JSON.stringify(jobs))
+  assert.equal(jobs[0].processInstanceKey, created.processInstanceKey)
+  await rest.completeJob({ jobKey: jobs[0].jobKey })
+}
+
+/** The HTTP status of a REST client's rejection. */
+export function httpStatus(err) {
+  return err.statusCode ?? err.response?.statusCode ?? err.cause?.response?.statusCode
+}
+

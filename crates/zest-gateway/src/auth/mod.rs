@@ -1,7 +1,8 @@
 //! Authentication, one layer for gRPC and REST (`docs/design/security.md`): a request's
-//! `Authorization` header (gRPC metadata or HTTP header; Basic), or on REST the web UI's session
-//! cookie, becomes a [`Principal`] before the request is handled; without valid credentials it
-//! is answered 401 with `WWW-Authenticate` or UNAUTHENTICATED.
+//! `Authorization` header (gRPC metadata or HTTP header; Basic, or with OIDC a Bearer token,
+//! [`oidc`]), or on REST the web UI's session cookie, becomes a [`Principal`] before the request
+//! is handled; without valid credentials it is answered 401 with `WWW-Authenticate` or
+//! UNAUTHENTICATED.
 //!
 //! Users live in the engine (USER records, distributed to every partition): a user is read from
 //! partition 1's state, its password checked against the argon2id hash kept there. A checked
@@ -12,6 +13,7 @@
 //! ones are refused without a check.
 
 pub mod grpc;
+pub mod oidc;
 pub mod password;
 pub mod rest;
 pub mod session;
@@ -30,12 +32,14 @@ use tokio::sync::Semaphore;
 use zest_broker::Broker;
 
 /// How clients authenticate (`--auth`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Method {
     /// Anyone who reaches a client port may do anything (loopback, or `--insecure`).
     None,
     /// Users stored in the engine, with their passwords: HTTP Basic, and the UI's login.
     Basic,
+    /// Bearer tokens (JWTs) of an OpenID Connect issuer.
+    Oidc(oidc::OidcConfig),
 }
 
 /// Who a request comes from.
@@ -48,6 +52,8 @@ pub struct Principal {
     pub admin: bool,
     /// [`session::stamp`] of the user: its sessions end when it changes.
     pub stamp: String,
+    /// An OIDC client (client credentials), not a user; `username` is its client id.
+    pub client: bool,
 }
 
 impl Principal {
@@ -58,6 +64,7 @@ impl Principal {
             name: user.name,
             email: user.email,
             admin,
+            client: false,
         }
     }
 }
@@ -84,7 +91,7 @@ pub enum Denied {
 impl Denied {
     pub fn message(&self) -> String {
         match self {
-            Denied::Missing => "Expected credentials (the Authorization header: Basic with a user's name and password), but the request has none".into(),
+            Denied::Missing => "Expected credentials (the Authorization header: Basic with a user's name and password, or with OIDC a Bearer token), but the request has none".into(),
             Denied::Invalid(why) => why.clone(),
             Denied::TooManyTries => format!(
                 "Too many failed logins from this address: at most {FAILURES_PER_MINUTE} a minute; try again later"
@@ -111,6 +118,7 @@ pub struct Auth {
 
 struct Inner {
     method: Method,
+    oidc: Option<oidc::Oidc>,
     broker: Arc<Broker>,
     hashing: Semaphore,
     sessions: session::Sessions,
@@ -143,7 +151,7 @@ fn random_key() -> [u8; 32] {
     key
 }
 
-fn now_secs() -> u64 {
+pub(crate) fn now_secs() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
@@ -158,8 +166,13 @@ impl Auth {
             Some(secret) => Sha256::digest(format!("zest-session-v1\0{secret}")).into(),
             None => random_key(),
         };
+        let oidc = match &method {
+            Method::Oidc(config) => Some(oidc::Oidc::new(config.clone())),
+            _ => None,
+        };
         Auth {
             inner: Arc::new(Inner {
+                oidc,
                 method,
                 broker,
                 hashing: Semaphore::new(password::HASHES_AT_ONCE),
@@ -172,8 +185,8 @@ impl Auth {
         }
     }
 
-    pub fn method(&self) -> Method {
-        self.inner.method
+    pub fn method(&self) -> &Method {
+        &self.inner.method
     }
 
     pub fn is_on(&self) -> bool {
@@ -214,6 +227,9 @@ impl Auth {
                 "Expected a known user and its password, but the credentials are wrong".into(),
             )
         };
+        if self.inner.oidc.is_some() {
+            return Err(Denied::Invalid(OIDC_ONLY.into()));
+        }
         let id = self.cache_id(username, password);
         if let Some(p) = self.remembered(&id) {
             return Ok(p);
@@ -273,6 +289,17 @@ impl Auth {
         cookies: bool,
         over_tls: bool,
     ) -> Result<Credentials, Denied> {
+        if let Some(oidc) = &self.inner.oidc {
+            let Some(value) = headers.get(axum::http::header::AUTHORIZATION) else {
+                return Err(Denied::Missing);
+            };
+            let principal = oidc.verify(bearer(value.to_str().unwrap_or(""))?).await?;
+            return Ok(Credentials {
+                principal,
+                by_cookie: false,
+                renewed: None,
+            });
+        }
         if let Some(value) = headers.get(axum::http::header::AUTHORIZATION) {
             let (user, password) = basic(value.to_str().unwrap_or(""))?;
             let principal = self.login(&user, &password, peer).await?;
@@ -440,6 +467,23 @@ impl Auth {
     }
 }
 
+const OIDC_ONLY: &str = "Expected a Bearer token of the OIDC issuer (this node has --auth oidc), but the request has Basic credentials; users and passwords are the identity provider's";
+
+/// The token of a `Bearer` `Authorization` value.
+fn bearer(value: &str) -> Result<&str, Denied> {
+    let (scheme, rest) = value.trim().split_once(' ').unwrap_or((value, ""));
+    if scheme.eq_ignore_ascii_case("bearer") {
+        return Ok(rest.trim());
+    }
+    if scheme.eq_ignore_ascii_case("basic") {
+        return Err(Denied::Invalid(OIDC_ONLY.into()));
+    }
+    Err(Denied::Invalid(format!(
+        "Expected the Authorization header to be 'Bearer <token>', but its scheme is '{}'",
+        scheme.chars().take(20).collect::<String>()
+    )))
+}
+
 /// The user and password of a `Basic` `Authorization` value.
 fn basic(value: &str) -> Result<(String, String), Denied> {
     let malformed = |why: &str| {
@@ -482,5 +526,19 @@ mod tests {
                 "{why}"
             );
         }
+    }
+
+    #[test]
+    fn with_oidc_a_bearer_token_is_read_and_basic_is_refused() {
+        assert_eq!(bearer("Bearer abc.def.ghi").unwrap(), "abc.def.ghi");
+        assert_eq!(bearer("bearer  x ").unwrap(), "x");
+        let Err(Denied::Invalid(why)) = bearer("Basic ZGVtbzpkZW1v") else {
+            panic!("Basic passed")
+        };
+        assert!(why.contains("--auth oidc"), "{why}");
+        let Err(Denied::Invalid(why)) = bearer("Negotiate x") else {
+            panic!("Negotiate passed")
+        };
+        assert!(why.contains("'Negotiate'"), "{why}");
     }
 }

@@ -1,12 +1,13 @@
 //! The REST side of authentication (the REST API, the UI's API, the management port): a
-//! request needs Basic credentials or, from the web UI, its session cookie. Let in without
+//! request needs Basic credentials (OIDC: a bearer token) or, from the web UI, its session cookie. Let in without
 //! them: the UI's pages and assets, its login and logout, `POST /v2/setup/user` (which checks
 //! itself that no admin exists), and on the management port the probes and `/metrics`.
 //!
 //! A request that changes state with only a session cookie must also carry `X-Requested-With`
 //! (the UI sends it): a form on another site cannot set that header, so a cookie a browser
 //! sends along cannot make it change anything. A 401 carries `WWW-Authenticate: Basic`, except
-//! to the UI (`X-Requested-With`), whose own login page takes its place of the browser's.
+//! to the UI (`X-Requested-With`), whose own login page takes its place of the browser's
+//! (`Bearer` with OIDC, where a request needs a bearer token and cookies are not taken).
 
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, Method as HttpMethod, StatusCode};
@@ -81,7 +82,18 @@ pub async fn require(State(auth): State<Auth>, mut request: Request, next: Next)
             }
             response
         }
-        Err(denied) => refusal(&denied, &uri, from_ui),
+        Err(denied) => {
+            let mut response = refusal(&denied, &uri, from_ui);
+            if matches!(auth.method(), super::Method::Oidc(_))
+                && response.headers().contains_key(header::WWW_AUTHENTICATE)
+            {
+                response.headers_mut().insert(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Bearer realm=\"zest\""),
+                );
+            }
+            response
+        }
     }
 }
 

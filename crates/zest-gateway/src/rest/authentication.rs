@@ -58,7 +58,8 @@ async fn me(
                 .into_iter()
                 .collect();
             out.insert("roles".into(), json!(roles));
-            out.insert("canLogout".into(), json!(true));
+            // an OIDC client's token is its own: there is no session to end
+            out.insert("canLogout".into(), json!(!p.client));
         }
         None if rest.auth.is_on() => {
             return Err(Problem::titled(
