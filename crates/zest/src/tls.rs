@@ -276,8 +276,15 @@ impl Acceptors {
 }
 
 /// A gRPC endpoint of Zest's own clients (the CLI, `zest bench`) at `address` (host:port, or
-/// a URL): plaintext, or TLS trusting only the certificates of `ca`.
+/// a URL): plaintext, or TLS trusting only the certificates of `ca`. An `https://` address
+/// without a CA is refused: it would otherwise go out in plaintext, credentials included.
 pub fn endpoint(address: &str, ca: Option<&Path>) -> anyhow::Result<tonic::transport::Endpoint> {
+    anyhow::ensure!(
+        ca.is_some() || !address.starts_with("https://"),
+        "{address}: TLS needs the CA that signed the gateway's certificate (--certPath for the \
+         CLI, ZEEBE_CA_CERTIFICATE_PATH, or --cert-path for zest bench); the system's roots are \
+         not used"
+    );
     let host = address
         .trim_start_matches("http://")
         .trim_start_matches("https://");
@@ -299,6 +306,16 @@ pub fn endpoint(address: &str, ca: Option<&Path>) -> anyhow::Result<tonic::trans
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_https_address_without_a_ca_is_refused_not_sent_in_plaintext() {
+        let refused = endpoint("https://127.0.0.1:26500", None)
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains("TLS needs the CA"), "{refused}");
+        assert!(endpoint("127.0.0.1:26500", None).is_ok());
+        assert!(endpoint("http://127.0.0.1:26500", None).is_ok());
+    }
 
     fn files(chain: &str, key: &str) -> Option<CertFiles> {
         Some(CertFiles {
