@@ -50,6 +50,14 @@ fn long_lived(path: &str) -> bool {
     .any(|m| path.ends_with(m))
 }
 
+/// The service a tower wrapper polled ready, to take the call now being made; a clone stays in
+/// its place for the next call (the ready one must serve this call). The gRPC layers
+/// (`admission`, `intake::grpc`, `auth::grpc`) share it.
+pub(crate) fn take_ready<S: Clone>(inner: &mut S) -> S {
+    let clone = inner.clone();
+    std::mem::replace(inner, clone)
+}
+
 /// A gRPC service whose short calls take one of a bounded number of places while they run.
 #[derive(Clone)]
 pub struct Admitted<S> {
@@ -83,9 +91,7 @@ where
     }
 
     fn call(&mut self, request: Request<Body>) -> Self::Future {
-        // the service polled ready takes the call; a clone stays for the next one
-        let clone = self.inner.clone();
-        let mut inner = std::mem::replace(&mut self.inner, clone);
+        let mut inner = take_ready(&mut self.inner);
         if long_lived(request.uri().path()) {
             return Box::pin(inner.call(request));
         }

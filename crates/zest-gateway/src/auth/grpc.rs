@@ -52,9 +52,7 @@ where
     }
 
     fn call(&mut self, mut request: Request<Body>) -> Self::Future {
-        // the service polled ready takes the call; a clone stays for the next one
-        let clone = self.inner.clone();
-        let mut inner = std::mem::replace(&mut self.inner, clone);
+        let mut inner = crate::admission::take_ready(&mut self.inner);
         if !self.auth.is_on() {
             return Box::pin(inner.call(request));
         }

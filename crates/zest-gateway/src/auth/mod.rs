@@ -240,12 +240,7 @@ impl Auth {
         if password.len() > password::MAX_PASSWORD_BYTES {
             return Err(wrong());
         }
-        let user = self
-            .inner
-            .broker
-            .user(username)
-            .await
-            .map_err(|e| Denied::Unavailable(e.to_string()))?;
+        let user = self.user(username).await?;
         let Some((user, admin)) = user else {
             let decoy = self.decoy().await;
             password::verify(&self.inner.hashing, password.to_string(), decoy).await;
@@ -264,6 +259,18 @@ impl Auth {
         let principal = Principal::of(user, admin);
         self.remember(id, principal.clone());
         Ok(principal)
+    }
+
+    /// The user `username` and whether it is an admin, from partition 1's state.
+    async fn user(
+        &self,
+        username: &str,
+    ) -> Result<Option<(zest_protocol::UserRecord, bool)>, Denied> {
+        self.inner
+            .broker
+            .user(username)
+            .await
+            .map_err(|e| Denied::Unavailable(e.to_string()))
     }
 
     /// A hash no password matches, checked for unknown users so that their answer takes as
@@ -324,12 +331,7 @@ impl Auth {
             ));
         };
         let username = &session.username;
-        let user = self
-            .inner
-            .broker
-            .user(username)
-            .await
-            .map_err(|e| Denied::Unavailable(e.to_string()))?;
+        let user = self.user(username).await?;
         let Some((user, admin)) = user else {
             return Err(Denied::Invalid(format!(
                 "Expected the session's user '{username}' to exist, but it was deleted; log in again"

@@ -64,8 +64,7 @@ where
     }
 
     fn call(&mut self, request: Request<Body>) -> Self::Future {
-        let clone = self.inner.clone();
-        let mut inner = std::mem::replace(&mut self.inner, clone);
+        let mut inner = crate::admission::take_ready(&mut self.inner);
         let Some(ip) = peer(request.extensions()) else {
             return Box::pin(inner.call(request));
         };
